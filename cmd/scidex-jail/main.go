@@ -1,0 +1,92 @@
+// Command scidex-jail runs one untrusted analysis in a fresh sandbox and
+// reports how it ended. See the README for the flags, the report and the
+// exit codes.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/alecthomas/kong"
+
+	"github.com/scidex/scidex-jail/jail"
+)
+
+// exitSetup is the status when the jail fails before the target runs (as in
+// env(1), nohup(1) and docker run).
+const exitSetup = 125
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+type cli struct {
+	Run     runCmd     `cmd:"" help:"Run a command as an analysis inside the jail."`
+	Version versionCmd `cmd:"" help:"Print the version."`
+}
+
+type versionCmd struct{}
+
+func (versionCmd) Run() error {
+	fmt.Println("scidex-jail", version)
+	return nil
+}
+
+// exitError carries a status out of Run without os.Exit below main.
+type exitError struct{ code int }
+
+func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+func main() {
+	// The re-executed init must not see kong or any flag parsing.
+	if jail.IsInit(os.Args) {
+		jail.InitMain()
+	}
+	os.Exit(realMain(os.Args[1:]))
+}
+
+func realMain(args []string) int {
+	var c cli
+	parser, err := kong.New(&c,
+		kong.Name("scidex-jail"),
+		kong.Description("Run untrusted scientific analyses in a sandbox: namespaces, Landlock, seccomp, cgroup limits, one JSON report."),
+		kong.UsageOnError(),
+		kong.Exit(func(code int) { panic(exitError{code}) }),
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
+	)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "scidex-jail: bug: building the command line: %v\n", err)
+		return exitSetup
+	}
+	code := 0
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				e, ok := r.(exitError)
+				if !ok {
+					panic(r)
+				}
+				code = e.code
+				if code != 0 {
+					code = exitSetup
+				}
+			}
+		}()
+		ctx, err := parser.Parse(args)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "scidex-jail: %v\n", err)
+			code = exitSetup
+			return
+		}
+		err = ctx.Run()
+		var ee exitError
+		switch {
+		case errors.As(err, &ee):
+			code = ee.code
+		case err != nil:
+			fmt.Fprintf(os.Stderr, "scidex-jail: %v\n", err)
+			code = exitSetup
+		}
+	}()
+	return code
+}

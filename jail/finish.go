@@ -1,0 +1,185 @@
+package jail
+
+import (
+	"fmt"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+func newReport(s *Spec, t0 time.Time) *Report {
+	return &Report{
+		Schema:  ReportSchema,
+		ID:      s.ID,
+		Command: s.Command,
+		Started: t0.UTC(),
+		RunDir:  s.RunDir(),
+		Kept:    s.Keep,
+		Outputs: []Output{},
+		Limits: LimitsReport{
+			TimeoutSeconds: s.Timeout.Seconds(),
+			GraceSeconds:   s.Grace.Seconds(),
+		},
+		Phases: []Phase{},
+	}
+}
+
+func (sv *supervisor) recordEnforced(e *enforcedInit) {
+	r := &sv.rep.Enforced
+	for _, ns := range namespaces {
+		r.Namespaces = append(r.Namespaces, ns.name)
+	}
+	attr, _ := sv.sysProcAttr()
+	r.HostUID, r.HostGID = attr.UidMappings[0].HostID, attr.GidMappings[0].HostID
+	r.UID = InsideUID
+	r.NoNewPrivs = true
+	r.Capabilities = "none"
+	r.Net = "none"
+	r.Degraded = []string{}
+	sv.recordSecurity(e)
+}
+
+// finish settles the status, lists and collects the outputs, and removes the
+// run directory. It runs on every path once the directory exists.
+func (sv *supervisor) finish() {
+	r := sv.rep
+	end := time.Now()
+	if sv.started {
+		r.WallSeconds = end.Sub(sv.tStart).Seconds()
+	}
+	sv.settleStatus()
+	if m := sv.exited; m != nil {
+		r.CPUUserSecs = float64(m.UserUsec) / 1e6
+		r.CPUSystemSecs = float64(m.SysUsec) / 1e6
+		r.PeakRSSBytes = m.MaxRSSKB * 1024
+	} else if ps := sv.procState(); ps != nil {
+		r.CPUUserSecs = ps.UserTime().Seconds()
+		r.CPUSystemSecs = ps.SystemTime().Seconds()
+		if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
+			r.PeakRSSBytes = ru.Maxrss * 1024
+		}
+	}
+
+	t := time.Now()
+	outs, err := listOutputs(sv.dir.path)
+	r.Outputs = outs
+	if err != nil {
+		r.Warnings = append(r.Warnings, err.Error())
+	}
+	if sv.spec.Collect != "" {
+		if err := collect(sv.dir.path, sv.spec.Collect, outs); err != nil {
+			r.Warnings = append(r.Warnings, err.Error())
+		} else {
+			r.CollectedTo = sv.spec.Collect
+		}
+	}
+	if sv.spec.Keep {
+		sv.dir.close()
+	} else if err := sv.dir.remove(); err != nil {
+		r.Warnings = append(r.Warnings, err.Error())
+	}
+	sv.phase("outputs+cleanup", t)
+	r.CompletionNotes = sv.notes()
+}
+
+func (sv *supervisor) procState() interface {
+	UserTime() time.Duration
+	SystemTime() time.Duration
+	SysUsage() any
+	Sys() any
+} {
+	if sv.cmd == nil || sv.cmd.ProcessState == nil {
+		return nil
+	}
+	return sv.cmd.ProcessState
+}
+
+// settleStatus picks the one reason the run ended and the exit code.
+func (sv *supervisor) settleStatus() {
+	r := sv.rep
+	code, sig := -1, 0
+	if m := sv.exited; m != nil {
+		code, sig = m.ExitCode, m.Signal
+	} else if ps := sv.procState(); ps != nil {
+		if ws, ok := ps.Sys().(syscall.WaitStatus); ok {
+			switch {
+			case ws.Exited():
+				code = ws.ExitStatus()
+			case ws.Signaled():
+				sig = int(ws.Signal())
+				code = 128 + sig
+			}
+		}
+	}
+	if sig != 0 {
+		r.Signal = unix.SignalName(syscall.Signal(sig))
+	}
+	switch {
+	case sv.failed != nil:
+		r.Status = StatusSetupError
+		r.SetupError = &SetupError{Stage: sv.failed.Stage, Message: sv.failed.Error}
+		r.ExitCode = sv.failed.ExitCode
+		r.Signal = ""
+	case !sv.started:
+		// The init died before saying anything: killed during setup.
+		r.Status = StatusSetupError
+		if sv.cancelled {
+			r.Status = StatusCancelled
+		}
+		if sv.timedOut {
+			r.Status = StatusTimeout
+		}
+		r.SetupError = &SetupError{Stage: "init", Message: fmt.Sprintf("the init ended before starting the target (exit code %d, signal %s)", code, r.Signal)}
+		r.ExitCode = 125
+	case sv.timedOut:
+		r.Status, r.ExitCode = StatusTimeout, code
+	case sv.cancelled:
+		r.Status, r.ExitCode = StatusCancelled, code
+	case sig != 0:
+		r.Status, r.ExitCode = StatusSignaled, code
+	case code == 0:
+		r.Status, r.ExitCode = StatusOK, 0
+	default:
+		r.Status, r.ExitCode = StatusExitNonzero, code
+	}
+	if r.ExitCode < 0 {
+		r.ExitCode = 125
+	}
+}
+
+// notes is the one sentence for the caller's logs.
+func (sv *supervisor) notes() string {
+	r := sv.rep
+	var b strings.Builder
+	switch r.Status {
+	case StatusOK:
+		fmt.Fprintf(&b, "The analysis finished normally (exit code 0) after %.2f s", r.WallSeconds)
+	case StatusExitNonzero:
+		fmt.Fprintf(&b, "The analysis failed with exit code %d after %.2f s", r.ExitCode, r.WallSeconds)
+	case StatusSignaled:
+		fmt.Fprintf(&b, "The analysis was killed by %s after %.2f s (not by the jail)", r.Signal, r.WallSeconds)
+	case StatusTimeout:
+		fmt.Fprintf(&b, "The analysis hit its %s wall-clock timeout and was stopped (SIGTERM, then SIGKILL of every process after a %s grace)", sv.spec.Timeout, sv.spec.Grace)
+	case StatusCancelled:
+		fmt.Fprintf(&b, "The run was cancelled by a signal to the jail after %.2f s; the analysis was stopped", r.WallSeconds)
+	case StatusSetupError:
+		fmt.Fprintf(&b, "The analysis did not run: the jail failed at stage %q: %s", r.SetupError.Stage, r.SetupError.Message)
+	}
+	files := 0
+	for _, o := range r.Outputs {
+		if o.Type == "file" {
+			files++
+		}
+	}
+	fmt.Fprintf(&b, "; %d output file(s) listed", files)
+	if r.CollectedTo != "" {
+		fmt.Fprintf(&b, " and collected to %s", r.CollectedTo)
+	}
+	if r.Kept {
+		fmt.Fprintf(&b, "; run directory kept at %s", r.RunDir)
+	}
+	b.WriteString(".")
+	return b.String()
+}

@@ -1,0 +1,251 @@
+package jail
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+)
+
+// mountPlan is the target's whole filesystem view, as data. The init builds
+// it on a fresh tmpfs and pivots into it: nothing of the host is visible
+// unless it is listed here.
+type mountPlan struct {
+	// System entries at the root (/usr, /bin, /lib64, /etc, ...): a host
+	// directory is bound read-only, a host symlink (merged /usr) is
+	// recreated as the same symlink.
+	System []systemEntry `json:"system"`
+	// ReadOnly host paths bound read-only at the same path (data/, docs/).
+	ReadOnly []string `json:"read_only"`
+	// ReadWrite host paths bound writable at the same path (the run directory).
+	ReadWrite []string `json:"read_write"`
+	// ShmBytes is the size of the private /dev/shm tmpfs.
+	ShmBytes int64 `json:"shm_bytes"`
+}
+
+type systemEntry struct {
+	Path    string `json:"path"`
+	Symlink string `json:"symlink,omitempty"` // non-empty: recreate as this link
+}
+
+// systemDirs are what an interpreter needs from the host. /etc is bound whole
+// and read-only; Landlock narrows what of it can be read.
+var systemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"}
+
+// hostSystemEntries looks at the host once, in the supervisor.
+func hostSystemEntries() []systemEntry {
+	var out []systemEntry
+	for _, p := range systemDirs {
+		fi, err := os.Lstat(p)
+		if err != nil {
+			continue
+		}
+		if fi.Mode()&os.ModeSymlink != 0 {
+			t, err := os.Readlink(p)
+			if err == nil {
+				out = append(out, systemEntry{Path: p, Symlink: t})
+			}
+			continue
+		}
+		if fi.IsDir() {
+			out = append(out, systemEntry{Path: p})
+		}
+	}
+	return out
+}
+
+// devices bound from the host into the private /dev.
+var devices = []string{"null", "zero", "full", "random", "urandom", "tty"}
+
+// newRoot is where the init builds the view. It mounts its tmpfs over the
+// host's /tmp inside its own mount namespace only; every bind source is
+// opened as an O_PATH fd before that, so sources under /tmp stay reachable.
+const newRoot = "/tmp"
+
+// buildMountView runs in the init, with CAP_SYS_ADMIN over its own user and
+// mount namespaces. On return the process is inside the new root, cwd /.
+func buildMountView(p *mountPlan) error {
+	// Nothing we mount may propagate back to the host (systemd makes / shared).
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("make / private: %w", err)
+	}
+	type bind struct {
+		src  *os.File
+		dst  string
+		attr uint64
+	}
+	var binds []bind
+	defer func() {
+		for _, b := range binds {
+			b.src.Close()
+		}
+	}()
+	open := func(path string, attr uint64) error {
+		fd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return fmt.Errorf("open %s: %w", path, err)
+		}
+		binds = append(binds, bind{os.NewFile(uintptr(fd), path), path, attr})
+		return nil
+	}
+	const ro = unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV
+	for _, e := range p.System {
+		if e.Symlink == "" {
+			if err := open(e.Path, ro); err != nil {
+				return err
+			}
+		}
+	}
+	for _, path := range p.ReadOnly {
+		if err := open(path, ro|unix.MOUNT_ATTR_NOEXEC); err != nil {
+			return err
+		}
+	}
+	for _, path := range p.ReadWrite {
+		if err := open(path, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV); err != nil {
+			return err
+		}
+	}
+	var devs []bind
+	for _, d := range devices {
+		fd, err := unix.Open("/dev/"+d, unix.O_PATH|unix.O_CLOEXEC, 0)
+		if err != nil {
+			continue // e.g. no /dev/tty without a controlling terminal device
+		}
+		devs = append(devs, bind{os.NewFile(uintptr(fd), d), "/dev/" + d, unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NOEXEC})
+	}
+	binds = append(binds, devs...)
+
+	if err := unix.Mount("tmpfs", newRoot, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755,size=1m"); err != nil {
+		return fmt.Errorf("mount new root tmpfs: %w", err)
+	}
+	for _, e := range p.System {
+		if e.Symlink != "" {
+			if err := os.Symlink(e.Symlink, newRoot+e.Path); err != nil {
+				return fmt.Errorf("recreate symlink %s: %w", e.Path, err)
+			}
+		}
+	}
+	// /dev first: device binds land below it.
+	dev := newRoot + "/dev"
+	if err := mkdirMount("tmpfs", dev, "tmpfs", unix.MS_NOSUID|unix.MS_NOEXEC, "mode=0755,size=64k"); err != nil {
+		return err
+	}
+	for _, b := range binds {
+		dst := newRoot + b.dst
+		if err := bindAt(b.src, dst, b.attr); err != nil {
+			return err
+		}
+	}
+	if err := populateDev(dev, p.ShmBytes); err != nil {
+		return err
+	}
+	if err := mkdirMount("proc", newRoot+"/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		return err
+	}
+	// Socket directories of the host (PostgreSQL's /var/run/postgresql,
+	// D-Bus, ...) are not bound: these stay empty, read-only directories.
+	for _, d := range []string{"/run", "/var/run", "/var/tmp"} {
+		if err := os.MkdirAll(newRoot+d, 0o755); err != nil {
+			return fmt.Errorf("create %s: %w", d, err)
+		}
+	}
+	if err := unix.MountSetattr(unix.AT_FDCWD, dev, 0, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}); err != nil {
+		return fmt.Errorf("make /dev read-only: %w", err)
+	}
+	if err := pivotInto(newRoot); err != nil {
+		return err
+	}
+	// The root tmpfs holds only directories and links: read-only from now on.
+	if err := unix.MountSetattr(unix.AT_FDCWD, "/", 0, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}); err != nil {
+		return fmt.Errorf("make new root read-only: %w", err)
+	}
+	return nil
+}
+
+func mkdirMount(src, dst, fstype string, flags uintptr, data string) error {
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", dst, err)
+	}
+	if err := unix.Mount(src, dst, fstype, flags, data); err != nil {
+		return fmt.Errorf("mount %s on %s: %w", fstype, dst, err)
+	}
+	return nil
+}
+
+// bindAt bind-mounts an O_PATH fd's object at dst (created as a directory or
+// an empty file to match) and sets attr on the whole bound tree.
+func bindAt(src *os.File, dst string, attr uint64) error {
+	var st unix.Stat_t
+	if err := unix.Fstat(int(src.Fd()), &st); err != nil {
+		return fmt.Errorf("stat %s: %w", src.Name(), err)
+	}
+	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		if err := os.MkdirAll(dst, 0o755); err != nil {
+			return fmt.Errorf("create mount point %s: %w", dst, err)
+		}
+	} else {
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return fmt.Errorf("create mount point %s: %w", dst, err)
+		}
+		f, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY, 0o644)
+		if err != nil {
+			return fmt.Errorf("create mount point %s: %w", dst, err)
+		}
+		f.Close()
+	}
+	// A bind through /proc/self/fd reaches the object even when its path is
+	// now hidden under the new root tmpfs.
+	srcPath := "/proc/self/fd/" + strconv.Itoa(int(src.Fd()))
+	if err := unix.Mount(srcPath, dst, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return fmt.Errorf("bind %s on %s: %w", src.Name(), dst, err)
+	}
+	// mount_setattr only adds flags: the locked flags a user namespace
+	// inherits from the host mount (nosuid, nodev, ...) stay as they were,
+	// which a MS_REMOUNT|MS_BIND would have to repeat or fail with EPERM.
+	if attr != 0 {
+		if err := unix.MountSetattr(unix.AT_FDCWD, dst, unix.AT_RECURSIVE, &unix.MountAttr{Attr_set: attr}); err != nil {
+			return fmt.Errorf("set mount attributes on %s: %w", dst, err)
+		}
+	}
+	return nil
+}
+
+func populateDev(dev string, shmBytes int64) error {
+	for _, l := range [][2]string{
+		{"/proc/self/fd", "fd"}, {"/proc/self/fd/0", "stdin"}, {"/proc/self/fd/1", "stdout"},
+		{"/proc/self/fd/2", "stderr"}, {"pts/ptmx", "ptmx"},
+	} {
+		if err := os.Symlink(l[0], filepath.Join(dev, l[1])); err != nil {
+			return fmt.Errorf("create /dev/%s: %w", l[1], err)
+		}
+	}
+	if err := mkdirMount("devpts", dev+"/pts", "devpts", unix.MS_NOSUID|unix.MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620"); err != nil {
+		return err
+	}
+	shm := fmt.Sprintf("mode=1777,size=%d", shmBytes)
+	if err := mkdirMount("tmpfs", dev+"/shm", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, shm); err != nil {
+		return err
+	}
+	return nil
+}
+
+// pivotInto makes dir the root. pivot_root(".", ".") stacks the old root
+// under the new one; the detach then drops it, so no path leads back.
+func pivotInto(dir string) error {
+	if err := unix.Chdir(dir); err != nil {
+		return fmt.Errorf("chdir to new root: %w", err)
+	}
+	if err := unix.PivotRoot(".", "."); err != nil {
+		return fmt.Errorf("pivot_root: %w", err)
+	}
+	if err := unix.Unmount(".", unix.MNT_DETACH); err != nil {
+		return fmt.Errorf("detach old root: %w", err)
+	}
+	if err := unix.Chdir("/"); err != nil {
+		return fmt.Errorf("chdir /: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,139 @@
+package jail
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// ReportSchema names the report's format; it changes when a field changes
+// meaning or goes away (new fields may appear within a version).
+const ReportSchema = "scidex-jail.report/v1"
+
+// Status is why a run ended: exactly one reason.
+type Status string
+
+const (
+	StatusOK          Status = "ok"           // the target exited 0
+	StatusExitNonzero Status = "exit_nonzero" // the target exited with another code
+	StatusSignaled    Status = "signaled"     // the target died of a signal it was not sent by the jail
+	StatusTimeout     Status = "timeout"      // the wall-clock budget ran out; the jail ended the run
+	StatusCancelled   Status = "cancelled"    // the jail got SIGTERM/SIGINT/SIGHUP and ended the run
+	StatusSetupError  Status = "setup_error"  // the jail failed before the target ran (or it could not be executed)
+)
+
+// Report is the one JSON object a run produces.
+type Report struct {
+	Schema  string    `json:"schema"`
+	ID      string    `json:"id"`
+	Status  Status    `json:"status"`
+	Command []string  `json:"command"`
+	Started time.Time `json:"started_at"`
+
+	ExitCode int    `json:"exit_code"`        // what scidex-jail itself exits with
+	Signal   string `json:"signal,omitempty"` // e.g. "SIGKILL" when the target died of one
+
+	WallSeconds   float64 `json:"wall_seconds"`
+	CPUUserSecs   float64 `json:"cpu_user_seconds"`
+	CPUSystemSecs float64 `json:"cpu_system_seconds"`
+	PeakRSSBytes  int64   `json:"peak_rss_bytes"` // largest single process, from rusage
+
+	Limits   LimitsReport   `json:"limits"`
+	Enforced EnforcedReport `json:"enforced"`
+	Phases   []Phase        `json:"phases"`
+
+	RunDir      string   `json:"run_dir"`
+	Kept        bool     `json:"kept"`
+	Outputs     []Output `json:"outputs"`
+	CollectedTo string   `json:"collected_to,omitempty"`
+
+	SetupError      *SetupError `json:"setup_error,omitempty"`
+	Warnings        []string    `json:"warnings,omitempty"`
+	CompletionNotes string      `json:"completion_notes"`
+}
+
+// LimitsReport is the budget the run was given.
+type LimitsReport struct {
+	TimeoutSeconds float64 `json:"timeout_seconds"` // 0 = none
+	GraceSeconds   float64 `json:"grace_seconds"`
+}
+
+// EnforcedReport is what was in force while the target ran.
+type EnforcedReport struct {
+	Namespaces   []string `json:"namespaces"`
+	HostUID      int      `json:"host_uid"`
+	HostGID      int      `json:"host_gid"`
+	UID          int      `json:"uid"` // inside the user namespace
+	NoNewPrivs   bool     `json:"no_new_privs"`
+	Capabilities string   `json:"capabilities"`
+	Net          string   `json:"net"`
+	Degraded     []string `json:"degraded"` // protections asked for but not enforced (explicit opt-in only)
+}
+
+// Phase is one timed setup step.
+type Phase struct {
+	Name   string `json:"name"`
+	Where  string `json:"where"` // supervisor or init
+	Micros int64  `json:"us"`
+}
+
+// SetupError says which stage failed before the target ran.
+type SetupError struct {
+	Stage   string `json:"stage"`
+	Message string `json:"message"`
+}
+
+// Output is one entry left in the run directory.
+type Output struct {
+	Path   string `json:"path"` // relative to the run directory
+	Type   string `json:"type"` // file, dir, symlink, other
+	Size   int64  `json:"size"`
+	SHA256 string `json:"sha256,omitempty"`
+	Target string `json:"link_target,omitempty"` // symlinks: never followed
+}
+
+// WriteFile writes the report atomically: a temporary file in the same
+// directory, fsync'ed, then renamed over path.
+func (r *Report) WriteFile(path string) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode report: %w", err)
+	}
+	b = append(b, '\n')
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("write report %s: %w", path, err)
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.Write(b); err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(f.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		return fmt.Errorf("write report %s: %w", path, err)
+	}
+	return nil
+}
+
+// Summary is the one line for stderr.
+func (r *Report) Summary() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "scidex-jail: %s id=%s status=%s exit=%d", "run", r.ID, r.Status, r.ExitCode)
+	if r.Signal != "" {
+		fmt.Fprintf(&b, " signal=%s", r.Signal)
+	}
+	fmt.Fprintf(&b, " wall=%.3fs cpu=%.3fs outputs=%d", r.WallSeconds, r.CPUUserSecs+r.CPUSystemSecs, len(r.Outputs))
+	return b.String()
+}
