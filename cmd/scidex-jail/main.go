@@ -72,6 +72,16 @@ func realMain(args []string) int {
 				}
 			}
 		}()
+		// Everything after the first "--" is the target's argv, untouched:
+		// kong never sees it, so no flag of the target can be taken for
+		// one of ours or the other way round.
+		for i, a := range args {
+			if a == "--" {
+				c.Run.afterDash = args[i+1:]
+				args = args[:i]
+				break
+			}
+		}
 		ctx, err := parser.Parse(args)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "scidex-jail: %v\n", err)

@@ -21,7 +21,11 @@ type runCmd struct {
 	UID     int           `name:"uid" default:"65534" help:"Host uid the analysis runs as when scidex-jail runs as root (never 0)."`
 	GID     int           `name:"gid" default:"65534" help:"Host gid the analysis runs as when scidex-jail runs as root (never 0)."`
 
-	Command []string `arg:"" optional:"" passthrough:"" name:"command" help:"The command to run, after '--'."`
+	Command []string `arg:"" optional:"" name:"command" help:"The command to run and its arguments, after '--': everything after '--' is passed untouched."`
+
+	// afterDash is what followed the first "--" on the command line, cut
+	// off before kong saw the rest.
+	afterDash []string
 }
 
 func (c *runCmd) spec() (*jail.Spec, error) {
@@ -36,9 +40,10 @@ func (c *runCmd) spec() (*jail.Spec, error) {
 		HostUID: c.UID,
 		HostGID: c.GID,
 	}
-	if len(s.Command) > 0 && s.Command[0] == "--" {
-		s.Command = s.Command[1:]
+	if len(c.Command) > 0 {
+		return nil, fmt.Errorf("%w: %q given before '--': put the command after '--', e.g. scidex-jail run --id %s -- %s", jail.ErrBadSpec, c.Command[0], c.ID, c.Command[0])
 	}
+	s.Command = c.afterDash
 	if c.Collect != "" {
 		abs, err := filepath.Abs(c.Collect)
 		if err != nil {
