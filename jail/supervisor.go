@@ -51,6 +51,7 @@ type supervisor struct {
 
 	timedOut, cancelled bool
 	killTimer           *time.Timer
+	pendingSig          syscall.Signal
 }
 
 // Run runs the spec to completion and returns its report. The error is
@@ -251,14 +252,14 @@ func (sv *supervisor) loop(sigs chan os.Signal) {
 }
 
 // stop asks the target to end (the init forwards sig) and arms the kill
-// that ends the whole tree after the grace period.
+// that ends the whole tree after the grace period. Before the init has
+// reported the target started, the signal is held and sent on "started":
+// an init still in setup has no handler yet and would drop it.
 func (sv *supervisor) stop(sig syscall.Signal) {
-	if !sv.started {
-		// Nothing of the analysis runs yet: no grace needed.
-		sv.cmd.Process.Kill()
-		return
+	sv.pendingSig = sig
+	if sv.started {
+		sv.cmd.Process.Signal(sig)
 	}
-	sv.cmd.Process.Signal(sig)
 	if sv.killTimer == nil {
 		sv.killTimer = time.AfterFunc(sv.spec.Grace, func() { sv.cmd.Process.Kill() })
 	}
@@ -275,9 +276,9 @@ func (sv *supervisor) handle(m initMsg) {
 		sv.tStart = time.Now()
 		sv.rep.Phases = append(sv.rep.Phases, Phase{Name: "exec", Where: "init", Micros: m.Micros})
 		sv.recordEnforced(m.Enforced)
-		if sv.cancelled || sv.timedOut {
-			// A signal came during setup; the target must not run on.
-			sv.stop(unix.SIGTERM)
+		if sv.pendingSig != 0 {
+			// A cancel or the timeout came during setup.
+			sv.cmd.Process.Signal(sv.pendingSig)
 		}
 	case "exited":
 		sv.exited = &m
