@@ -1,0 +1,73 @@
+// Package cgroupfs gives each jail run a hand-managed cgroup leaf: memory,
+// CPU and PID limits written before anything runs in it, usage read back
+// afterwards, a clean kill of everything inside, and removal.
+//
+// # Backends
+//
+// One Limits/Usage API, two small backends chosen by probing the host:
+//
+//   - cgroup v2 (unified): used when the cgroup2 parent offers the memory
+//     controller. Limits go to memory.max, memory.swap.max, cpu.max and
+//     pids.max; usage comes from memory.peak (5.19+), memory.events,
+//     pids.events and cpu.stat; Kill writes cgroup.kill (5.14+; before that
+//     the leaf is frozen and every process is sent SIGKILL). The leaf's
+//     directory fd ([Leaf.FD]) lets the supervisor start its child inside the
+//     leaf with CLONE_INTO_CGROUP (5.7+, Go's SysProcAttr.UseCgroupFD), so
+//     there is no moment in which the child runs unlimited.
+//   - cgroup v1 (hybrid hosts whose memory, cpu and pids controllers are
+//     still on v1): one leaf per hierarchy (memory, cpu, cpuacct when it is a
+//     separate mount, pids), limits in memory.limit_in_bytes,
+//     memory.memsw.limit_in_bytes, cpu.cfs_quota_us and pids.max, usage from
+//     memory.max_usage_in_bytes, memory.failcnt, memory.oom_control
+//     (oom_kill needs 4.13+), pids.events, cpuacct.* and cpu.stat. There is
+//     no CLONE_INTO_CGROUP on v1: start the child blocked, [Leaf.AddProcess]
+//     it, then let it go.
+//
+// The report names the version used ([Leaf.Version]) and the values written
+// ([Leaf.Written]).
+//
+// # Where leaves go
+//
+// A leaf is created only below a delegated parent: [Config.Parent], or by
+// default the calling process's own cgroup (what systemd's Delegate=yes, a
+// container's cgroup namespace or a batch scheduler hands out). Nothing is
+// created outside that subtree and no existing cgroup is written to, with
+// one exception on v2: to enable controllers in the parent's
+// cgroup.subtree_control the parent must hold no processes (the "no internal
+// processes" rule), so when the parent is the caller's own cgroup and the
+// kernel refuses with EBUSY, the caller moves itself into the sibling leaf
+// <parent>/scidex-supervisor and tries again. That leaf is shared by every
+// jail started from the same parent and is left in place. Controllers
+// enabled in the parent are left enabled, since other leaves may use them.
+//
+// Only the controllers needed are required: memory always (peak and OOM
+// accounting), cpu when Limits.CPUs is set, pids when Limits.PIDs is set. A
+// missing controller or a parent this process may not write is an error that
+// errors.Is [ErrUnsupported] and says what was found and how to fix it.
+//
+// # Usage
+//
+//	leaf, err := cgroupfs.Create(cgroupfs.Config{
+//		Name:   "scidex-" + runID,
+//		Limits: cgroupfs.Limits{MemoryBytes: 2 << 30, CPUs: 1, PIDs: 256},
+//	})
+//	if err != nil {
+//		return fmt.Errorf("cgroup leaf: %w", err)
+//	}
+//	defer leaf.Remove()
+//	if fd, ok := leaf.FD(); ok {
+//		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, fd
+//		err = cmd.Start()
+//	} else {
+//		err = cmd.Start() // child waits for a go-ahead ...
+//		if err == nil {
+//			err = leaf.AddProcess(cmd.Process.Pid) // ... given after this
+//		}
+//	}
+//	...
+//	usage, err := leaf.Usage()
+//	err = leaf.Remove() // kills whatever is left, waits, removes the leaf
+//
+// [Probe] reports what the host offers without creating anything; `scidex-jail
+// check` prints it.
+package cgroupfs

@@ -1,0 +1,324 @@
+package cgroupfs
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Limits are the resource limits of a leaf. Zero means no limit, except
+// SwapBytes, where zero means no swap.
+type Limits struct {
+	MemoryBytes int64   // memory.max / memory.limit_in_bytes; 0 = no limit
+	SwapBytes   int64   // v2 memory.swap.max (0 = no swap); v1: memory.memsw.limit_in_bytes = MemoryBytes+SwapBytes when the file exists
+	CPUs        float64 // cpu.max "quota 100000" / cpu.cfs_quota_us with period 100000; 0 = no limit
+	PIDs        int64   // pids.max (counts threads); 0 = no limit
+}
+
+// Usage is what a leaf used, read back after (or during) a run. Counters a
+// kernel does not provide stay zero.
+type Usage struct {
+	PeakMemoryBytes int64 // v2 memory.peak (5.19+); v1 memory.max_usage_in_bytes
+	OOMKills        int64 // v2 memory.events oom_kill; v1 memory.oom_control oom_kill (4.13+)
+	MemoryLimitHits int64 // v2 memory.events max; v1 memory.failcnt + memory.memsw.failcnt (0 on some kernels, e.g. 6.18)
+	PIDsLimitHits   int64 // pids.events max
+
+	CPUUsageUsec, CPUUserUsec, CPUSystemUsec int64 // v2 cpu.stat; v1 cpuacct
+	NrPeriods, NrThrottled, ThrottledUsec    int64 // cpu.stat
+}
+
+// Config says where a leaf goes and what it may use.
+type Config struct {
+	// Parent is the delegated cgroup the leaf goes in; "" means the calling
+	// process's own cgroup (in each hierarchy on v1). On v2 it is a
+	// directory under the cgroup2 mount or a cgroup path relative to it;
+	// on v1 a cgroup path, taken in every hierarchy.
+	Parent string
+	// Name is the leaf's name, e.g. "scidex-<id>-<random>": letters,
+	// digits, '.', '_' and '-', not starting with '.', at most 200 bytes.
+	Name   string
+	Limits Limits
+}
+
+// cpuPeriodUsec is the CFS period both versions use; the quota is CPUs times it.
+const cpuPeriodUsec = 100000
+
+// drainTimeout bounds how long Kill and Remove wait for a leaf to empty. A
+// SIGKILLed process normally leaves within milliseconds; the margin is for
+// slow VMs and processes stuck in uninterruptible I/O.
+const drainTimeout = 15 * time.Second
+
+var validName = regexp.MustCompile(`^[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}$`)
+
+func (c Config) validate() error {
+	if !validName.MatchString(c.Name) {
+		return fmt.Errorf("cgroupfs: leaf name %q: want letters, digits, '.', '_', '-', not starting with '.', 1-200 bytes", c.Name)
+	}
+	l := c.Limits
+	if l.MemoryBytes < 0 || l.SwapBytes < 0 || l.PIDs < 0 {
+		return fmt.Errorf("cgroupfs: limits %+v: negative", l)
+	}
+	if math.IsNaN(l.CPUs) || math.IsInf(l.CPUs, 0) || l.CPUs < 0 || l.CPUs > 1<<20 {
+		return fmt.Errorf("cgroupfs: limits: CPUs %v: want 0 (no limit) or a positive number", l.CPUs)
+	}
+	// The kernel refuses quotas below 1 ms (cpu.max, cpu.cfs_quota_us: EINVAL).
+	if l.CPUs > 0 && l.cpuQuota() < 1000 {
+		return fmt.Errorf("cgroupfs: limits: CPUs %v: below the kernel's minimum of 0.01", l.CPUs)
+	}
+	return nil
+}
+
+func (l Limits) cpuQuota() int64 { return int64(math.Round(l.CPUs * cpuPeriodUsec)) }
+
+// controllers are the ones l needs: memory always (peak and OOM accounting),
+// cpu and pids when limited.
+func (l Limits) controllers() []string {
+	c := []string{"memory"}
+	if l.CPUs > 0 {
+		c = append(c, "cpu")
+	}
+	if l.PIDs > 0 {
+		c = append(c, "pids")
+	}
+	return c
+}
+
+// Leaf is one run's cgroup: a directory on v2, one per hierarchy on v1.
+// Its methods are safe for concurrent use.
+type Leaf struct {
+	version int
+	dirs    []string          // leaf directories, in creation order
+	role    map[string]string // controller -> leaf directory serving it
+	fd      int               // v2: O_RDONLY|O_DIRECTORY fd of the leaf; -1 on v1
+	written map[string]string // file -> value as written
+
+	mu      sync.Mutex
+	removed bool
+}
+
+// Create probes the host, creates the leaf and writes its limits, before
+// anything runs in it. On error nothing it created is left behind.
+func Create(c Config) (*Leaf, error) {
+	if err := c.validate(); err != nil {
+		return nil, err
+	}
+	h, err := readHost()
+	if err != nil {
+		return nil, err
+	}
+	info, v1dirs, err := h.choose(c.Parent, c.Limits)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkWritable(info); err != nil {
+		return nil, err
+	}
+	l := &Leaf{version: info.Version, role: map[string]string{}, fd: -1, written: map[string]string{}}
+	if info.Version == 2 {
+		err = l.createV2(h, info.Parents[0], c)
+	} else {
+		err = l.createV1(v1dirs, c)
+	}
+	if err != nil {
+		if rerr := l.Remove(); rerr != nil {
+			err = errors.Join(err, rerr)
+		}
+		return nil, err
+	}
+	return l, nil
+}
+
+// Version is 2 or 1: the cgroup version the leaf lives in.
+func (l *Leaf) Version() int { return l.version }
+
+// Paths are the leaf's directories: one on v2, one per hierarchy on v1.
+func (l *Leaf) Paths() []string { return append([]string(nil), l.dirs...) }
+
+// Written is every file Create wrote, with the value as written, for the report.
+func (l *Leaf) Written() map[string]string {
+	m := make(map[string]string, len(l.written))
+	for k, v := range l.written {
+		m[k] = v
+	}
+	return m
+}
+
+// FD is a directory fd of the v2 leaf for SysProcAttr.CgroupFD
+// (CLONE_INTO_CGROUP, Linux 5.7+); ok is false on v1. It stays open until
+// Remove.
+func (l *Leaf) FD() (fd int, ok bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.fd, l.version == 2 && l.fd >= 0
+}
+
+// AddProcess moves pid (the whole thread group) into the leaf, in every
+// hierarchy on v1. On v2 prefer FD and CLONE_INTO_CGROUP.
+func (l *Leaf) AddProcess(pid int) error {
+	if pid <= 0 {
+		return fmt.Errorf("cgroupfs: add process %d: bad pid", pid)
+	}
+	for _, d := range l.dirs {
+		if err := writeFile(filepath.Join(d, "cgroup.procs"), fmt.Sprint(pid)); err != nil {
+			return fmt.Errorf("cgroupfs: add process %d: %w", pid, err)
+		}
+	}
+	return nil
+}
+
+// Usage reads the leaf's counters.
+func (l *Leaf) Usage() (Usage, error) {
+	if l.version == 2 {
+		return l.usageV2()
+	}
+	return l.usageV1()
+}
+
+// Kill sends SIGKILL to every process in the leaf and waits, up to
+// drainTimeout, until it is empty.
+func (l *Leaf) Kill() error {
+	deadline := time.Now().Add(drainTimeout)
+	if len(l.dirs) == 0 {
+		return nil // Create failed before making a directory
+	}
+	if l.version == 2 {
+		return l.killV2(deadline)
+	}
+	return killLoop(l.dirs, deadline)
+}
+
+// Remove kills whatever is left in the leaf, waits until it is empty and
+// removes its directories. Removing twice is not an error.
+func (l *Leaf) Remove() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.removed {
+		return nil
+	}
+	pids, err := procsOf(l.dirs)
+	if err != nil {
+		return fmt.Errorf("cgroupfs: remove: %w", err)
+	}
+	if len(pids) > 0 {
+		if err := l.Kill(); err != nil {
+			return fmt.Errorf("cgroupfs: remove: %w", err)
+		}
+	}
+	deadline := time.Now().Add(drainTimeout)
+	for i := len(l.dirs) - 1; i >= 0; i-- {
+		if err := rmdir(l.dirs[i], deadline); err != nil {
+			return fmt.Errorf("cgroupfs: remove: %w", err)
+		}
+	}
+	if l.fd >= 0 {
+		unix.Close(l.fd)
+		l.fd = -1
+	}
+	l.removed = true
+	return nil
+}
+
+// rmdir removes a leaf directory. EBUSY means the kernel still counts a
+// task in it (an exit still in progress): retry until deadline.
+func rmdir(dir string, deadline time.Time) error {
+	for wait := time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {
+		err := unix.Rmdir(dir)
+		if err == nil || errors.Is(err, unix.ENOENT) {
+			return nil
+		}
+		if !errors.Is(err, unix.EBUSY) || time.Now().After(deadline) {
+			return &os.PathError{Op: "rmdir", Path: dir, Err: err}
+		}
+		time.Sleep(wait)
+	}
+}
+
+// mkLeaf creates a leaf directory and records it so that a failed Create
+// removes it. It refuses to adopt an existing directory: that one is not ours.
+func (l *Leaf) mkLeaf(dir string) error {
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		if errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) || errors.Is(err, unix.EROFS) {
+			fix := fixAccessV1
+			if l.version == 2 {
+				fix = fixDelegateV2
+			}
+			return &UnsupportedError{Feature: "write access to cgroup " + filepath.Dir(dir), Found: err.Error(), Fix: fix}
+		}
+		return fmt.Errorf("cgroupfs: create leaf: %w", err)
+	}
+	l.dirs = append(l.dirs, dir)
+	return nil
+}
+
+// set writes value to a file and records it in Written.
+func (l *Leaf) set(file, value string) error {
+	if err := writeFile(file, value); err != nil {
+		return fmt.Errorf("cgroupfs: set limit: %w", err)
+	}
+	l.written[file] = value
+	return nil
+}
+
+// writeFile writes a cgroup control file in a single write(2): the kernel
+// parses each write on its own.
+func writeFile(path, value string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(value)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("write %q to %s: %w", value, path, err)
+	}
+	return nil
+}
+
+// readOptional reads a file that older kernels or unmounted controllers may
+// lack; ok is false when it does not exist.
+func readOptional(path string) (data string, ok bool, err error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, err
+	}
+	return string(b), true, nil
+}
+
+// keyedOptional reads a flat keyed file; a missing file gives an empty map.
+func keyedOptional(path string) (map[string]int64, error) {
+	data, ok, err := readOptional(path)
+	if err != nil || !ok {
+		return map[string]int64{}, err
+	}
+	return parseKeyed(path, data)
+}
+
+// intOptional reads a one-integer file; a missing file gives 0.
+func intOptional(path string) (int64, error) {
+	data, ok, err := readOptional(path)
+	if err != nil || !ok {
+		return 0, err
+	}
+	return parseInt(path, data)
+}
+
+// limitValue is how a limit is written: the number, or "max" for none.
+func limitValue(v int64) string {
+	if v == 0 {
+		return "max"
+	}
+	return fmt.Sprint(v)
+}

@@ -1,0 +1,201 @@
+package cgroupfs
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+)
+
+// The cgroup v1 backend, for hybrid hosts whose controllers are still on v1.
+//
+// Kill does not use the v1 freezer: it would need one more leaf, and v1's
+// FREEZING state can hang on tasks in uninterruptible sleep. The SIGKILL loop
+// over cgroup.procs converges without it: a process with a pending SIGKILL
+// cannot fork any more (fork checks for fatal signals), so each round leaves
+// only children forked before it, and a PID limit bounds those.
+
+// v1Dir is one v1 hierarchy a leaf uses.
+type v1Dir struct {
+	controllers []string // those we use from it: memory, cpu, cpuacct, pids
+	parent      string   // directory the leaf goes in
+}
+
+// v1Controllers are the hierarchies a v1 leaf uses when mounted; memory
+// always, cpu and pids too when Limits need them.
+var v1Controllers = []string{"memory", "cpu", "cpuacct", "pids"}
+
+// probeV1 finds the parent directory in each hierarchy. Co-mounted
+// controllers (cpu,cpuacct on most hosts; separate mounts on some) share a
+// directory.
+func (h host) probeV1(parent string, l Limits) ([]*v1Dir, error) {
+	need := l.controllers()
+	byMount := map[string]*v1Dir{}
+	var out []*v1Dir
+	for _, c := range v1Controllers {
+		required := slices.Contains(need, c)
+		hier := h.v1[c]
+		if hier == nil {
+			if required {
+				return out, &UnsupportedError{
+					Feature: "cgroup v1 " + c + " controller",
+					Found:   "no cgroup v1 hierarchy with " + c + " in /proc/self/mountinfo, and no cgroup v2 memory controller",
+					Fix:     fmt.Sprintf("mount it (mount -t cgroup -o %s cgroup /sys/fs/cgroup/%s), or use a cgroup v2 host", c, c),
+				}
+			}
+			continue
+		}
+		if d := byMount[hier.mount]; d != nil {
+			d.controllers = append(d.controllers, c)
+			continue
+		}
+		dir, err := hier.parentDir(parent)
+		if err != nil {
+			if required {
+				return out, err
+			}
+			continue // accounting only (cpuacct, or cpu/pids without a limit)
+		}
+		d := &v1Dir{controllers: []string{c}, parent: dir}
+		byMount[hier.mount] = d
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+func (l *Leaf) createV1(dirs []*v1Dir, c Config) error {
+	for _, d := range dirs {
+		leaf := filepath.Join(d.parent, c.Name)
+		if err := l.mkLeaf(leaf); err != nil {
+			return err
+		}
+		for _, ctl := range d.controllers {
+			l.role[ctl] = leaf
+		}
+	}
+	lim := c.Limits
+	if lim.MemoryBytes > 0 {
+		mem := l.role["memory"]
+		if err := l.set(filepath.Join(mem, "memory.limit_in_bytes"), fmt.Sprint(lim.MemoryBytes)); err != nil {
+			return err
+		}
+		// memsw (RAM+swap) must never be below limit_in_bytes, so it is
+		// written second. Without swap accounting (swapaccount=0) the file is
+		// absent and only RAM is limited.
+		memsw := filepath.Join(mem, "memory.memsw.limit_in_bytes")
+		if _, err := os.Stat(memsw); err == nil {
+			if err := l.set(memsw, fmt.Sprint(lim.MemoryBytes+lim.SwapBytes)); err != nil {
+				return err
+			}
+		}
+	}
+	if lim.CPUs > 0 {
+		cpu := l.role["cpu"]
+		if err := l.set(filepath.Join(cpu, "cpu.cfs_period_us"), fmt.Sprint(cpuPeriodUsec)); err != nil {
+			return err
+		}
+		if err := l.set(filepath.Join(cpu, "cpu.cfs_quota_us"), fmt.Sprint(lim.cpuQuota())); err != nil {
+			return err
+		}
+	}
+	if lim.PIDs > 0 {
+		if err := l.set(filepath.Join(l.role["pids"], "pids.max"), fmt.Sprint(lim.PIDs)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// userHZ is the unit of cpuacct.stat: USER_HZ, 100 on every Linux ABI.
+const userHZ = 100
+
+func (l *Leaf) usageV1() (Usage, error) {
+	var u Usage
+	var err error
+	mem := l.role["memory"]
+	if u.PeakMemoryBytes, err = readInt(filepath.Join(mem, "memory.max_usage_in_bytes")); err != nil {
+		return u, err
+	}
+	if u.MemoryLimitHits, err = readInt(filepath.Join(mem, "memory.failcnt")); err != nil {
+		return u, err
+	}
+	// With swap accounting the RAM+swap counter is charged first; when it
+	// is the one at its limit only memory.memsw.failcnt counts the hit.
+	memsw, err := intOptional(filepath.Join(mem, "memory.memsw.failcnt"))
+	if err != nil {
+		return u, fmt.Errorf("cgroupfs: usage: %w", err)
+	}
+	u.MemoryLimitHits += memsw
+	oom, err := keyedOptional(filepath.Join(mem, "memory.oom_control"))
+	if err != nil {
+		return u, fmt.Errorf("cgroupfs: usage: %w", err)
+	}
+	u.OOMKills = oom["oom_kill"] // absent before 4.13
+	if d, ok := l.role["pids"]; ok {
+		ev, err := keyedOptional(filepath.Join(d, "pids.events"))
+		if err != nil {
+			return u, fmt.Errorf("cgroupfs: usage: %w", err)
+		}
+		u.PIDsLimitHits = ev["max"]
+	}
+	if d, ok := l.role["cpuacct"]; ok {
+		if err := cpuacctUsage(d, &u); err != nil {
+			return u, fmt.Errorf("cgroupfs: usage: %w", err)
+		}
+	}
+	if d, ok := l.role["cpu"]; ok {
+		st, err := keyedOptional(filepath.Join(d, "cpu.stat"))
+		if err != nil {
+			return u, fmt.Errorf("cgroupfs: usage: %w", err)
+		}
+		u.NrPeriods, u.NrThrottled = st["nr_periods"], st["nr_throttled"]
+		u.ThrottledUsec = st["throttled_time"] / 1000 // ns on v1
+	}
+	return u, nil
+}
+
+// cpuacctUsage reads CPU time. cpuacct.usage_user/_sys (4.7+) are in ns;
+// older kernels only have cpuacct.stat in USER_HZ ticks.
+func cpuacctUsage(dir string, u *Usage) error {
+	total, err := intOptional(filepath.Join(dir, "cpuacct.usage"))
+	if err != nil {
+		return err
+	}
+	u.CPUUsageUsec = total / 1000
+	data, ok, err := readOptional(filepath.Join(dir, "cpuacct.usage_user"))
+	if err != nil {
+		return err
+	}
+	if ok {
+		user, err := parseInt("cpuacct.usage_user", data)
+		if err != nil {
+			return err
+		}
+		sys, err := intOptional(filepath.Join(dir, "cpuacct.usage_sys"))
+		if err != nil {
+			return err
+		}
+		u.CPUUserUsec, u.CPUSystemUsec = user/1000, sys/1000
+		return nil
+	}
+	st, err := keyedOptional(filepath.Join(dir, "cpuacct.stat"))
+	if err != nil {
+		return err
+	}
+	u.CPUUserUsec = st["user"] * (1000000 / userHZ)
+	u.CPUSystemUsec = st["system"] * (1000000 / userHZ)
+	return nil
+}
+
+// readInt reads a one-integer file that must exist.
+func readInt(path string) (int64, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0, fmt.Errorf("cgroupfs: usage: %w", err)
+	}
+	v, err := parseInt(path, string(data))
+	if err != nil {
+		return 0, fmt.Errorf("cgroupfs: usage: %w", err)
+	}
+	return v, nil
+}

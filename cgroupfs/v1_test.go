@@ -1,0 +1,70 @@
+package cgroupfs
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// Tests of the v1 backend only.
+
+// A Create that fails half way removes the leaves it made and leaves alone
+// the directory it did not make.
+func TestV1CreateFailureRemovesLeaves(t *testing.T) {
+	requireVersion(t, 1)
+	h, err := readHost()
+	if err != nil {
+		t.Fatalf("readHost() = %v", err)
+	}
+	lim := Limits{MemoryBytes: 64 << 20, CPUs: 1, PIDs: 20}
+	dirs, err := h.probeV1("", lim)
+	if err != nil {
+		t.Fatalf("probeV1() = %v", err)
+	}
+	if len(dirs) < 2 {
+		t.Fatalf("probeV1() = %d hierarchies, want >= 2 (memory, cpu, pids)", len(dirs))
+	}
+	name := testName()
+	// The last hierarchy already has a directory of that name: not ours.
+	taken := filepath.Join(dirs[len(dirs)-1].parent, name)
+	if err := os.Mkdir(taken, 0o755); err != nil {
+		t.Fatalf("Mkdir(%s) = %v", taken, err)
+	}
+	t.Cleanup(func() { os.Remove(taken) })
+
+	l, err := Create(Config{Name: name, Limits: lim})
+	if err == nil {
+		t.Cleanup(func() { l.Remove() })
+		t.Fatalf("Create(%s) with %s taken = %v, nil, want an error", name, taken, l.Paths())
+	}
+	if !errors.Is(err, os.ErrExist) {
+		t.Errorf("Create(%s) with %s taken = %v, want ErrExist", name, taken, err)
+	}
+	for _, d := range dirs[:len(dirs)-1] {
+		assertGone(t, []string{filepath.Join(d.parent, name)})
+	}
+	if _, err := os.Stat(taken); err != nil {
+		t.Errorf("os.Stat(%s) = %v, want the directory we did not create left in place", taken, err)
+	}
+}
+
+// On v1 the leaf spans a hierarchy per controller; the usage of each must
+// come from its own leaf.
+func TestV1LeafSpansHierarchies(t *testing.T) {
+	requireVersion(t, 1)
+	l := newLeaf(t, Config{Limits: Limits{MemoryBytes: 64 << 20, CPUs: 1, PIDs: 20}})
+	for _, c := range []string{"memory", "cpu", "pids"} {
+		d, ok := l.role[c]
+		if !ok {
+			t.Errorf("leaf has no %s hierarchy: %v", c, l.role)
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(d, c+".stat")); c == "cpu" && err != nil {
+			t.Errorf("os.Stat(%s/cpu.stat) = %v, want the cpu hierarchy", d, err)
+		}
+	}
+	if _, ok := l.FD(); ok {
+		t.Errorf("FD() ok = true on v1, want false")
+	}
+}

@@ -1,0 +1,238 @@
+package cgroupfs
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// The cgroup v2 backend.
+
+// supervisorLeaf is where the calling process moves itself when its own
+// cgroup is the parent and holds processes (see enableV2).
+const supervisorLeaf = "scidex-supervisor"
+
+func (l *Leaf) createV2(h host, parent string, c Config) error {
+	need := c.Limits.controllers()
+	if err := l.enableV2(h, parent, need); err != nil {
+		return err
+	}
+	if err := l.makeV2(parent, c); err != nil {
+		return err
+	}
+	for _, ctl := range need {
+		l.role[ctl] = l.dirs[0]
+	}
+	return nil
+}
+
+// makeV2 creates the leaf in parent, whose subtree_control already passes
+// down the controllers c.Limits needs, writes the limits and opens the fd.
+func (l *Leaf) makeV2(parent string, c Config) error {
+	leaf := filepath.Join(parent, c.Name)
+	if err := l.mkLeaf(leaf); err != nil {
+		return err
+	}
+	lim := c.Limits
+	if lim.MemoryBytes > 0 {
+		if err := l.set(filepath.Join(leaf, "memory.max"), fmt.Sprint(lim.MemoryBytes)); err != nil {
+			return err
+		}
+	}
+	if err := l.setSwapV2(leaf, lim.SwapBytes); err != nil {
+		return err
+	}
+	if lim.CPUs > 0 {
+		v := fmt.Sprintf("%d %d", lim.cpuQuota(), cpuPeriodUsec)
+		if err := l.set(filepath.Join(leaf, "cpu.max"), v); err != nil {
+			return err
+		}
+	}
+	if lim.PIDs > 0 {
+		if err := l.set(filepath.Join(leaf, "pids.max"), fmt.Sprint(lim.PIDs)); err != nil {
+			return err
+		}
+	}
+	// CLONE_INTO_CGROUP takes a directory fd of the target cgroup; O_PATH
+	// would do for the kernel too, O_RDONLY|O_DIRECTORY is what clone3(2)
+	// documents.
+	fd, err := unix.Open(leaf, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("cgroupfs: open leaf %s: %w", leaf, err)
+	}
+	l.fd = fd
+	return nil
+}
+
+// setSwapV2 writes memory.swap.max; the default there is "max", so zero
+// (no swap) is written too. Without swap accounting (CONFIG_MEMCG_SWAP off,
+// swapaccount=0) the file is absent: that is fine only while the host has
+// no swap at all.
+func (l *Leaf) setSwapV2(leaf string, swap int64) error {
+	file := filepath.Join(leaf, "memory.swap.max")
+	if _, err := os.Stat(file); err == nil {
+		return l.set(file, fmt.Sprint(swap))
+	}
+	swaps, err := os.ReadFile("/proc/swaps")
+	if err != nil {
+		return fmt.Errorf("cgroupfs: check swap: %w", err)
+	}
+	if lines := strings.Count(strings.TrimSpace(string(swaps)), "\n"); swap > 0 || lines > 0 {
+		return &UnsupportedError{
+			Feature: "cgroup v2 swap accounting",
+			Found:   fmt.Sprintf("no %s while the host has %d swap device(s)", file, lines),
+			Fix:     "boot with swapaccount=1 (CONFIG_MEMCG_SWAP), or turn swap off",
+		}
+	}
+	return nil
+}
+
+// enableV2 enables the needed controllers in the parent's
+// cgroup.subtree_control, so that the leaf gets their files.
+func (l *Leaf) enableV2(h host, parent string, need []string) error {
+	file := filepath.Join(parent, "cgroup.subtree_control")
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return fmt.Errorf("cgroupfs: read %s: %w", file, err)
+	}
+	have := parseList(string(data))
+	var add []string
+	for _, c := range need {
+		if !slices.Contains(have, c) {
+			add = append(add, "+"+c)
+		}
+	}
+	if len(add) == 0 {
+		return nil
+	}
+	value := strings.Join(add, " ")
+	err = writeFile(file, value)
+	if errors.Is(err, unix.EBUSY) {
+		// "No internal processes": a non-root cgroup that holds processes
+		// cannot pass controllers down. The jail's own cgroup holds the jail.
+		if err := l.moveSelf(h, parent); err != nil {
+			return err
+		}
+		err = writeFile(file, value)
+	}
+	if errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) {
+		return &UnsupportedError{Feature: "write access to " + file, Found: err.Error(), Fix: fixDelegateV2}
+	}
+	if err != nil {
+		return fmt.Errorf("cgroupfs: enable controllers: %w", err)
+	}
+	l.written[file] = value
+	return nil
+}
+
+// moveSelf moves the calling process from parent into parent's supervisor
+// leaf. It is the one move this package makes and it stays inside the
+// delegated subtree; it is refused when the parent also holds processes
+// that are not ours, since moving those is not ours to do.
+func (l *Leaf) moveSelf(h host, parent string) error {
+	procsFile := filepath.Join(parent, "cgroup.procs")
+	data, err := os.ReadFile(procsFile)
+	if err != nil {
+		return fmt.Errorf("cgroupfs: read %s: %w", procsFile, err)
+	}
+	pids, err := parsePIDs(procsFile, string(data))
+	if err != nil {
+		return fmt.Errorf("cgroupfs: %w", err)
+	}
+	self := os.Getpid()
+	own, _ := h.v2.ownDir()
+	if own != parent || len(pids) != 1 || pids[0] != self {
+		return &UnsupportedError{
+			Feature: "cgroup v2 controllers below " + parent,
+			Found: fmt.Sprintf("it holds processes %v (this process is %d, in %s), and cgroup v2 passes controllers down only from cgroups without processes",
+				pids, self, own),
+			Fix: "pass a parent that holds no processes, or run the jail as the only process of its cgroup (systemd-run --scope -p Delegate=yes)",
+		}
+	}
+	sup := filepath.Join(parent, supervisorLeaf)
+	if err := os.Mkdir(sup, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("cgroupfs: create supervisor leaf: %w", err)
+	}
+	supProcs := filepath.Join(sup, "cgroup.procs")
+	if err := writeFile(supProcs, fmt.Sprint(self)); err != nil {
+		return fmt.Errorf("cgroupfs: move supervisor: %w", err)
+	}
+	l.written[supProcs] = fmt.Sprint(self)
+	return nil
+}
+
+func (l *Leaf) usageV2() (Usage, error) {
+	var u Usage
+	dir := l.dirs[0]
+	peak, err := intOptional(filepath.Join(dir, "memory.peak")) // 5.19+
+	if err != nil {
+		return u, fmt.Errorf("cgroupfs: usage: %w", err)
+	}
+	u.PeakMemoryBytes = peak
+	ev, err := keyedOptional(filepath.Join(dir, "memory.events"))
+	if err != nil {
+		return u, fmt.Errorf("cgroupfs: usage: %w", err)
+	}
+	u.OOMKills, u.MemoryLimitHits = ev["oom_kill"], ev["max"]
+	pev, err := keyedOptional(filepath.Join(dir, "pids.events"))
+	if err != nil {
+		return u, fmt.Errorf("cgroupfs: usage: %w", err)
+	}
+	u.PIDsLimitHits = pev["max"]
+	st, err := keyedOptional(filepath.Join(dir, "cpu.stat"))
+	if err != nil {
+		return u, fmt.Errorf("cgroupfs: usage: %w", err)
+	}
+	u.CPUUsageUsec, u.CPUUserUsec, u.CPUSystemUsec = st["usage_usec"], st["user_usec"], st["system_usec"]
+	u.NrPeriods, u.NrThrottled, u.ThrottledUsec = st["nr_periods"], st["nr_throttled"], st["throttled_usec"]
+	return u, nil
+}
+
+// killV2 writes cgroup.kill (5.14+), which kills every process in the leaf
+// at once, forks in flight included.
+func (l *Leaf) killV2(deadline time.Time) error {
+	err := writeFile(filepath.Join(l.dirs[0], "cgroup.kill"), "1")
+	switch {
+	case err == nil:
+		return waitEmpty(l.dirs, deadline)
+	case errors.Is(err, fs.ErrNotExist):
+		return l.killFrozen(deadline)
+	}
+	return fmt.Errorf("cgroupfs: kill: %w", err)
+}
+
+// killFrozen is Kill before cgroup.kill: freeze the leaf (5.2+) so nothing
+// forks between listing and signalling, SIGKILL every process (v2 lets fatal
+// signals through to frozen tasks), thaw, and loop until empty.
+func (l *Leaf) killFrozen(deadline time.Time) error {
+	dir := l.dirs[0]
+	freeze := filepath.Join(dir, "cgroup.freeze")
+	frozen := writeFile(freeze, "1") == nil
+	if frozen {
+		for wait := time.Millisecond; time.Now().Before(deadline); wait = min(2*wait, 50*time.Millisecond) {
+			ev, err := keyedOptional(filepath.Join(dir, "cgroup.events"))
+			if err != nil || ev["frozen"] == 1 {
+				break
+			}
+			time.Sleep(wait)
+		}
+		pids, err := procsOf(l.dirs)
+		if err == nil {
+			err = signalListed(l.dirs, pids)
+		}
+		if terr := writeFile(freeze, "0"); terr != nil {
+			return fmt.Errorf("cgroupfs: kill: thaw: %w", errors.Join(err, terr))
+		}
+		if err != nil {
+			return fmt.Errorf("cgroupfs: kill: %w", err)
+		}
+	}
+	return killLoop(l.dirs, deadline)
+}

@@ -1,0 +1,87 @@
+package landlock
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// ErrUnsupported is the sentinel every missing-kernel-feature error of this
+// package matches with errors.Is. The concrete error is an
+// *UnsupportedError, which says what was found and how to get the rest.
+var ErrUnsupported = errors.New("landlock: kernel does not support the policy")
+
+// UnsupportedError says that the running kernel cannot enforce a policy in
+// full: which ABI it offers, which ABI the policy needs, what would go
+// unenforced, and how to get it.
+type UnsupportedError struct {
+	Found  int      // effective Landlock ABI of the running kernel; 0: no Landlock
+	Needed int      // ABI the policy needs to be enforced in full; 0: unknown (probe only)
+	Lost   []string // what the kernel would not enforce, one entry per feature
+	Reason string   // why the kernel offers less than it reports, when known
+	Err    error    // the errno of the probe, when Landlock is missing altogether
+}
+
+// Is makes errors.Is(err, ErrUnsupported) true.
+func (e *UnsupportedError) Is(target error) bool { return target == ErrUnsupported }
+
+// Unwrap exposes the probe's errno (ENOSYS, EOPNOTSUPP) to errors.Is.
+func (e *UnsupportedError) Unwrap() error { return e.Err }
+
+func (e *UnsupportedError) Error() string {
+	var b strings.Builder
+	b.WriteString("landlock: ")
+	switch {
+	case e.Found == 0 && errors.Is(e.Err, unix.EOPNOTSUPP):
+		fmt.Fprintf(&b, "Landlock is built into this kernel but not enabled at boot (%v)", e.Err)
+	case e.Found == 0 && e.Err != nil:
+		fmt.Fprintf(&b, "this kernel has no Landlock (%v)", e.Err)
+	case e.Found == 0:
+		b.WriteString("this kernel has no Landlock")
+	default:
+		fmt.Fprintf(&b, "kernel offers Landlock ABI %d", e.Found)
+	}
+	if e.Reason != "" {
+		fmt.Fprintf(&b, " (%s)", e.Reason)
+	}
+	if e.Needed > 0 {
+		fmt.Fprintf(&b, ", policy needs ABI %d", e.Needed)
+	}
+	if len(e.Lost) > 0 {
+		fmt.Fprintf(&b, "; would lose: %s", strings.Join(e.Lost, "; "))
+	}
+	b.WriteString("; to get it: ")
+	b.WriteString(e.hint())
+	return b.String()
+}
+
+// hint says how to get the ABI the policy needs.
+func (e *UnsupportedError) hint() string {
+	need := max(e.Needed, 1)
+	kernel := "a newer Linux"
+	if v, ok := abiKernel[need]; ok {
+		kernel = "Linux >= " + v
+	}
+	boot := "with landlock in the lsm= boot parameter (or CONFIG_LSM), e.g. lsm=landlock,lockdown,yama,integrity,apparmor"
+	switch {
+	case e.Found == 0 && errors.Is(e.Err, unix.EOPNOTSUPP):
+		return "boot " + boot + "; or set AllowDegraded to run without Landlock"
+	case e.Found == 0:
+		return fmt.Sprintf("run %s (Landlock ABI %d) built with CONFIG_SECURITY_LANDLOCK=y and booted %s; or set AllowDegraded to run without Landlock", kernel, need, boot)
+	default:
+		return fmt.Sprintf("run %s (Landlock ABI %d); or set AllowDegraded to run with what this kernel enforces", kernel, need)
+	}
+}
+
+// abiKernel is the first mainline release offering each Landlock ABI.
+var abiKernel = map[int]string{
+	1: "5.13", // filesystem access control
+	2: "5.19", // refer: rename and link across directories
+	3: "6.2",  // truncate
+	4: "6.7",  // TCP bind and connect
+	5: "6.10", // ioctl on device files
+	6: "6.12", // scoping of signals and abstract unix sockets
+	7: "6.15", // audit logging flags
+}

@@ -1,0 +1,145 @@
+package landlock
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	gll "github.com/landlock-lsm/go-landlock/landlock"
+)
+
+// Policy is what the sandboxed process may touch. It is a plain value: build
+// it, print it, compare it; Restrict applies it.
+//
+// Paths must be absolute and exist. A path may be a directory (the rule
+// covers the whole tree below it) or a single file; symbolic links are
+// followed, so the rule covers the link's target. Rules add up: a path below
+// two entries gets the rights of both.
+type Policy struct {
+	ReadExec  []string // read files, list directories, execute (system dirs: /usr, /lib, ...)
+	ReadOnly  []string // read files, list directories; no execute (data/, docs/)
+	ReadWrite []string // every filesystem right except device nodes and ioctl, including execute
+	Devices   []string // device files (or a device directory like /dev/pts): read, write, ioctl
+
+	HandleTCP  bool     // restrict TCP: bind denied on every port, connect only to ConnectTCP
+	ConnectTCP []uint16 // ports the process may connect(2) to when HandleTCP
+
+	Scope bool // deny signals and abstract unix socket connects to processes outside the sandbox
+
+	AllowDegraded bool // enforce what the kernel offers instead of refusing; Result.Degraded says what was lost
+}
+
+// Result says what Restrict enforced.
+type Result struct {
+	ABI      int      // effective Landlock ABI of the running kernel (0: none)
+	Required int      // ABI the policy needs to be enforced in full
+	Rules    []string // rules applied, e.g. "rx /usr", "ro /work/data", "rw /tmp/x", "dev /dev/null", "tcp-connect 443"
+	Degraded []string // what the policy asked for and the kernel did not enforce; nil when enforced in full
+}
+
+// A list is one of the Policy's path lists, with its short name in errors
+// and Result.Rules.
+type list struct {
+	tag    string
+	paths  []string
+	rights gll.AccessFSSet
+}
+
+func (p Policy) lists() []list {
+	return []list{
+		{"rx", p.ReadExec, rightsReadExec},
+		{"ro", p.ReadOnly, rightsReadOnly},
+		{"rw", p.ReadWrite, rightsReadWrite},
+		{"dev", p.Devices, rightsDevice},
+	}
+}
+
+// Validate checks p without touching kernel state: every path is absolute
+// and exists (a missing path is an error naming it), devices are character
+// devices or directories, no read-only or read-exec path lies inside a
+// read-write tree (Landlock grants the union, so it would be writable), and
+// the TCP ports are sane. It reports every problem it finds.
+func (p Policy) Validate() error {
+	var errs []error
+	resolved := map[string][]string{} // tag -> paths with symlinks resolved
+	for _, l := range p.lists() {
+		for _, path := range l.paths {
+			fi, err := checkPath(l.tag, path)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			if l.tag == "dev" && fi.Mode()&fs.ModeCharDevice == 0 && !fi.IsDir() {
+				errs = append(errs, fmt.Errorf("landlock: policy: dev %q is a %s, want a character device or a directory of them", path, kind(fi.Mode())))
+			}
+			if real, err := filepath.EvalSymlinks(path); err == nil {
+				resolved[l.tag] = append(resolved[l.tag], real)
+			}
+		}
+	}
+	for _, tag := range []string{"ro", "rx"} {
+		for _, inner := range resolved[tag] {
+			for _, outer := range resolved["rw"] {
+				if within(inner, outer) {
+					errs = append(errs, fmt.Errorf("landlock: policy: %s %q lies inside rw %q: Landlock grants the union of rules, so it would be writable", tag, inner, outer))
+				}
+			}
+		}
+	}
+	errs = append(errs, p.validatePorts()...)
+	return errors.Join(errs...)
+}
+
+func checkPath(tag, path string) (os.FileInfo, error) {
+	if !filepath.IsAbs(path) {
+		return nil, fmt.Errorf("landlock: policy: %s %q: path is not absolute", tag, path)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("landlock: policy: %s %q: %w", tag, path, err)
+	}
+	return fi, nil
+}
+
+func (p Policy) validatePorts() []error {
+	var errs []error
+	if !p.HandleTCP && len(p.ConnectTCP) > 0 {
+		errs = append(errs, fmt.Errorf("landlock: policy: ConnectTCP %v given without HandleTCP: TCP would not be restricted at all", p.ConnectTCP))
+	}
+	seen := map[uint16]bool{}
+	for _, port := range p.ConnectTCP {
+		switch {
+		case port == 0:
+			errs = append(errs, errors.New("landlock: policy: tcp-connect port 0 is not a port"))
+		case seen[port]:
+			errs = append(errs, fmt.Errorf("landlock: policy: tcp-connect port %d listed twice", port))
+		}
+		seen[port] = true
+	}
+	return errs
+}
+
+// within reports whether path is dir or lies below it; both are clean and
+// absolute.
+func within(path, dir string) bool {
+	return path == dir || strings.HasPrefix(path, strings.TrimSuffix(dir, "/")+"/")
+}
+
+// kind names a file type for error messages.
+func kind(m fs.FileMode) string {
+	switch t := m.Type(); {
+	case t == 0:
+		return "regular file"
+	case t&fs.ModeDevice != 0 && t&fs.ModeCharDevice == 0:
+		return "block device"
+	case t&fs.ModeNamedPipe != 0:
+		return "named pipe"
+	case t&fs.ModeSocket != 0:
+		return "socket"
+	default:
+		return t.String()
+	}
+}

@@ -1,0 +1,102 @@
+package landlock
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+
+	gll "github.com/landlock-lsm/go-landlock/landlock"
+)
+
+// A plan is the ruleset for one kernel ABI, described as data before it is
+// written to the kernel in one place (Restrict).
+type plan struct {
+	config gll.Config
+	rules  []gll.Rule
+	descr  []string // Result.Rules
+}
+
+// newPlan builds the ruleset that enforces p on a kernel with the given ABI
+// (>= 1): every right that kernel knows is handled, each path gets its
+// list's rights masked to what is handled and, on files, to file rights.
+// It stats the paths, so it must run in the mount view the rules are meant
+// for.
+func newPlan(p Policy, abi int) (plan, error) {
+	pl := plan{config: gll.Config{
+		HandledAccessFS:  handledFS(abi),
+		HandledAccessNet: handledNet(p, abi),
+		Scoped:           scoped(p, abi),
+	}}
+	for _, l := range p.lists() {
+		for _, path := range l.paths {
+			fi, err := os.Stat(path)
+			if err != nil {
+				return plan{}, fmt.Errorf("landlock: %s rule %q: %w", l.tag, path, err)
+			}
+			rights := pathRights(l.rights, fi.IsDir(), pl.config.HandledAccessFS)
+			pl.rules = append(pl.rules, gll.PathAccess(rights, path))
+			pl.descr = append(pl.descr, l.tag+" "+path)
+		}
+	}
+	if pl.config.HandledAccessNet != 0 {
+		for _, port := range p.ConnectTCP {
+			pl.rules = append(pl.rules, gll.ConnectTCP(port))
+			pl.descr = append(pl.descr, "tcp-connect "+strconv.Itoa(int(port)))
+		}
+		if len(p.ConnectTCP) == 0 {
+			pl.descr = append(pl.descr, "tcp-connect none")
+		}
+		pl.descr = append(pl.descr, "tcp-bind none")
+	}
+	if pl.config.Scoped != 0 {
+		pl.descr = append(pl.descr, "scope signal", "scope abstract-unix-socket")
+	}
+	return pl, nil
+}
+
+// Restrict validates p and applies it to the calling process, every thread
+// of it, and everything it starts from then on. It cannot be undone. It sets
+// no_new_privs on all threads (Landlock requires it of unprivileged callers).
+//
+// Fail closed: if the kernel cannot enforce all of p, Restrict changes
+// nothing and returns an error matching ErrUnsupported, unless
+// p.AllowDegraded, in which case it enforces what the kernel offers and
+// lists the rest in Result.Degraded. Any other error also leaves the process
+// unrestricted; the caller must then not run the target.
+func (p Policy) Restrict() (Result, error) {
+	res := Result{Required: required(p)}
+	if err := p.Validate(); err != nil {
+		return res, err
+	}
+	k, err := probe()
+	res.ABI = k.abi
+	if err != nil {
+		var ue *UnsupportedError
+		if !errors.As(err, &ue) {
+			return res, fmt.Errorf("landlock: probe ABI: %w", err)
+		}
+		if !p.AllowDegraded {
+			ue.Needed, ue.Lost = res.Required, lostFeatures(p, 0)
+			return res, ue
+		}
+		res.ABI, res.Degraded = 0, lostFeatures(p, 0)
+		return res, nil
+	}
+	lost := lostFeatures(p, k.abi)
+	if len(lost) > 0 && !p.AllowDegraded {
+		return res, &UnsupportedError{Found: k.abi, Needed: res.Required, Lost: lost, Reason: k.reason()}
+	}
+	pl, err := newPlan(p, k.abi)
+	if err != nil {
+		return res, err
+	}
+	// Not best effort: the config only holds rights this ABI has, and if
+	// go-landlock disagrees about the ABI it refuses instead of dropping
+	// rights behind our back.
+	if err := pl.config.Restrict(pl.rules...); err != nil {
+		return res, fmt.Errorf("landlock: restrict self with %v: %w", pl.config, err)
+	}
+	res.Rules, res.Degraded = pl.descr, lost
+	return res, nil
+}

@@ -1,0 +1,93 @@
+// Package seccomp is the system call filter of scidex-jail: a denylist of
+// kernel attack surface, answered with errnos so that interpreters fail
+// cleanly instead of dying, plus a socket policy per network mode.
+//
+// # How the filter is built
+//
+// The rules are data (internal/rules). A generator (internal/gen, cgo and
+// libseccomp) compiles them ahead of time into classic BPF, one program per
+// policy, network mode and architecture (amd64, arm64), using libseccomp's
+// binary tree of syscall numbers (SCMP_FLTATR_CTL_OPTIMIZE=2). The programs
+// are checked in under bpf/ and embedded, so this package and the jail build
+// with CGO_ENABLED=0. After changing the rules, regenerate with
+//
+//	go generate ./seccomp    # needs cgo, pkg-config, libseccomp-dev
+//
+// bpf/generated.txt records the libseccomp version, the size and SHA-256 of
+// each program and the listed syscalls an architecture does not have.
+// TestGeneratedUpToDate (internal/gen, runs when cgo is on) fails when the
+// checked-in programs differ from a fresh generation.
+//
+// # What it refuses
+//
+// Everything not listed is allowed (default action SECCOMP_RET_ALLOW). With
+// EPERM: mount, umount2, pivot_root and the mount API (move_mount, open_tree,
+// fsopen, fsmount, fsconfig, fspick, mount_setattr); unshare, setns, and
+// clone with any CLONE_NEW* flag; ptrace, process_vm_readv/writev, kcmp,
+// pidfd_getfd, process_madvise, migrate_pages; module loading, kexec,
+// reboot, swapon/swapoff, acct, quotactl, lookup_dcookie, syslog, vhangup,
+// nfsservctl, pciconfig_*, iopl/ioperm, modify_ldt, uselib, _sysctl, ustat,
+// sysfs, fanotify_init; bpf, perf_event_open, userfaultfd, io_uring_*
+// (io_uring can open sockets past the socket rules); keyctl, add_key,
+// request_key; open_by_handle_at, name_to_handle_at; settimeofday,
+// clock_settime, clock_adjtime, adjtimex, stime; ioctl TIOCSTI and
+// TIOCLINUX; personality other than PER_LINUX (0) and the query 0xffffffff.
+// clone3 gets ENOSYS: its flags sit in a struct a filter cannot read, and
+// ENOSYS makes glibc fall back to clone(2).
+//
+// Sockets (socket and socketpair), by NetMode:
+//
+//	              none          loopback, host
+//	AF_UNIX       allowed       allowed
+//	AF_INET(6)    EAFNOSUPPORT  allowed, except MPTCP (EPROTONOSUPPORT)
+//	                            and SOCK_RAW/SOCK_PACKET (EPERM)
+//	AF_NETLINK    EAFNOSUPPORT  NETLINK_ROUTE only (glibc getaddrinfo)
+//	anything else EAFNOSUPPORT  EAFNOSUPPORT
+//	socketpair    AF_UNIX only (EAFNOSUPPORT) in every mode
+//
+// loopback and host compile to the same program; they differ in the network
+// namespace the jail sets up. Argument checks look at the low 32 bits of int
+// arguments, as the kernel does, so high garbage bits do not bypass them.
+//
+// Foreign syscall ABIs kill the process (SECCOMP_RET_KILL_PROCESS, the run
+// ends with SIGSYS): i386 (int 0x80, AUDIT_ARCH_I386) and x32 (syscall
+// numbers with bit 0x40000000) on amd64, arm32 compat on arm64. No analysis
+// has a use for them, and they are the usual way around rules written for
+// the native ABI.
+//
+// # What stays allowed, and limits
+//
+// The jail's Go init keeps running under the filter: futex, epoll, signals,
+// wait4/waitid, pidfd_*, unix sockets, nanosleep, and clone without
+// namespace flags (Go threads: CLONE_VM|CLONE_FS|CLONE_FILES|CLONE_SIGHAND|
+// CLONE_SYSVSEM|CLONE_THREAD; os.StartProcess: CLONE_VFORK|CLONE_VM, with
+// CLONE_PIDFD). Go's os/exec uses clone3 only with SysProcAttr.UseCgroupFD
+// or CLONE_NEWTIME, and does not fall back: do not use those after Load.
+// NUMA memory-policy calls (mbind, set_mempolicy, get_mempolicy, move_pages
+// on oneself) stay allowed because OpenMP and BLAS runtimes use them.
+//
+// Syscalls newer than the libseccomp that generated the programs are allowed,
+// as by any denylist: Debian 12's libseccomp 2.5.4 knows those up to Linux 6.6
+// (fchmodat2), so open_tree_attr (6.15) is not refused here; the user
+// namespace and the dropped capabilities are what stop it. The generator
+// fails on a rule naming a syscall its libseccomp does not know, so adding
+// such a rule needs a newer libseccomp.
+//
+// # Kernel
+//
+// seccomp(2) with SECCOMP_FILTER_FLAG_TSYNC (Linux 3.17) and
+// SECCOMP_RET_KILL_PROCESS (4.14), CONFIG_SECCOMP_FILTER. When missing, Load
+// returns an error matching ErrUnsupported that says what was found.
+//
+// # Use
+//
+//	prog, err := seccomp.Lookup(seccomp.Policy{Name: "default", Net: seccomp.NetNone})
+//	if err != nil {
+//		return err // errors.Is(err, seccomp.ErrUnsupported) on other architectures
+//	}
+//	report.Seccomp = prog.Denied() // and prog.SHA256
+//	// ... mounts, identity, no_new_privs, Landlock, close fds ...
+//	if err := prog.Load(); err != nil { // last step before starting the target
+//		return err
+//	}
+package seccomp

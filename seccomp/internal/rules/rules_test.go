@@ -1,0 +1,139 @@
+package rules
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// errnoFor evaluates the rule table in Go: the errno of the first group
+// with a matching rule for syscall sys and args, or 0 when allowed.
+func errnoFor(groups []Group, sys string, args [6]uint64) unix.Errno {
+	for _, g := range groups {
+		for _, r := range g.Rules {
+			if r.Syscall != sys {
+				continue
+			}
+			match := true
+			for _, c := range r.Conds {
+				if args[c.Arg]&c.Mask != c.Value {
+					match = false
+				}
+			}
+			if match {
+				return g.Errno
+			}
+		}
+	}
+	return 0
+}
+
+func mustGroups(t *testing.T, net string) []Group {
+	t.Helper()
+	g, err := Groups("default", net)
+	if err != nil {
+		t.Fatalf("Groups(default, %s) = %v", net, err)
+	}
+	return g
+}
+
+// values returns edge cases plus a random sample of 32-bit values, with and
+// without garbage in the high half.
+func values() []uint64 {
+	r := rand.New(rand.NewPCG(1, 2))
+	vs := []uint64{0, 1, 2, 0x7fffffff, 0x80000000, 0xfffffffe, 0xffffffff}
+	for i := 0; i < 256; i++ {
+		vs = append(vs, uint64(i))
+	}
+	for i := 0; i < 20000; i++ {
+		vs = append(vs, uint64(r.Uint32()))
+	}
+	n := len(vs)
+	for _, v := range vs[:n] {
+		vs = append(vs, v|uint64(r.Uint32()|1)<<32)
+	}
+	return vs
+}
+
+func TestPersonalityOnlyLinuxAndQuery(t *testing.T) {
+	groups := mustGroups(t, NetNone)
+	for _, v := range values() {
+		low := uint32(v)
+		want := unix.EPERM
+		if low == 0 || low == 0xffffffff {
+			want = 0
+		}
+		if got := errnoFor(groups, "personality", [6]uint64{v}); got != want {
+			t.Errorf("personality(%#x) = %v, want %v", v, got, want)
+		}
+	}
+}
+
+func TestSocketFamilies(t *testing.T) {
+	allowed := map[string]map[uint32]bool{
+		NetNone:     {unix.AF_UNIX: true},
+		NetLoopback: {unix.AF_UNIX: true, unix.AF_INET: true, unix.AF_INET6: true, unix.AF_NETLINK: true},
+		NetHost:     {unix.AF_UNIX: true, unix.AF_INET: true, unix.AF_INET6: true, unix.AF_NETLINK: true},
+	}
+	for _, net := range NetModes {
+		groups := mustGroups(t, net)
+		for _, v := range values() {
+			want := unix.EAFNOSUPPORT
+			if allowed[net][uint32(v)] {
+				want = 0
+			}
+			if got := errnoFor(groups, "socket", [6]uint64{v, unix.SOCK_STREAM}); got != want {
+				t.Errorf("%s: socket(%#x, SOCK_STREAM, 0) = %v, want %v", net, v, got, want)
+			}
+			want = unix.EAFNOSUPPORT
+			if uint32(v) == unix.AF_UNIX {
+				want = 0
+			}
+			if got := errnoFor(groups, "socketpair", [6]uint64{v, unix.SOCK_STREAM}); got != want {
+				t.Errorf("%s: socketpair(%#x, SOCK_STREAM, 0) = %v, want %v", net, v, got, want)
+			}
+		}
+	}
+}
+
+func TestNetlinkRouteOnly(t *testing.T) {
+	groups := mustGroups(t, NetLoopback)
+	for _, v := range values() {
+		want := unix.EAFNOSUPPORT
+		if uint32(v) == unix.NETLINK_ROUTE {
+			want = 0
+		}
+		if got := errnoFor(groups, "socket", [6]uint64{unix.AF_NETLINK, unix.SOCK_RAW, v}); got != want {
+			t.Errorf("socket(AF_NETLINK, SOCK_RAW, %#x) = %v, want %v", v, got, want)
+		}
+	}
+}
+
+func TestCloneNamespaceFlags(t *testing.T) {
+	const newFlags = unix.CLONE_NEWNS | unix.CLONE_NEWCGROUP | unix.CLONE_NEWUTS | unix.CLONE_NEWIPC |
+		unix.CLONE_NEWUSER | unix.CLONE_NEWPID | unix.CLONE_NEWNET
+	groups := mustGroups(t, NetNone)
+	for _, v := range values() {
+		want := unix.Errno(0)
+		if v&newFlags != 0 {
+			want = unix.EPERM
+		}
+		if got := errnoFor(groups, "clone", [6]uint64{v}); got != want {
+			t.Errorf("clone(%#x) = %v, want %v", v, got, want)
+		}
+	}
+}
+
+func TestGroupsErrors(t *testing.T) {
+	tests := []struct{ name, policy, net string }{
+		{"unknown policy", "strict", NetNone},
+		{"unknown net", "default", "wifi"},
+		{"empty", "", ""},
+	}
+	for _, tt := range tests {
+		if _, err := Groups(tt.policy, tt.net); err == nil {
+			t.Errorf("%s: Groups(%q, %q) = nil error, want an error", tt.name, tt.policy, tt.net)
+		}
+	}
+}

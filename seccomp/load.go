@@ -1,0 +1,80 @@
+package seccomp
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// ErrUnsupported is matched (errors.Is) by every error that means the kernel
+// or the build lacks what a filter needs.
+var ErrUnsupported = errors.New("seccomp filtering unsupported")
+
+// UnsupportedError says which feature is missing, what was found instead and
+// how to get it. It matches ErrUnsupported.
+type UnsupportedError struct {
+	Feature string // e.g. "seccomp filter mode"
+	Found   string // what the probe saw
+	Fix     string // how to get the feature
+}
+
+func (e *UnsupportedError) Error() string {
+	return fmt.Sprintf("%s unavailable: %s; %s", e.Feature, e.Found, e.Fix)
+}
+
+// Is makes errors.Is(err, ErrUnsupported) true.
+func (e *UnsupportedError) Is(target error) bool { return target == ErrUnsupported }
+
+// Load installs the program on every thread of the calling process
+// (SECCOMP_FILTER_FLAG_TSYNC, so the Go runtime's other threads are filtered
+// too) and on everything it executes afterwards. The caller must have set
+// no_new_privs (PR_SET_NO_NEW_PRIVS) unless it holds CAP_SYS_ADMIN. Filters
+// cannot be removed: call it last, just before starting the target.
+func (p Program) Load() error {
+	if len(p.Filter) == 0 || len(p.Filter) > bpfMaxInsns {
+		return fmt.Errorf("load seccomp program %s: %d instructions (bug: not from Lookup)", p.Policy, len(p.Filter))
+	}
+	prog := unix.SockFprog{Len: uint16(len(p.Filter)), Filter: &p.Filter[0]}
+	r, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER,
+		unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&prog)))
+	runtime.KeepAlive(p.Filter)
+	switch {
+	case errno == 0 && r == 0:
+		return nil
+	case errno == 0:
+		// TSYNC returns the id of a thread that could not be synchronised
+		// (it already runs a filter this one does not descend from).
+		return fmt.Errorf("load seccomp program %s: thread %d has a diverging filter", p.Policy, r)
+	case errno == unix.ENOSYS:
+		return &UnsupportedError{
+			Feature: "seccomp(2)",
+			Found:   "the seccomp system call returns ENOSYS",
+			Fix:     "use Linux >= 3.17 built with CONFIG_SECCOMP and CONFIG_SECCOMP_FILTER",
+		}
+	case errno == unix.EACCES:
+		return fmt.Errorf("load seccomp program %s: no_new_privs is not set and the caller lacks CAP_SYS_ADMIN: %w", p.Policy, errno)
+	case errno == unix.EINVAL && !filterModeAvailable():
+		return &UnsupportedError{
+			Feature: "seccomp filter mode",
+			Found:   "seccomp(SECCOMP_SET_MODE_FILTER) and SECCOMP_GET_ACTION_AVAIL return EINVAL",
+			Fix:     "use a kernel built with CONFIG_SECCOMP_FILTER (Linux >= 4.14 for SECCOMP_RET_KILL_PROCESS)",
+		}
+	default:
+		return fmt.Errorf("load seccomp program %s (%d instructions, sha256 %s): %w", p.Policy, len(p.Filter), p.SHA256, errno)
+	}
+}
+
+// filterModeAvailable tells a kernel without filter support from a program
+// the kernel rejected: it asks whether the actions the programs use exist.
+func filterModeAvailable() bool {
+	for _, action := range []uint32{unix.SECCOMP_RET_ERRNO, unix.SECCOMP_RET_KILL_PROCESS} {
+		_, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_GET_ACTION_AVAIL, 0, uintptr(unsafe.Pointer(&action)))
+		if errno != 0 {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,130 @@
+package seccomp
+
+import (
+	"crypto/sha256"
+	"embed"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"runtime"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/scidex/scidex-jail/seccomp/internal/rules"
+)
+
+//go:generate go run ./internal/gen -out bpf
+
+// programs holds the output of internal/gen. The files are arrays of struct
+// sock_filter in little-endian order, which is the host order of both amd64
+// and arm64 (libseccomp writes host order, and the generator runs on one of
+// them).
+//
+//go:embed bpf/*.bpf
+var programs embed.FS
+
+// NetMode is what the run may do on the network, as far as the filter is
+// concerned. The network namespace is set up by the jail, not here.
+type NetMode string
+
+const (
+	// NetNone refuses inet, inet6 and netlink sockets.
+	NetNone NetMode = rules.NetNone
+	// NetLoopback allows inet, inet6 and netlink route sockets; the jail
+	// gives the run a network namespace holding only lo.
+	NetLoopback NetMode = rules.NetLoopback
+	// NetHost allows what NetLoopback allows, in the host's namespace.
+	NetHost NetMode = rules.NetHost
+)
+
+// Policy names a filter: a rule set and a network mode.
+type Policy struct {
+	Name string  // rule set; "default" is the only one
+	Net  NetMode // network mode
+}
+
+// String returns e.g. "default/none".
+func (p Policy) String() string { return p.Name + "/" + string(p.Net) }
+
+// Program is a compiled filter for one architecture, ready to load.
+type Program struct {
+	Policy Policy
+	Arch   string // GOARCH the program was compiled for
+	Filter []unix.SockFilter
+	SHA256 string // hex digest of the raw program bytes, for the report
+}
+
+// Lookup returns the program for p on the running architecture. The error
+// is errors.Is(err, ErrUnsupported) when no program was built for this
+// architecture; an unknown policy name or network mode is a plain error.
+func Lookup(p Policy) (Program, error) {
+	return lookup(p, runtime.GOARCH)
+}
+
+func lookup(p Policy, arch string) (Program, error) {
+	if _, err := rules.Groups(p.Name, string(p.Net)); err != nil {
+		return Program{}, fmt.Errorf("look up seccomp program: %w", err)
+	}
+	file := "bpf/" + rules.FileName(p.Name, string(p.Net), arch)
+	raw, err := programs.ReadFile(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Program{}, &UnsupportedError{
+			Feature: "seccomp program for " + arch,
+			Found:   fmt.Sprintf("programs are built for %q only", rules.Arches),
+			Fix:     "add the architecture to rules.Arches and run go generate ./seccomp",
+		}
+	}
+	if err != nil {
+		return Program{}, fmt.Errorf("read embedded seccomp program %s: %w (bug)", file, err)
+	}
+	filter, err := decode(raw)
+	if err != nil {
+		return Program{}, fmt.Errorf("decode embedded seccomp program %s: %w (bug)", file, err)
+	}
+	sum := sha256.Sum256(raw)
+	return Program{Policy: p, Arch: arch, Filter: filter, SHA256: hex.EncodeToString(sum[:])}, nil
+}
+
+// bpfMaxInsns is the kernel's limit on one classic BPF program (BPF_MAXINSNS).
+const bpfMaxInsns = 4096
+
+// decode turns raw struct sock_filter bytes into instructions.
+func decode(raw []byte) ([]unix.SockFilter, error) {
+	const size = 8 // u16 code, u8 jt, u8 jf, u32 k
+	if len(raw) == 0 || len(raw)%size != 0 {
+		return nil, fmt.Errorf("%d bytes is not a whole number of %d-byte instructions", len(raw), size)
+	}
+	if n := len(raw) / size; n > bpfMaxInsns {
+		return nil, fmt.Errorf("%d instructions, the kernel takes at most %d", n, bpfMaxInsns)
+	}
+	out := make([]unix.SockFilter, 0, len(raw)/size)
+	for i := 0; i < len(raw); i += size {
+		out = append(out, unix.SockFilter{
+			Code: binary.LittleEndian.Uint16(raw[i:]),
+			Jt:   raw[i+2],
+			Jf:   raw[i+3],
+			K:    binary.LittleEndian.Uint32(raw[i+4:]),
+		})
+	}
+	return out, nil
+}
+
+// Denied lists, one short line each, what the program refuses and how, for
+// the run report.
+func (p Program) Denied() []string {
+	groups, err := rules.Groups(p.Policy.Name, string(p.Policy.Net))
+	if err != nil {
+		// Programs come from Lookup, which checked the policy.
+		return []string{fmt.Sprintf("unknown policy %s (bug): %v", p.Policy, err)}
+	}
+	out := make([]string, 0, len(groups)+1)
+	for _, g := range groups {
+		out = append(out, g.Summary+": "+unix.ErrnoName(g.Errno))
+	}
+	if abi, ok := rules.ForeignABI[p.Arch]; ok {
+		out = append(out, abi)
+	}
+	return out
+}
