@@ -19,8 +19,15 @@ func newReport(s *Spec, t0 time.Time) *Report {
 		Kept:    s.Keep,
 		Outputs: []Output{},
 		Limits: LimitsReport{
+			Profile:        s.Profile,
 			TimeoutSeconds: s.Timeout.Seconds(),
 			GraceSeconds:   s.Grace.Seconds(),
+			MemoryBytes:    s.Resources.MemoryBytes,
+			SwapBytes:      s.Resources.SwapBytes,
+			CPUs:           s.Resources.CPUs,
+			PIDs:           s.Resources.PIDs,
+			DiskBytes:      s.DiskBytes,
+			ShmBytes:       s.ShmBytes,
 		},
 		Phases: []Phase{},
 	}
@@ -28,27 +35,29 @@ func newReport(s *Spec, t0 time.Time) *Report {
 
 func (sv *supervisor) recordEnforced(e *enforcedInit) {
 	r := &sv.rep.Enforced
-	for _, ns := range namespaces {
+	r.Namespaces = nil
+	for _, ns := range sv.namespaces() {
 		r.Namespaces = append(r.Namespaces, ns.name)
 	}
-	attr, _ := sv.sysProcAttr()
-	r.HostUID, r.HostGID = attr.UidMappings[0].HostID, attr.GidMappings[0].HostID
+	r.HostUID, r.HostGID, _ = sv.hostIDs()
 	r.UID = InsideUID
 	r.NoNewPrivs = true
 	r.Capabilities = "none"
-	r.Net = "none"
+	r.Net = string(sv.spec.Net)
+	r.AllowTCP = sv.spec.AllowTCP
 	r.Degraded = []string{}
 	sv.recordSecurity(e)
 }
 
-// finish settles the status, lists and collects the outputs, and removes the
-// run directory. It runs on every path once the directory exists.
+// finish settles the status, lists and collects the outputs if the init did
+// not get to it, and removes the cgroup leaf and the run directory. It runs
+// on every path once the directory exists.
 func (sv *supervisor) finish() {
 	r := sv.rep
-	end := time.Now()
-	if sv.started {
-		r.WallSeconds = end.Sub(sv.tStart).Seconds()
-	}
+	t := time.Now()
+	// Usage first, then the kill: the leaf is empty by now unless the
+	// init was killed mid-run.
+	sv.closeLeaf()
 	sv.settleStatus()
 	if m := sv.exited; m != nil {
 		r.CPUUserSecs = float64(m.UserUsec) / 1e6
@@ -61,18 +70,16 @@ func (sv *supervisor) finish() {
 			r.PeakRSSBytes = ru.Maxrss * 1024
 		}
 	}
-
-	t := time.Now()
-	outs, err := listOutputs(sv.dir.path)
-	r.Outputs = outs
-	if err != nil {
-		r.Warnings = append(r.Warnings, err.Error())
+	if sv.started && sv.exited == nil {
+		r.WallSeconds = time.Since(sv.tStart).Seconds()
 	}
-	if sv.spec.Collect != "" {
-		if err := collect(sv.dir.path, sv.spec.Collect, outs); err != nil {
-			r.Warnings = append(r.Warnings, err.Error())
+	if !sv.outputsDone {
+		if sv.spec.DiskBytes > 0 {
+			if sv.started {
+				r.Warnings = append(r.Warnings, "the init was killed before the run directory could be read: its outputs (a tmpfs) are lost")
+			}
 		} else {
-			r.CollectedTo = sv.spec.Collect
+			sv.readOutputs(sv.dir.path)
 		}
 	}
 	if sv.spec.Keep {
@@ -80,7 +87,7 @@ func (sv *supervisor) finish() {
 	} else if err := sv.dir.remove(); err != nil {
 		r.Warnings = append(r.Warnings, err.Error())
 	}
-	sv.phase("outputs+cleanup", t)
+	sv.phase("cleanup", t)
 	r.CompletionNotes = sv.notes()
 }
 
@@ -137,6 +144,14 @@ func (sv *supervisor) settleStatus() {
 		r.Status, r.ExitCode = StatusTimeout, code
 	case sv.cancelled:
 		r.Status, r.ExitCode = StatusCancelled, code
+	case sv.usage != nil && sv.usage.OOMKills > 0:
+		// Reported so even when the main process survived the kill of a
+		// child and exited on its own.
+		r.Status, r.ExitCode = StatusOOMKilled, code
+	case code != 0 && sv.usage != nil && sv.usage.PIDsLimitHits > 0:
+		r.Status, r.ExitCode = StatusPIDsLimit, code
+	case code != 0 && sv.diskFull:
+		r.Status, r.ExitCode = StatusDiskLimit, code
 	case sig != 0:
 		r.Status, r.ExitCode = StatusSignaled, code
 	case code == 0:
@@ -164,6 +179,12 @@ func (sv *supervisor) notes() string {
 		fmt.Fprintf(&b, "The analysis hit its %s wall-clock timeout and was stopped (SIGTERM, then SIGKILL of every process after a %s grace)", sv.spec.Timeout, sv.spec.Grace)
 	case StatusCancelled:
 		fmt.Fprintf(&b, "The run was cancelled by a signal to the jail after %.2f s; the analysis was stopped", r.WallSeconds)
+	case StatusOOMKilled:
+		fmt.Fprintf(&b, "The analysis ran out of memory: the cgroup's OOM killer killed %d process(es) at the %s limit (exit code %d)", sv.usage.OOMKills, sizeString(sv.spec.Resources.MemoryBytes), r.ExitCode)
+	case StatusPIDsLimit:
+		fmt.Fprintf(&b, "The analysis failed (exit code %d) after hitting its limit of %d processes/threads %d time(s)", r.ExitCode, sv.spec.Resources.PIDs, sv.usage.PIDsLimitHits)
+	case StatusDiskLimit:
+		fmt.Fprintf(&b, "The analysis failed (exit code %d) after filling its %s run directory budget", r.ExitCode, sizeString(sv.spec.DiskBytes))
 	case StatusSetupError:
 		fmt.Fprintf(&b, "The analysis did not run: the jail failed at stage %q: %s", r.SetupError.Stage, r.SetupError.Message)
 	}
@@ -182,4 +203,20 @@ func (sv *supervisor) notes() string {
 	}
 	b.WriteString(".")
 	return b.String()
+}
+
+// sizeString prints a byte count in binary units, e.g. 2GiB.
+func sizeString(n int64) string {
+	if n <= 0 {
+		return "unlimited"
+	}
+	for _, u := range []struct {
+		s string
+		v int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if n%u.v == 0 {
+			return fmt.Sprintf("%d%s", n/u.v, u.s)
+		}
+	}
+	return fmt.Sprintf("%d bytes", n)
 }

@@ -67,9 +67,12 @@ func initRun() int {
 
 	sigs := make(chan os.Signal, 16)
 	signal.Notify(sigs, forwarded...)
+	sigchld := make(chan os.Signal, 1)
+	signal.Notify(sigchld, unix.SIGCHLD)
 
 	var cfg initConfig
-	if err := json.NewDecoder(sock).Decode(&cfg); err != nil {
+	dec := json.NewDecoder(sock)
+	if err := dec.Decode(&cfg); err != nil {
 		p.send(initMsg{Kind: "error", Stage: "config", Error: fmt.Sprintf("read config from supervisor: %v", err), ExitCode: 125})
 		return 125
 	}
@@ -121,12 +124,10 @@ func initRun() int {
 	}
 	p.send(initMsg{Kind: "started", Pid: proc.Pid, Micros: time.Since(start).Microseconds(), Enforced: enforced})
 
-	go func() {
-		for s := range sigs {
-			proc.Signal(s)
-		}
-	}()
-	ws := reapAll(proc.Pid)
+	kills := make(chan struct{}, 1)
+	released := make(chan struct{})
+	go obey(dec, kills, released)
+	ws := superviseTarget(proc.Pid, sigs, sigchld, kills)
 	var ru unix.Rusage
 	unix.Getrusage(unix.RUSAGE_CHILDREN, &ru)
 	m := initMsg{Kind: "exited", UserUsec: tvUsec(ru.Utime), SysUsec: tvUsec(ru.Stime), MaxRSSKB: ru.Maxrss}
@@ -138,28 +139,72 @@ func initRun() int {
 		m.ExitCode = 128 + m.Signal
 	}
 	p.send(m)
+	// Stay, with nothing else left in the namespace, until the supervisor
+	// has read the run directory through our root (a tmpfs run directory
+	// lives only as long as this mount namespace).
+	<-released
 	return m.ExitCode
 }
 
-// reapAll waits for every child, orphans included, until none is left. When
-// the target itself ends, whatever it left running is killed: the run ends
-// with its main process.
-func reapAll(target int) unix.WaitStatus {
-	var status unix.WaitStatus
+// obey reads the supervisor's messages after the start, passing kill
+// requests to the init's main thread; it closes
+// released when the supervisor is done with us (or gone).
+func obey(dec *json.Decoder, kills chan<- struct{}, released chan struct{}) {
+	defer close(released)
 	for {
-		var ws unix.WaitStatus
-		pid, err := unix.Wait4(-1, &ws, 0, nil)
-		if errors.Is(err, unix.EINTR) {
-			continue
+		var m supervisorMsg
+		if err := dec.Decode(&m); err != nil {
+			return
 		}
-		if err != nil { // ECHILD: nothing left
-			return status
+		if m.Kind == "kill" {
+			select {
+			case kills <- struct{}{}:
+			default:
+			}
 		}
-		if pid == target {
-			status = ws
-			// From PID 1, kill(-1) reaches every other process of the
-			// namespace.
+	}
+}
+
+// superviseTarget forwards signals to the target and reaps every child,
+// orphans included, until none is left. When the target itself ends,
+// whatever it left running is killed: the run ends with its main process.
+//
+// Everything here runs on the init's one locked thread, the thread that
+// forked the target. That matters: before Landlock ABI 8, restricting a
+// multi-threaded process gives each thread its own sibling domain, and
+// with signal scoping only the forking thread's domain may signal the
+// target.
+func superviseTarget(target int, sigs, sigchld <-chan os.Signal, kills <-chan struct{}) unix.WaitStatus {
+	var status unix.WaitStatus
+	targetDone := false
+	for {
+		for {
+			var ws unix.WaitStatus
+			pid, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
+			if errors.Is(err, unix.EINTR) {
+				continue
+			}
+			if err != nil { // ECHILD: nothing left
+				return status
+			}
+			if pid == 0 {
+				break
+			}
+			if pid == target {
+				status, targetDone = ws, true
+				// From PID 1, kill(-1) reaches every other process of
+				// the namespace.
+				unix.Kill(-1, unix.SIGKILL)
+			}
+		}
+		select {
+		case s := <-sigs:
+			if !targetDone {
+				unix.Kill(target, s.(syscall.Signal))
+			}
+		case <-kills:
 			unix.Kill(-1, unix.SIGKILL)
+		case <-sigchld:
 		}
 	}
 }

@@ -19,8 +19,13 @@ type mountPlan struct {
 	System []systemEntry `json:"system"`
 	// ReadOnly host paths bound read-only at the same path (data/, docs/).
 	ReadOnly []string `json:"read_only"`
-	// ReadWrite host paths bound writable at the same path (the run directory).
+	// ReadWrite host paths bound writable at the same path.
 	ReadWrite []string `json:"read_write"`
+	// RunDir is the run directory's path. With RunDirBytes > 0 it is a
+	// fresh tmpfs of that size (the disk budget), else the host directory
+	// bound writable.
+	RunDir      string `json:"run_dir"`
+	RunDirBytes int64  `json:"run_dir_bytes"`
 	// ShmBytes is the size of the private /dev/shm tmpfs.
 	ShmBytes int64 `json:"shm_bytes"`
 }
@@ -103,7 +108,11 @@ func buildMountView(p *mountPlan) error {
 			return err
 		}
 	}
-	for _, path := range p.ReadWrite {
+	rw := p.ReadWrite
+	if p.RunDirBytes == 0 {
+		rw = append([]string{p.RunDir}, rw...)
+	}
+	for _, path := range rw {
 		if err := open(path, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV); err != nil {
 			return err
 		}
@@ -136,6 +145,15 @@ func buildMountView(p *mountPlan) error {
 	for _, b := range binds {
 		dst := newRoot + b.dst
 		if err := bindAt(b.src, dst, b.attr); err != nil {
+			return err
+		}
+	}
+	if p.RunDirBytes > 0 {
+		// The disk budget: writes past it fail with ENOSPC inside, and
+		// nothing the analysis writes reaches the host's disk. The
+		// supervisor reads the outputs through /proc/<init>/root.
+		opts := fmt.Sprintf("mode=0700,uid=%d,gid=%d,size=%d", InsideUID, InsideUID, p.RunDirBytes)
+		if err := mkdirMount("tmpfs", newRoot+p.RunDir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
 			return err
 		}
 	}

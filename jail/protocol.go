@@ -64,3 +64,8 @@ type initMsg struct {
 
 	Enforced *enforcedInit `json:"enforced,omitempty"`
 }
+
+// supervisorMsg is every message to the init after the config.
+type supervisorMsg struct {
+	Kind string `json:"kind"` // kill: SIGKILL every other process now
+}

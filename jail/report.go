@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/scidex/scidex-jail/landlock"
 )
 
 // ReportSchema names the report's format; it changes when a field changes
@@ -23,6 +25,9 @@ const (
 	StatusTimeout     Status = "timeout"      // the wall-clock budget ran out; the jail ended the run
 	StatusCancelled   Status = "cancelled"    // the jail got SIGTERM/SIGINT/SIGHUP and ended the run
 	StatusSetupError  Status = "setup_error"  // the jail failed before the target ran (or it could not be executed)
+	StatusOOMKilled   Status = "oom_killed"   // the cgroup's OOM killer killed the target or a descendant
+	StatusPIDsLimit   Status = "pids_limit"   // a fork failed at the PID limit and the run failed
+	StatusDiskLimit   Status = "disk_limit"   // the run directory's budget filled up and the run failed
 )
 
 // Report is the one JSON object a run produces.
@@ -45,10 +50,11 @@ type Report struct {
 	Enforced EnforcedReport `json:"enforced"`
 	Phases   []Phase        `json:"phases"`
 
-	RunDir      string   `json:"run_dir"`
-	Kept        bool     `json:"kept"`
-	Outputs     []Output `json:"outputs"`
-	CollectedTo string   `json:"collected_to,omitempty"`
+	RunDir        string   `json:"run_dir"`
+	Kept          bool     `json:"kept"`
+	Outputs       []Output `json:"outputs"`
+	CollectedTo   string   `json:"collected_to,omitempty"`
+	DiskUsedBytes int64    `json:"disk_used_bytes"` // of the run directory's budget, when it has one
 
 	SetupError      *SetupError `json:"setup_error,omitempty"`
 	Warnings        []string    `json:"warnings,omitempty"`
@@ -57,20 +63,41 @@ type Report struct {
 
 // LimitsReport is the budget the run was given.
 type LimitsReport struct {
+	Profile        string  `json:"profile"`
 	TimeoutSeconds float64 `json:"timeout_seconds"` // 0 = none
 	GraceSeconds   float64 `json:"grace_seconds"`
+	MemoryBytes    int64   `json:"memory_bytes"` // 0 = none
+	SwapBytes      int64   `json:"swap_bytes"`
+	CPUs           float64 `json:"cpus"`
+	PIDs           int64   `json:"pids"`
+	DiskBytes      int64   `json:"disk_bytes"`
+	ShmBytes       int64   `json:"shm_bytes"`
 }
 
 // EnforcedReport is what was in force while the target ran.
 type EnforcedReport struct {
-	Namespaces   []string `json:"namespaces"`
-	HostUID      int      `json:"host_uid"`
-	HostGID      int      `json:"host_gid"`
-	UID          int      `json:"uid"` // inside the user namespace
-	NoNewPrivs   bool     `json:"no_new_privs"`
-	Capabilities string   `json:"capabilities"`
-	Net          string   `json:"net"`
-	Degraded     []string `json:"degraded"` // protections asked for but not enforced (explicit opt-in only)
+	Namespaces   []string         `json:"namespaces"`
+	HostUID      int              `json:"host_uid"`
+	HostGID      int              `json:"host_gid"`
+	UID          int              `json:"uid"` // inside the user namespace
+	NoNewPrivs   bool             `json:"no_new_privs"`
+	Capabilities string           `json:"capabilities"`
+	Net          string           `json:"net"`
+	AllowTCP     []uint16         `json:"allow_tcp"` // outbound TCP ports (net host only)
+	Mounts       MountReport      `json:"mounts"`
+	Landlock     *landlock.Result `json:"landlock"` // null: disabled by --unsafe-disable
+	Seccomp      *SeccompReport   `json:"seccomp"`  // null: disabled by --unsafe-disable
+	Cgroup       *CgroupReport    `json:"cgroup"`   // null: disabled by --unsafe-disable
+	Degraded     []string         `json:"degraded"` // protections asked for but not enforced (explicit opt-in only)
+}
+
+// MountReport is the target's filesystem view.
+type MountReport struct {
+	ReadOnly  []string `json:"read_only"`  // host paths bound read-only (besides the system dirs)
+	ReadWrite []string `json:"read_write"` // host paths bound writable (besides the run directory)
+	System    []string `json:"system"`     // bound read-only from the host
+	RunDir    string   `json:"run_dir"`    // "tmpfs, N bytes" or "bound from the host"
+	ShmBytes  int64    `json:"shm_bytes"`
 }
 
 // Phase is one timed setup step.
@@ -136,4 +163,27 @@ func (r *Report) Summary() string {
 	}
 	fmt.Fprintf(&b, " wall=%.3fs cpu=%.3fs outputs=%d", r.WallSeconds, r.CPUUserSecs+r.CPUSystemSecs, len(r.Outputs))
 	return b.String()
+}
+
+// CgroupReport is the run's cgroup leaf: where, which version, what was
+// written and what was used.
+type CgroupReport struct {
+	Version int               `json:"version"`
+	Paths   []string          `json:"paths"`
+	Written map[string]string `json:"written"` // file -> value, as written before the target started
+	Usage   *CgroupUsage      `json:"usage,omitempty"`
+}
+
+// CgroupUsage is what the leaf counted.
+type CgroupUsage struct {
+	PeakMemoryBytes int64 `json:"peak_memory_bytes"`
+	OOMKills        int64 `json:"oom_kills"`
+	MemoryLimitHits int64 `json:"memory_limit_hits"`
+	PIDsLimitHits   int64 `json:"pids_limit_hits"`
+	CPUUsageUsec    int64 `json:"cpu_usage_us"`
+	CPUUserUsec     int64 `json:"cpu_user_us"`
+	CPUSystemUsec   int64 `json:"cpu_system_us"`
+	NrPeriods       int64 `json:"cpu_nr_periods"`
+	NrThrottled     int64 `json:"cpu_nr_throttled"`
+	ThrottledUsec   int64 `json:"cpu_throttled_us"`
 }

@@ -1,12 +1,159 @@
 package jail
 
-// securityConfig is what the init enforces on itself before the target.
-type securityConfig struct{}
+import (
+	"fmt"
+	"os"
+	"path/filepath"
 
-// enforcedInit is what the init found and applied, for the report.
-type enforcedInit struct{}
+	"github.com/scidex/scidex-jail/landlock"
+	"github.com/scidex/scidex-jail/seccomp"
+)
 
-func applyLandlock(c *securityConfig, e *enforcedInit) error { return nil }
-func applySeccomp(c *securityConfig, e *enforcedInit) error  { return nil }
+// securityConfig is what the init enforces on itself, and so on the target,
+// after the mount view and the identity drop. A nil policy is a layer the
+// caller disabled by name.
+type securityConfig struct {
+	Landlock *landlock.Policy `json:"landlock,omitempty"`
+	Seccomp  *seccomp.Policy  `json:"seccomp,omitempty"`
+}
 
-func (sv *supervisor) recordSecurity(e *enforcedInit) {}
+// enforcedInit is what the init applied, for the report.
+type enforcedInit struct {
+	Landlock *landlock.Result `json:"landlock,omitempty"`
+	Seccomp  *SeccompReport   `json:"seccomp,omitempty"`
+}
+
+// etcReadable is the part of /etc an interpreter and its libraries read:
+// the loader, users and groups for getpwuid, name service and time zone,
+// TLS roots, Debian's alternatives links, fonts and Python's and
+// matplotlib's site configuration. The rest (shadow, ssh keys, the
+// platform's own configuration) stays unreadable.
+var etcReadable = []string{
+	"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/passwd", "/etc/group",
+	"/etc/nsswitch.conf", "/etc/localtime", "/etc/timezone", "/etc/hosts", "/etc/host.conf",
+	"/etc/gai.conf", "/etc/protocols", "/etc/services", "/etc/ssl", "/etc/ca-certificates",
+	"/etc/alternatives", "/etc/fonts", "/etc/mime.types", "/etc/os-release", "/etc/debian_version",
+	"/etc/locale.alias", "/etc/matplotlibrc", "/etc/jupyter", "/etc/ipython", "/etc/magic",
+	"/etc/mailcap", "/etc/xdg",
+}
+
+// devicesRW are the device files the target may read, write and ioctl.
+var devicesRW = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/pts"}
+
+// landlockPolicy is the run's Landlock policy. Its paths are paths in the
+// mount view, which binds every host path at the same place.
+func (sv *supervisor) landlockPolicy(ro, rw []string) *landlock.Policy {
+	s := sv.spec
+	if s.disabled("landlock") {
+		return nil
+	}
+	p := &landlock.Policy{
+		ReadOnly:      append([]string{"/proc"}, ro...),
+		ReadWrite:     append([]string{sv.dir.path, "/dev/shm"}, rw...),
+		Scope:         true,
+		AllowDegraded: s.degradable("landlock"),
+	}
+	for _, e := range hostSystemEntries() {
+		if e.Symlink == "" && e.Path != "/etc" {
+			p.ReadExec = append(p.ReadExec, e.Path)
+		}
+	}
+	etc := append([]string{}, etcReadable...)
+	py, _ := filepath.Glob("/etc/python3*")
+	for _, f := range append(etc, py...) {
+		if _, err := os.Stat(f); err == nil {
+			p.ReadExec = append(p.ReadExec, f)
+		}
+	}
+	for _, d := range devicesRW {
+		if _, err := os.Stat(d); err == nil {
+			p.Devices = append(p.Devices, d)
+		}
+	}
+	if s.Net == NetHost {
+		// Only in host mode is there a network to reach; in the other
+		// modes the namespace is the fence, and loopback servers (a
+		// notebook's kernel) need bind, which HandleTCP denies.
+		p.HandleTCP = true
+		p.ConnectTCP = s.AllowTCP
+	}
+	return p
+}
+
+func (sv *supervisor) seccompPolicy() *seccomp.Policy {
+	if sv.spec.disabled("seccomp") {
+		return nil
+	}
+	return &seccomp.Policy{Name: "default", Net: seccomp.NetMode(sv.spec.Net)}
+}
+
+// checkSecurity fails before anything is spawned when a layer cannot be
+// had at all, with the message of the layer's own package.
+func checkSecurity(c *securityConfig) error {
+	if c.Seccomp != nil {
+		if _, err := seccomp.Lookup(*c.Seccomp); err != nil {
+			return fmt.Errorf("seccomp policy %s: %w", c.Seccomp, err)
+		}
+	}
+	if c.Landlock != nil {
+		if err := c.Landlock.Validate(); err != nil {
+			return fmt.Errorf("landlock policy: %w", err)
+		}
+	}
+	return nil
+}
+
+// applyLandlock runs in the init after the identity drop.
+func applyLandlock(c *securityConfig, e *enforcedInit) error {
+	if c.Landlock == nil {
+		return nil
+	}
+	res, err := c.Landlock.Restrict()
+	if err != nil {
+		return err
+	}
+	e.Landlock = &res
+	return nil
+}
+
+// applySeccomp runs in the init as its last step before the target.
+func applySeccomp(c *securityConfig, e *enforcedInit) error {
+	if c.Seccomp == nil {
+		return nil
+	}
+	prog, err := seccomp.Lookup(*c.Seccomp)
+	if err != nil {
+		return err
+	}
+	if err := prog.Load(); err != nil {
+		return err
+	}
+	e.Seccomp = &SeccompReport{Policy: c.Seccomp.String(), Arch: prog.Arch, SHA256: prog.SHA256, Denied: prog.Denied()}
+	return nil
+}
+
+// SeccompReport is the filter in force.
+type SeccompReport struct {
+	Policy string   `json:"policy"` // rule set / network mode
+	Arch   string   `json:"arch"`
+	SHA256 string   `json:"sha256"` // of the loaded BPF program
+	Denied []string `json:"denied"`
+}
+
+func (sv *supervisor) recordSecurity(e *enforcedInit) {
+	r := &sv.rep.Enforced
+	s := sv.spec
+	for _, l := range s.Disable {
+		r.Degraded = append(r.Degraded, l+": disabled by --unsafe-disable")
+	}
+	if e == nil {
+		return
+	}
+	r.Landlock = e.Landlock
+	r.Seccomp = e.Seccomp
+	if e.Landlock != nil {
+		for _, d := range e.Landlock.Degraded {
+			r.Degraded = append(r.Degraded, "landlock: "+d)
+		}
+	}
+}

@@ -50,6 +50,72 @@ type Spec struct {
 
 	HostUID int // host uid/gid of the target when the jail runs as root
 	HostGID int
+
+	Profile string // name of the profile the values came from, for the report
+
+	// Filesystem. Root is the platform's checkout; DataDirs (relative to
+	// it, e.g. data and docs) are bound read-only when they exist.
+	// ReadOnly and ReadWrite are further absolute host paths, which must
+	// exist.
+	Root      string
+	DataDirs  []string
+	ReadOnly  []string
+	ReadWrite []string
+	DiskBytes int64 // size budget of the run directory (a tmpfs); 0 = none, bound from the host
+	ShmBytes  int64 // size of the private /dev/shm
+
+	// Network.
+	Net      NetMode
+	AllowTCP []uint16 // outbound TCP ports in NetHost
+	DBPorts  []uint16 // never allowed, whatever AllowTCP says
+
+	// Resources, written to the run's cgroup leaf.
+	Resources    Resources
+	CgroupParent string // delegated parent; "" = the jail's own cgroup
+
+	// AllowDegraded names protections that may run with less than asked
+	// when the kernel lacks a feature ("landlock"); Disable turns layers
+	// off altogether ("landlock", "seccomp", "cgroup"), for benchmarks and
+	// debugging. Both are recorded in the report.
+	AllowDegraded []string
+	Disable       []string
+}
+
+// NetMode is the run's network: none (an empty namespace), loopback (lo up
+// in its own namespace) or host (the host's network, outbound TCP to the
+// AllowTCP ports only).
+type NetMode string
+
+const (
+	NetNone     NetMode = "none"
+	NetLoopback NetMode = "loopback"
+	NetHost     NetMode = "host"
+)
+
+// Resources are the cgroup limits; zero means no limit.
+type Resources struct {
+	MemoryBytes int64   `json:"memory_bytes"`
+	SwapBytes   int64   `json:"swap_bytes"`
+	CPUs        float64 `json:"cpus"`
+	PIDs        int64   `json:"pids"`
+}
+
+// Layers that Disable and AllowDegraded may name.
+var (
+	disableLayers = []string{"landlock", "seccomp", "cgroup"}
+	degradeLayers = []string{"landlock"}
+)
+
+func (s *Spec) disabled(layer string) bool   { return contains(s.Disable, layer) }
+func (s *Spec) degradable(layer string) bool { return contains(s.AllowDegraded, layer) }
+
+func contains(list []string, v string) bool {
+	for _, x := range list {
+		if x == v {
+			return true
+		}
+	}
+	return false
 }
 
 // Validate checks the spec and returns an error wrapping ErrBadSpec that says
@@ -79,6 +145,25 @@ func (s *Spec) Validate() error {
 	for _, kv := range s.Env {
 		if err := validateEnv(kv); err != nil {
 			return err
+		}
+	}
+	if err := s.validateFS(); err != nil {
+		return err
+	}
+	if err := s.validateNet(); err != nil {
+		return err
+	}
+	if err := s.validateResources(); err != nil {
+		return err
+	}
+	for _, l := range s.Disable {
+		if !contains(disableLayers, l) {
+			return fmt.Errorf("%w: --unsafe-disable %q: known layers are %s", ErrBadSpec, l, strings.Join(disableLayers, ", "))
+		}
+	}
+	for _, l := range s.AllowDegraded {
+		if !contains(degradeLayers, l) {
+			return fmt.Errorf("%w: --allow-degraded %q: only %s may be degraded", ErrBadSpec, l, strings.Join(degradeLayers, ", "))
 		}
 	}
 	if s.HostUID <= 0 || s.HostGID <= 0 {
@@ -129,7 +214,7 @@ func (s *Spec) TargetEnv() []string {
 		"TMPDIR=" + dir,
 		"SCIDEX_ANALYSIS_ID=" + s.ID,
 	}
-	return mergeEnv(env, s.Env)
+	return blasThreads(mergeEnv(env, s.Env), s.Resources.CPUs)
 }
 
 // mergeEnv appends extra to base; a name in extra replaces the same name in base.
@@ -161,4 +246,89 @@ func checkDir(path string) error {
 		return fmt.Errorf("%s is not a directory", path)
 	}
 	return nil
+}
+
+func (s *Spec) validateFS() error {
+	if s.Root != "" {
+		if !filepath.IsAbs(s.Root) {
+			return fmt.Errorf("%w: --root %q must be an absolute path", ErrBadSpec, s.Root)
+		}
+		if err := checkDir(s.Root); err != nil {
+			return fmt.Errorf("%w: --root: %w", ErrBadSpec, err)
+		}
+	}
+	for _, d := range s.DataDirs {
+		if filepath.IsAbs(d) || strings.Contains(d, "..") {
+			return fmt.Errorf("%w: data directory %q must be a plain path relative to --root", ErrBadSpec, d)
+		}
+	}
+	for _, l := range []struct {
+		flag  string
+		paths []string
+	}{{"--ro", s.ReadOnly}, {"--rw", s.ReadWrite}} {
+		for _, p := range l.paths {
+			if !filepath.IsAbs(p) {
+				return fmt.Errorf("%w: %s %q must be an absolute path", ErrBadSpec, l.flag, p)
+			}
+			if _, err := os.Stat(p); err != nil {
+				return fmt.Errorf("%w: %s %q does not exist: create it or drop the flag", ErrBadSpec, l.flag, p)
+			}
+			if p == "/" || strings.HasPrefix(s.RunDir(), p+"/") {
+				return fmt.Errorf("%w: %s %q would contain the run directory", ErrBadSpec, l.flag, p)
+			}
+		}
+	}
+	if s.DiskBytes < 0 || s.ShmBytes < 0 {
+		return fmt.Errorf("%w: --disk and --shm sizes must not be negative", ErrBadSpec)
+	}
+	if s.DiskBytes > 0 && s.DiskBytes < 64<<10 {
+		return fmt.Errorf("%w: --disk %d bytes is too small to be useful; give at least 64K (or 0 for no budget)", ErrBadSpec, s.DiskBytes)
+	}
+	return nil
+}
+
+func (s *Spec) validateNet() error {
+	switch s.Net {
+	case NetNone, NetLoopback, NetHost:
+	case "":
+		s.Net = NetNone
+	default:
+		return fmt.Errorf("%w: --net %q: choose none, loopback or host", ErrBadSpec, s.Net)
+	}
+	if len(s.AllowTCP) > 0 && s.Net != NetHost {
+		return fmt.Errorf("%w: --allow-tcp needs --net host (in %s mode there is no outside network to reach)", ErrBadSpec, s.Net)
+	}
+	for _, p := range s.AllowTCP {
+		if p == 0 {
+			return fmt.Errorf("%w: --allow-tcp: port 0 is not a port", ErrBadSpec)
+		}
+		if contains16(s.DBPorts, p) {
+			return fmt.Errorf("%w: --allow-tcp %d: that is a database port (PostgreSQL listens on 5432) and can never be opened to an analysis", ErrBadSpec, p)
+		}
+	}
+	return nil
+}
+
+func (s *Spec) validateResources() error {
+	r := s.Resources
+	switch {
+	case r.MemoryBytes < 0, r.SwapBytes < 0, r.PIDs < 0, r.CPUs < 0:
+		return fmt.Errorf("%w: resource limits must not be negative", ErrBadSpec)
+	case r.MemoryBytes > 0 && r.MemoryBytes < 8<<20:
+		return fmt.Errorf("%w: --memory %d bytes is below 8M: not even the jail's init fits; give e.g. 512M or 2G", ErrBadSpec, r.MemoryBytes)
+	case r.PIDs > 0 && r.PIDs < 8:
+		return fmt.Errorf("%w: --pids %d is below 8: the init and a Go or Python runtime need several threads; give e.g. 256", ErrBadSpec, r.PIDs)
+	case r.CPUs > 0 && r.CPUs < 0.01:
+		return fmt.Errorf("%w: --cpus %g is below 0.01", ErrBadSpec, r.CPUs)
+	}
+	return nil
+}
+
+func contains16(list []uint16, v uint16) bool {
+	for _, x := range list {
+		if x == v {
+			return true
+		}
+	}
+	return false
 }

@@ -7,10 +7,13 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/scidex/scidex-jail/cgroupfs"
 )
 
 // cancelSignals end the run when the jail receives them; the rest of
@@ -34,20 +37,32 @@ var namespaces = []struct {
 // up lo (NET_ADMIN).
 var initCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETUID, unix.CAP_SETGID, unix.CAP_SETPCAP, unix.CAP_NET_ADMIN}
 
+// hardKillDelay is how long the init gets to kill and reap the tree when
+// asked, before it is killed itself (which loses a tmpfs run directory).
+const hardKillDelay = 5 * time.Second
+
 // supervisor is the state of one run in the parent.
 type supervisor struct {
 	spec   *Spec
 	rep    *Report
 	dir    *runDir
+	leaf   *cgroupfs.Leaf
+	usage  *cgroupfs.Usage
 	cmd    *exec.Cmd
 	sock   *os.File
+	sockMu sync.Mutex
 	t0     time.Time
 	tStart time.Time // target started
+	cfg    *initConfig
 
 	msgs    chan initMsg
 	started bool
 	exited  *initMsg
 	failed  *initMsg
+
+	outputsDone bool
+	diskUsed    int64
+	diskFull    bool
 
 	timedOut, cancelled bool
 	killTimer           *time.Timer
@@ -82,8 +97,8 @@ func Run(s *Spec) (*Report, error) {
 	}
 	sv.phase("rundir", t)
 
-	if err := sv.spawn(); err != nil {
-		sv.setupFailed("spawn", err.Error(), 125)
+	if stage, err := sv.prepare(); err != nil {
+		sv.setupFailed(stage, err.Error(), 125)
 	} else {
 		sv.loop(sigs)
 	}
@@ -93,6 +108,29 @@ func Run(s *Spec) (*Report, error) {
 
 func (sv *supervisor) phase(name string, since time.Time) {
 	sv.rep.Phases = append(sv.rep.Phases, Phase{Name: name, Where: "supervisor", Micros: time.Since(since).Microseconds()})
+}
+
+// prepare builds the init's config, the cgroup leaf and the init itself.
+func (sv *supervisor) prepare() (string, error) {
+	t := time.Now()
+	cfg, err := sv.initConfig()
+	if err != nil {
+		return "policy", err
+	}
+	sv.cfg = cfg
+	if err := checkSecurity(&cfg.Security); err != nil {
+		return "policy", err
+	}
+	sv.phase("policy", t)
+	t = time.Now()
+	if err := sv.createLeaf(); err != nil {
+		return "cgroup", err
+	}
+	sv.phase("cgroup", t)
+	if err := sv.spawn(); err != nil {
+		return "spawn", err
+	}
+	return "", nil
 }
 
 // spawn starts the init in its new namespaces and sends it its config.
@@ -106,7 +144,6 @@ func (sv *supervisor) spawn() error {
 	defer child.Close()
 	sv.sock = parent
 
-	attr, setgroups := sv.sysProcAttr()
 	sv.cmd = &exec.Cmd{
 		Path:        "/proc/self/exe",
 		Args:        []string{"scidex-jail", initArg},
@@ -115,7 +152,7 @@ func (sv *supervisor) spawn() error {
 		Stdout:      os.Stdout,
 		Stderr:      os.Stderr,
 		ExtraFiles:  []*os.File{child}, // fd 3 = initSyncFD
-		SysProcAttr: attr,
+		SysProcAttr: sv.sysProcAttr(),
 	}
 	if err := sv.cmd.Start(); err != nil {
 		return explainSpawnError(err)
@@ -123,28 +160,45 @@ func (sv *supervisor) spawn() error {
 	sv.phase("spawn", t)
 
 	t = time.Now()
+	if err := sv.enterLeaf(sv.cmd.Process.Pid); err != nil {
+		sv.cmd.Process.Kill()
+		sv.cmd.Wait()
+		return err
+	}
 	go sv.readInit()
-	cfg := sv.initConfig(setgroups)
-	if err := json.NewEncoder(parent).Encode(cfg); err != nil {
+	if err := sv.send(sv.cfg); err != nil {
 		return fmt.Errorf("send config to init: %w", err)
 	}
 	sv.phase("config", t)
 	return nil
 }
 
-func (sv *supervisor) sysProcAttr() (*syscall.SysProcAttr, bool) {
-	var flags uintptr
-	for _, ns := range namespaces {
-		flags |= ns.flag
-	}
-	uid, gid, setgroups := sv.spec.HostUID, sv.spec.HostGID, true
+func (sv *supervisor) send(v any) error {
+	sv.sockMu.Lock()
+	defer sv.sockMu.Unlock()
+	return json.NewEncoder(sv.sock).Encode(v)
+}
+
+func (sv *supervisor) hostIDs() (uid, gid int, setgroups bool) {
 	if os.Geteuid() != 0 {
 		// Rootless: the only uid we may map is our own, and setgroups
 		// must be denied before an unprivileged gid_map write.
-		uid, gid, setgroups = os.Geteuid(), os.Getegid(), false
+		return os.Geteuid(), os.Getegid(), false
 	}
-	return &syscall.SysProcAttr{
-		Cloneflags: flags,
+	return sv.spec.HostUID, sv.spec.HostGID, true
+}
+
+func (sv *supervisor) sysProcAttr() *syscall.SysProcAttr {
+	var flags uintptr
+	for _, ns := range sv.namespaces() {
+		flags |= ns.flag
+	}
+	uid, gid, setgroups := sv.hostIDs()
+	attr := &syscall.SysProcAttr{
+		Cloneflags:                 flags,
+		UidMappings:                []syscall.SysProcIDMap{{ContainerID: InsideUID, HostID: uid, Size: 1}},
+		GidMappings:                []syscall.SysProcIDMap{{ContainerID: InsideUID, HostID: gid, Size: 1}},
+		GidMappingsEnableSetgroups: setgroups,
 		// The init runs as an unmapped uid until it drops to InsideUID:
 		// an execve by a non-root uid would empty its capability sets, so
 		// the ones setup needs cross the exec as ambient capabilities.
@@ -152,40 +206,38 @@ func (sv *supervisor) sysProcAttr() (*syscall.SysProcAttr, bool) {
 		AmbientCaps: initCaps,
 		// Mapped from the start: files the init creates in its tmpfs need
 		// a mapped owner (an unmapped one fails with EOVERFLOW).
-		Credential:                 &syscall.Credential{Uid: InsideUID, Gid: InsideUID, NoSetGroups: !setgroups},
-		UidMappings:                []syscall.SysProcIDMap{{ContainerID: InsideUID, HostID: uid, Size: 1}},
-		GidMappings:                []syscall.SysProcIDMap{{ContainerID: InsideUID, HostID: gid, Size: 1}},
-		GidMappingsEnableSetgroups: setgroups,
+		Credential: &syscall.Credential{Uid: InsideUID, Gid: InsideUID, NoSetGroups: !setgroups},
 		// If the supervisor dies, even of SIGKILL, the kernel kills the
 		// init, and with PID 1 gone, every process of its namespace.
 		Pdeathsig: unix.SIGKILL,
 		// Own process group: a terminal's Ctrl-C reaches the supervisor
 		// only, which forwards it once.
 		Setpgid: true,
-	}, setgroups
+	}
+	if sv.leaf != nil {
+		if fd, ok := sv.leaf.FD(); ok {
+			// cgroup v2: born inside the leaf, never a moment unlimited.
+			attr.UseCgroupFD, attr.CgroupFD = true, fd
+		}
+	}
+	return attr
 }
 
-func (sv *supervisor) initConfig(setgroups bool) *initConfig {
-	s := sv.spec
-	host := "scidex-" + s.ID
-	if len(host) > 64 {
-		host = host[:64]
+func (sv *supervisor) namespaces() []struct {
+	name string
+	flag uintptr
+} {
+	var out []struct {
+		name string
+		flag uintptr
 	}
-	return &initConfig{
-		Command:   s.Command,
-		Env:       s.TargetEnv(),
-		RunDir:    sv.dir.path,
-		Hostname:  host,
-		UID:       InsideUID,
-		GID:       InsideUID,
-		Setgroups: setgroups,
-		Net:       "none",
-		Mounts: mountPlan{
-			System:    hostSystemEntries(),
-			ReadWrite: []string{sv.dir.path},
-			ShmBytes:  64 << 20,
-		},
+	for _, ns := range namespaces {
+		if ns.name == "net" && sv.spec.Net == NetHost {
+			continue
+		}
+		out = append(out, ns)
 	}
+	return out
 }
 
 func explainSpawnError(err error) error {
@@ -242,7 +294,9 @@ func (sv *supervisor) loop(sigs chan os.Signal) {
 				sv.stop(s.(syscall.Signal))
 				continue
 			}
-			sv.cmd.Process.Signal(s)
+			if sv.started {
+				sv.cmd.Process.Signal(s)
+			}
 		}
 	}
 	if sv.killTimer != nil {
@@ -251,18 +305,27 @@ func (sv *supervisor) loop(sigs chan os.Signal) {
 	sv.sock.Close()
 }
 
-// stop asks the target to end (the init forwards sig) and arms the kill
-// that ends the whole tree after the grace period. Before the init has
-// reported the target started, the signal is held and sent on "started":
-// an init still in setup has no handler yet and would drop it.
+// stop asks the target to end (the init forwards sig) and arms the kill of
+// the whole tree after the grace period. Before the init has reported the
+// target started, the signal is held and sent on "started": an init still
+// in setup has no handler yet and would drop it.
 func (sv *supervisor) stop(sig syscall.Signal) {
 	sv.pendingSig = sig
 	if sv.started {
 		sv.cmd.Process.Signal(sig)
 	}
 	if sv.killTimer == nil {
-		sv.killTimer = time.AfterFunc(sv.spec.Grace, func() { sv.cmd.Process.Kill() })
+		sv.killTimer = time.AfterFunc(sv.spec.Grace, sv.killTree)
 	}
+}
+
+// killTree has the init SIGKILL every other process of the namespace, so it
+// can still report and the run directory can still be read; if it does not
+// manage, the init itself is killed, and the kernel ends the namespace.
+func (sv *supervisor) killTree() {
+	sv.send(supervisorMsg{Kind: "kill"})
+	// Process.Kill goes through a pidfd: harmless once the init is gone.
+	time.AfterFunc(hardKillDelay, func() { sv.cmd.Process.Kill() })
 }
 
 func (sv *supervisor) handle(m initMsg) {
@@ -282,6 +345,11 @@ func (sv *supervisor) handle(m initMsg) {
 		}
 	case "exited":
 		sv.exited = &m
+		sv.rep.WallSeconds = time.Since(sv.tStart).Seconds()
+		// The init waits, with the namespace emptied, until we have read
+		// the run directory through its root; then it may go.
+		sv.readOutputs(fmt.Sprintf("/proc/%d/root%s", sv.cmd.Process.Pid, sv.dir.path))
+		unix.Shutdown(int(sv.sock.Fd()), unix.SHUT_WR)
 	}
 }
 

@@ -1,0 +1,216 @@
+package bench
+
+import (
+	"bytes"
+	"fmt"
+	"os/exec"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+)
+
+func BenchmarkConcurrent50(b *testing.B)  { benchConcurrent(b, 50) }
+func BenchmarkConcurrent200(b *testing.B) { benchConcurrent(b, 200) }
+
+// benchConcurrent starts n jails of `sleep 0.5` at once, then n bwrap
+// sandboxes of the same (in alternating order per op, so neither always
+// runs on a warmer machine), and checks that every jail succeeded and left
+// nothing behind.
+func benchConcurrent(b *testing.B, n int) {
+	bwrap, err := exec.LookPath("bwrap")
+	if err != nil {
+		b.Fatal(errNoBwrap)
+	}
+	d := newDirs(b)
+	var jail, peer batchStats
+	for i := range b.N {
+		runJail := func() {
+			st, err := jailBatch(d, n)
+			if err != nil {
+				b.Fatal(err)
+			}
+			jail.add(st)
+		}
+		runPeer := func() {
+			st, err := bwrapBatch(bwrap, n)
+			if err != nil {
+				b.Fatal(err)
+			}
+			peer.add(st)
+		}
+		if i%2 == 0 {
+			runJail()
+			runPeer()
+		} else {
+			runPeer()
+			runJail()
+		}
+	}
+	jail.report(b, "jail")
+	peer.report(b, "bwrap")
+	b.ReportMetric(jail.meanWall()/peer.meanWall(), "wall-x-bwrap")
+}
+
+// sleepMarker is a `sleep` argument of about 0.5 s that is unique to one
+// batch, so the host's process table can be searched for leftovers: GNU
+// sleep reads fractional seconds.
+func sleepMarker() string {
+	return fmt.Sprintf("0.50000%09d", time.Now().UnixNano()%1e9)
+}
+
+// batch is the outcome of n runs started at once.
+type batch struct {
+	Wall      time.Duration
+	Latencies []time.Duration
+}
+
+// launch runs start(0..n-1) at the same moment (as far as fork allows: Go
+// serialises forks), each followed by the wait it returns, and times each
+// run and the whole. The first failure is returned after all have ended.
+func launch(n int, start func(i int) (wait func() error, err error)) (batch, error) {
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+		bt    = batch{Latencies: make([]time.Duration, n)}
+		gate  = make(chan struct{})
+	)
+	fail := func(err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if first == nil {
+			first = err
+		}
+	}
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-gate
+			t := time.Now()
+			wait, err := start(i)
+			if err == nil {
+				err = wait()
+			}
+			bt.Latencies[i] = time.Since(t)
+			if err != nil {
+				fail(err)
+			}
+		}()
+	}
+	t := time.Now()
+	close(gate)
+	wg.Wait()
+	bt.Wall = time.Since(t)
+	return bt, first
+}
+
+func jailBatch(d dirs, n int) (batch, error) {
+	before, err := snapshot(d.TmpRoot)
+	if err != nil {
+		return batch{}, err
+	}
+	marker := sleepMarker()
+	bt, err := launch(n, func(i int) (func() error, error) {
+		j := newJailCmd(d, newID("c"), nil, "/usr/bin/sleep", marker)
+		if err := j.Cmd.Start(); err != nil {
+			return nil, fmt.Errorf("start jail %s: %w", j.ID, err)
+		}
+		return func() error {
+			_, err := j.Finish(j.Cmd.Wait(), "")
+			return err
+		}, nil
+	})
+	if err != nil {
+		return bt, fmt.Errorf("%d jails at once: %w", n, err)
+	}
+	// Every supervisor has been waited for, and a supervisor returns only
+	// after its init, whose exit (PID 1 of its namespace) the kernel
+	// completes only once every process of the namespace is gone: nothing
+	// may carry the marker any more.
+	after, err := snapshot(d.TmpRoot)
+	if err != nil {
+		return bt, err
+	}
+	left := leaks(before, after)
+	if pids := processesWith(marker); len(pids) > 0 {
+		left = append(left, fmt.Sprintf("processes still running with marker %s: pids %v", marker, pids))
+	}
+	if len(left) > 0 {
+		return bt, fmt.Errorf("%d jails at once leaked:\n%s", n, joinLines(left))
+	}
+	return bt, nil
+}
+
+func bwrapBatch(bwrap string, n int) (batch, error) {
+	marker := sleepMarker()
+	bt, err := launch(n, func(i int) (func() error, error) {
+		c := exec.Command(bwrap, bwrapArgs("/usr/bin/sleep", marker)...)
+		var stderr bytes.Buffer
+		c.Stderr = &stderr
+		if err := c.Start(); err != nil {
+			return nil, fmt.Errorf("start bwrap: %w", err)
+		}
+		return func() error {
+			if err := c.Wait(); err != nil {
+				return fmt.Errorf("bwrap sleep: %w: %s", err, stderr.String())
+			}
+			return nil
+		}, nil
+	})
+	if err != nil {
+		return bt, fmt.Errorf("%d bwraps at once: %w", n, err)
+	}
+	return bt, nil
+}
+
+// batchStats pools the batches of all ops.
+type batchStats struct {
+	walls     []time.Duration
+	latencies []time.Duration
+}
+
+func (s *batchStats) add(b batch) {
+	s.walls = append(s.walls, b.Wall)
+	s.latencies = append(s.latencies, b.Latencies...)
+}
+
+func (s *batchStats) meanWall() float64 {
+	var sum time.Duration
+	for _, w := range s.walls {
+		sum += w
+	}
+	return ms(sum) / float64(len(s.walls))
+}
+
+func (s *batchStats) report(b *testing.B, who string) {
+	b.ReportMetric(s.meanWall(), who+"-wall-ms/op")
+	b.ReportMetric(ms(percentile(s.latencies, 50)), who+"-p50-ms")
+	b.ReportMetric(ms(percentile(s.latencies, 95)), who+"-p95-ms")
+}
+
+// percentile is the nearest-rank percentile p (0 < p <= 100) of ds; 0 for
+// none.
+func percentile(ds []time.Duration, p int) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	rank := (p*len(s) + 99) / 100 // ceil(p/100 * n)
+	if rank < 1 {
+		rank = 1
+	}
+	return s[rank-1]
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func joinLines(ss []string) string {
+	out := ""
+	for _, s := range ss {
+		out += "  " + s + "\n"
+	}
+	return out
+}

@@ -1,0 +1,51 @@
+// Package bench measures what the jail itself costs: the startup of one run,
+// each of its setup phases, many runs at once, and the memory of the
+// supervisor and of the init. It has no API; everything is in its
+// benchmarks and in compare.sh.
+//
+// The jail wraps many short analyses, so a millisecond per run matters. The
+// kernel's own cost for the seven namespaces is well under a millisecond and
+// a Go re-exec about one; bubblewrap with --unshare-all is the bar to stay
+// near (targets: a whole run of /usr/bin/true at most 1.25x bwrap's median;
+// overhead on python3 -c pass no larger than bwrap's; 200 runs at once all
+// succeed within 1.3x bwrap's wall time).
+//
+// What the Go benchmarks measure, each through the real binary (built once
+// by TestMain with CGO_ENABLED=0 into a 0755 temp dir, or taken from
+// $SCIDEX_JAIL_BIN):
+//
+//   - BenchmarkRunTrue, BenchmarkRunPythonPass: one whole
+//     `scidex-jail run -- /usr/bin/true` (or `/usr/bin/python3 -c pass`) per
+//     op. ns/op is the caller's wall time; "<phase>-us/op" is each phase of
+//     the report ("mounts-us/op", "spawn-us/op", ...) as the mean over b.N.
+//     Sub-benchmarks: "all" (every layer on) and, when the binary has the
+//     flags, "no-landlock", "no-seccomp", "no-cgroup" (--unsafe-disable) and
+//     "net-loopback", "net-host" (--net). Without them the rows are left out
+//     and the log says why.
+//   - BenchmarkConcurrent50, BenchmarkConcurrent200: 50 or 200 jails of
+//     `sleep 0.5` started at once, then as many bubblewrap sandboxes of the
+//     same. Reports the wall time of each batch, per-run latency (p50, p95)
+//     and the jail/bwrap wall ratio. Fails if a run failed or anything
+//     leaked: a run directory left in the tmp-root, a process carrying the
+//     run's marker, a new mount in /proc/self/mountinfo, a new scidex-*
+//     cgroup below this process's cgroups.
+//   - BenchmarkMemory: resident memory (VmRSS, VmHWM, RssAnon, in kB) of the
+//     supervisor and of the init while the target runs. The init's memory
+//     counts against the analysis' own budget.
+//
+// compare.sh times bare exec, unshare, bubblewrap and the jail (every layer
+// on, then each off) side by side with hyperfine and prints medians and
+// ratios to bwrap.
+//
+// Needs: root, Linux with user namespaces, bubblewrap (apt-get install
+// bubblewrap) for the concurrency comparison, python3 at /usr/bin/python3,
+// and hyperfine for compare.sh.
+//
+// Usage:
+//
+//	go test -run '^$' -bench . -benchtime 1x ./bench/    # CI smoke: each once
+//	make bench                                            # -benchtime 200x
+//	SCIDEX_JAIL_BIN=$PWD/bin/scidex-jail go test -run '^$' -bench RunTrue ./bench/
+//	make bench-compare                                    # bench/compare.sh bin/scidex-jail
+//	PIN=1 bench/compare.sh bin/scidex-jail                # all on CPU 0 (taskset -c 0)
+package bench

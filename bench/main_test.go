@@ -1,0 +1,233 @@
+package bench
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// jailBin is the binary under test; features is what its help advertises.
+var (
+	jailBin  string
+	features binFeatures
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(benchMain(m))
+}
+
+func benchMain(m *testing.M) int {
+	cleanup, err := setupBinary()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 2
+	}
+	defer cleanup()
+	return m.Run()
+}
+
+// setupBinary builds the jail, or takes $SCIDEX_JAIL_BIN (what `make bench`
+// just built, or a binary from another tree), and reads its help.
+func setupBinary() (func(), error) {
+	cleanup := func() {}
+	if p := os.Getenv("SCIDEX_JAIL_BIN"); p != "" {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return cleanup, fmt.Errorf("SCIDEX_JAIL_BIN %q: %w", p, err)
+		}
+		jailBin = abs
+	} else {
+		// 0755: the init re-executes the binary as the analysis' uid,
+		// which must be able to reach it.
+		dir, err := os.MkdirTemp("", "scidex-bench-bin-")
+		if err != nil {
+			return cleanup, fmt.Errorf("make build dir: %w", err)
+		}
+		cleanup = func() { os.RemoveAll(dir) }
+		if err := os.Chmod(dir, 0o755); err != nil {
+			return cleanup, fmt.Errorf("chmod build dir %s: %w", dir, err)
+		}
+		jailBin = filepath.Join(dir, "scidex-jail")
+		build := exec.Command("go", "build", "-trimpath", "-o", jailBin, "../cmd/scidex-jail")
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := build.CombinedOutput(); err != nil {
+			return cleanup, fmt.Errorf("build scidex-jail: %w\n%s", err, out)
+		}
+	}
+	help, err := exec.Command(jailBin, "run", "--help").CombinedOutput()
+	if err != nil {
+		return cleanup, fmt.Errorf("%s run --help: %w\n%s", jailBin, err, help)
+	}
+	features = parseFeatures(string(help))
+	_, notes := variants(features)
+	for _, n := range notes {
+		// Printed here: a benchmark's own log shows only when it fails.
+		fmt.Fprintln(os.Stderr, "bench:", n)
+	}
+	return cleanup, nil
+}
+
+// binFeatures are the benchmark switches the binary has. The layers are
+// being added one by one; a binary without a flag still benchmarks, without
+// those rows.
+type binFeatures struct {
+	UnsafeDisable bool // --unsafe-disable landlock|seccomp|cgroup
+	Net           bool // --net none|loopback|host
+}
+
+var netFlag = regexp.MustCompile(`--net\b`)
+
+func parseFeatures(help string) binFeatures {
+	return binFeatures{
+		UnsafeDisable: strings.Contains(help, "--unsafe-disable"),
+		Net:           netFlag.MatchString(help),
+	}
+}
+
+// variant is one configuration of the jail to benchmark.
+type variant struct {
+	Name  string
+	Args  []string // extra flags for `run`
+	Layer string   // the layer turned off, to check the report says so
+}
+
+// layers are what --unsafe-disable can turn off.
+var layers = []string{"landlock", "seccomp", "cgroup"}
+
+// variants lists "all" and then whatever the binary can switch off, with a
+// note for what it cannot.
+func variants(f binFeatures) (vs []variant, notes []string) {
+	vs = append(vs, variant{Name: "all"})
+	if f.UnsafeDisable {
+		for _, l := range layers {
+			vs = append(vs, variant{Name: "no-" + l, Args: []string{"--unsafe-disable", l}, Layer: l})
+		}
+	} else {
+		notes = append(notes, "per-layer rows left out: this scidex-jail has no --unsafe-disable flag (run --help)")
+	}
+	if f.Net {
+		for _, m := range []string{"loopback", "host"} {
+			vs = append(vs, variant{Name: "net-" + m, Args: []string{"--net", m}})
+		}
+	} else {
+		notes = append(notes, "network-mode rows left out: this scidex-jail has no --net flag (run --help)")
+	}
+	return vs, notes
+}
+
+// report is the part of the jail's JSON report the benchmarks read.
+type report struct {
+	Status   string    `json:"status"`
+	ExitCode int       `json:"exit_code"`
+	Started  time.Time `json:"started_at"` // the supervisor's first clock reading
+	Enforced struct {
+		Degraded []string `json:"degraded"`
+	} `json:"enforced"`
+	Phases []struct {
+		Name   string `json:"name"`
+		Where  string `json:"where"`
+		Micros int64  `json:"us"`
+	} `json:"phases"`
+	CompletionNotes string `json:"completion_notes"`
+}
+
+// dirs is a tmp-root and a report directory for one benchmark.
+type dirs struct {
+	TmpRoot, Reports string
+}
+
+// newDirs makes a 0755 tmp-root (the analysis uid must traverse it, as it
+// does /tmp) and a separate report directory, so that the tmp-root holds
+// run directories only.
+func newDirs(tb testing.TB) dirs {
+	tb.Helper()
+	var d dirs
+	for _, p := range []*string{&d.TmpRoot, &d.Reports} {
+		dir, err := os.MkdirTemp("", "scidex-bench-")
+		if err != nil {
+			tb.Fatal(err)
+		}
+		tb.Cleanup(func() { os.RemoveAll(dir) })
+		if err := os.Chmod(dir, 0o755); err != nil {
+			tb.Fatal(err)
+		}
+		*p = dir
+	}
+	return d
+}
+
+var idSeq atomic.Int64
+
+// newID is unique within this process; runs of different processes use
+// different tmp-roots.
+func newID(prefix string) string { return fmt.Sprintf("%s-%d", prefix, idSeq.Add(1)) }
+
+// jailCmd is one `scidex-jail run` ready to start; Finish reads its report.
+type jailCmd struct {
+	Cmd    *exec.Cmd
+	ID     string
+	report string
+	stderr bytes.Buffer
+}
+
+func newJailCmd(d dirs, id string, extra []string, command ...string) *jailCmd {
+	j := &jailCmd{ID: id, report: filepath.Join(d.Reports, id+".json")}
+	args := []string{"run", "--id", id, "--tmp-root", d.TmpRoot, "--report", j.report, "--timeout", "5m"}
+	args = append(append(args, extra...), "--")
+	j.Cmd = exec.Command(jailBin, append(args, command...)...)
+	j.Cmd.Stderr = &j.stderr
+	return j
+}
+
+// Finish checks a finished run (err is what Run or Wait returned): it must
+// have exited 0 with status ok, and with layer disabled, say so in the
+// report.
+func (j *jailCmd) Finish(runErr error, layer string) (*report, error) {
+	b, err := os.ReadFile(j.report)
+	os.Remove(j.report)
+	if runErr != nil {
+		return nil, fmt.Errorf("run %s: %w\nstderr: %s", j.ID, runErr, j.stderr.String())
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read report of %s: %w", j.ID, err)
+	}
+	r := &report{}
+	if err := json.Unmarshal(b, r); err != nil {
+		return nil, fmt.Errorf("decode report of %s: %w\n%s", j.ID, err, b)
+	}
+	if r.Status != "ok" || r.ExitCode != 0 {
+		return r, fmt.Errorf("run %s: status, exit = %s, %d, want ok, 0: %s", j.ID, r.Status, r.ExitCode, r.CompletionNotes)
+	}
+	if layer != "" && !strings.Contains(strings.Join(r.Enforced.Degraded, " "), layer) {
+		return r, fmt.Errorf("run %s with --unsafe-disable %s: enforced.degraded = %q, want it to name %s", j.ID, layer, r.Enforced.Degraded, layer)
+	}
+	return r, nil
+}
+
+// errNoBwrap says what to install for the peer comparison.
+var errNoBwrap = errors.New("bwrap not found: install bubblewrap (apt-get install -y bubblewrap); .ci/deps does")
+
+// bwrapArgs is the peer's sandbox with the same shape as the jail's: every
+// namespace, read-only /usr and the merged-/usr links, fresh /proc, /dev and
+// /tmp.
+func bwrapArgs(command ...string) []string {
+	args := []string{"--unshare-all", "--die-with-parent", "--ro-bind", "/usr", "/usr"}
+	for _, l := range []string{"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"} {
+		if t, err := os.Readlink(l); err == nil {
+			args = append(args, "--symlink", t, l)
+		} else if fi, err := os.Stat(l); err == nil && fi.IsDir() {
+			args = append(args, "--ro-bind", l, l)
+		}
+	}
+	args = append(args, "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--")
+	return append(args, command...)
+}

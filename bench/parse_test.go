@@ -1,0 +1,198 @@
+package bench
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseFeatures(t *testing.T) {
+	tests := []struct {
+		name string
+		help string
+		want binFeatures
+	}{
+		{"neither", "  --timeout=30m  Wall-clock budget\n  --network-ish", binFeatures{}},
+		{"both", "  --unsafe-disable=LAYER,...\n  --net=\"none\"  Network mode", binFeatures{UnsafeDisable: true, Net: true}},
+		{"net only", "      --net=MODE\n", binFeatures{Net: true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := parseFeatures(tt.help); got != tt.want {
+				t.Errorf("parseFeatures(%q) = %+v, want %+v", tt.help, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseStatusKB(t *testing.T) {
+	tests := []struct {
+		name   string
+		status string
+		want   map[string]int64
+	}{
+		{"kernel 6.x", "Name:\tscidex-jail\nVmHWM:\t    5120 kB\nVmRSS:\t    4800 kB\nRssAnon:\t    1200 kB\nThreads:\t5\n",
+			map[string]int64{"VmHWM": 5120, "VmRSS": 4800, "RssAnon": 1200}},
+		{"no kB lines", "Name:\tx\nPid:\t1\n", map[string]int64{}},
+		{"garbage", "VmRSS:\tlots kB\n:\n", map[string]int64{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := parseStatusKB(tt.status); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("parseStatusKB(%q) = %v, want %v", tt.status, got, tt.want)
+			}
+		})
+	}
+}
+
+// hybridMountinfo is this project's development hosts: v1 controllers plus
+// a cgroup2 mount holding nothing.
+const hybridMountinfo = `31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755
+32 31 0:29 / /sys/fs/cgroup/cpu,cpuacct rw,relatime - cgroup cgroup rw,cpu,cpuacct
+35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory
+40 31 0:37 / /sys/fs/cgroup/systemd rw,relatime shared:9 - cgroup cgroup rw,name=systemd
+41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw
+`
+
+func TestCgroupDirs(t *testing.T) {
+	tests := []struct {
+		name       string
+		mountinfo  string
+		procCgroup string
+		want       []string
+	}{
+		{"hybrid", hybridMountinfo,
+			"9:name=systemd:/\n4:memory:/process_api/65f2\n1:cpu,cpuacct:/\n0::/\n",
+			[]string{"/sys/fs/cgroup/systemd", "/sys/fs/cgroup/memory/process_api/65f2", "/sys/fs/cgroup/cpu,cpuacct", "/sys/fs/cgroup/unified"}},
+		{"v2 only", "30 23 0:26 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw,nsdelegate\n",
+			"0::/system.slice/runner.service\n",
+			[]string{"/sys/fs/cgroup/system.slice/runner.service"}},
+		{"container: mount root below ours", "30 23 0:26 /kubepods/pod1 /sys/fs/cgroup ro - cgroup2 cgroup2 rw\n",
+			"0::/kubepods/pod1/c1\n",
+			[]string{"/sys/fs/cgroup/c1"}},
+		{"our cgroup outside the mounted root", "30 23 0:26 /a /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n",
+			"0::/b\n", nil},
+		{"controller not mounted", hybridMountinfo, "8:pids:/\n", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := cgroupDirs(tt.procCgroup, parseCgroupMounts(tt.mountinfo))
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("cgroupDirs(%q) = %q, want %q", tt.procCgroup, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestLeaks(t *testing.T) {
+	base := hostState{Mounts: []string{"m1"}, Cgroups: []string{"/sys/fs/cgroup/x/scidex-old"}}
+	tests := []struct {
+		name  string
+		after hostState
+		want  []string
+	}{
+		{"clean", base, nil},
+		{"everything", hostState{RunDirs: []string{"scidex-analysis-c-1"}, Mounts: []string{"m1", "m2"},
+			Cgroups: []string{"/sys/fs/cgroup/x/scidex-old", "/sys/fs/cgroup/x/scidex-c-1"}},
+			[]string{"run directory left in the tmp-root: scidex-analysis-c-1", "new mount: m2", "cgroup left: /sys/fs/cgroup/x/scidex-c-1"}},
+		{"a mount gone is no leak", hostState{}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := leaks(base, tt.after); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("leaks(%+v) = %q, want %q", tt.after, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestPercentile(t *testing.T) {
+	ds := func(ms ...int) []time.Duration {
+		var out []time.Duration
+		for _, m := range ms {
+			out = append(out, time.Duration(m)*time.Millisecond)
+		}
+		return out
+	}
+	tests := []struct {
+		name string
+		in   []time.Duration
+		p    int
+		want time.Duration
+	}{
+		{"empty", nil, 50, 0},
+		{"one", ds(7), 95, 7 * time.Millisecond},
+		{"median of odd, unsorted", ds(5, 1, 3), 50, 3 * time.Millisecond},
+		{"p95 of 20", ds(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20), 95, 19 * time.Millisecond},
+		{"p100", ds(4, 9, 2), 100, 9 * time.Millisecond},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := percentile(tt.in, tt.p); got != tt.want {
+				t.Errorf("percentile(%v, %d) = %v, want %v", tt.in, tt.p, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestMetricUnit(t *testing.T) {
+	tests := []struct{ name, in, want string }{
+		{"plain", "mounts", "mounts-us/op"},
+		{"plus", "outputs+cleanup", "outputs+cleanup-us/op"},
+		{"space and slash", "a b/c", "a_b_c-us/op"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := metricUnit(tt.in, "us"); got != tt.want {
+				t.Errorf("metricUnit(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+// The parsers read what the kernel hands us; they must not panic on any of
+// it.
+func FuzzParseCgroupMounts(f *testing.F) {
+	f.Add(hybridMountinfo, "4:memory:/a\n0::/\n")
+	f.Add("1 2 3 4 5 - cgroup", "::")
+	f.Fuzz(func(t *testing.T, mountinfo, procCgroup string) {
+		cgroupDirs(procCgroup, parseCgroupMounts(mountinfo))
+	})
+}
+
+func FuzzParseStatusKB(f *testing.F) {
+	f.Add("VmRSS:\t  4800 kB\n")
+	f.Fuzz(func(t *testing.T, status string) {
+		parseStatusKB(status)
+	})
+}
+
+func TestVariants(t *testing.T) {
+	names := func(vs []variant) []string {
+		var out []string
+		for _, v := range vs {
+			out = append(out, v.Name+" "+strings.Join(v.Args, " "))
+		}
+		return out
+	}
+	tests := []struct {
+		name      string
+		f         binFeatures
+		want      []string
+		wantNotes int
+	}{
+		{"no flags", binFeatures{}, []string{"all "}, 2},
+		{"both", binFeatures{UnsafeDisable: true, Net: true}, []string{"all ",
+			"no-landlock --unsafe-disable landlock", "no-seccomp --unsafe-disable seccomp", "no-cgroup --unsafe-disable cgroup",
+			"net-loopback --net loopback", "net-host --net host"}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			vs, notes := variants(tt.f)
+			if got := names(vs); !reflect.DeepEqual(got, tt.want) || len(notes) != tt.wantNotes {
+				t.Errorf("variants(%+v) = %q, %d notes, want %q, %d notes", tt.f, got, len(notes), tt.want, tt.wantNotes)
+			}
+		})
+	}
+}

@@ -1,0 +1,68 @@
+package jail
+
+import (
+	"fmt"
+
+	"github.com/scidex/scidex-jail/cgroupfs"
+)
+
+// createLeaf makes the run's cgroup leaf with its limits written, before
+// the init exists. nil when the caller disabled the cgroup layer.
+func (sv *supervisor) createLeaf() error {
+	s := sv.spec
+	if s.disabled("cgroup") {
+		return nil
+	}
+	leaf, err := cgroupfs.Create(cgroupfs.Config{
+		Parent: s.CgroupParent,
+		Name:   "scidex-" + s.ID + "-" + randomSuffix(),
+		Limits: cgroupfs.Limits{
+			MemoryBytes: s.Resources.MemoryBytes,
+			SwapBytes:   s.Resources.SwapBytes,
+			CPUs:        s.Resources.CPUs,
+			PIDs:        s.Resources.PIDs,
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("create cgroup leaf: %w", err)
+	}
+	sv.leaf = leaf
+	sv.rep.Enforced.Cgroup = &CgroupReport{Version: leaf.Version(), Paths: leaf.Paths(), Written: leaf.Written()}
+	return nil
+}
+
+// enterLeaf puts the init into the leaf on cgroup v1, where it cannot be
+// born there. The init blocks on its config until after this.
+func (sv *supervisor) enterLeaf(pid int) error {
+	if sv.leaf == nil {
+		return nil
+	}
+	if _, ok := sv.leaf.FD(); ok {
+		return nil // born inside with CLONE_INTO_CGROUP
+	}
+	if err := sv.leaf.AddProcess(pid); err != nil {
+		return fmt.Errorf("move the init into its cgroup leaf: %w", err)
+	}
+	return nil
+}
+
+// closeLeaf reads the usage, kills whatever is left and removes the leaf.
+func (sv *supervisor) closeLeaf() {
+	if sv.leaf == nil {
+		return
+	}
+	if u, err := sv.leaf.Usage(); err == nil {
+		sv.usage = &u
+		sv.rep.Enforced.Cgroup.Usage = &CgroupUsage{
+			PeakMemoryBytes: u.PeakMemoryBytes, OOMKills: u.OOMKills, MemoryLimitHits: u.MemoryLimitHits,
+			PIDsLimitHits: u.PIDsLimitHits, CPUUsageUsec: u.CPUUsageUsec, CPUUserUsec: u.CPUUserUsec,
+			CPUSystemUsec: u.CPUSystemUsec, NrPeriods: u.NrPeriods, NrThrottled: u.NrThrottled, ThrottledUsec: u.ThrottledUsec,
+		}
+	} else {
+		sv.rep.Warnings = append(sv.rep.Warnings, fmt.Sprintf("read cgroup usage: %v", err))
+	}
+	if err := sv.leaf.Remove(); err != nil {
+		sv.rep.Warnings = append(sv.rep.Warnings, fmt.Sprintf("remove cgroup leaf: %v", err))
+	}
+	sv.leaf = nil
+}

@@ -1,0 +1,125 @@
+package jail
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// initConfig turns the spec into the init's instructions: the mount view,
+// the Landlock and seccomp policies, the target's argv and environment.
+func (sv *supervisor) initConfig() (*initConfig, error) {
+	s := sv.spec
+	var ro []string
+	for _, d := range s.DataDirs {
+		p := filepath.Join(s.Root, d)
+		if fi, err := os.Stat(p); err != nil || !fi.IsDir() {
+			sv.rep.Warnings = append(sv.rep.Warnings, fmt.Sprintf("%s/ not found under --root %s: not mounted", d, s.Root))
+			continue
+		}
+		ro = append(ro, p)
+	}
+	ro = append(ro, s.ReadOnly...)
+	rw := s.ReadWrite
+	host := "scidex-" + s.ID
+	if len(host) > 64 {
+		host = host[:64]
+	}
+	_, _, setgroups := sv.hostIDs()
+	cfg := &initConfig{
+		Command:   s.Command,
+		Env:       s.TargetEnv(),
+		RunDir:    sv.dir.path,
+		Hostname:  host,
+		UID:       InsideUID,
+		GID:       InsideUID,
+		Setgroups: setgroups,
+		Net:       string(s.Net),
+		Mounts: mountPlan{
+			System:      hostSystemEntries(),
+			ReadOnly:    ro,
+			ReadWrite:   rw,
+			RunDir:      sv.dir.path,
+			RunDirBytes: s.DiskBytes,
+			ShmBytes:    s.ShmBytes,
+		},
+		Security: securityConfig{
+			Landlock: sv.landlockPolicy(ro, rw),
+			Seccomp:  sv.seccompPolicy(),
+		},
+	}
+	if cfg.Mounts.ShmBytes == 0 {
+		cfg.Mounts.ShmBytes = 64 << 20
+	}
+	m := &sv.rep.Enforced.Mounts
+	m.ReadOnly, m.ReadWrite, m.ShmBytes = ro, rw, cfg.Mounts.ShmBytes
+	for _, e := range cfg.Mounts.System {
+		m.System = append(m.System, e.Path)
+	}
+	m.RunDir = "bound from the host (no disk budget)"
+	if s.DiskBytes > 0 {
+		m.RunDir = fmt.Sprintf("tmpfs of %d bytes (disk budget)", s.DiskBytes)
+	}
+	return cfg, nil
+}
+
+// readOutputs lists (and collects, and with --keep copies to the host) the
+// run directory as the init still sees it: for a tmpfs run directory this
+// is the only place it exists.
+func (sv *supervisor) readOutputs(view string) {
+	r := sv.rep
+	outs, err := listOutputs(view)
+	r.Outputs = outs
+	if err != nil {
+		r.Warnings = append(r.Warnings, err.Error())
+		return
+	}
+	sv.outputsDone = true
+	if sv.spec.DiskBytes > 0 {
+		var st unix.Statfs_t
+		if err := unix.Statfs(view, &st); err == nil {
+			sv.diskUsed = int64(st.Blocks-st.Bfree) * st.Bsize
+			// Full when less than a page is left: the next write of any
+			// size would have failed.
+			sv.diskFull = int64(st.Bavail)*st.Bsize < 4096
+			r.DiskUsedBytes = sv.diskUsed
+		}
+		if sv.spec.Keep {
+			if err := collect(view, sv.dir.path, outs); err != nil {
+				r.Warnings = append(r.Warnings, "keep: "+err.Error())
+			}
+		}
+	}
+	if sv.spec.Collect != "" {
+		if err := collect(view, sv.spec.Collect, outs); err != nil {
+			r.Warnings = append(r.Warnings, err.Error())
+		} else {
+			r.CollectedTo = sv.spec.Collect
+		}
+	}
+}
+
+// blasThreads caps the thread pools of BLAS and OpenMP at the CPU quota,
+// unless the caller chose: more threads than CPUs only thrash under a
+// quota, and each one counts against the PID limit.
+func blasThreads(env []string, cpus float64) []string {
+	if cpus <= 0 {
+		return env
+	}
+	n := fmt.Sprint(int(cpus + 0.999))
+	for _, k := range []string{"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"} {
+		set := false
+		for _, kv := range env {
+			if strings.HasPrefix(kv, k+"=") {
+				set = true
+			}
+		}
+		if !set {
+			env = append(env, k+"="+n)
+		}
+	}
+	return env
+}
