@@ -21,8 +21,9 @@ const exitSetup = 125
 var version = "dev"
 
 type cli struct {
-	Run     runCmd     `cmd:"" help:"Run a command as an analysis inside the jail."`
-	Version versionCmd `cmd:"" help:"Print the version."`
+	Run      runCmd      `cmd:"" help:"Run a command as an analysis inside the jail."`
+	Profiles profilesCmd `cmd:"" help:"Print the effective profiles (built-in and from the profiles file)."`
+	Version  versionCmd  `cmd:"" help:"Print the version."`
 }
 
 type versionCmd struct{}

@@ -4,22 +4,46 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/scidex/scidex-jail/jail"
 )
 
+// runCmd is `scidex-jail run`. Limits left empty come from the profile.
 type runCmd struct {
-	ID      string        `name:"id" required:"" help:"Analysis ID: letters, digits, '.', '_', '-' (at most 128). The run directory is <tmp-root>/scidex-analysis-<ID>."`
-	Report  string        `name:"report" placeholder:"FILE" help:"Write the JSON report to FILE (atomically). Without it the report goes nowhere; the one-line summary still goes to stderr."`
-	Timeout time.Duration `name:"timeout" default:"30m" help:"Wall-clock budget (e.g. 90s, 30m, 1.5s; 0 = none). On expiry the analysis gets SIGTERM, then after --grace every process is killed."`
-	Grace   time.Duration `name:"grace" default:"5s" help:"Time between SIGTERM and SIGKILL on timeout or cancel."`
-	Keep    bool          `name:"keep" help:"Keep the run directory afterwards (default: removed)."`
-	Collect string        `name:"collect" placeholder:"DIR" help:"Copy the regular files of the run directory to DIR before it is removed (links are never followed)."`
-	TmpRoot string        `name:"tmp-root" default:"/tmp" placeholder:"DIR" help:"Absolute directory that holds the run directory."`
-	Env     []string      `name:"env" placeholder:"K=V" help:"Set an environment variable for the analysis (repeatable). The host's environment is not passed in."`
-	UID     int           `name:"uid" default:"65534" help:"Host uid the analysis runs as when scidex-jail runs as root (never 0)."`
-	GID     int           `name:"gid" default:"65534" help:"Host gid the analysis runs as when scidex-jail runs as root (never 0)."`
+	ID      string `name:"id" required:"" help:"Analysis ID: letters, digits, '.', '_', '-' (at most 128). The run directory is <tmp-root>/scidex-analysis-<ID>."`
+	Profile string `name:"profile" short:"p" default:"default" help:"Profile of limits and permissions: default, notebook, post_process, tool, or one from the profiles file (see 'scidex-jail profiles')."`
+	Config  string `name:"config" placeholder:"FILE" help:"Profiles file (JSON). Default: /etc/scidex-jail/profiles.json when it exists."`
+	Report  string `name:"report" placeholder:"FILE" help:"Write the JSON report to FILE (atomically). The one-line summary always goes to stderr."`
+
+	Timeout string `name:"timeout" placeholder:"DUR" help:"Wall-clock budget, e.g. 90s, 30m, 1.5s (0 = none). On expiry: SIGTERM, then after --grace every process is killed."`
+	Grace   string `name:"grace" placeholder:"DUR" help:"Time between SIGTERM and SIGKILL on timeout or cancel."`
+	Memory  string `name:"memory" placeholder:"SIZE" help:"Memory limit of the run's cgroup, e.g. 512M, 2G (binary units; 0 = none). The run directory's tmpfs counts toward it."`
+	Swap    string `name:"swap" placeholder:"SIZE" help:"Swap the run may use (default 0)."`
+	CPUs    string `name:"cpus" placeholder:"N" help:"CPU quota in CPUs, e.g. 0.5 or 2 (0 = none)."`
+	PIDs    string `name:"pids" placeholder:"N" help:"Limit on processes and threads (0 = none)."`
+	Disk    string `name:"disk" placeholder:"SIZE" help:"Size budget of the run directory, a tmpfs: writes beyond it fail with ENOSPC (0 = none: the directory lives on --tmp-root's filesystem)."`
+	Shm     string `name:"shm" placeholder:"SIZE" help:"Size of the private /dev/shm."`
+
+	Net      string   `name:"net" placeholder:"MODE" help:"Network: none (no network), loopback (lo only, e.g. for notebook kernels), host (the host's network, outbound TCP only to --allow-tcp ports)."`
+	AllowTCP []string `name:"allow-tcp" placeholder:"PORT" sep:"," help:"Outbound TCP ports allowed with --net host. PostgreSQL's 5432 can never be allowed."`
+
+	Root    string   `name:"root" placeholder:"DIR" help:"The platform's checkout: its data/ and docs/ are readable (read-only) by the analysis. Default: the current directory."`
+	Input   []string `name:"input" sep:"none" placeholder:"DIR" help:"An earlier run's collected outputs, readable (read-only) at the same path (repeatable; the post_process profile needs one)."`
+	RO      []string `name:"ro" sep:"none" placeholder:"PATH" help:"Another host path readable (read-only) at the same path (repeatable)."`
+	RW      []string `name:"rw" sep:"none" placeholder:"PATH" help:"Another host path writable at the same path (repeatable)."`
+	Keep    bool     `name:"keep" help:"Keep the run directory afterwards (default: removed)."`
+	Collect string   `name:"collect" placeholder:"DIR" help:"Copy the regular files of the run directory to DIR before it is removed (links are never followed)."`
+	TmpRoot string   `name:"tmp-root" default:"/tmp" placeholder:"DIR" help:"Absolute directory that holds the run directory."`
+	Env     []string `name:"env" sep:"none" placeholder:"K=V" help:"Set an environment variable for the analysis (repeatable). The host's environment is not passed in."`
+
+	UID          int      `name:"uid" default:"65534" help:"Host uid the analysis runs as when scidex-jail runs as root (never 0)."`
+	GID          int      `name:"gid" default:"65534" help:"Host gid the analysis runs as when scidex-jail runs as root (never 0)."`
+	CgroupParent string   `name:"cgroup-parent" placeholder:"PATH" help:"Delegated cgroup under which the run's leaf is made. Default: the jail's own cgroup."`
+	Degrade      []string `name:"allow-degraded" sep:"none" placeholder:"LAYER" help:"Run even if the kernel cannot enforce LAYER in full (landlock); the report lists what was lost."`
+	Disable      []string `name:"unsafe-disable" sep:"none" placeholder:"LAYER" help:"Turn a protection off (landlock, seccomp, cgroup): for benchmarks and debugging only; recorded in the report."`
 
 	Command []string `arg:"" optional:"" name:"command" help:"The command to run and its arguments, after '--': everything after '--' is passed untouched."`
 
@@ -28,35 +52,132 @@ type runCmd struct {
 	afterDash []string
 }
 
+func bad(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{jail.ErrBadSpec}, args...)...)
+}
+
+// spec resolves the profile, then the flags over it, into a validated Spec.
 func (c *runCmd) spec() (*jail.Spec, error) {
-	s := &jail.Spec{
-		ID:      c.ID,
-		Command: c.Command,
-		Env:     c.Env,
-		TmpRoot: c.TmpRoot,
-		Timeout: c.Timeout,
-		Grace:   c.Grace,
-		Keep:    c.Keep,
-		HostUID: c.UID,
-		HostGID: c.GID,
+	profiles, _, err := jail.LoadProfiles(c.Config)
+	if err != nil {
+		return nil, err
+	}
+	p, ok := profiles[c.Profile]
+	if !ok {
+		return nil, bad("--profile %q: no such profile; known: %s", c.Profile, strings.Join(jail.Names(profiles), ", "))
 	}
 	if len(c.Command) > 0 {
-		return nil, fmt.Errorf("%w: %q given before '--': put the command after '--', e.g. scidex-jail run --id %s -- %s", jail.ErrBadSpec, c.Command[0], c.ID, c.Command[0])
+		return nil, bad("%q given before '--': put the command after '--', e.g. scidex-jail run --id %s -- %s", c.Command[0], c.ID, c.Command[0])
 	}
-	s.Command = c.afterDash
-	if c.Collect != "" {
-		abs, err := filepath.Abs(c.Collect)
-		if err != nil {
-			return nil, fmt.Errorf("%w: --collect %q: %w", jail.ErrBadSpec, c.Collect, err)
+	cwd, err := os.Getwd()
+	if err != nil {
+		return nil, bad("cannot read the current directory: %w", err)
+	}
+	abs := func(p string) string {
+		if p == "" || filepath.IsAbs(p) {
+			return p
 		}
-		s.Collect = abs
+		return filepath.Join(cwd, p)
+	}
+	s := &jail.Spec{
+		ID: c.ID, Command: c.afterDash, Env: append(append([]string{}, p.Env...), c.Env...),
+		TmpRoot: c.TmpRoot, Timeout: p.Timeout, Grace: p.Grace, Keep: c.Keep, Collect: abs(c.Collect),
+		HostUID: c.UID, HostGID: c.GID, Profile: p.Name,
+		Root: abs(c.Root), DataDirs: p.DataDirs, DiskBytes: p.Disk, ShmBytes: p.Shm,
+		Net: p.Net, AllowTCP: p.AllowTCP, DBPorts: p.DBPorts,
+		Resources:    jail.Resources{MemoryBytes: p.Memory, SwapBytes: p.Swap, CPUs: p.CPUs, PIDs: p.PIDs},
+		CgroupParent: c.CgroupParent, AllowDegraded: append(append([]string{}, p.AllowDegraded...), c.Degrade...),
+		Disable: c.Disable,
+	}
+	if s.Root == "" {
+		s.Root = cwd
+	}
+	for _, l := range []struct {
+		dst  *[]string
+		from []string
+	}{{&s.ReadOnly, p.ReadOnly}, {&s.ReadOnly, c.Input}, {&s.ReadOnly, c.RO}, {&s.ReadWrite, p.ReadWrite}, {&s.ReadWrite, c.RW}} {
+		for _, path := range l.from {
+			*l.dst = append(*l.dst, abs(path))
+		}
+	}
+	if p.RequireInput && len(c.Input) == 0 {
+		return nil, bad("profile %s reads earlier outputs: give them with --input DIR (e.g. a --collect directory of an earlier run)", p.Name)
+	}
+	if err := c.applyFlags(s); err != nil {
+		return nil, err
 	}
 	if c.Report != "" {
-		if fi, err := os.Stat(filepath.Dir(c.Report)); err != nil || !fi.IsDir() {
-			return nil, fmt.Errorf("%w: --report %q: its directory does not exist; create it or choose another path", jail.ErrBadSpec, c.Report)
+		if fi, err := os.Stat(filepath.Dir(abs(c.Report))); err != nil || !fi.IsDir() {
+			return nil, bad("--report %q: its directory does not exist; create it or choose another path", c.Report)
 		}
 	}
 	return s, s.Validate()
+}
+
+// applyFlags puts the flags that were given over the profile's values.
+func (c *runCmd) applyFlags(s *jail.Spec) error {
+	dur := func(flag, v string, dst *time.Duration) error {
+		if v == "" {
+			return nil
+		}
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return bad("--%s %q: give a duration such as 90s, 30m or 1.5s", flag, v)
+		}
+		if d < 0 {
+			return bad("--%s %s is negative; give a duration such as 90s or 30m", flag, v)
+		}
+		*dst = d
+		return nil
+	}
+	size := func(flag, v string, dst *int64) error {
+		if v == "" {
+			return nil
+		}
+		n, err := jail.ParseSize(v)
+		if err != nil {
+			return bad("--%s: %w", flag, err)
+		}
+		*dst = n
+		return nil
+	}
+	for _, f := range []error{
+		dur("timeout", c.Timeout, &s.Timeout), dur("grace", c.Grace, &s.Grace),
+		size("memory", c.Memory, &s.Resources.MemoryBytes), size("swap", c.Swap, &s.Resources.SwapBytes),
+		size("disk", c.Disk, &s.DiskBytes), size("shm", c.Shm, &s.ShmBytes),
+	} {
+		if f != nil {
+			return f
+		}
+	}
+	if c.CPUs != "" {
+		v, err := strconv.ParseFloat(c.CPUs, 64)
+		if err != nil || v < 0 {
+			return bad("--cpus %q: give a decimal number of CPUs such as 0.5 or 2", c.CPUs)
+		}
+		s.Resources.CPUs = v
+	}
+	if c.PIDs != "" {
+		v, err := strconv.ParseInt(c.PIDs, 10, 64)
+		if err != nil || v < 0 {
+			return bad("--pids %q: give a whole number such as 256", c.PIDs)
+		}
+		s.Resources.PIDs = v
+	}
+	if c.Net != "" {
+		s.Net = jail.NetMode(c.Net)
+	}
+	if len(c.AllowTCP) > 0 {
+		s.AllowTCP = nil
+		for _, p := range c.AllowTCP {
+			v, err := strconv.ParseUint(strings.TrimSpace(p), 10, 16)
+			if err != nil || v == 0 {
+				return bad("--allow-tcp %q: give TCP port numbers 1-65535, comma-separated", p)
+			}
+			s.AllowTCP = append(s.AllowTCP, uint16(v))
+		}
+	}
+	return nil
 }
 
 func (c *runCmd) Run() error {

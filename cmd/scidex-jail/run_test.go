@@ -96,7 +96,7 @@ env | sort | sed 's/^/env:/'
 touch owned-by-me
 `
 	r := runJail(t, runOpts{env: []string{"HOST_SECRET=s3cret"}, extra: []*os.File{leak, leak, leak}},
-		"run", "--id", "iso", "--tmp-root", root, "--keep", "--env", "MY_VAR=hello", "--", "/bin/sh", "-c", script)
+		"run", "--id", "iso", "--tmp-root", root, "--keep", "--disk", "0", "--env", "MY_VAR=hello", "--", "/bin/sh", "-c", script)
 	wantStatus(t, r, jail.StatusOK, 0)
 	dir := filepath.Join(root, "scidex-analysis-iso")
 	t.Cleanup(func() { os.RemoveAll(dir) })

@@ -1,0 +1,135 @@
+package jail
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"time"
+)
+
+// DefaultProfilesFile is read when it exists and no --config is given.
+const DefaultProfilesFile = "/etc/scidex-jail/profiles.json"
+
+// Profile is a named set of limits and permissions. Every field is set in
+// the built-ins; a profiles file overrides field by field.
+type Profile struct {
+	Name          string        `json:"name"`
+	Description   string        `json:"description"`
+	Timeout       time.Duration `json:"-"`
+	Grace         time.Duration `json:"-"`
+	Memory        int64         `json:"-"`
+	Swap          int64         `json:"-"`
+	CPUs          float64       `json:"cpus"`
+	PIDs          int64         `json:"pids"`
+	Disk          int64         `json:"-"`
+	Shm           int64         `json:"-"`
+	Net           NetMode       `json:"net"`
+	AllowTCP      []uint16      `json:"allow_tcp"`
+	DBPorts       []uint16      `json:"db_ports"`
+	DataDirs      []string      `json:"data_dirs"`
+	ReadOnly      []string      `json:"read_only"`
+	ReadWrite     []string      `json:"read_write"`
+	Env           []string      `json:"env"`
+	AllowDegraded []string      `json:"allow_degraded"`
+	RequireInput  bool          `json:"require_input"`
+}
+
+// postgresPort is PostgreSQL's: no profile can open it.
+const postgresPort = 5432
+
+// Builtins are the profiles every installation has. The reasoning for each
+// value is in the README's profile table.
+func Builtins() map[string]Profile {
+	base := Profile{
+		Timeout: 1800 * time.Second, Grace: 10 * time.Second,
+		Memory: 2 << 30, CPUs: 2, PIDs: 512, Disk: 1 << 30, Shm: 256 << 20,
+		Net: NetNone, DBPorts: []uint16{postgresPort}, DataDirs: []string{"data", "docs"},
+	}
+	def := base
+	def.Name, def.Description = "default", "an analysis script: 2 GiB, 30 minutes, no network"
+	nb := base
+	nb.Name, nb.Description = "notebook", "a Jupyter notebook: its kernel and client talk over loopback; 2 GiB, 10 minutes"
+	nb.Timeout, nb.Net = 600*time.Second, NetLoopback
+	pp := base
+	pp.Name, pp.Description = "post_process", "reads earlier runs' collected outputs (--input, read-only) and summarises them: 1 GiB, 10 minutes"
+	pp.Timeout, pp.Memory, pp.CPUs, pp.PIDs, pp.Disk, pp.Shm, pp.RequireInput = 600*time.Second, 1<<30, 1, 256, 512<<20, 64<<20, true
+	tool := base
+	tool.Name, tool.Description = "tool", "a short tool run (converters, validators): 512 MiB, 5 minutes, 1 CPU"
+	tool.Timeout, tool.Grace, tool.Memory, tool.CPUs, tool.PIDs, tool.Disk, tool.Shm = 300*time.Second, 5*time.Second, 512<<20, 1, 128, 256<<20, 64<<20
+	return map[string]Profile{"default": def, "notebook": nb, "post_process": pp, "tool": tool}
+}
+
+// LoadProfiles returns the built-ins overridden and extended by the
+// profiles file: path, or DefaultProfilesFile when path is "" (which may be
+// absent; a named file must exist).
+func LoadProfiles(path string) (map[string]Profile, string, error) {
+	named := path != ""
+	if !named {
+		path = DefaultProfilesFile
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		if !named && os.IsNotExist(err) {
+			return Builtins(), "", nil
+		}
+		return nil, "", fmt.Errorf("%w: read profiles file: %w", ErrBadSpec, err)
+	}
+	ps, err := ParseProfiles(b, Builtins())
+	if err != nil {
+		return nil, "", fmt.Errorf("%w: profiles file %s: %w", ErrBadSpec, path, err)
+	}
+	return ps, path, nil
+}
+
+// Names lists profile names sorted.
+func Names(ps map[string]Profile) []string {
+	var out []string
+	for n := range ps {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Check validates one profile's values, naming the field.
+func (p Profile) Check() error {
+	switch {
+	case p.Timeout < 0:
+		return fmt.Errorf("timeout must not be negative")
+	case p.Grace < 0:
+		return fmt.Errorf("grace must not be negative")
+	case p.Memory < 0, p.Swap < 0, p.Disk < 0, p.Shm < 0:
+		return fmt.Errorf("sizes must not be negative")
+	case p.CPUs < 0 || p.CPUs > 4096:
+		return fmt.Errorf("cpus %g out of range (0 = no limit, up to 4096)", p.CPUs)
+	case p.PIDs < 0:
+		return fmt.Errorf("pids must not be negative")
+	}
+	switch p.Net {
+	case NetNone, NetLoopback, NetHost:
+	default:
+		return fmt.Errorf("net %q: choose none, loopback or host", p.Net)
+	}
+	if len(p.AllowTCP) > 0 && p.Net != NetHost {
+		return fmt.Errorf("allow_tcp needs net \"host\"")
+	}
+	if !contains16(p.DBPorts, postgresPort) {
+		return fmt.Errorf("db_ports must keep %d (PostgreSQL): it can never be opened", postgresPort)
+	}
+	for _, port := range p.AllowTCP {
+		if port == 0 || contains16(p.DBPorts, port) {
+			return fmt.Errorf("allow_tcp %d: port 0 or a database port can never be allowed", port)
+		}
+	}
+	for _, l := range p.AllowDegraded {
+		if !contains(degradeLayers, l) {
+			return fmt.Errorf("allow_degraded %q: only landlock may be degraded", l)
+		}
+	}
+	for _, kv := range p.Env {
+		if err := validateEnv(kv); err != nil {
+			return err
+		}
+	}
+	return nil
+}

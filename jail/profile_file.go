@@ -1,0 +1,219 @@
+package jail
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"sort"
+	"time"
+)
+
+// The profiles file, JSON:
+//
+//	{"profiles": {
+//	    "default":  {"memory": "4G"},
+//	    "long-run": {"base": "default", "timeout": "2h", "cpus": 4}
+//	}}
+//
+// A profile named like a built-in overrides it field by field; a new one
+// starts from "base" (default: the default profile). Unknown fields and bad
+// values are errors naming the field's path, e.g. profiles.long-run.timeout.
+
+var profileName = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,63}$`)
+
+// fieldSetters decode one field of a profile from its raw JSON.
+var fieldSetters = map[string]func(p *Profile, raw json.RawMessage) error{
+	"description": func(p *Profile, r json.RawMessage) error { return strict(r, &p.Description) },
+	"timeout":     func(p *Profile, r json.RawMessage) error { return durationField(r, &p.Timeout) },
+	"grace":       func(p *Profile, r json.RawMessage) error { return durationField(r, &p.Grace) },
+	"memory":      func(p *Profile, r json.RawMessage) error { return sizeField(r, &p.Memory) },
+	"swap":        func(p *Profile, r json.RawMessage) error { return sizeField(r, &p.Swap) },
+	"disk":        func(p *Profile, r json.RawMessage) error { return sizeField(r, &p.Disk) },
+	"shm":         func(p *Profile, r json.RawMessage) error { return sizeField(r, &p.Shm) },
+	"cpus":        func(p *Profile, r json.RawMessage) error { return strict(r, &p.CPUs) },
+	"pids":        func(p *Profile, r json.RawMessage) error { return strict(r, &p.PIDs) },
+	"net":         func(p *Profile, r json.RawMessage) error { return strict(r, &p.Net) },
+	"allow_tcp":   func(p *Profile, r json.RawMessage) error { return strict(r, &p.AllowTCP) },
+	"db_ports":    func(p *Profile, r json.RawMessage) error { return strict(r, &p.DBPorts) },
+	"data_dirs":   func(p *Profile, r json.RawMessage) error { return strict(r, &p.DataDirs) },
+	"read_only":   func(p *Profile, r json.RawMessage) error { return strict(r, &p.ReadOnly) },
+	"read_write":  func(p *Profile, r json.RawMessage) error { return strict(r, &p.ReadWrite) },
+	"env":         func(p *Profile, r json.RawMessage) error { return strict(r, &p.Env) },
+	"allow_degraded": func(p *Profile, r json.RawMessage) error {
+		return strict(r, &p.AllowDegraded)
+	},
+	"require_input": func(p *Profile, r json.RawMessage) error { return strict(r, &p.RequireInput) },
+}
+
+// ParseProfiles applies a profiles file to base (the built-ins) and returns
+// the result; base is not modified.
+func ParseProfiles(data []byte, base map[string]Profile) (map[string]Profile, error) {
+	var top map[string]json.RawMessage
+	if err := strict(data, &top); err != nil {
+		return nil, fmt.Errorf("not a JSON object: %w", err)
+	}
+	out := make(map[string]Profile, len(base))
+	for k, v := range base {
+		out[k] = v
+	}
+	for k := range top {
+		if k != "profiles" {
+			return nil, fmt.Errorf("%s: unknown field (the file holds one object, \"profiles\")", k)
+		}
+	}
+	var raw map[string]map[string]json.RawMessage
+	if err := strict(top["profiles"], &raw); err != nil {
+		return nil, fmt.Errorf("profiles: want an object of profile objects: %w", err)
+	}
+	// New profiles may name a base defined in the same file: apply the
+	// overrides of existing names first, then new ones in name order.
+	names := make([]string, 0, len(raw))
+	for n := range raw {
+		names = append(names, n)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		_, bi := base[names[i]]
+		_, bj := base[names[j]]
+		if bi != bj {
+			return bi
+		}
+		return names[i] < names[j]
+	})
+	for _, name := range names {
+		fields := raw[name]
+		path := "profiles." + name
+		if !profileName.MatchString(name) {
+			return nil, fmt.Errorf("%s: profile names are lower-case letters, digits, '_', '.', '-' (at most 64)", path)
+		}
+		p, exists := out[name]
+		if b, ok := fields["base"]; ok {
+			if exists {
+				return nil, fmt.Errorf("%s.base: only a new profile may name a base; %q already exists", path, name)
+			}
+			var bn string
+			if err := strict(b, &bn); err != nil {
+				return nil, fmt.Errorf("%s.base: %w", path, err)
+			}
+			bp, ok := out[bn]
+			if !ok {
+				return nil, fmt.Errorf("%s.base: no profile %q", path, bn)
+			}
+			p = bp
+		} else if !exists {
+			p = out["default"]
+		}
+		p.Name = name
+		keys := make([]string, 0, len(fields))
+		for k := range fields {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if k == "base" {
+				continue
+			}
+			set, ok := fieldSetters[k]
+			if !ok {
+				return nil, fmt.Errorf("%s.%s: unknown field", path, k)
+			}
+			if err := set(&p, fields[k]); err != nil {
+				return nil, fmt.Errorf("%s.%s: %w", path, k, err)
+			}
+		}
+		if err := p.Check(); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		out[name] = p
+	}
+	return out, nil
+}
+
+// strict decodes JSON refusing unknown fields and trailing data.
+func strict(data []byte, v any) error {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return fmt.Errorf("empty value")
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return fmt.Errorf("trailing data after the value")
+	}
+	return nil
+}
+
+func durationField(r json.RawMessage, d *time.Duration) error {
+	var s string
+	if err := strict(r, &s); err != nil {
+		return fmt.Errorf("want a duration string such as \"90s\" or \"30m\": %w", err)
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("want a duration such as \"90s\" or \"30m\": %w", err)
+	}
+	*d = v
+	return nil
+}
+
+func sizeField(r json.RawMessage, n *int64) error {
+	var s string
+	if err := strict(r, &s); err != nil {
+		return fmt.Errorf("want a size string such as \"512M\" or \"2G\": %w", err)
+	}
+	v, err := ParseSize(s)
+	if err != nil {
+		return err
+	}
+	*n = v
+	return nil
+}
+
+// ProfileView is a profile as `scidex-jail profiles` prints it: the same
+// field names and units a profiles file uses.
+type ProfileView struct {
+	Name          string   `json:"name"`
+	Description   string   `json:"description"`
+	Timeout       string   `json:"timeout"`
+	Grace         string   `json:"grace"`
+	Memory        string   `json:"memory"`
+	Swap          string   `json:"swap"`
+	CPUs          float64  `json:"cpus"`
+	PIDs          int64    `json:"pids"`
+	Disk          string   `json:"disk"`
+	Shm           string   `json:"shm"`
+	Net           NetMode  `json:"net"`
+	AllowTCP      []uint16 `json:"allow_tcp"`
+	DBPorts       []uint16 `json:"db_ports"`
+	DataDirs      []string `json:"data_dirs"`
+	ReadOnly      []string `json:"read_only"`
+	ReadWrite     []string `json:"read_write"`
+	Env           []string `json:"env"`
+	AllowDegraded []string `json:"allow_degraded"`
+	RequireInput  bool     `json:"require_input"`
+}
+
+// View returns the printable form.
+func (p Profile) View() ProfileView {
+	nz := func(s []string) []string {
+		if s == nil {
+			return []string{}
+		}
+		return s
+	}
+	nz16 := func(s []uint16) []uint16 {
+		if s == nil {
+			return []uint16{}
+		}
+		return s
+	}
+	return ProfileView{
+		Name: p.Name, Description: p.Description, Timeout: p.Timeout.String(), Grace: p.Grace.String(),
+		Memory: FormatSize(p.Memory), Swap: FormatSize(p.Swap), CPUs: p.CPUs, PIDs: p.PIDs,
+		Disk: FormatSize(p.Disk), Shm: FormatSize(p.Shm), Net: p.Net, AllowTCP: nz16(p.AllowTCP),
+		DBPorts: nz16(p.DBPorts), DataDirs: nz(p.DataDirs), ReadOnly: nz(p.ReadOnly), ReadWrite: nz(p.ReadWrite),
+		Env: nz(p.Env), AllowDegraded: nz(p.AllowDegraded), RequireInput: p.RequireInput,
+	}
+}
