@@ -104,6 +104,9 @@ func initRun() int {
 		}
 	}
 
+	if err := p.step("wait-go", func() error { return waitGo(dec) }); err != nil {
+		return 125
+	}
 	start := time.Now()
 	path, code, err := lookCommand(cfg.Command[0], cfg.Env, cfg.RunDir)
 	var proc *os.Process
@@ -144,6 +147,18 @@ func initRun() int {
 	// lives only as long as this mount namespace).
 	<-released
 	return m.ExitCode
+}
+
+// waitGo blocks until the supervisor says the target may start.
+func waitGo(dec *json.Decoder) error {
+	var m supervisorMsg
+	if err := dec.Decode(&m); err != nil {
+		return fmt.Errorf("wait for the supervisor: %w", err)
+	}
+	if m.Kind != "go" {
+		return fmt.Errorf("bug: supervisor sent %q before go", m.Kind)
+	}
+	return nil
 }
 
 // obey reads the supervisor's messages after the start, passing kill

@@ -5,10 +5,11 @@ package jail
 //
 //	supervisor                                 init (PID 1, new namespaces)
 //	    |  spawn /proc/self/exe init (fd 3) ------>|
-//	    |  [cgroup v1: move init into the leaf]    |  blocks reading fd 3
+//	    |                                           |  blocks reading fd 3
 //	    |-- initConfig ---------------------------->|
-//	    |                                           |  mounts, identity, landlock,
+//	    |  [cgroup v1: move init into the leaf]     |  mounts, identity, landlock,
 //	    |<-- {kind:"phase"} per step ---------------|  fds, seccomp
+//	    |-- {kind:"go"} --------------------------->|  waits for it before the exec
 //	    |<-- {kind:"error", stage} and exit 125 ----|  (on any failure)
 //	    |<-- {kind:"started", pid} -----------------|  target running
 //	    |    signals: supervisor kill(init) ------->|  init forwards to the target
@@ -17,9 +18,9 @@ package jail
 //
 // The config travels over the socket, never argv or the environment, so
 // nothing of it shows in /proc/<pid>/cmdline or environ. The init cannot
-// start the target before the supervisor has sent the config, which is what
-// closes the window on cgroup v1 hosts, where the init cannot be born in the
-// leaf and is moved there first.
+// start the target before the supervisor has sent "go", which is what closes
+// the window on cgroup v1 hosts, where the init cannot be born in the leaf
+// and is moved there while it sets up.
 
 const (
 	initSyncFD = 3
@@ -67,5 +68,5 @@ type initMsg struct {
 
 // supervisorMsg is every message to the init after the config.
 type supervisorMsg struct {
-	Kind string `json:"kind"` // kill: SIGKILL every other process now
+	Kind string `json:"kind"` // go: the target may start (it is in its cgroup); kill: SIGKILL every other process now
 }

@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
-
-	"github.com/scidex/scidex-jail/landlock"
 )
 
 // ReportSchema names the report's format; it changes when a field changes
@@ -76,19 +74,19 @@ type LimitsReport struct {
 
 // EnforcedReport is what was in force while the target ran.
 type EnforcedReport struct {
-	Namespaces   []string         `json:"namespaces"`
-	HostUID      int              `json:"host_uid"`
-	HostGID      int              `json:"host_gid"`
-	UID          int              `json:"uid"` // inside the user namespace
-	NoNewPrivs   bool             `json:"no_new_privs"`
-	Capabilities string           `json:"capabilities"`
-	Net          string           `json:"net"`
-	AllowTCP     []uint16         `json:"allow_tcp"` // outbound TCP ports (net host only)
-	Mounts       MountReport      `json:"mounts"`
-	Landlock     *landlock.Result `json:"landlock"` // null: disabled by --unsafe-disable
-	Seccomp      *SeccompReport   `json:"seccomp"`  // null: disabled by --unsafe-disable
-	Cgroup       *CgroupReport    `json:"cgroup"`   // null: disabled by --unsafe-disable
-	Degraded     []string         `json:"degraded"` // protections asked for but not enforced (explicit opt-in only)
+	Namespaces   []string        `json:"namespaces"`
+	HostUID      int             `json:"host_uid"`
+	HostGID      int             `json:"host_gid"`
+	UID          int             `json:"uid"` // inside the user namespace
+	NoNewPrivs   bool            `json:"no_new_privs"`
+	Capabilities string          `json:"capabilities"`
+	Net          string          `json:"net"`
+	AllowTCP     []uint16        `json:"allow_tcp"` // outbound TCP ports (net host only)
+	Mounts       MountReport     `json:"mounts"`
+	Landlock     *LandlockReport `json:"landlock"` // null: disabled by --unsafe-disable
+	Seccomp      *SeccompReport  `json:"seccomp"`  // null: disabled by --unsafe-disable
+	Cgroup       *CgroupReport   `json:"cgroup"`   // null: disabled by --unsafe-disable
+	Degraded     []string        `json:"degraded"` // protections asked for but not enforced (explicit opt-in only)
 }
 
 // MountReport is the target's filesystem view.
@@ -123,7 +121,7 @@ type Output struct {
 }
 
 // WriteFile writes the report atomically: a temporary file in the same
-// directory, fsync'ed, then renamed over path.
+// directory, renamed over path.
 func (r *Report) WriteFile(path string) error {
 	b, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
@@ -136,9 +134,10 @@ func (r *Report) WriteFile(path string) error {
 		return fmt.Errorf("write report %s: %w", path, err)
 	}
 	defer os.Remove(f.Name())
-	if _, err := f.Write(b); err == nil {
-		err = f.Sync()
-	}
+	// No fsync: the rename makes the report appear whole or not at all to
+	// readers, which is the promise; durability across a power cut is not
+	// worth milliseconds on every run.
+	_, err = f.Write(b)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -163,6 +162,14 @@ func (r *Report) Summary() string {
 	}
 	fmt.Fprintf(&b, " wall=%.3fs cpu=%.3fs outputs=%d", r.WallSeconds, r.CPUUserSecs+r.CPUSystemSecs, len(r.Outputs))
 	return b.String()
+}
+
+// LandlockReport is the Landlock ruleset in force.
+type LandlockReport struct {
+	ABI      int      `json:"abi"`      // of the running kernel
+	Required int      `json:"required"` // what the policy needs in full
+	Rules    []string `json:"rules"`    // e.g. "rx /usr", "ro /work/data", "rw /tmp/scidex-analysis-x", "tcp-connect 443"
+	Degraded []string `json:"degraded"` // rights not enforced (only with --allow-degraded landlock)
 }
 
 // CgroupReport is the run's cgroup leaf: where, which version, what was

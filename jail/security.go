@@ -149,7 +149,12 @@ func (sv *supervisor) recordSecurity(e *enforcedInit) {
 	if e == nil {
 		return
 	}
-	r.Landlock = e.Landlock
+	if l := e.Landlock; l != nil {
+		r.Landlock = &LandlockReport{ABI: l.ABI, Required: l.Required, Rules: l.Rules, Degraded: l.Degraded}
+		if r.Landlock.Degraded == nil {
+			r.Landlock.Degraded = []string{}
+		}
+	}
 	r.Seccomp = e.Seccomp
 	if e.Landlock != nil {
 		for _, d := range e.Landlock.Degraded {

@@ -160,16 +160,24 @@ func (sv *supervisor) spawn() error {
 	sv.phase("spawn", t)
 
 	t = time.Now()
-	if err := sv.enterLeaf(sv.cmd.Process.Pid); err != nil {
-		sv.cmd.Process.Kill()
-		sv.cmd.Wait()
-		return err
-	}
 	go sv.readInit()
 	if err := sv.send(sv.cfg); err != nil {
 		return fmt.Errorf("send config to init: %w", err)
 	}
 	sv.phase("config", t)
+	// On cgroup v1 moving the init into the leaf costs milliseconds (the
+	// kernel waits for an RCU grace period per hierarchy); it overlaps with
+	// the init's own setup, and the init starts the target only on "go".
+	t = time.Now()
+	if err := sv.enterLeaf(sv.cmd.Process.Pid); err != nil {
+		sv.cmd.Process.Kill()
+		sv.cmd.Wait()
+		return err
+	}
+	if err := sv.send(supervisorMsg{Kind: "go"}); err != nil {
+		return fmt.Errorf("send go to init: %w", err)
+	}
+	sv.phase("cgroup-enter", t)
 	return nil
 }
 
