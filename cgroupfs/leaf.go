@@ -7,7 +7,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sync"
 	"time"
 
@@ -56,10 +55,24 @@ const cpuPeriodUsec = 100000
 // slow VMs and processes stuck in uninterruptible I/O.
 const drainTimeout = 15 * time.Second
 
-var validName = regexp.MustCompile(`^[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}$`)
+// validName checks a leaf name: letters, digits, '.', '_', '-', not starting
+// with '.', 1-200 bytes. A loop, not a regexp: a bounded repetition compiles
+// into a large program at init, which every run of the binary paid for.
+func validName(s string) bool {
+	if len(s) == 0 || len(s) > 200 || s[0] == '.' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
 
 func (c Config) validate() error {
-	if !validName.MatchString(c.Name) {
+	if !validName(c.Name) {
 		return fmt.Errorf("cgroupfs: leaf name %q: want letters, digits, '.', '_', '-', not starting with '.', 1-200 bytes", c.Name)
 	}
 	l := c.Limits

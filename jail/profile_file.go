@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"sort"
 	"time"
 )
@@ -20,7 +19,20 @@ import (
 // starts from "base" (default: the default profile). Unknown fields and bad
 // values are errors naming the field's path, e.g. profiles.long-run.timeout.
 
-var profileName = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,63}$`)
+// validProfileName: lower-case letters, digits, '_', '.', '-', starting
+// with a letter or digit, at most 64 bytes.
+func validProfileName(s string) bool {
+	if len(s) == 0 || len(s) > 64 || s[0] == '.' || s[0] == '_' || s[0] == '-' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
 
 // fieldSetters decode one field of a profile from its raw JSON.
 var fieldSetters = map[string]func(p *Profile, raw json.RawMessage) error{
@@ -83,7 +95,7 @@ func ParseProfiles(data []byte, base map[string]Profile) (map[string]Profile, er
 	for _, name := range names {
 		fields := raw[name]
 		path := "profiles." + name
-		if !profileName.MatchString(name) {
+		if !validProfileName(name) {
 			return nil, fmt.Errorf("%s: profile names are lower-case letters, digits, '_', '.', '-' (at most 64)", path)
 		}
 		p, exists := out[name]
