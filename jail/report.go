@@ -156,11 +156,15 @@ func (r *Report) WriteFile(path string) error {
 // Summary is the one line for stderr.
 func (r *Report) Summary() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "scidex-jail: %s id=%s status=%s exit=%d", "run", r.ID, r.Status, r.ExitCode)
+	fmt.Fprintf(&b, "scidex-jail: run id=%s status=%s exit=%d", r.ID, r.Status, r.ExitCode)
 	if r.Signal != "" {
 		fmt.Fprintf(&b, " signal=%s", r.Signal)
 	}
 	fmt.Fprintf(&b, " wall=%.3fs cpu=%.3fs outputs=%d", r.WallSeconds, r.CPUUserSecs+r.CPUSystemSecs, len(r.Outputs))
+	if r.Status != StatusOK {
+		// Without --report this line is all a caller sees: say why.
+		fmt.Fprintf(&b, ": %s", r.CompletionNotes)
+	}
 	return b.String()
 }
 
