@@ -56,6 +56,11 @@ func clearAllCaps() error {
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var data [2]unix.CapUserData
 	if _, _, e := syscall.AllThreadsSyscall(syscall.SYS_CAPSET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0); e != 0 {
+		if e == syscall.ENOTSUP {
+			// Go refuses AllThreadsSyscall in a cgo binary: it cannot
+			// reach the threads C created.
+			return fmt.Errorf("clear capability sets: %w: this scidex-jail was built with cgo; build it with CGO_ENABLED=0 (make build)", e)
+		}
 		return fmt.Errorf("clear capability sets: %w", e)
 	}
 	return nil

@@ -23,6 +23,10 @@ func (sv *supervisor) initConfig() (*initConfig, error) {
 		ro = append(ro, p)
 	}
 	ro = append(ro, s.ReadOnly...)
+	sysRO := []string{}
+	if dns := resolvConf(); dns != "" && s.Net == NetHost && !strings.HasPrefix(dns, "/etc/") {
+		sysRO = append(sysRO, dns)
+	}
 	rw := s.ReadWrite
 	host := "scidex-" + s.ID
 	if len(host) > 64 {
@@ -40,7 +44,7 @@ func (sv *supervisor) initConfig() (*initConfig, error) {
 		Net:       string(s.Net),
 		Mounts: mountPlan{
 			System:      hostSystemEntries(),
-			ReadOnly:    ro,
+			ReadOnly:    append(sysRO, ro...),
 			ReadWrite:   rw,
 			RunDir:      sv.dir.path,
 			RunDirBytes: s.DiskBytes,

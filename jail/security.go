@@ -59,6 +59,10 @@ func (sv *supervisor) landlockPolicy(ro, rw []string) *landlock.Policy {
 		}
 	}
 	etc := append([]string{}, etcReadable...)
+	if dns := resolvConf(); dns != "" && s.Net == NetHost {
+		// Only host mode has a resolver to reach.
+		etc = append(etc, dns)
+	}
 	py, _ := filepath.Glob("/etc/python3*")
 	for _, f := range append(etc, py...) {
 		if _, err := os.Stat(f); err == nil {
@@ -161,4 +165,19 @@ func (sv *supervisor) recordSecurity(e *enforcedInit) {
 			r.Degraded = append(r.Degraded, "landlock: "+d)
 		}
 	}
+}
+
+// resolvConf is /etc/resolv.conf when it is a file in /etc, or its target
+// when it is a link out of /etc (systemd-resolved: /run/systemd/resolve/...),
+// which the mount view then binds read-only, as the one file of /run the
+// run sees. Landlock checks the resolved path. "" when there is none.
+func resolvConf() string {
+	p, err := filepath.EvalSymlinks("/etc/resolv.conf")
+	if err != nil {
+		return ""
+	}
+	if fi, err := os.Stat(p); err != nil || !fi.Mode().IsRegular() {
+		return ""
+	}
+	return p
 }

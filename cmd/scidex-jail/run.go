@@ -27,7 +27,7 @@ type runCmd struct {
 	Disk    string `name:"disk" placeholder:"SIZE" help:"Size budget of the run directory, a tmpfs: writes beyond it fail with ENOSPC (0 = none: the directory lives on --tmp-root's filesystem)."`
 	Shm     string `name:"shm" placeholder:"SIZE" help:"Size of the private /dev/shm."`
 
-	Net      string   `name:"net" placeholder:"MODE" help:"Network: none (no network), loopback (lo only, e.g. for notebook kernels), host (the host's network, outbound TCP only to --allow-tcp ports)."`
+	Net      string   `name:"net" placeholder:"MODE" help:"Network: none (no network), loopback (lo only, e.g. for notebook kernels), host (the host's network; outbound TCP only to --allow-tcp ports; UDP is not restricted)."`
 	AllowTCP []string `name:"allow-tcp" placeholder:"PORT" sep:"," help:"Outbound TCP ports allowed with --net host. PostgreSQL's 5432 can never be allowed."`
 
 	Root    string   `name:"root" placeholder:"DIR" help:"The platform's checkout: its data/ and docs/ are readable (read-only) by the analysis. Default: the current directory."`
