@@ -36,26 +36,26 @@ func validProfileName(s string) bool {
 
 // fieldSetters decode one field of a profile from its raw JSON.
 var fieldSetters = map[string]func(p *Profile, raw json.RawMessage) error{
-	"description": func(p *Profile, r json.RawMessage) error { return strict(r, &p.Description) },
+	"description": func(p *Profile, r json.RawMessage) error { return fresh(r, &p.Description) },
 	"timeout":     func(p *Profile, r json.RawMessage) error { return durationField(r, &p.Timeout) },
 	"grace":       func(p *Profile, r json.RawMessage) error { return durationField(r, &p.Grace) },
 	"memory":      func(p *Profile, r json.RawMessage) error { return sizeField(r, &p.Memory) },
 	"swap":        func(p *Profile, r json.RawMessage) error { return sizeField(r, &p.Swap) },
 	"disk":        func(p *Profile, r json.RawMessage) error { return sizeField(r, &p.Disk) },
 	"shm":         func(p *Profile, r json.RawMessage) error { return sizeField(r, &p.Shm) },
-	"cpus":        func(p *Profile, r json.RawMessage) error { return strict(r, &p.CPUs) },
-	"pids":        func(p *Profile, r json.RawMessage) error { return strict(r, &p.PIDs) },
-	"net":         func(p *Profile, r json.RawMessage) error { return strict(r, &p.Net) },
-	"allow_tcp":   func(p *Profile, r json.RawMessage) error { return strict(r, &p.AllowTCP) },
-	"db_ports":    func(p *Profile, r json.RawMessage) error { return strict(r, &p.DBPorts) },
-	"data_dirs":   func(p *Profile, r json.RawMessage) error { return strict(r, &p.DataDirs) },
-	"read_only":   func(p *Profile, r json.RawMessage) error { return strict(r, &p.ReadOnly) },
-	"read_write":  func(p *Profile, r json.RawMessage) error { return strict(r, &p.ReadWrite) },
-	"env":         func(p *Profile, r json.RawMessage) error { return strict(r, &p.Env) },
+	"cpus":        func(p *Profile, r json.RawMessage) error { return fresh(r, &p.CPUs) },
+	"pids":        func(p *Profile, r json.RawMessage) error { return fresh(r, &p.PIDs) },
+	"net":         func(p *Profile, r json.RawMessage) error { return fresh(r, &p.Net) },
+	"allow_tcp":   func(p *Profile, r json.RawMessage) error { return fresh(r, &p.AllowTCP) },
+	"db_ports":    func(p *Profile, r json.RawMessage) error { return fresh(r, &p.DBPorts) },
+	"data_dirs":   func(p *Profile, r json.RawMessage) error { return fresh(r, &p.DataDirs) },
+	"read_only":   func(p *Profile, r json.RawMessage) error { return fresh(r, &p.ReadOnly) },
+	"read_write":  func(p *Profile, r json.RawMessage) error { return fresh(r, &p.ReadWrite) },
+	"env":         func(p *Profile, r json.RawMessage) error { return fresh(r, &p.Env) },
 	"allow_degraded": func(p *Profile, r json.RawMessage) error {
-		return strict(r, &p.AllowDegraded)
+		return fresh(r, &p.AllowDegraded)
 	},
-	"require_input": func(p *Profile, r json.RawMessage) error { return strict(r, &p.RequireInput) },
+	"require_input": func(p *Profile, r json.RawMessage) error { return fresh(r, &p.RequireInput) },
 }
 
 // ParseProfiles applies a profiles file to base (the built-ins) and returns
@@ -78,8 +78,10 @@ func ParseProfiles(data []byte, base map[string]Profile) (map[string]Profile, er
 	if err := strict(top["profiles"], &raw); err != nil {
 		return nil, fmt.Errorf("profiles: want an object of profile objects: %w", err)
 	}
-	// New profiles may name a base defined in the same file: apply the
-	// overrides of existing names first, then new ones in name order.
+	// Overrides of existing profiles first, so that a new profile based on
+	// one sees the file's values; then new profiles in name order, each
+	// once its base exists, so a base may be defined in the same file
+	// under any name.
 	names := make([]string, 0, len(raw))
 	for n := range raw {
 		names = append(names, n)
@@ -92,53 +94,89 @@ func ParseProfiles(data []byte, base map[string]Profile) (map[string]Profile, er
 		}
 		return names[i] < names[j]
 	})
-	for _, name := range names {
-		fields := raw[name]
-		path := "profiles." + name
-		if !validProfileName(name) {
-			return nil, fmt.Errorf("%s: profile names are lower-case letters, digits, '_', '.', '-' (at most 64)", path)
-		}
-		p, exists := out[name]
-		if b, ok := fields["base"]; ok {
-			if exists {
-				return nil, fmt.Errorf("%s.base: only a new profile may name a base; %q already exists", path, name)
-			}
-			var bn string
-			if err := strict(b, &bn); err != nil {
-				return nil, fmt.Errorf("%s.base: %w", path, err)
-			}
-			bp, ok := out[bn]
-			if !ok {
-				return nil, fmt.Errorf("%s.base: no profile %q", path, bn)
-			}
-			p = bp
-		} else if !exists {
-			p = out["default"]
-		}
-		p.Name = name
-		keys := make([]string, 0, len(fields))
-		for k := range fields {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			if k == "base" {
+	for len(names) > 0 {
+		var waiting []string
+		for _, name := range names {
+			if bn, ok := baseName(raw[name]); ok && raw[bn] != nil && !has(out, bn) {
+				waiting = append(waiting, name)
 				continue
 			}
-			set, ok := fieldSetters[k]
-			if !ok {
-				return nil, fmt.Errorf("%s.%s: unknown field", path, k)
+			p, err := buildProfile(out, name, raw[name])
+			if err != nil {
+				return nil, err
 			}
-			if err := set(&p, fields[k]); err != nil {
-				return nil, fmt.Errorf("%s.%s: %w", path, k, err)
-			}
+			out[name] = p
 		}
-		if err := p.Check(); err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
+		if len(waiting) == len(names) {
+			bn, _ := baseName(raw[waiting[0]])
+			return nil, fmt.Errorf("profiles.%s.base: no profile %q: the bases form a cycle", waiting[0], bn)
 		}
-		out[name] = p
+		names = waiting
 	}
 	return out, nil
+}
+
+func has(ps map[string]Profile, name string) bool {
+	_, ok := ps[name]
+	return ok
+}
+
+// baseName is the profile's "base" when it is a string.
+func baseName(fields map[string]json.RawMessage) (string, bool) {
+	b, ok := fields["base"]
+	if !ok {
+		return "", false
+	}
+	var bn string
+	return bn, strict(b, &bn) == nil
+}
+
+// buildProfile applies one profile's fields to what it starts from: the
+// profile of that name, its base, or the default profile.
+func buildProfile(out map[string]Profile, name string, fields map[string]json.RawMessage) (Profile, error) {
+	path := "profiles." + name
+	if !validProfileName(name) {
+		return Profile{}, fmt.Errorf("%s: profile names are lower-case letters, digits, '_', '.', '-' (at most 64)", path)
+	}
+	p, exists := out[name]
+	if b, ok := fields["base"]; ok {
+		if exists {
+			return Profile{}, fmt.Errorf("%s.base: only a new profile may name a base; %q already exists", path, name)
+		}
+		var bn string
+		if err := strict(b, &bn); err != nil {
+			return Profile{}, fmt.Errorf("%s.base: %w", path, err)
+		}
+		bp, ok := out[bn]
+		if !ok {
+			return Profile{}, fmt.Errorf("%s.base: no profile %q", path, bn)
+		}
+		p = bp
+	} else if !exists {
+		p = out["default"]
+	}
+	p.Name = name
+	keys := make([]string, 0, len(fields))
+	for k := range fields {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if k == "base" {
+			continue
+		}
+		set, ok := fieldSetters[k]
+		if !ok {
+			return Profile{}, fmt.Errorf("%s.%s: unknown field", path, k)
+		}
+		if err := set(&p, fields[k]); err != nil {
+			return Profile{}, fmt.Errorf("%s.%s: %w", path, k, err)
+		}
+	}
+	if err := p.Check(); err != nil {
+		return Profile{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return p, nil
 }
 
 // strict decodes JSON refusing unknown fields and trailing data.
@@ -151,9 +189,28 @@ func strict(data []byte, v any) error {
 	if err := dec.Decode(v); err != nil {
 		return err
 	}
-	if dec.More() {
+	// Not dec.More: it reports false for a stray '}' or ']'.
+	if len(bytes.TrimSpace(data[dec.InputOffset():])) > 0 {
 		return fmt.Errorf("trailing data after the value")
 	}
+	return nil
+}
+
+// fresh decodes into a new value and only then stores it: decoding into
+// *dst directly would reuse the backing array of a slice, which the built-ins
+// share between profiles (and the caller's base map holds), so overriding
+// one profile's list would rewrite the others'.
+func fresh[T any](r json.RawMessage, dst *T) error {
+	if string(bytes.TrimSpace(r)) == "null" {
+		// null would decode to the zero value: 0 cpus or pids is "no
+		// limit", which must be asked for as 0, not arrive by accident.
+		return fmt.Errorf("null is not a value; give the value or leave the field out")
+	}
+	var v T
+	if err := strict(r, &v); err != nil {
+		return err
+	}
+	*dst = v
 	return nil
 }
 

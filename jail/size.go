@@ -1,6 +1,7 @@
 package jail
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -9,29 +10,57 @@ import (
 
 // ParseSize reads a byte size: a number with an optional binary unit, K, M,
 // G or T (also written KiB/KB, ...: all are powers of 1024), e.g. 512M,
-// 1.5G, 65536. "0" means no limit where a limit is asked for.
+// 1.5G, 65536. "0" means no limit where a limit is asked for. Whole numbers
+// are exact (not rounded through a float above 2^53); a fraction is rounded
+// down to whole bytes, and one that would round down to 0 (which means no
+// limit) is an error. Sizes above maxSize are refused, so that two of them
+// still add up without overflow (cgroup v1 writes memory+swap).
 func ParseSize(s string) (int64, error) {
 	t := strings.TrimSpace(s)
 	if t == "" {
 		return 0, fmt.Errorf("empty size; give e.g. 512M or 2G")
 	}
-	num := strings.TrimRight(t, "KMGTiBkmgtb")
-	unit := strings.ToUpper(strings.TrimSuffix(strings.TrimSuffix(t[len(num):], "B"), "b"))
-	unit = strings.TrimSuffix(unit, "I")
-	shift := map[string]uint{"": 0, "K": 10, "M": 20, "G": 30, "T": 40}
-	sh, ok := shift[unit]
+	num := strings.TrimRightFunc(t, func(r rune) bool { return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' })
+	sh, ok := sizeUnits[strings.ToUpper(t[len(num):])]
+	if num == "" {
+		return 0, fmt.Errorf("size %q is not a non-negative number with an optional unit (512M, 2G)", s)
+	}
 	if !ok {
 		return 0, fmt.Errorf("size %q: unknown unit %q; use K, M, G or T (powers of 1024)", s, t[len(num):])
 	}
+	if n, err := strconv.ParseInt(num, 10, 64); err == nil && n >= 0 && num[0] != '-' {
+		if n > maxSize>>sh {
+			return 0, fmt.Errorf("size %q is too large (at most %d bytes)", s, int64(maxSize))
+		}
+		return n << sh, nil
+	}
 	v, err := strconv.ParseFloat(num, 64)
-	if err != nil || v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+	if errors.Is(err, strconv.ErrRange) && math.IsInf(v, 1) {
+		return 0, fmt.Errorf("size %q is too large (at most %d bytes)", s, int64(maxSize))
+	}
+	if err != nil || v < 0 || math.IsNaN(v) || math.IsInf(v, 0) || strings.HasPrefix(num, "-") {
 		return 0, fmt.Errorf("size %q is not a non-negative number with an optional unit (512M, 2G)", s)
 	}
-	b := v * float64(uint64(1)<<sh)
-	if b > math.MaxInt64/2 {
-		return 0, fmt.Errorf("size %q is too large", s)
+	b := math.Floor(v * float64(uint64(1)<<sh))
+	if b >= maxSize+1 { // b is whole: maxSize itself is not a float64
+		return 0, fmt.Errorf("size %q is too large (at most %d bytes)", s, int64(maxSize))
+	}
+	if b == 0 && v != 0 {
+		return 0, fmt.Errorf("size %q is less than one byte; 0 means no limit", s)
 	}
 	return int64(b), nil
+}
+
+// maxSize is the largest size ParseSize accepts: 4 EiB - 1.
+const maxSize = math.MaxInt64 / 2
+
+// sizeUnits maps a unit, upper-cased, to its power of two.
+var sizeUnits = map[string]uint{
+	"": 0, "B": 0,
+	"K": 10, "KB": 10, "KIB": 10,
+	"M": 20, "MB": 20, "MIB": 20,
+	"G": 30, "GB": 30, "GIB": 30,
+	"T": 40, "TB": 40, "TIB": 40,
 }
 
 // FormatSize writes n the way ParseSize reads it, exactly when possible.

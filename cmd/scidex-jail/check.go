@@ -1,0 +1,200 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/scidex/scidex-jail/cgroupfs"
+	"github.com/scidex/scidex-jail/jail"
+)
+
+// checkCmd is `scidex-jail check`: for this host and one profile, what each
+// protection needs, whether the kernel gives it, and how to get it when it
+// does not. Every check tries the real operation (namespaces, Landlock and
+// seccomp in child processes, the cgroup parent, the tmp-root), so what it
+// says is what a run would meet. Exit status 0 means a run with the profile
+// gets every protection in full; 1 means at least one is missing or could
+// only be had degraded; 125 means the profile or the flags are bad.
+type checkCmd struct {
+	Profile      string `name:"profile" short:"p" default:"default" help:"Profile to check: its network mode and limits decide what the kernel must offer."`
+	Config       string `name:"config" placeholder:"FILE" help:"Profiles file (JSON). Default: /etc/scidex-jail/profiles.json when it exists."`
+	TmpRoot      string `name:"tmp-root" default:"/tmp" placeholder:"DIR" help:"Directory that will hold the run directories (as for run)."`
+	CgroupParent string `name:"cgroup-parent" placeholder:"PATH" help:"Delegated cgroup under which runs make their leaves (as for run). Default: this process's own cgroup."`
+	UID          int    `name:"uid" default:"65534" help:"Host uid the analysis runs as when scidex-jail runs as root (as for run)."`
+	GID          int    `name:"gid" default:"65534" help:"Host gid the analysis runs as when scidex-jail runs as root (as for run)."`
+
+	// ProbeChild makes this process the child that loads Landlock and
+	// seccomp on itself and reports on stdout: those cannot be undone, so
+	// the checking process never applies them to itself.
+	ProbeChild bool `name:"probe-child" hidden:""`
+}
+
+// checkState is the outcome of one check.
+type checkState string
+
+const (
+	stateOK       checkState = "OK"
+	stateMissing  checkState = "MISSING"
+	stateDegraded checkState = "DEGRADED" // runs start, with less than asked (profile allows it)
+)
+
+// checkLine is one protection: its state, what was found, and how to fix it.
+type checkLine struct {
+	State checkState
+	Name  string
+	Text  string
+	Fix   string // empty when OK
+}
+
+func (c *checkCmd) Run() error {
+	profiles, from, err := jail.LoadProfiles(c.Config)
+	if err != nil {
+		return err
+	}
+	p, ok := profiles[c.Profile]
+	if !ok {
+		return fmt.Errorf("%w: --profile %q: no such profile; known: %s", jail.ErrBadSpec, c.Profile, strings.Join(jail.Names(profiles), ", "))
+	}
+	if c.UID <= 0 || c.GID <= 0 {
+		return fmt.Errorf("%w: --uid/--gid %d:%d must be non-zero, so the analysis never runs as host root", jail.ErrBadSpec, c.UID, c.GID)
+	}
+	if c.ProbeChild {
+		return securityChild(p, c.TmpRoot, os.Stdout)
+	}
+	lines := c.checks(p)
+	source := "built-in"
+	if from != "" {
+		source = "from " + from
+	}
+	printCheck(os.Stdout, p, source, lines)
+	for _, l := range lines {
+		if l.State != stateOK {
+			return exitError{1}
+		}
+	}
+	return nil
+}
+
+// checks runs every check for profile p, in the order a run meets them.
+func (c *checkCmd) checks(p jail.Profile) []checkLine {
+	sec := c.runSecurityChild(p)
+	cg, info := checkCgroup(c.CgroupParent)
+	return []checkLine{
+		checkUserns(p, c.UID, c.GID),
+		checkLandlock(p, sec),
+		checkSeccomp(p, sec),
+		cg,
+		checkControllers(p, info, cg.State == stateOK),
+		checkTmpRoot(c.TmpRoot, c.UID, c.GID),
+	}
+}
+
+// printCheck writes the header, one line per check (with a fix line under
+// each that is not OK) and the verdict.
+func printCheck(w io.Writer, p jail.Profile, source string, lines []checkLine) {
+	fmt.Fprintf(w, "profile %s (%s): net %s, memory %s, cpus %g, pids %d, disk %s; checked as uid %d\n",
+		p.Name, source, p.Net, jail.FormatSize(p.Memory), p.CPUs, p.PIDs, jail.FormatSize(p.Disk), os.Geteuid())
+	bad := 0
+	for _, l := range lines {
+		fmt.Fprintf(w, "%-8s %s: %s\n", l.State, l.Name, l.Text)
+		if l.State != stateOK {
+			bad++
+			fmt.Fprintf(w, "%-8s fix: %s\n", "", l.Fix)
+		}
+	}
+	if bad == 0 {
+		fmt.Fprintf(w, "verdict: profile %s can be enforced in full on this host\n", p.Name)
+		return
+	}
+	fmt.Fprintf(w, "verdict: profile %s cannot be enforced in full on this host: %d of %d checks not OK (see the fix lines)\n", p.Name, bad, len(lines))
+}
+
+// checkCgroup probes the delegated parent the run's leaf would go under.
+func checkCgroup(parent string) (checkLine, cgroupfs.Info) {
+	l := checkLine{Name: "cgroup"}
+	info, err := cgroupfs.Probe(parent)
+	if err != nil {
+		l.State = stateMissing
+		l.Text, l.Fix = splitUnsupported(err)
+		if info.Version != 0 {
+			l.Text = fmt.Sprintf("cgroup version %d, parents %s: %s", info.Version, strings.Join(info.Parents, ", "), l.Text)
+		}
+		return l, info
+	}
+	l.State = stateOK
+	l.Text = fmt.Sprintf("cgroup version %d; run leaves go under %s, writable by this process", info.Version, strings.Join(info.Parents, ", "))
+	if info.Version == 1 {
+		l.Text += " (a hybrid host: the same limits and usage come from the v1 files)"
+	}
+	return l, info
+}
+
+// checkControllers compares the controllers the profile's limits need with
+// those the parent offers: memory always (limit, peak and OOM accounting),
+// cpu for a CPU quota, pids for a process limit.
+func checkControllers(p jail.Profile, info cgroupfs.Info, probed bool) checkLine {
+	need := []string{"memory"}
+	what := []string{"memory (limit " + sizeOrNone(p.Memory) + ", peak and OOM accounting)"}
+	if p.CPUs > 0 {
+		need = append(need, "cpu")
+		what = append(what, fmt.Sprintf("cpu (quota of %g CPUs)", p.CPUs))
+	}
+	if p.PIDs > 0 {
+		need = append(need, "pids")
+		what = append(what, fmt.Sprintf("pids (limit %d)", p.PIDs))
+	}
+	l := checkLine{Name: "cgroup controllers"}
+	if !probed {
+		l.State = stateMissing
+		l.Text = "the profile needs " + strings.Join(what, ", ") + "; not available: the cgroup check failed"
+		l.Fix = "fix the cgroup check above"
+		return l
+	}
+	var missing []string
+	for _, c := range need {
+		if !slices.Contains(info.Controllers, c) {
+			missing = append(missing, c)
+		}
+	}
+	if len(missing) == 0 {
+		l.State = stateOK
+		l.Text = "the profile needs " + strings.Join(what, ", ") + "; all offered (" + strings.Join(info.Controllers, ", ") + ")"
+		return l
+	}
+	l.State = stateMissing
+	l.Text = fmt.Sprintf("the profile needs %s; missing %s (offered: %s)", strings.Join(what, ", "), strings.Join(missing, ", "), strings.Join(info.Controllers, ", "))
+	if info.Version == 2 {
+		l.Fix = fmt.Sprintf("enable them for the parent (echo +%s >> the grandparent's cgroup.subtree_control) or run under a delegated cgroup that has them (systemd-run --scope -p Delegate=yes); or set the limit to 0 in the profile", missing[0])
+	} else {
+		l.Fix = fmt.Sprintf("mount the cgroup v1 hierarchy of %s (mount -t cgroup -o %s cgroup /sys/fs/cgroup/%s) or boot with systemd.unified_cgroup_hierarchy=1 for cgroup v2; or set the limit to 0 in the profile", missing[0], missing[0], missing[0])
+	}
+	return l
+}
+
+func sizeOrNone(n int64) string {
+	if n == 0 {
+		return "none"
+	}
+	return jail.FormatSize(n)
+}
+
+// splitUnsupported turns a missing-feature error of the facility packages
+// into what was found and how to fix it.
+func splitUnsupported(err error) (text, fix string) {
+	var cg *cgroupfs.UnsupportedError
+	if errors.As(err, &cg) {
+		return cg.Feature + " not available: " + cg.Found, orDefault(cg.Fix, "see the cgroupfs package documentation")
+	}
+	return err.Error(), "see the error above; it names what failed"
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

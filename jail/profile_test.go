@@ -1,0 +1,267 @@
+package jail
+
+import (
+	"errors"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+// parseWant is what one ParseProfiles case expects: an error holding
+// errText, or profile name's value after want modifies a copy of its
+// starting point (from).
+type parseWant struct {
+	errText string
+	name    string
+	from    string // built-in the profile starts from
+	want    func(p *Profile)
+}
+
+func TestParseProfiles(t *testing.T) {
+	cases := []struct {
+		name string
+		file string
+		parseWant
+	}{
+		{"empty file object", `{}`, parseWant{errText: "profiles: want an object of profile objects: empty value"}},
+		{"no profiles", `{"profiles": {}}`, parseWant{name: "tool", from: "tool", want: func(*Profile) {}}},
+		{"override a built-in field by field", `{"profiles": {"default": {"memory": "4G", "timeout": "2h"}}}`,
+			parseWant{name: "default", from: "default", want: func(p *Profile) { p.Memory, p.Timeout = 4<<30, 2*time.Hour }}},
+		{"override keeps the other fields", `{"profiles": {"notebook": {"cpus": 0.5}}}`,
+			parseWant{name: "notebook", from: "notebook", want: func(p *Profile) { p.CPUs = 0.5 }}},
+		{"every field", `{"profiles": {"tool": {"description": "d", "timeout": "1m", "grace": "2s", "memory": "1G", "swap": "64M",
+			"disk": "2G", "shm": "1M", "cpus": 3, "pids": 9, "net": "host", "allow_tcp": [443, 8080], "db_ports": [5432, 3306],
+			"data_dirs": ["x"], "read_only": ["/ro"], "read_write": ["/rw"], "env": ["A=1"], "allow_degraded": ["landlock"], "require_input": true}}}`,
+			parseWant{name: "tool", from: "tool", want: func(p *Profile) {
+				*p = Profile{Name: "tool", Description: "d", Timeout: time.Minute, Grace: 2 * time.Second, Memory: 1 << 30, Swap: 64 << 20,
+					Disk: 2 << 30, Shm: 1 << 20, CPUs: 3, PIDs: 9, Net: NetHost, AllowTCP: []uint16{443, 8080}, DBPorts: []uint16{5432, 3306},
+					DataDirs: []string{"x"}, ReadOnly: []string{"/ro"}, ReadWrite: []string{"/rw"}, Env: []string{"A=1"},
+					AllowDegraded: []string{"landlock"}, RequireInput: true}
+			}}},
+		{"new profile from default", `{"profiles": {"long-run": {"timeout": "2h", "cpus": 4}}}`,
+			parseWant{name: "long-run", from: "default", want: func(p *Profile) { p.Name, p.Timeout, p.CPUs = "long-run", 2*time.Hour, 4 }}},
+		{"new profile with base", `{"profiles": {"nb2": {"base": "notebook", "memory": "3G"}}}`,
+			parseWant{name: "nb2", from: "notebook", want: func(p *Profile) { p.Name, p.Memory = "nb2", 3<<30 }}},
+		{"base is the overridden built-in", `{"profiles": {"tool": {"pids": 7}, "a": {"base": "tool"}}}`,
+			parseWant{name: "a", from: "tool", want: func(p *Profile) { p.Name, p.PIDs = "a", 7 }}},
+		{"base defined later in name order", `{"profiles": {"a": {"base": "b"}, "b": {"base": "tool", "pids": 3}}}`,
+			parseWant{name: "a", from: "tool", want: func(p *Profile) { p.Name, p.PIDs = "a", 3 }}},
+		{"allow_tcp with net host", `{"profiles": {"web": {"net": "host", "allow_tcp": [443]}}}`,
+			parseWant{name: "web", from: "default", want: func(p *Profile) { p.Name, p.Net, p.AllowTCP = "web", NetHost, []uint16{443} }}},
+		{"zero limits", `{"profiles": {"free": {"memory": "0", "cpus": 0, "pids": 0, "timeout": "0s"}}}`,
+			parseWant{name: "free", from: "default", want: func(p *Profile) { p.Name, p.Memory, p.CPUs, p.PIDs, p.Timeout = "free", 0, 0, 0, 0 }}},
+
+		{"unknown field", `{"profiles": {"x": {"memry": "1G"}}}`, parseWant{errText: "profiles.x.memry: unknown field"}},
+		{"unknown top-level field", `{"profile": {}}`, parseWant{errText: "profile: unknown field"}},
+		{"bad size", `{"profiles": {"x": {"memory": "2Q"}}}`, parseWant{errText: "profiles.x.memory: size \"2Q\": unknown unit"}},
+		{"size not a string", `{"profiles": {"x": {"memory": 1024}}}`, parseWant{errText: "profiles.x.memory: want a size string"}},
+		{"negative size", `{"profiles": {"x": {"disk": "-1G"}}}`, parseWant{errText: "profiles.x.disk: size \"-1G\" is not a non-negative number"}},
+		{"bad duration", `{"profiles": {"x": {"timeout": "10 minutes"}}}`, parseWant{errText: "profiles.x.timeout: want a duration"}},
+		{"negative duration", `{"profiles": {"x": {"grace": "-1s"}}}`, parseWant{errText: "profiles.x: grace must not be negative"}},
+		{"bad net", `{"profiles": {"x": {"net": "internet"}}}`, parseWant{errText: `profiles.x: net "internet": choose none, loopback or host`}},
+		{"allow_tcp 5432", `{"profiles": {"x": {"net": "host", "allow_tcp": [443, 5432]}}}`, parseWant{errText: "profiles.x: allow_tcp 5432: port 0 or a database port"}},
+		{"allow_tcp port 0", `{"profiles": {"x": {"net": "host", "allow_tcp": [0]}}}`, parseWant{errText: "profiles.x: allow_tcp 0"}},
+		{"allow_tcp port too large", `{"profiles": {"x": {"net": "host", "allow_tcp": [65536]}}}`, parseWant{errText: "profiles.x.allow_tcp:"}},
+		{"allow_tcp without net host", `{"profiles": {"x": {"allow_tcp": [443]}}}`, parseWant{errText: `profiles.x: allow_tcp needs net "host"`}},
+		{"allow_tcp another db port", `{"profiles": {"x": {"net": "host", "db_ports": [5432, 3306], "allow_tcp": [3306]}}}`, parseWant{errText: "allow_tcp 3306"}},
+		{"5432 removed from db_ports", `{"profiles": {"default": {"db_ports": [3306]}}}`, parseWant{errText: "profiles.default: db_ports must keep 5432"}},
+		{"db_ports emptied", `{"profiles": {"x": {"db_ports": []}}}`, parseWant{errText: "db_ports must keep 5432"}},
+		{"cpus out of range", `{"profiles": {"x": {"cpus": 5000}}}`, parseWant{errText: "profiles.x: cpus 5000 out of range"}},
+		{"negative pids", `{"profiles": {"x": {"pids": -1}}}`, parseWant{errText: "profiles.x: pids must not be negative"}},
+		{"degrade seccomp", `{"profiles": {"x": {"allow_degraded": ["seccomp"]}}}`, parseWant{errText: `allow_degraded "seccomp": only landlock`}},
+		{"bad env", `{"profiles": {"x": {"env": ["NOVALUE"]}}}`, parseWant{errText: `--env "NOVALUE" is not of the form NAME=VALUE`}},
+		{"trailing garbage", `{"profiles": {}} x`, parseWant{errText: "trailing data"}},
+		{"trailing brace", `{"profiles": {}}}`, parseWant{errText: "trailing data"}},
+		{"trailing bracket", `{"profiles": {}}]`, parseWant{errText: "trailing data"}},
+		{"trailing garbage in a field", `{"profiles": {"x": {"cpus": 1}}}`, parseWant{name: "x", from: "default", want: func(p *Profile) { p.Name, p.CPUs = "x", 1 }}},
+		{"not an object", `[]`, parseWant{errText: "not a JSON object"}},
+		{"empty", ``, parseWant{errText: "not a JSON object"}},
+		{"profiles not an object", `{"profiles": []}`, parseWant{errText: "profiles: want an object of profile objects"}},
+		{"profile not an object", `{"profiles": {"x": 3}}`, parseWant{errText: "profiles: want an object of profile objects"}},
+		{"base does not exist", `{"profiles": {"x": {"base": "nosuch"}}}`, parseWant{errText: `profiles.x.base: no profile "nosuch"`}},
+		{"base cycle", `{"profiles": {"x": {"base": "y"}, "y": {"base": "x"}}}`, parseWant{errText: `profiles.x.base: no profile "y"`}},
+		{"base on a built-in", `{"profiles": {"tool": {"base": "default"}}}`, parseWant{errText: "profiles.tool.base: only a new profile may name a base"}},
+		{"base is itself", `{"profiles": {"x": {"base": "x"}}}`, parseWant{errText: `profiles.x.base: no profile "x"`}},
+		{"null cpus", `{"profiles": {"x": {"cpus": null}}}`, parseWant{errText: "profiles.x.cpus: null is not a value"}},
+		{"null memory", `{"profiles": {"x": {"memory": null}}}`, parseWant{errText: "profiles.x.memory: "}},
+		{"base not a string", `{"profiles": {"x": {"base": 1}}}`, parseWant{errText: "profiles.x.base:"}},
+		{"upper-case name", `{"profiles": {"Big": {}}}`, parseWant{errText: "profiles.Big: profile names are lower-case"}},
+		{"name with a slash", `{"profiles": {"a/b": {}}}`, parseWant{errText: "profiles.a/b: profile names"}},
+		{"name with a space", `{"profiles": {"a b": {}}}`, parseWant{errText: "profiles.a b: profile names"}},
+		{"name starting with a dot", `{"profiles": {".x": {}}}`, parseWant{errText: "profiles..x: profile names"}},
+		{"empty name", `{"profiles": {"": {}}}`, parseWant{errText: "profiles.: profile names"}},
+		{"name too long", `{"profiles": {"` + strings.Repeat("a", 65) + `": {}}}`, parseWant{errText: "at most 64"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			base := Builtins()
+			got, err := ParseProfiles([]byte(c.file), base)
+			if !reflect.DeepEqual(base, Builtins()) {
+				t.Errorf("ParseProfiles(%s) modified its base", c.file)
+			}
+			if c.errText != "" {
+				if err == nil || !strings.Contains(err.Error(), c.errText) {
+					t.Fatalf("ParseProfiles(%s) error = %v, want one holding %q", c.file, err, c.errText)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("ParseProfiles(%s) error = %v, want nil", c.file, err)
+			}
+			want := Builtins()[c.from]
+			c.want(&want)
+			if !reflect.DeepEqual(got[c.parseWant.name], want) {
+				t.Errorf("ParseProfiles(%s)[%s] = %+v, want %+v", c.file, c.parseWant.name, got[c.parseWant.name], want)
+			}
+			for n, p := range got {
+				if err := p.Check(); err != nil {
+					t.Errorf("ParseProfiles(%s)[%s].Check() = %v, want nil", c.file, n, err)
+				}
+			}
+		})
+	}
+}
+
+// TestBuiltinsCheck: every built-in passes Check and carries its own name.
+func TestBuiltinsCheck(t *testing.T) {
+	for n, p := range Builtins() {
+		if err := p.Check(); err != nil {
+			t.Errorf("Builtins()[%s].Check() = %v, want nil", n, err)
+		}
+		if p.Name != n {
+			t.Errorf("Builtins()[%s].Name = %q, want %q", n, p.Name, n)
+		}
+	}
+}
+
+func TestLoadProfilesErrors(t *testing.T) {
+	dir := t.TempDir()
+	bad := dir + "/bad.json"
+	if err := os.WriteFile(bad, []byte(`{"profiles": {"x": {"memry": "1G"}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{bad, dir + "/missing.json"} {
+		if _, _, err := LoadProfiles(path); !errors.Is(err, ErrBadSpec) {
+			t.Errorf("LoadProfiles(%s) error = %v, want one wrapping ErrBadSpec", path, err)
+		}
+	}
+}
+
+// TestExampleProfiles loads the example file shipped in examples/.
+func TestExampleProfiles(t *testing.T) {
+	ps, from, err := LoadProfiles("../examples/profiles.json")
+	if err != nil {
+		t.Fatalf("LoadProfiles(examples/profiles.json) error = %v, want nil", err)
+	}
+	if from != "../examples/profiles.json" {
+		t.Errorf("LoadProfiles source = %q, want the file", from)
+	}
+	b := Builtins()
+	overridden, added := 0, 0
+	for n, p := range ps {
+		bp, builtin := b[n]
+		switch {
+		case !builtin:
+			added++
+		case !reflect.DeepEqual(p, bp):
+			overridden++
+		}
+	}
+	if overridden < 1 || added < 1 {
+		t.Errorf("examples/profiles.json overrides %d built-ins and adds %d profiles, want at least one of each", overridden, added)
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	cases := []struct {
+		in      string
+		want    int64
+		errText string
+	}{
+		{"0", 0, ""},
+		{"65536", 65536, ""},
+		{"512M", 512 << 20, ""},
+		{"2G", 2 << 30, ""},
+		{"1.5G", 3 << 29, ""},
+		{"1T", 1 << 40, ""},
+		{"4k", 4096, ""},
+		{"4KiB", 4096, ""},
+		{"4KB", 4096, ""},
+		{"4kb", 4096, ""},
+		{"10B", 10, ""},
+		{" 2G ", 2 << 30, ""},
+		{"0.5K", 512, ""},
+		{"9007199254740993", 9007199254740993, ""}, // 2^53+1: exact, not through a float
+		{"4611686018427387903", 1<<62 - 1, ""},
+		{"", 0, "empty size"},
+		{"2Q", 0, "unknown unit"},
+		{"2P", 0, "unknown unit"},
+		{"2GG", 0, "unknown unit"},
+		{"1i", 0, "unknown unit"},
+		{"1ib", 0, "unknown unit"},
+		{"G", 0, "not a non-negative number"},
+		{"-1", 0, "not a non-negative number"},
+		{"-2G", 0, "not a non-negative number"},
+		{"abc", 0, "not a non-negative number"},
+		{"NaN", 0, "not a non-negative number"},
+		{"Inf", 0, "not a non-negative number"},
+		{"0.1", 0, "less than one byte"},
+		{"8T8", 0, "not a non-negative number"},
+		{"9999999T", 0, "too large"},
+		{"4611686018427387904", 0, "too large"},
+		{"99999999999999999999", 0, "too large"},
+	}
+	for _, c := range cases {
+		got, err := ParseSize(c.in)
+		if c.errText != "" {
+			if err == nil || !strings.Contains(err.Error(), c.errText) {
+				t.Errorf("ParseSize(%q) = %d, %v, want an error holding %q", c.in, got, err, c.errText)
+			}
+			continue
+		}
+		if err != nil || got != c.want {
+			t.Errorf("ParseSize(%q) = %d, %v, want %d, nil", c.in, got, err, c.want)
+		}
+	}
+}
+
+func TestFormatSize(t *testing.T) {
+	cases := []struct {
+		in   int64
+		want string
+	}{
+		{0, "0"}, {1, "1"}, {1023, "1023"}, {1024, "1K"}, {1536, "1536"}, {512 << 20, "512M"},
+		{2 << 30, "2G"}, {3 << 29, "1536M"}, {1 << 40, "1T"}, {65536, "64K"}, {1<<62 - 1, "4611686018427387903"},
+	}
+	for _, c := range cases {
+		if got := FormatSize(c.in); got != c.want {
+			t.Errorf("FormatSize(%d) = %q, want %q", c.in, got, c.want)
+		}
+		if back, err := ParseSize(FormatSize(c.in)); err != nil || back != c.in {
+			t.Errorf("ParseSize(FormatSize(%d)) = %d, %v, want %d, nil", c.in, back, err, c.in)
+		}
+	}
+}
+
+// TestParseProfilesListsNotShared: the built-ins share list backing arrays;
+// overriding one profile's list must leave every other profile as it was.
+func TestParseProfilesListsNotShared(t *testing.T) {
+	file := `{"profiles": {"default": {"data_dirs": ["in", "out"], "db_ports": [5432]}}}`
+	got, err := ParseProfiles([]byte(file), Builtins())
+	if err != nil {
+		t.Fatalf("ParseProfiles(%s) error = %v, want nil", file, err)
+	}
+	for n, want := range Builtins() {
+		if n == "default" {
+			continue
+		}
+		if !reflect.DeepEqual(got[n], want) {
+			t.Errorf("ParseProfiles(%s)[%s] = %+v, want it unchanged: %+v", file, n, got[n], want)
+		}
+	}
+	if want := []string{"in", "out"}; !reflect.DeepEqual(got["default"].DataDirs, want) {
+		t.Errorf("ParseProfiles(%s)[default].DataDirs = %v, want %v", file, got["default"].DataDirs, want)
+	}
+}
