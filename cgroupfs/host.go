@@ -180,6 +180,11 @@ func (h host) choose(parent string, l Limits) (Info, []*v1Dir, error) {
 		}
 		return info, nil, nil
 	}
+	if !errors.Is(err2, ErrUnsupported) {
+		// A caller's mistake (a bad parent path), not a missing feature:
+		// falling back to v1 would report it as one.
+		return Info{}, nil, err2
+	}
 	if h.v1["memory"] == nil {
 		return Info{}, nil, fmt.Errorf("cgroupfs: probe: %w", errors.Join(err2, &UnsupportedError{
 			Feature: "cgroup v1 memory controller",

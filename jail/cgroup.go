@@ -47,10 +47,13 @@ func (sv *supervisor) enterLeaf(pid int) error {
 }
 
 // closeLeaf reads the usage, kills whatever is left and removes the leaf.
-func (sv *supervisor) closeLeaf() {
+// It returns warnings rather than touching the report's list, since it runs
+// beside the run directory's removal.
+func (sv *supervisor) closeLeaf() []string {
 	if sv.leaf == nil {
-		return
+		return nil
 	}
+	var warn []string
 	if u, err := sv.leaf.Usage(); err == nil {
 		sv.usage = &u
 		sv.rep.Enforced.Cgroup.Usage = &CgroupUsage{
@@ -59,10 +62,11 @@ func (sv *supervisor) closeLeaf() {
 			CPUSystemUsec: u.CPUSystemUsec, NrPeriods: u.NrPeriods, NrThrottled: u.NrThrottled, ThrottledUsec: u.ThrottledUsec,
 		}
 	} else {
-		sv.rep.Warnings = append(sv.rep.Warnings, fmt.Sprintf("read cgroup usage: %v", err))
+		warn = append(warn, fmt.Sprintf("read cgroup usage: %v", err))
 	}
 	if err := sv.leaf.Remove(); err != nil {
-		sv.rep.Warnings = append(sv.rep.Warnings, fmt.Sprintf("remove cgroup leaf: %v", err))
+		warn = append(warn, fmt.Sprintf("remove cgroup leaf: %v", err))
 	}
 	sv.leaf = nil
+	return warn
 }

@@ -55,9 +55,29 @@ func (sv *supervisor) recordEnforced(e *enforcedInit) {
 func (sv *supervisor) finish() {
 	r := sv.rep
 	t := time.Now()
-	// Usage first, then the kill: the leaf is empty by now unless the
-	// init was killed mid-run.
-	sv.closeLeaf()
+	if !sv.outputsDone {
+		if sv.spec.DiskBytes > 0 {
+			if sv.started {
+				r.Warnings = append(r.Warnings, "the init was killed before the run directory could be read: its outputs (a tmpfs) are lost")
+			}
+		} else {
+			sv.readOutputs(sv.dir.path)
+		}
+	}
+	// The leaf (usage, then kill what is left and remove) and the run
+	// directory are independent: clean both at once.
+	leafDone := make(chan []string, 1)
+	go func() { leafDone <- sv.closeLeaf() }()
+	var dirErr error
+	if sv.spec.Keep {
+		sv.dir.close()
+	} else {
+		dirErr = sv.dir.remove()
+	}
+	r.Warnings = append(r.Warnings, <-leafDone...)
+	if dirErr != nil {
+		r.Warnings = append(r.Warnings, dirErr.Error())
+	}
 	sv.settleStatus()
 	if m := sv.exited; m != nil {
 		r.CPUUserSecs = float64(m.UserUsec) / 1e6
@@ -72,20 +92,6 @@ func (sv *supervisor) finish() {
 	}
 	if sv.started && sv.exited == nil {
 		r.WallSeconds = time.Since(sv.tStart).Seconds()
-	}
-	if !sv.outputsDone {
-		if sv.spec.DiskBytes > 0 {
-			if sv.started {
-				r.Warnings = append(r.Warnings, "the init was killed before the run directory could be read: its outputs (a tmpfs) are lost")
-			}
-		} else {
-			sv.readOutputs(sv.dir.path)
-		}
-	}
-	if sv.spec.Keep {
-		sv.dir.close()
-	} else if err := sv.dir.remove(); err != nil {
-		r.Warnings = append(r.Warnings, err.Error())
 	}
 	sv.phase("cleanup", t)
 	r.CompletionNotes = sv.notes()
@@ -124,6 +130,11 @@ func (sv *supervisor) settleStatus() {
 		r.Signal = unix.SignalName(syscall.Signal(sig))
 	}
 	switch {
+	case sv.failed != nil && sv.failed.Stage == "exec" && sv.usage != nil && sv.usage.PIDsLimitHits > 0:
+		// The fork of the target itself hit the PID limit.
+		r.Status = StatusPIDsLimit
+		r.SetupError = &SetupError{Stage: sv.failed.Stage, Message: sv.failed.Error}
+		r.ExitCode = 125
 	case sv.failed != nil:
 		r.Status = StatusSetupError
 		r.SetupError = &SetupError{Stage: sv.failed.Stage, Message: sv.failed.Error}

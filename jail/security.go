@@ -1,6 +1,7 @@
 package jail
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -58,6 +59,7 @@ func (sv *supervisor) landlockPolicy(ro, rw []string) *landlock.Policy {
 			p.ReadExec = append(p.ReadExec, e.Path)
 		}
 	}
+	p.ReadExec = append(p.ReadExec, systemExtras()...)
 	etc := append([]string{}, etcReadable...)
 	if dns := resolvConf(); dns != "" && s.Net == NetHost {
 		// Only host mode has a resolver to reach.
@@ -99,11 +101,9 @@ func checkSecurity(c *securityConfig) error {
 			return fmt.Errorf("seccomp policy %s: %w", c.Seccomp, err)
 		}
 	}
-	if c.Landlock != nil {
-		if err := c.Landlock.Validate(); err != nil {
-			return fmt.Errorf("landlock policy: %w", err)
-		}
-	}
+	// The Landlock policy is validated where it is applied, in the init
+	// (Restrict validates first): its paths are the mount view's, and a
+	// failure there is a setup error with stage "landlock" all the same.
 	return nil
 }
 
@@ -114,6 +114,9 @@ func applyLandlock(c *securityConfig, e *enforcedInit) error {
 	}
 	res, err := c.Landlock.Restrict()
 	if err != nil {
+		if errors.Is(err, landlock.ErrUnsupported) {
+			return fmt.Errorf("%w; to run anyway with what this kernel enforces, pass --allow-degraded landlock (or allow_degraded in the profile): the report then lists what was not enforced", err)
+		}
 		return err
 	}
 	e.Landlock = &res

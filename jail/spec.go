@@ -108,6 +108,10 @@ type Resources struct {
 	PIDs        int64   `json:"pids"`
 }
 
+// minPIDs is the smallest PID limit accepted: the init (a Go program, up to
+// 8 threads) and the target's first process must fit with room to spare.
+const minPIDs = 16
+
 // Layers that Disable and AllowDegraded may name.
 var (
 	disableLayers = []string{"landlock", "seccomp", "cgroup"}
@@ -222,6 +226,19 @@ func (s *Spec) TargetEnv() []string {
 		"TMPDIR=" + dir,
 		"SCIDEX_ANALYSIS_ID=" + s.ID,
 	}
+	// Where data/ and docs/ appear inside (at their host paths), so a
+	// script need not be told.
+	for _, d := range s.DataDirs {
+		if fi, err := os.Stat(filepath.Join(s.Root, d)); err == nil && fi.IsDir() {
+			name := strings.Map(func(r rune) rune {
+				if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+					return r
+				}
+				return '_'
+			}, strings.ToUpper(d))
+			env = append(env, "SCIDEX_"+name+"_DIR="+filepath.Join(s.Root, d))
+		}
+	}
 	return blasThreads(mergeEnv(env, s.Env), s.Resources.CPUs)
 }
 
@@ -324,8 +341,8 @@ func (s *Spec) validateResources() error {
 		return fmt.Errorf("%w: resource limits must not be negative", ErrBadSpec)
 	case r.MemoryBytes > 0 && r.MemoryBytes < 8<<20:
 		return fmt.Errorf("%w: --memory %d bytes is below 8M: not even the jail's init fits; give e.g. 512M or 2G", ErrBadSpec, r.MemoryBytes)
-	case r.PIDs > 0 && r.PIDs < 8:
-		return fmt.Errorf("%w: --pids %d is below 8: the init and a Go or Python runtime need several threads; give e.g. 256", ErrBadSpec, r.PIDs)
+	case r.PIDs > 0 && r.PIDs < minPIDs:
+		return fmt.Errorf("%w: --pids %d is below %d: the limit counts threads, the jail's init alone holds up to 8 and the analysis' runtime more; give e.g. 256", ErrBadSpec, r.PIDs, minPIDs)
 	case r.CPUs > 0 && r.CPUs < 0.01:
 		return fmt.Errorf("%w: --cpus %g is below 0.01", ErrBadSpec, r.CPUs)
 	}

@@ -67,6 +67,7 @@ type supervisor struct {
 	timedOut, cancelled bool
 	killTimer           *time.Timer
 	pendingSig          syscall.Signal
+	heldSigs            []os.Signal
 }
 
 // Run runs the spec to completion and returns its report. The error is
@@ -304,6 +305,10 @@ func (sv *supervisor) loop(sigs chan os.Signal) {
 			}
 			if sv.started {
 				sv.cmd.Process.Signal(s)
+			} else {
+				// The target may already run while "started" is still
+				// on its way: hold the signal until then.
+				sv.heldSigs = append(sv.heldSigs, s)
 			}
 		}
 	}
@@ -347,6 +352,9 @@ func (sv *supervisor) handle(m initMsg) {
 		sv.tStart = time.Now()
 		sv.rep.Phases = append(sv.rep.Phases, Phase{Name: "exec", Where: "init", Micros: m.Micros})
 		sv.recordEnforced(m.Enforced)
+		for _, s := range sv.heldSigs {
+			sv.cmd.Process.Signal(s)
+		}
 		if sv.pendingSig != 0 {
 			// A cancel or the timeout came during setup.
 			sv.cmd.Process.Signal(sv.pendingSig)
