@@ -327,11 +327,3 @@ func intOptional(path string) (int64, error) {
 	}
 	return parseInt(path, data)
 }
-
-// limitValue is how a limit is written: the number, or "max" for none.
-func limitValue(v int64) string {
-	if v == 0 {
-		return "max"
-	}
-	return fmt.Sprint(v)
-}
