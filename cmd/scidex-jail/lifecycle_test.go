@@ -118,7 +118,8 @@ func TestCancelThenKillAfterGrace(t *testing.T) {
 func TestJailSIGKILLLeavesNothing(t *testing.T) {
 	requireRoot(t)
 	m := marker(t)
-	cmd, wait := startJail(t, "run", "--id", "sigkill", "--tmp-root", tmpRoot(t), "--", "/bin/sh", "-c",
+	root := tmpRoot(t)
+	cmd, wait := startJail(t, "run", "--id", "sigkill", "--tmp-root", root, "--", "/bin/sh", "-c",
 		fmt.Sprintf(`sleep %[1]s & (setsid sleep %[1]s &); echo ready; sleep %[1]s`, m))
 	if n := len(processesWith(m)); n < 3 {
 		t.Fatalf("before the kill, %d processes carry the marker, want at least the 3 sleeps", n)
@@ -126,6 +127,20 @@ func TestJailSIGKILLLeavesNothing(t *testing.T) {
 	cmd.Process.Kill()
 	wait()
 	waitGone(t, m, 5*time.Second)
+
+	// The dead jail could not remove its directory; it is unlocked now, so
+	// the next run with the ID takes it for a leftover, removes it and runs.
+	if got := entries(t, root); len(got) != 1 {
+		t.Fatalf("after SIGKILL the tmp-root holds %v, want the dead run's directory", got)
+	}
+	r := runJail(t, runOpts{}, "run", "--id", "sigkill", "--tmp-root", root, "--", "/bin/true")
+	wantStatus(t, r, jail.StatusOK, 0)
+	if len(r.report.Warnings) == 0 || !strings.Contains(strings.Join(r.report.Warnings, " "), "leftover") {
+		t.Errorf("warnings = %q, want one about the removed leftover", r.report.Warnings)
+	}
+	if got := entries(t, root); len(got) != 0 {
+		t.Errorf("tmp-root after the second run holds %v, want nothing", got)
+	}
 }
 
 func TestRunDirectoryLifecycle(t *testing.T) {
