@@ -113,6 +113,19 @@ func (v vm) run(ctx context.Context, timeout time.Duration, stdout, stderr io.Wr
 	return code, nil
 }
 
+// guestCrashed reports whether the serial console shows a guest kernel
+// oops or panic, and no exit status was written: a crash of the VM itself.
+func (v vm) guestCrashed() bool {
+	if _, err := os.Stat(filepath.Join(v.JobDir, vmjob.ExitFile)); err == nil {
+		return false
+	}
+	b, err := os.ReadFile(v.Console)
+	if err != nil {
+		return false
+	}
+	return bytes.Contains(b, []byte("Oops:")) || bytes.Contains(b, []byte("Kernel panic")) || bytes.Contains(b, []byte("BUG:"))
+}
+
 // console returns the serial console log for an error message.
 func (v vm) console() string {
 	b, err := os.ReadFile(v.Console)
