@@ -44,7 +44,7 @@ func (sv *supervisor) recordEnforced(e *enforcedInit) {
 	r.NoNewPrivs = true
 	r.Capabilities = "none"
 	r.Net = string(sv.spec.Net)
-	r.AllowTCP = sv.spec.AllowTCP
+	r.AllowTCP = append([]uint16{}, sv.spec.AllowTCP...)
 	r.Degraded = []string{}
 	sv.recordSecurity(e)
 }

@@ -59,7 +59,9 @@ func (sv *supervisor) initConfig() (*initConfig, error) {
 		cfg.Mounts.ShmBytes = 64 << 20
 	}
 	m := &sv.rep.Enforced.Mounts
-	m.ReadOnly, m.ReadWrite, m.ShmBytes = ro, rw, cfg.Mounts.ShmBytes
+	m.ReadOnly = append(append([]string{}, sysRO...), ro...)
+	m.ReadWrite = append([]string{}, rw...)
+	m.ShmBytes = cfg.Mounts.ShmBytes
 	for _, e := range cfg.Mounts.System {
 		m.System = append(m.System, e.Path)
 	}
