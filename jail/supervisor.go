@@ -155,9 +155,9 @@ func (sv *supervisor) spawn() error {
 		Path:        "/proc/self/exe",
 		Args:        []string{"scidex-jail", initArg},
 		Env:         initEnv,
-		Stdin:       os.Stdin,
-		Stdout:      os.Stdout,
-		Stderr:      os.Stderr,
+		Stdin:       openStd(os.Stdin),
+		Stdout:      openStd(os.Stdout),
+		Stderr:      openStd(os.Stderr),
 		ExtraFiles:  []*os.File{child}, // fd 3 = initSyncFD
 		SysProcAttr: sv.sysProcAttr(),
 	}
@@ -377,4 +377,15 @@ func (sv *supervisor) handle(m initMsg) {
 
 func (sv *supervisor) setupFailed(stage, msg string, code int) {
 	sv.failed = &initMsg{Kind: "error", Stage: stage, Error: msg, ExitCode: code}
+}
+
+// openStd passes one of our standard streams to the init, or nil (exec then
+// gives /dev/null) when our caller started us with it closed, as some
+// runners do with stdin.
+func openStd(f *os.File) *os.File {
+	var st unix.Stat_t
+	if unix.Fstat(int(f.Fd()), &st) != nil {
+		return nil
+	}
+	return f
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 
 	"github.com/alecthomas/kong"
+	"golang.org/x/sys/unix"
 
 	"github.com/scidex/scidex-jail/jail"
 )
@@ -44,7 +45,32 @@ func main() {
 	if jail.IsInit(os.Args) {
 		jail.InitMain()
 	}
+	if err := ensureStdio(); err != nil {
+		fmt.Fprintf(os.Stderr, "scidex-jail: %v\n", err)
+		os.Exit(exitSetup)
+	}
 	os.Exit(realMain(os.Args[1:]))
+}
+
+// ensureStdio opens /dev/null on any of fds 0-2 our caller left closed.
+// Otherwise the first file we open (the tmp-root, a lock, a socket) would
+// take that number and be handed on as the analysis' stdin or stdout.
+func ensureStdio() error {
+	for fd := 0; fd <= 2; fd++ {
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err == nil {
+			continue
+		}
+		nfd, err := unix.Open("/dev/null", unix.O_RDWR, 0)
+		if err != nil {
+			return fmt.Errorf("open /dev/null for closed fd %d: %w", fd, err)
+		}
+		if nfd != fd {
+			// A lower fd was closed too and got it; the loop fixes that one
+			// first, so this cannot happen.
+			return fmt.Errorf("bug: /dev/null opened as fd %d, want %d", nfd, fd)
+		}
+	}
+	return nil
 }
 
 func realMain(args []string) int {
