@@ -1,0 +1,41 @@
+// Package jail runs one untrusted analysis to completion in a sandbox and
+// reports how it ended. It is the only package that knows every kernel
+// facility: it drives landlock, seccomp and cgroupfs, and builds the
+// namespaces and the mount view itself.
+//
+// A run, in order:
+//
+//	Spec.Validate                 pure checks; ErrBadSpec says what to fix
+//	createRunDir                  <tmp-root>/scidex-analysis-<id>, fresh, locked
+//	cgroupfs.Create               the leaf, limits written before anything runs
+//	spawn                         /proc/self/exe as PID 1 of new user, mount,
+//	                              pid, net, ipc, uts, cgroup namespaces;
+//	                              config over fd 3 (protocol.go)
+//	init: buildMountView          new read-only root, pivot_root
+//	init: dropIdentity            uid 1000, no capabilities, no_new_privs
+//	init: landlock.Restrict       file, TCP and scope rules
+//	init: seccomp Load            last, then "go" from the supervisor, then exec
+//	supervise                     signals, timeout + grace, the init's report
+//	outputs                       listed (and collected) through /proc/<init>/root
+//	cleanup                       cgroup usage and removal, run directory removal
+//
+// Use:
+//
+//	profiles, _, err := jail.LoadProfiles("")      // built-ins + /etc/scidex-jail/profiles.json
+//	p := profiles["default"]
+//	spec := &jail.Spec{ID: "SDA-1", Command: []string{"python3", "script.py"},
+//		TmpRoot: "/tmp", Root: "/srv/platform", DataDirs: p.DataDirs,
+//		Timeout: p.Timeout, Grace: p.Grace, DiskBytes: p.Disk, ShmBytes: p.Shm,
+//		Net: p.Net, DBPorts: p.DBPorts, HostUID: 65534, HostGID: 65534,
+//		Resources: jail.Resources{MemoryBytes: p.Memory, CPUs: p.CPUs, PIDs: p.PIDs}}
+//	rep, err := jail.Run(spec)  // err: nothing was created (bad input, ID in use)
+//	// rep.Status says why the run ended; rep.ExitCode is what to exit with.
+//
+// The binary that calls Run must dispatch the init before anything else:
+// if IsInit(os.Args) { InitMain() }. It must be built with CGO_ENABLED=0:
+// the identity drop uses all-threads syscalls, which Go refuses with cgo.
+//
+// Kernel: user namespaces; Landlock ABI 6 (Linux 6.12) for the full policy,
+// or --allow-degraded landlock; seccomp filters; cgroup v2 with a delegated
+// parent, or memory, cpu and pids on cgroup v1.
+package jail
