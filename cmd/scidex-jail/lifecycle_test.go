@@ -80,6 +80,8 @@ func TestSignalsForwarded(t *testing.T) {
 		{syscall.SIGINT, jail.StatusCancelled},
 		{syscall.SIGHUP, jail.StatusCancelled},
 		{syscall.SIGUSR1, jail.StatusExitNonzero},
+		{syscall.SIGUSR2, jail.StatusExitNonzero},
+		{syscall.SIGQUIT, jail.StatusExitNonzero},
 	}
 	for _, c := range cases {
 		t.Run(c.sig.String(), func(t *testing.T) {
@@ -97,7 +99,8 @@ func TestSignalsForwarded(t *testing.T) {
 }
 
 func jailSigName(s syscall.Signal) string {
-	return map[syscall.Signal]string{syscall.SIGTERM: "SIGTERM", syscall.SIGINT: "SIGINT", syscall.SIGHUP: "SIGHUP", syscall.SIGUSR1: "SIGUSR1"}[s]
+	return map[syscall.Signal]string{syscall.SIGTERM: "SIGTERM", syscall.SIGINT: "SIGINT", syscall.SIGHUP: "SIGHUP",
+		syscall.SIGUSR1: "SIGUSR1", syscall.SIGUSR2: "SIGUSR2", syscall.SIGQUIT: "SIGQUIT"}[s]
 }
 
 func TestCancelThenKillAfterGrace(t *testing.T) {

@@ -22,7 +22,7 @@ const exitSetup = 125
 var version = "dev"
 
 type cli struct {
-	Run      runCmd      `cmd:"" help:"Run a command as an analysis inside the jail."`
+	Run      runCmd      `cmd:"" help:"Run a command as an analysis inside the jail: run --id ID [flags] -- CMD [ARG...]"`
 	Profiles profilesCmd `cmd:"" help:"Print the effective profiles (built-in and from the profiles file)."`
 	Check    checkCmd    `cmd:"" help:"Check what this host can enforce for a profile, and how to fix what it cannot."`
 	Version  versionCmd  `cmd:"" help:"Print the version."`
