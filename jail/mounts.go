@@ -1,6 +1,7 @@
 package jail
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -89,6 +90,9 @@ func buildMountView(p *mountPlan) error {
 	}()
 	open := func(path string, attr uint64) error {
 		fd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
+		if errors.Is(err, unix.EACCES) {
+			return fmt.Errorf("open %s: %w: the analysis' uid (--uid) must be able to reach it: give every directory above it search permission for others (chmod o+x)", path, err)
+		}
 		if err != nil {
 			return fmt.Errorf("open %s: %w", path, err)
 		}
