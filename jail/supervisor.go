@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -74,6 +75,7 @@ type supervisor struct {
 	killTimer           *time.Timer
 	pendingSig          syscall.Signal
 	heldSigs            []os.Signal
+	ended               atomic.Bool // the init reported the end; set before reading outputs
 }
 
 // Run runs the spec to completion and returns its report. The error is
@@ -344,7 +346,13 @@ func (sv *supervisor) stop(sig syscall.Signal) {
 func (sv *supervisor) killTree() {
 	sv.send(supervisorMsg{Kind: "kill"})
 	// Process.Kill goes through a pidfd: harmless once the init is gone.
-	time.AfterFunc(hardKillDelay, func() { sv.cmd.Process.Kill() })
+	// Not once it has reported the end: then it only waits for us to read
+	// the run directory, which may take long for big outputs.
+	time.AfterFunc(hardKillDelay, func() {
+		if !sv.ended.Load() {
+			sv.cmd.Process.Kill()
+		}
+	})
 }
 
 func (sv *supervisor) handle(m initMsg) {
@@ -367,6 +375,10 @@ func (sv *supervisor) handle(m initMsg) {
 		}
 	case "exited":
 		sv.exited = &m
+		sv.ended.Store(true)
+		if sv.killTimer != nil {
+			sv.killTimer.Stop()
+		}
 		sv.rep.WallSeconds = time.Since(sv.tStart).Seconds()
 		// The init waits, with the namespace emptied, until we have read
 		// the run directory through its root; then it may go.
