@@ -109,28 +109,34 @@ func initRun() int {
 	}
 	start := time.Now()
 	path, code, err := lookCommand(cfg.Command[0], cfg.Env, cfg.RunDir)
-	var proc *os.Process
+	pid := 0
 	if err == nil {
 		// Not dumpable: the target (same uid) cannot open /proc/1/mem,
 		// /proc/1/fd or ptrace us. execve resets it for the target.
 		unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
-		proc, err = os.StartProcess(path, cfg.Command, &os.ProcAttr{
+		// syscall.ForkExec, not os.StartProcess: no pidfd is needed (we
+		// wait and signal by pid, as PID 1, with no pid reuse possible
+		// before we reap), and os probes pidfd support with an extra fork.
+		pid, err = syscall.ForkExec(path, cfg.Command, &syscall.ProcAttr{
 			Dir:   cfg.RunDir,
 			Env:   cfg.Env,
-			Files: []*os.File{os.Stdin, os.Stdout, os.Stderr},
+			Files: []uintptr{0, 1, 2},
 		})
 		code = execErrorCode(err)
+		if err != nil {
+			err = fmt.Errorf("exec %s: %w", path, err)
+		}
 	}
 	if err != nil {
 		p.send(initMsg{Kind: "error", Stage: "exec", Error: err.Error(), ExitCode: code})
 		return code
 	}
-	p.send(initMsg{Kind: "started", Pid: proc.Pid, Micros: time.Since(start).Microseconds(), Enforced: enforced})
+	p.send(initMsg{Kind: "started", Pid: pid, Micros: time.Since(start).Microseconds(), Enforced: enforced})
 
 	kills := make(chan struct{}, 1)
 	released := make(chan struct{})
 	go obey(dec, kills, released)
-	ws := superviseTarget(proc.Pid, sigs, sigchld, kills)
+	ws := superviseTarget(pid, sigs, sigchld, kills)
 	var ru unix.Rusage
 	unix.Getrusage(unix.RUSAGE_CHILDREN, &ru)
 	m := initMsg{Kind: "exited", UserUsec: tvUsec(ru.Utime), SysUsec: tvUsec(ru.Stime), MaxRSSKB: ru.Maxrss}

@@ -50,17 +50,18 @@ const hardKillDelay = 5 * time.Second
 
 // supervisor is the state of one run in the parent.
 type supervisor struct {
-	spec   *Spec
-	rep    *Report
-	dir    *runDir
-	leaf   *cgroupfs.Leaf
-	usage  *cgroupfs.Usage
-	cmd    *exec.Cmd
-	sock   *os.File
-	sockMu sync.Mutex
-	t0     time.Time
-	tStart time.Time // target started
-	cfg    *initConfig
+	spec     *Spec
+	rep      *Report
+	dir      *runDir
+	leaf     *cgroupfs.Leaf
+	usage    *cgroupfs.Usage
+	cmd      *exec.Cmd
+	sock     *os.File
+	sockMu   sync.Mutex
+	t0       time.Time
+	tStart   time.Time // target started
+	tRelease time.Time // the init was told it may exit
+	cfg      *initConfig
 
 	msgs    chan initMsg
 	started bool
@@ -300,6 +301,11 @@ func (sv *supervisor) loop(sigs chan os.Signal) {
 		case <-waited:
 			done = true
 			waited = nil
+			if !sv.tRelease.IsZero() {
+				// The init's exit and the kernel's teardown of its
+				// namespaces and mounts.
+				sv.phase("teardown", sv.tRelease)
+			}
 		case <-timeout:
 			if sv.exited == nil && !sv.cancelled {
 				sv.timedOut = true
@@ -382,7 +388,10 @@ func (sv *supervisor) handle(m initMsg) {
 		sv.rep.WallSeconds = time.Since(sv.tStart).Seconds()
 		// The init waits, with the namespace emptied, until we have read
 		// the run directory through its root; then it may go.
+		t := time.Now()
 		sv.readOutputs(fmt.Sprintf("/proc/%d/root%s", sv.cmd.Process.Pid, sv.dir.path))
+		sv.phase("outputs", t)
+		sv.tRelease = time.Now()
 		unix.Shutdown(int(sv.sock.Fd()), unix.SHUT_WR)
 	}
 }
