@@ -185,6 +185,25 @@ func enableControllers(root string) error {
 			return fmt.Errorf("enable cgroup controller %s: %w", c, err)
 		}
 	}
+	return pinStaticKeys(root)
+}
+
+// pinStaticKeys keeps one idle cgroup with a memory controller and a CPU
+// quota for the VM's whole life. The kernel flips static keys (text patched
+// with int3 on every CPU) when the first such cgroup appears and when the
+// last one goes: CFS bandwidth, memcg socket accounting. Under
+// multi-threaded TCG that patching now and then oopses the guest
+// (enqueue_entity, int3), and the tests create and remove such leaves all
+// the time. Held at one from boot, the keys never flip again.
+func pinStaticKeys(root string) error {
+	dir := root + "/vmtest-static-keys"
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", dir, err)
+	}
+	// A quota of 64 CPUs: bandwidth control on, nothing ever throttled.
+	if err := os.WriteFile(dir+"/cpu.max", []byte("6400000 100000"), 0); err != nil {
+		return fmt.Errorf("set %s/cpu.max: %w", dir, err)
+	}
 	return nil
 }
 

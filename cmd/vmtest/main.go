@@ -158,7 +158,7 @@ func main() {
 }
 
 // maxBoots bounds the boots of one job when the guest kernel crashes.
-const maxBoots = 3
+const maxBoots = 5
 
 // run prepares the caches and, given a command, runs it. It returns the
 // process exit status.
