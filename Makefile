@@ -25,9 +25,10 @@ test: deps check ## install what is needed, then vet, lint and every test (as ro
 
 check: vet lint generate-check test-host test-vm ## vet, lint, all tests
 
-vet: ## go vet, with and without cgo
+vet: ## go vet, with and without cgo, and for arm64
 	CGO_ENABLED=0 $(GO) vet $(PKGS)
 	CGO_ENABLED=1 $(GO) vet ./seccomp/...
+	GOARCH=arm64 CGO_ENABLED=0 $(GO) vet $(PKGS)
 
 lint: ## gofmt, staticcheck, layering rules
 	@test -z "$$(gofmt -l .)" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
