@@ -113,6 +113,8 @@ type Leaf struct {
 	fd      int               // v2: O_RDONLY|O_DIRECTORY fd of the leaf; -1 on v1
 	written map[string]string // file -> value as written
 
+	lockFD int // flock'ed fd of the first directory: the leaf is in use (see stale.go)
+
 	mu      sync.Mutex
 	removed bool
 }
@@ -134,7 +136,7 @@ func Create(c Config) (*Leaf, error) {
 	if err := checkWritable(info); err != nil {
 		return nil, err
 	}
-	l := &Leaf{version: info.Version, role: map[string]string{}, fd: -1, written: map[string]string{}}
+	l := &Leaf{version: info.Version, role: map[string]string{}, fd: -1, lockFD: -1, written: map[string]string{}}
 	if info.Version == 2 {
 		err = l.createV2(h, info.Parents[0], c)
 	} else {
@@ -235,6 +237,7 @@ func (l *Leaf) Remove() error {
 		unix.Close(l.fd)
 		l.fd = -1
 	}
+	l.unlock()
 	l.removed = true
 	return nil
 }
@@ -268,6 +271,9 @@ func (l *Leaf) mkLeaf(dir string) error {
 		return fmt.Errorf("cgroupfs: create leaf: %w", err)
 	}
 	l.dirs = append(l.dirs, dir)
+	if len(l.dirs) == 1 {
+		return l.lock(dir)
+	}
 	return nil
 }
 

@@ -2,9 +2,15 @@ package jail
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/scidex/scidex-jail/cgroupfs"
 )
+
+// staleLeafAge is how old an unlocked leaf must be before a run removes it
+// as a leftover: far longer than the moment between a leaf's mkdir and its
+// owner's flock.
+const staleLeafAge = 2 * time.Second
 
 // createLeaf makes the run's cgroup leaf with its limits written, before
 // the init exists. nil when the caller disabled the cgroup layer.
@@ -13,7 +19,7 @@ func (sv *supervisor) createLeaf() error {
 	if s.disabled("cgroup") {
 		return nil
 	}
-	leaf, err := cgroupfs.Create(cgroupfs.Config{
+	cfg := cgroupfs.Config{
 		Parent: s.CgroupParent,
 		Name:   "scidex-" + s.ID + "-" + randomSuffix(),
 		Limits: cgroupfs.Limits{
@@ -22,7 +28,15 @@ func (sv *supervisor) createLeaf() error {
 			CPUs:        s.Resources.CPUs,
 			PIDs:        s.Resources.PIDs,
 		},
-	})
+	}
+	// A jail killed with SIGKILL cannot remove its leaf; the next run
+	// takes such leftovers (unlocked, older than staleLeafAge, empty).
+	if gone, err := cgroupfs.RemoveStale(cfg, "scidex-", staleLeafAge); err != nil {
+		sv.rep.Warnings = append(sv.rep.Warnings, fmt.Sprintf("remove leftover cgroup leaves: %v", err))
+	} else if len(gone) > 0 {
+		sv.rep.Warnings = append(sv.rep.Warnings, fmt.Sprintf("removed %d leftover cgroup leaf directories of dead runs", len(gone)))
+	}
+	leaf, err := cgroupfs.Create(cfg)
 	if err != nil {
 		return fmt.Errorf("create cgroup leaf: %w", err)
 	}

@@ -136,7 +136,16 @@ func TestJailSIGKILLLeavesNothing(t *testing.T) {
 	if got := entries(t, root); len(got) != 1 {
 		t.Fatalf("after SIGKILL the tmp-root holds %v, want the dead run's directory", got)
 	}
+	// Its cgroup leaf is left too, unlocked; the next run removes it once
+	// it is older than the jail's 2 s margin for a leaf being made.
+	if len(leavesOf(t, "sigkill")) == 0 {
+		t.Fatalf("after SIGKILL no cgroup leaf of the run is left; the test cannot see the sweep work")
+	}
+	time.Sleep(2500 * time.Millisecond)
 	r := runJail(t, runOpts{}, "run", "--id", "sigkill", "--tmp-root", root, "--", "/bin/true")
+	if left := leavesOf(t, "sigkill"); len(left) != 0 {
+		t.Errorf("cgroup leaves of the killed run left after the next run: %v", left)
+	}
 	wantStatus(t, r, jail.StatusOK, 0)
 	if len(r.report.Warnings) == 0 || !strings.Contains(strings.Join(r.report.Warnings, " "), "leftover") {
 		t.Errorf("warnings = %q, want one about the removed leftover", r.report.Warnings)
