@@ -2,6 +2,7 @@ package jail
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"syscall"
 	"time"
@@ -97,13 +98,9 @@ func (sv *supervisor) finish() {
 	r.CompletionNotes = sv.notes()
 }
 
-func (sv *supervisor) procState() interface {
-	UserTime() time.Duration
-	SystemTime() time.Duration
-	SysUsage() any
-	Sys() any
-} {
-	if sv.cmd == nil || sv.cmd.ProcessState == nil {
+// procState is the init's wait status, or nil when it never ran.
+func (sv *supervisor) procState() *os.ProcessState {
+	if sv.cmd == nil {
 		return nil
 	}
 	return sv.cmd.ProcessState
@@ -216,18 +213,15 @@ func (sv *supervisor) notes() string {
 	return b.String()
 }
 
-// sizeString prints a byte count in binary units, e.g. 2GiB.
+// sizeString prints a limit for a sentence: FormatSize's exact form with
+// its unit spelled out (2GiB, 65 bytes), or "unlimited".
 func sizeString(n int64) string {
 	if n <= 0 {
 		return "unlimited"
 	}
-	for _, u := range []struct {
-		s string
-		v int64
-	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
-		if n%u.v == 0 {
-			return fmt.Sprintf("%d%s", n/u.v, u.s)
-		}
+	f := FormatSize(n)
+	if last := f[len(f)-1]; last >= '0' && last <= '9' {
+		return f + " bytes"
 	}
-	return fmt.Sprintf("%d bytes", n)
+	return f + "iB"
 }

@@ -35,8 +35,7 @@ func InitMain() {
 }
 
 type initProc struct {
-	sock *os.File
-	enc  *json.Encoder
+	enc *json.Encoder
 }
 
 func (p *initProc) send(m initMsg) {
@@ -63,7 +62,7 @@ func initRun() int {
 	}
 	sock := os.NewFile(initSyncFD, "sync")
 	unix.CloseOnExec(initSyncFD)
-	p := &initProc{sock: sock, enc: json.NewEncoder(sock)}
+	p := &initProc{enc: json.NewEncoder(sock)}
 
 	sigs := make(chan os.Signal, 16)
 	signal.Notify(sigs, forwarded...)
@@ -84,7 +83,7 @@ func initRun() int {
 		{"mounts", func() error { return buildMountView(&cfg.Mounts) }},
 		{"hostname", func() error { return unix.Sethostname([]byte(cfg.Hostname)) }},
 		{"network", func() error {
-			if cfg.Net == "loopback" {
+			if cfg.Net == string(NetLoopback) {
 				return loopbackUp()
 			}
 			return nil

@@ -14,6 +14,7 @@ import (
 func (sv *supervisor) initConfig() (*initConfig, error) {
 	s := sv.spec
 	var ro []string
+	var dataEnv []string // where each data dir appears inside, so a script need not be told
 	for _, d := range s.DataDirs {
 		p := filepath.Join(s.Root, d)
 		if fi, err := os.Stat(p); err != nil || !fi.IsDir() {
@@ -21,37 +22,42 @@ func (sv *supervisor) initConfig() (*initConfig, error) {
 			continue
 		}
 		ro = append(ro, p)
+		dataEnv = append(dataEnv, "SCIDEX_"+envName(d)+"_DIR="+p)
 	}
 	ro = append(ro, s.ReadOnly...)
-	sysRO := systemExtras()
-	if dns := resolvConf(); dns != "" && s.Net == NetHost && !strings.HasPrefix(dns, "/etc/") {
-		sysRO = append(sysRO, dns)
+	host := lookHost(s.Net)
+	// Bound read-only besides ro: caches, and resolv.conf's target when it
+	// lies outside /etc.
+	sysRO := append([]string{}, host.extras...)
+	if host.dns != "" && !strings.HasPrefix(host.dns, "/etc/") {
+		sysRO = append(sysRO, host.dns)
 	}
+	allRO := append(sysRO, ro...)
 	rw := s.ReadWrite
-	host := "scidex-" + s.ID
-	if len(host) > 64 {
-		host = host[:64]
+	hostname := "scidex-" + s.ID
+	if len(hostname) > 64 {
+		hostname = hostname[:64]
 	}
 	_, _, setgroups := sv.hostIDs()
 	cfg := &initConfig{
 		Command:   s.Command,
-		Env:       s.TargetEnv(),
+		Env:       s.targetEnv(dataEnv),
 		RunDir:    sv.dir.path,
-		Hostname:  host,
+		Hostname:  hostname,
 		UID:       InsideUID,
 		GID:       InsideUID,
 		Setgroups: setgroups,
 		Net:       string(s.Net),
 		Mounts: mountPlan{
-			System:      hostSystemEntries(),
-			ReadOnly:    append(sysRO, ro...),
+			System:      host.system,
+			ReadOnly:    allRO,
 			ReadWrite:   rw,
 			RunDir:      sv.dir.path,
 			RunDirBytes: s.DiskBytes,
 			ShmBytes:    s.ShmBytes,
 		},
 		Security: securityConfig{
-			Landlock: sv.landlockPolicy(ro, rw),
+			Landlock: sv.landlockPolicy(host, ro, rw),
 			Seccomp:  sv.seccompPolicy(),
 		},
 	}
@@ -59,7 +65,7 @@ func (sv *supervisor) initConfig() (*initConfig, error) {
 		cfg.Mounts.ShmBytes = 64 << 20
 	}
 	m := &sv.rep.Enforced.Mounts
-	m.ReadOnly = append(append([]string{}, sysRO...), ro...)
+	m.ReadOnly = allRO
 	m.ReadWrite = append([]string{}, rw...)
 	m.ShmBytes = cfg.Mounts.ShmBytes
 	for _, e := range cfg.Mounts.System {
@@ -76,6 +82,35 @@ func (sv *supervisor) initConfig() (*initConfig, error) {
 // without fontconfig's, matplotlib rebuilds it into the run directory (about
 // 0.1 s and 50 KB of the disk budget each time). Bound read-only when present.
 var varExtras = []string{"/var/cache/fontconfig"}
+
+// hostView is what a run takes from the host's own layout, looked at once
+// per run by the supervisor: the system entries to bind, the caches, and the
+// resolver configuration (host network mode only).
+type hostView struct {
+	system []systemEntry
+	extras []string
+	dns    string
+}
+
+func lookHost(net NetMode) hostView {
+	h := hostView{system: hostSystemEntries(), extras: systemExtras()}
+	if net == NetHost {
+		// Only host mode has a resolver to reach.
+		h.dns = resolvConf()
+	}
+	return h
+}
+
+// envName turns a data dir's name into the middle of an environment
+// variable's name: data -> DATA, raw-v2 -> RAW_V2.
+func envName(d string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return '_'
+	}, strings.ToUpper(d))
+}
 
 func systemExtras() []string {
 	out := []string{}

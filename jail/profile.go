@@ -3,6 +3,7 @@ package jail
 import (
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"time"
 )
@@ -113,16 +114,16 @@ func (p Profile) Check() error {
 	if len(p.AllowTCP) > 0 && p.Net != NetHost {
 		return fmt.Errorf("allow_tcp needs net \"host\"")
 	}
-	if !contains16(p.DBPorts, postgresPort) {
+	if !slices.Contains(p.DBPorts, postgresPort) {
 		return fmt.Errorf("db_ports must keep %d (PostgreSQL): it can never be opened", postgresPort)
 	}
 	for _, port := range p.AllowTCP {
-		if port == 0 || contains16(p.DBPorts, port) {
+		if port == 0 || slices.Contains(p.DBPorts, port) {
 			return fmt.Errorf("allow_tcp %d: port 0 or a database port can never be allowed", port)
 		}
 	}
 	for _, l := range p.AllowDegraded {
-		if !contains(degradeLayers, l) {
+		if !slices.Contains(degradeLayers, l) {
 			return fmt.Errorf("allow_degraded %q: only landlock may be degraded", l)
 		}
 	}

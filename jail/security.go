@@ -43,7 +43,7 @@ var devicesRW = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "
 
 // landlockPolicy is the run's Landlock policy. Its paths are paths in the
 // mount view, which binds every host path at the same place.
-func (sv *supervisor) landlockPolicy(ro, rw []string) *landlock.Policy {
+func (sv *supervisor) landlockPolicy(host hostView, ro, rw []string) *landlock.Policy {
 	s := sv.spec
 	if s.disabled("landlock") {
 		return nil
@@ -54,16 +54,15 @@ func (sv *supervisor) landlockPolicy(ro, rw []string) *landlock.Policy {
 		Scope:         true,
 		AllowDegraded: s.degradable("landlock"),
 	}
-	for _, e := range hostSystemEntries() {
+	for _, e := range host.system {
 		if e.Symlink == "" && e.Path != "/etc" {
 			p.ReadExec = append(p.ReadExec, e.Path)
 		}
 	}
-	p.ReadExec = append(p.ReadExec, systemExtras()...)
+	p.ReadExec = append(p.ReadExec, host.extras...)
 	etc := append([]string{}, etcReadable...)
-	if dns := resolvConf(); dns != "" && s.Net == NetHost {
-		// Only host mode has a resolver to reach.
-		etc = append(etc, dns)
+	if host.dns != "" {
+		etc = append(etc, host.dns)
 	}
 	py, _ := filepath.Glob("/etc/python3*")
 	for _, f := range append(etc, py...) {
@@ -161,13 +160,11 @@ func (sv *supervisor) recordSecurity(e *enforcedInit) {
 		if r.Landlock.Degraded == nil {
 			r.Landlock.Degraded = []string{}
 		}
-	}
-	r.Seccomp = e.Seccomp
-	if e.Landlock != nil {
-		for _, d := range e.Landlock.Degraded {
+		for _, d := range l.Degraded {
 			r.Degraded = append(r.Degraded, "landlock: "+d)
 		}
 	}
+	r.Seccomp = e.Seccomp
 }
 
 // resolvConf is /etc/resolv.conf when it is a file in /etc, or its target

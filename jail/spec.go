@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -118,17 +119,8 @@ var (
 	degradeLayers = []string{"landlock"}
 )
 
-func (s *Spec) disabled(layer string) bool   { return contains(s.Disable, layer) }
-func (s *Spec) degradable(layer string) bool { return contains(s.AllowDegraded, layer) }
-
-func contains(list []string, v string) bool {
-	for _, x := range list {
-		if x == v {
-			return true
-		}
-	}
-	return false
-}
+func (s *Spec) disabled(layer string) bool   { return slices.Contains(s.Disable, layer) }
+func (s *Spec) degradable(layer string) bool { return slices.Contains(s.AllowDegraded, layer) }
 
 // Validate checks the spec and returns an error wrapping ErrBadSpec that says
 // what is wrong and how to fix it. It touches nothing on disk but Stat.
@@ -169,12 +161,12 @@ func (s *Spec) Validate() error {
 		return err
 	}
 	for _, l := range s.Disable {
-		if !contains(disableLayers, l) {
+		if !slices.Contains(disableLayers, l) {
 			return fmt.Errorf("%w: --unsafe-disable %q: known layers are %s", ErrBadSpec, l, strings.Join(disableLayers, ", "))
 		}
 	}
 	for _, l := range s.AllowDegraded {
-		if !contains(degradeLayers, l) {
+		if !slices.Contains(degradeLayers, l) {
 			return fmt.Errorf("%w: --allow-degraded %q: only %s may be degraded", ErrBadSpec, l, strings.Join(degradeLayers, ", "))
 		}
 	}
@@ -215,9 +207,10 @@ func (s *Spec) RunDir() string {
 	return filepath.Join(s.TmpRoot, DirPrefix+s.ID)
 }
 
-// TargetEnv is the target's whole environment: a fixed base that does not
-// depend on the host, then the caller's --env entries (which win).
-func (s *Spec) TargetEnv() []string {
+// targetEnv is the target's whole environment: a fixed base that does not
+// depend on the host, the data dirs' locations (dataEnv), then the caller's
+// --env entries (which win), then the BLAS thread defaults.
+func (s *Spec) targetEnv(dataEnv []string) []string {
 	dir := s.RunDir()
 	env := []string{
 		"PATH=/usr/local/bin:/usr/bin:/bin",
@@ -226,19 +219,7 @@ func (s *Spec) TargetEnv() []string {
 		"TMPDIR=" + dir,
 		"SCIDEX_ANALYSIS_ID=" + s.ID,
 	}
-	// Where data/ and docs/ appear inside (at their host paths), so a
-	// script need not be told.
-	for _, d := range s.DataDirs {
-		if fi, err := os.Stat(filepath.Join(s.Root, d)); err == nil && fi.IsDir() {
-			name := strings.Map(func(r rune) rune {
-				if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
-					return r
-				}
-				return '_'
-			}, strings.ToUpper(d))
-			env = append(env, "SCIDEX_"+name+"_DIR="+filepath.Join(s.Root, d))
-		}
-	}
+	env = append(env, dataEnv...)
 	return blasThreads(mergeEnv(env, s.Env), s.Resources.CPUs)
 }
 
@@ -327,7 +308,7 @@ func (s *Spec) validateNet() error {
 		if p == 0 {
 			return fmt.Errorf("%w: --allow-tcp: port 0 is not a port", ErrBadSpec)
 		}
-		if contains16(s.DBPorts, p) {
+		if slices.Contains(s.DBPorts, p) {
 			return fmt.Errorf("%w: --allow-tcp %d: that is a database port (PostgreSQL listens on 5432) and can never be opened to an analysis", ErrBadSpec, p)
 		}
 	}
@@ -347,13 +328,4 @@ func (s *Spec) validateResources() error {
 		return fmt.Errorf("%w: --cpus %g is below 0.01", ErrBadSpec, r.CPUs)
 	}
 	return nil
-}
-
-func contains16(list []uint16, v uint16) bool {
-	for _, x := range list {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }

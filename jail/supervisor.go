@@ -82,6 +82,10 @@ type supervisor struct {
 // Run runs the spec to completion and returns its report. The error is
 // non-nil only when the run could not begin at all (bad input, the ID in
 // use): then nothing was created and there is no report.
+//
+// The analysis inherits the caller's fds 0, 1 and 2, which must be open (the
+// command line reopens closed ones on /dev/null before anything else, so no
+// file of the jail's can take their numbers).
 func Run(s *Spec) (*Report, error) {
 	sv := &supervisor{spec: s, t0: time.Now(), msgs: make(chan initMsg, 16)}
 	if err := s.Validate(); err != nil {
@@ -158,9 +162,9 @@ func (sv *supervisor) spawn() error {
 		Path:        "/proc/self/exe",
 		Args:        []string{"scidex-jail", initArg},
 		Env:         initEnv,
-		Stdin:       openStd(os.Stdin),
-		Stdout:      openStd(os.Stdout),
-		Stderr:      openStd(os.Stderr),
+		Stdin:       os.Stdin,
+		Stdout:      os.Stdout,
+		Stderr:      os.Stderr,
 		ExtraFiles:  []*os.File{child}, // fd 3 = initSyncFD
 		SysProcAttr: sv.sysProcAttr(),
 	}
@@ -398,15 +402,4 @@ func (sv *supervisor) handle(m initMsg) {
 
 func (sv *supervisor) setupFailed(stage, msg string, code int) {
 	sv.failed = &initMsg{Kind: "error", Stage: stage, Error: msg, ExitCode: code}
-}
-
-// openStd passes one of our standard streams to the init, or nil (exec then
-// gives /dev/null) when our caller started us with it closed, as some
-// runners do with stdin.
-func openStd(f *os.File) *os.File {
-	var st unix.Stat_t
-	if unix.Fstat(int(f.Fd()), &st) != nil {
-		return nil
-	}
-	return f
 }
