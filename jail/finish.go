@@ -196,13 +196,7 @@ func (sv *supervisor) notes() string {
 	case StatusSetupError:
 		fmt.Fprintf(&b, "The analysis did not run: the jail failed at stage %q: %s", r.SetupError.Stage, r.SetupError.Message)
 	}
-	files := 0
-	for _, o := range r.Outputs {
-		if o.Type == "file" {
-			files++
-		}
-	}
-	fmt.Fprintf(&b, "; %d output file(s) listed", files)
+	fmt.Fprintf(&b, "; %d output file(s) listed", r.outputFiles())
 	if r.CollectedTo != "" {
 		fmt.Fprintf(&b, " and collected to %s", r.CollectedTo)
 	}

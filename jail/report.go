@@ -160,7 +160,7 @@ func (r *Report) Summary() string {
 	if r.Signal != "" {
 		fmt.Fprintf(&b, " signal=%s", r.Signal)
 	}
-	fmt.Fprintf(&b, " wall=%.3fs cpu=%.3fs outputs=%d", r.WallSeconds, r.CPUUserSecs+r.CPUSystemSecs, len(r.Outputs))
+	fmt.Fprintf(&b, " wall=%.3fs cpu=%.3fs output_files=%d", r.WallSeconds, r.CPUUserSecs+r.CPUSystemSecs, r.outputFiles())
 	if r.Status != StatusOK {
 		// Without --report this line is all a caller sees: say why.
 		fmt.Fprintf(&b, ": %s", r.CompletionNotes)
@@ -197,4 +197,16 @@ type CgroupUsage struct {
 	NrPeriods       int64 `json:"cpu_nr_periods"`
 	NrThrottled     int64 `json:"cpu_nr_throttled"`
 	ThrottledUsec   int64 `json:"cpu_throttled_us"`
+}
+
+// outputFiles counts the regular files among the outputs, as the summary
+// line and the completion notes both say it.
+func (r *Report) outputFiles() int {
+	n := 0
+	for _, o := range r.Outputs {
+		if o.Type == "file" {
+			n++
+		}
+	}
+	return n
 }
