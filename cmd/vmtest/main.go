@@ -207,7 +207,7 @@ func run(ctx context.Context, o options) (int, error) {
 		// Under multi-threaded TCG the guest kernel now and then oopses
 		// on an int3 while patching its own text (static keys): the VM,
 		// not the command, failed, and the command never got a result.
-		logf("the guest kernel crashed before the command finished (a TCG text-patching race, not the test): booting again, attempt %d of %d", attempt, maxBoots)
+		logf("the guest kernel crashed before the command finished (%s; a TCG race, not the test): booting again, attempt %d of %d", v.crashSite(), attempt, maxBoots)
 		code, err = v.run(ctx, o.Timeout, os.Stdout, os.Stderr)
 	}
 	if o.Verbose {

@@ -126,6 +126,17 @@ func (v vm) guestCrashed() bool {
 	return bytes.Contains(b, []byte("Oops:")) || bytes.Contains(b, []byte("Kernel panic")) || bytes.Contains(b, []byte("BUG:"))
 }
 
+// crashSite is the console's first "RIP:" line, where the guest crashed.
+func (v vm) crashSite() string {
+	b, _ := os.ReadFile(v.Console)
+	for _, l := range strings.Split(string(b), "\n") {
+		if i := strings.Index(l, "RIP:"); i >= 0 {
+			return strings.TrimSpace(l[i:])
+		}
+	}
+	return "no RIP line on the console"
+}
+
 // console returns the serial console log for an error message.
 func (v vm) console() string {
 	b, err := os.ReadFile(v.Console)
