@@ -20,7 +20,8 @@
 //     /tmp (keeping the job's Keep paths visible), securityfs and cgroup2
 //     on /sys/fs/cgroup with every controller enabled for children;
 //  6. bring up lo, set the hostname;
-//  7. run the job's command with its environment and directory, its
+//  7. write the started file (the runner's boot watchdog waits for it) and
+//     run the job's command with its environment and directory, its
 //     stdout and stderr going straight to files on the job share;
 //  8. write the exit status, sync, reboot.
 //
@@ -63,6 +64,9 @@ func main() {
 // run does steps 1-8. It returns the job share once mounted, so that main can
 // report a failure there.
 func run() (*os.Root, error) {
+	// On the serial console, this line tells a hang in the kernel's boot
+	// from one in the steps below (the kernel itself is quiet).
+	fmt.Fprintln(os.Stderr, "vmtest-init: up")
 	if err := loadModules("/modules", "/lib/modules"); err != nil {
 		return nil, err
 	}
@@ -94,6 +98,9 @@ func run() (*os.Root, error) {
 		if err := unix.Sethostname([]byte(j.Hostname)); err != nil {
 			return job, fmt.Errorf("sethostname %q: %w", j.Hostname, err)
 		}
+	}
+	if err := job.WriteFile(vmjob.StartedFile, nil, 0o644); err != nil {
+		return job, fmt.Errorf("write %s: %w", vmjob.StartedFile, err)
 	}
 	code, err := runJob(job, j)
 	if err != nil {

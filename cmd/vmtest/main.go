@@ -39,7 +39,10 @@
 //
 // Exit status: the command's (128+n for signal n, 127 not found); 124 when
 // -timeout killed the VM; 125 when the VM could not run the command (the
-// serial console log is printed).
+// serial console log is printed). A VM whose kernel crashes before the
+// command finished, or that has not started the command after
+// -boot-timeout, is booted again, up to 5 boots: multi-threaded TCG now and
+// then does either, and the command never got a result.
 //
 // Needs: qemu-system-x86 and, for the backports kernel, apt-get, dpkg-deb,
 // depmod (kmod), xz (xz-utils) and zstd. A trivial command takes about 3 s;
@@ -94,6 +97,7 @@ type options struct {
 	Mem     string
 	SMP     int
 	Timeout time.Duration
+	Boot    time.Duration
 	Env     []string
 	Append  string
 	Prepare bool
@@ -119,6 +123,7 @@ func parseFlags(args []string, usage io.Writer) (options, error) {
 	fs.StringVar(&o.Mem, "mem", "1G", "VM memory (QEMU -m)")
 	fs.IntVar(&o.SMP, "smp", 2, "VM CPUs")
 	fs.DurationVar(&o.Timeout, "timeout", 20*time.Minute, "kill the VM after this long")
+	fs.DurationVar(&o.Boot, "boot-timeout", 90*time.Second, "boot again when the command has not started after this long")
 	fs.Var(&env, "env", "set `K=V` inside (repeatable)")
 	fs.StringVar(&o.Append, "append", "", "extra kernel command line")
 	fs.BoolVar(&o.Prepare, "prepare", false, "fill the caches (download the kernel, build the initramfs); run CMD only if given")
@@ -132,8 +137,8 @@ func parseFlags(args []string, usage io.Writer) (options, error) {
 		fs.Usage()
 		return o, errors.New("no command given")
 	}
-	if o.SMP < 1 || o.Timeout <= 0 {
-		return o, fmt.Errorf("-smp %d / -timeout %v: want positive values", o.SMP, o.Timeout)
+	if o.SMP < 1 || o.Timeout <= 0 || o.Boot <= 0 {
+		return o, fmt.Errorf("-smp %d / -timeout %v / -boot-timeout %v: want positive values", o.SMP, o.Timeout, o.Boot)
 	}
 	return o, nil
 }
@@ -157,7 +162,8 @@ func main() {
 	os.Exit(code)
 }
 
-// maxBoots bounds the boots of one job when the guest kernel crashes.
+// maxBoots bounds the boots of one job when the guest kernel crashes or
+// hangs before the command starts.
 const maxBoots = 5
 
 // run prepares the caches and, given a command, runs it. It returns the
@@ -195,7 +201,7 @@ func run(ctx context.Context, o options) (int, error) {
 		return exitFailed, err
 	}
 	v := vm{QEMU: o.QEMU, Vmlinux: vmlinux, Initramfs: initrd, Append: o.Append, Mem: o.Mem, SMP: o.SMP,
-		JobDir: jobDir, Console: filepath.Join(filepath.Dir(jobDir), filepath.Base(jobDir)+".console")}
+		BootTimeout: o.Boot, JobDir: jobDir, Console: filepath.Join(filepath.Dir(jobDir), filepath.Base(jobDir)+".console")}
 	if o.Keep {
 		v.Console = filepath.Join(jobDir, "console.log")
 	} else {
@@ -203,11 +209,12 @@ func run(ctx context.Context, o options) (int, error) {
 	}
 	boot := time.Now()
 	code, err := v.run(ctx, o.Timeout, os.Stdout, os.Stderr)
-	for attempt := 2; err != nil && attempt <= maxBoots && v.guestCrashed(); attempt++ {
-		// Under multi-threaded TCG the guest kernel now and then oopses
-		// on an int3 while patching its own text (static keys): the VM,
-		// not the command, failed, and the command never got a result.
-		logf("the guest kernel crashed before the command finished (%s; a TCG race, not the test): booting again, attempt %d of %d", v.crashSite(), attempt, maxBoots)
+	for attempt := 2; attempt <= maxBoots; attempt++ {
+		why := v.failedItself(err)
+		if why == "" {
+			break
+		}
+		logf("%s, not the test: booting again, attempt %d of %d", why, attempt, maxBoots)
 		code, err = v.run(ctx, o.Timeout, os.Stdout, os.Stderr)
 	}
 	if o.Verbose {

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/scidex/scidex-jail/cmd/vmtest/vmjob"
@@ -35,6 +36,10 @@ type vm struct {
 	SMP       int
 	JobDir    string
 	Console   string // file receiving the serial console
+	// BootTimeout bounds the time from QEMU's start to the init's started
+	// file. A boot takes 3 s on an idle host, 10-20 s beside other tests;
+	// multi-threaded TCG now and then hangs before the init writes a thing.
+	BootTimeout time.Duration
 }
 
 // args is QEMU's command line. TCG, not KVM: /dev/kvm on these hosts is PVM,
@@ -59,8 +64,12 @@ func (v vm) args() []string {
 	}
 }
 
-// errTimeout is returned by run when -timeout killed QEMU.
-var errTimeout = errors.New("timed out")
+// errTimeout is returned by run when -timeout killed QEMU; errBootHang when
+// the command had not started after BootTimeout.
+var (
+	errTimeout  = errors.New("timed out")
+	errBootHang = errors.New("the VM did not start the command")
+)
 
 // run boots the VM and copies the job's stdout and stderr to the given
 // writers while it runs. It returns the command's exit status, or an error
@@ -71,11 +80,16 @@ func (v vm) run(ctx context.Context, timeout time.Duration, stdout, stderr io.Wr
 			return 0, fmt.Errorf("create job output file: %w", err)
 		}
 	}
+	_ = os.Remove(filepath.Join(v.JobDir, vmjob.StartedFile)) // from an earlier boot
+	ctx, hung := context.WithCancelCause(ctx)
+	defer hung(nil)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var qemuOut bytes.Buffer
 	cmd := exec.CommandContext(ctx, v.QEMU, v.args()...)
 	cmd.Stdout, cmd.Stderr = &qemuOut, &qemuOut
+	// QEMU goes with the runner, also when go test's timeout kills it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		return 0, fmt.Errorf("start %s: %w", v.QEMU, err)
 	}
@@ -83,12 +97,20 @@ func (v vm) run(ctx context.Context, timeout time.Duration, stdout, stderr io.Wr
 	followed := make(chan error, 2)
 	go func() { followed <- follow(filepath.Join(v.JobDir, vmjob.StdoutFile), stdout, done) }()
 	go func() { followed <- follow(filepath.Join(v.JobDir, vmjob.StderrFile), stderr, done) }()
+	go func() {
+		if bootHung(filepath.Join(v.JobDir, vmjob.StartedFile), v.BootTimeout, done) {
+			hung(errBootHang)
+		}
+	}()
 	waitErr := cmd.Wait()
 	close(done)
 	for range 2 {
 		if err := <-followed; err != nil {
 			return 0, err
 		}
+	}
+	if context.Cause(ctx) == errBootHang {
+		return 0, fmt.Errorf("%w after %v%s", errBootHang, v.BootTimeout, v.console())
 	}
 	if ctx.Err() == context.DeadlineExceeded {
 		return 0, fmt.Errorf("VM %w after %v%s", errTimeout, timeout, v.console())
@@ -113,6 +135,39 @@ func (v vm) run(ctx context.Context, timeout time.Duration, stdout, stderr io.Wr
 	return code, nil
 }
 
+// bootHung reports whether timeout passed without path appearing; it
+// returns false as soon as path exists or done is closed.
+func bootHung(path string, timeout time.Duration, done <-chan struct{}) bool {
+	deadline := time.After(timeout)
+	for {
+		if _, err := os.Stat(path); err == nil {
+			return false
+		}
+		select {
+		case <-done:
+			return false
+		case <-deadline:
+			return true
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// failedItself says why the VM itself, not the command, failed with err:
+// it hung before the command started, or the guest kernel crashed before
+// the command finished. It returns "" when the failure may be the command's.
+func (v vm) failedItself(err error) string {
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, errBootHang):
+		return fmt.Sprintf("the VM had not started the command after %v (console: %q; a TCG hang)", v.BootTimeout, v.consoleTail())
+	case v.guestCrashed():
+		return fmt.Sprintf("the guest kernel crashed before the command finished (%s; a TCG race)", v.crashSite())
+	}
+	return ""
+}
+
 // guestCrashed reports whether the serial console shows a guest kernel
 // oops or panic, and no exit status was written: a crash of the VM itself.
 func (v vm) guestCrashed() bool {
@@ -135,6 +190,13 @@ func (v vm) crashSite() string {
 		}
 	}
 	return "no RIP line on the console"
+}
+
+// consoleTail is the console's last line, "" when it is empty.
+func (v vm) consoleTail() string {
+	b, _ := os.ReadFile(v.Console)
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	return lines[len(lines)-1]
 }
 
 // console returns the serial console log for an error message.

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -37,6 +38,7 @@ func runVMTest(t *testing.T, dir string, args ...string) vmtestResult {
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), runMainEnv+"=1")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // and its QEMU with it
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -120,6 +122,13 @@ func TestVM(t *testing.T) {
 			wantStderr: "/nonexistent/cmd",
 		},
 		{
+			// 1 ms is too short for any boot: each is taken for a hang.
+			name:       "boot hang: boots again, then gives up",
+			args:       []string{"-boot-timeout", "1ms", "--", "true"},
+			wantCode:   exitFailed,
+			wantStderr: "not the test: booting again, attempt 5 of 5",
+		},
+		{
 			name:       "timeout kills the VM",
 			args:       []string{"-timeout", "1s", "--", "sleep", "600"},
 			wantCode:   exitTimeout,
@@ -193,6 +202,7 @@ func TestParseFlags(t *testing.T) {
 		{"no command", []string{"-kernel", "6.1"}, nil, nil, true},
 		{"prepare alone", []string{"-prepare"}, []string{}, nil, false},
 		{"bad timeout", []string{"-timeout", "0s", "true"}, nil, nil, true},
+		{"bad boot timeout", []string{"-boot-timeout", "-1s", "true"}, nil, nil, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -8,6 +8,8 @@
 //
 //	host (vmtest)                       guest (vmtest-init, PID 1)
 //	  write job.json  ───────────────▶  read job.json
+//	  (boot watchdog)  ◀──────────────  started: the VM is up, the command
+//	                                    about to run
 //	                                    run Args in Dir with Env,
 //	  follow stdout, stderr  ◀───────   stdout, stderr written as produced
 //	                                    (fails before the command ran:)
@@ -41,6 +43,7 @@ const (
 	StdoutFile    = "stdout"
 	StderrFile    = "stderr"
 	ExitFile      = "exit"
+	StartedFile   = "started"
 	InitErrorFile = "init-error"
 )
 
