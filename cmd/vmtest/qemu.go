@@ -19,11 +19,15 @@ import (
 
 // kernelCmdline is fixed but for -append. cgroup_no_v1=all leaves every
 // controller to cgroup2; reboot=t resets through a triple fault, the fastest
-// way out; panic=-1 turns a panic into a reset; the i8042 options skip a PS/2
-// probe that costs time under TCG; mitigations are pointless in a throw-away
-// VM. Landlock needs no lsm=: Debian's CONFIG_LSM lists it first on both
-// 6.1 and 6.12.
-const kernelCmdline = "console=ttyS0 panic=-1 reboot=t cgroup_no_v1=all cryptomgr.notests quiet " +
+// way out; panic=-1 turns a panic into a reset, and oops=panic, softlockup_panic
+// and panic_on_rcu_stall turn a guest kernel that is broken but still up
+// into a panic, so that QEMU exits at once and the runner boots again
+// instead of waiting for -timeout; the i8042 options skip a PS/2 probe that
+// costs time under TCG; mitigations are pointless in a throw-away VM.
+// Landlock needs no lsm=: Debian's CONFIG_LSM lists it first on both 6.1 and
+// 6.12.
+const kernelCmdline = "console=ttyS0 panic=-1 reboot=t oops=panic softlockup_panic=1 sysctl.kernel.panic_on_rcu_stall=1 " +
+	"cgroup_no_v1=all cryptomgr.notests quiet " +
 	"i8042.noaux i8042.nomux i8042.nopnp i8042.dumbkbd mitigations=off rdinit=/init"
 
 // vm is one QEMU invocation.

@@ -129,6 +129,13 @@ func TestVM(t *testing.T) {
 			wantStderr: "not the test: booting again, attempt 5 of 5",
 		},
 		{
+			// A panic of the guest kernel, as the TCG races cause.
+			name:       "guest crash: boots again, then gives up",
+			args:       []string{"--", "sh", "-c", "echo c >/proc/sysrq-trigger"},
+			wantCode:   exitFailed,
+			wantStderr: "a TCG race), not the test: booting again, attempt 5 of 5",
+		},
+		{
 			name:       "timeout kills the VM",
 			args:       []string{"-timeout", "1s", "--", "sleep", "600"},
 			wantCode:   exitTimeout,
