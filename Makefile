@@ -1,13 +1,22 @@
 # scidex-jail. `make help` lists the targets.
 SHELL := /bin/bash
 GO ?= go
-export PATH := $(PATH):/usr/local/go/bin:$(shell $(GO) env GOPATH)/bin
+# Go itself from /usr/local/go; Go tools never from the machine's PATH but
+# from .tools/bin (below), so a tool installed by hand cannot hide a bad pin.
+export PATH := $(PATH):/usr/local/go/bin
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 BIN := bin/scidex-jail
 VMTEST := bin/scidex-vmtest
 PKGS := ./...
 
-.PHONY: help build deps example test check vet lint generate generate-check test-host test-vm bench bench-compare clean
+# Go tools, pinned by semantic version (the module proxy serves releases only
+# under those), installed into the repository's own ignored .tools/bin. A
+# changed pin reinstalls: each tool's stamp file names its version.
+TOOLS_BIN := $(CURDIR)/.tools/bin
+STATICCHECK_VERSION := v0.8.2
+STATICCHECK := $(TOOLS_BIN)/staticcheck-$(STATICCHECK_VERSION)
+
+.PHONY: help build deps deps-example tools example test check vet lint generate generate-check test-host test-vm bench bench-compare clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -15,10 +24,22 @@ help: ## list targets
 build: ## static, pure-Go binary in bin/
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" -o $(BIN) ./cmd/scidex-jail
 
-deps: ## install everything the tests need (apt packages, Go tools; as root)
-	.ci/deps
+deps: tools ## install everything the tests need (apt packages, Go tools; as root)
+	.ci/deps test
 
-example: deps build ## run the example analysis under the jail and print its report
+deps-example: ## install only what the example analysis needs (Debian's Python stack)
+	.ci/deps example
+
+tools: $(STATICCHECK) ## install the pinned Go tools into .tools/bin
+
+$(STATICCHECK):
+	@echo "tools: installing staticcheck $(STATICCHECK_VERSION) into $(TOOLS_BIN)"
+	@mkdir -p $(TOOLS_BIN)
+	@GOBIN=$(TOOLS_BIN) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) || \
+		{ echo "tools: FAILED: go install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) (is the pin a version the module proxy serves?)" >&2; exit 1; }
+	@mv $(TOOLS_BIN)/staticcheck $@
+
+example: deps-example build ## run the example analysis under the jail and print a summary of its report
 	examples/run-example.sh $(BIN)
 
 test: deps check ## install what is needed, then vet, lint and every test (as root)
@@ -30,9 +51,9 @@ vet: ## go vet, with and without cgo, and for arm64
 	CGO_ENABLED=1 $(GO) vet ./seccomp/...
 	GOARCH=arm64 CGO_ENABLED=0 $(GO) vet $(PKGS)
 
-lint: ## gofmt, staticcheck, layering rules
+lint: $(STATICCHECK) ## gofmt, staticcheck, layering rules
 	@test -z "$$(gofmt -l .)" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
-	CGO_ENABLED=0 staticcheck $(PKGS)
+	CGO_ENABLED=0 $(STATICCHECK) $(PKGS)
 	.ci/layering
 
 generate: ## regenerate the seccomp programs (cgo + libseccomp)
@@ -59,6 +80,6 @@ bench-compare: deps build ## side-by-side against bare exec, unshare and bubblew
 	bench/compare.sh $(BIN)
 
 clean:
-	rm -rf bin
+	rm -rf bin .tools
 
 FORCE:

@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # Runs examples/analysis.py under the jail, the way a platform would, then
-# prints the report and the collected outputs. `make example` runs it after
-# `make build`:
+# prints a short summary of the report and the collected results. `make
+# example` runs it after `make build`:
 #
-#     examples/run-example.sh bin/scidex-jail
+#     examples/run-example.sh [--json] [--report FILE] bin/scidex-jail
+#
+# The report is kept at bin/example-report.json (or --report FILE); --json
+# prints the whole JSON report instead of the summary. The collected outputs
+# go to a temporary directory, removed afterwards.
 #
 # The exit status is the jail's (the analysis's own, 125 if the jail could
 # not start it). Run it as root to get the full isolation (the analysis then
@@ -11,8 +15,21 @@
 # namespaces.
 set -euo pipefail
 
+json=false
+report=
+while [[ $# -gt 1 ]]; do
+	case $1 in
+	--json) json=true ;;
+	--report)
+		report=$(realpath -m -- "$2")
+		shift
+		;;
+	*) break ;;
+	esac
+	shift
+done
 if [[ $# -ne 1 ]]; then
-	echo "usage: $0 PATH/TO/scidex-jail" >&2
+	echo "usage: $0 [--json] [--report FILE] PATH/TO/scidex-jail" >&2
 	exit 2
 fi
 bin=$(realpath -- "$1")
@@ -35,34 +52,36 @@ done
 out=$(mktemp -d)
 trap 'rm -rf -- "$out"' EXIT
 chmod 0755 "$out"
+if [[ -z $report ]]; then
+	mkdir -p bin
+	report=$PWD/bin/example-report.json
+fi
+rm -f -- "$report"
 
 set +e
 "$bin" run --id "example-$$" \
 	--root "$examples/platform" \
 	--ro "$examples" \
-	--report "$out/report.json" \
+	--report "$report" \
 	--collect "$out/outputs" \
 	-- /usr/bin/python3 "$examples/analysis.py"
 status=$?
 set -e
 
 echo
-echo "== report"
-if [[ -f $out/report.json ]]; then
-	python3 -m json.tool "$out/report.json"
-else
+if [[ ! -f $report ]]; then
 	echo "(no report written)"
+	exit "$status"
 fi
-echo
-echo "== collected outputs (copied out of the run directory by --collect)"
-if [[ -d $out/outputs ]]; then
-	(cd "$out/outputs" && find . -path ./.cache -prune -o -type f -printf '%8s  %P\n' | sort -k2)
-	if [[ -f $out/outputs/results.csv ]]; then
-		echo
-		echo "== results.csv"
-		cat "$out/outputs/results.csv"
-	fi
+if $json; then
+	/usr/bin/python3 -m json.tool "$report"
 else
-	echo "(none)"
+	/usr/bin/python3 "$examples/summarize.py" "$report"
+	echo "report      $report (the whole JSON; or run with --json)"
+fi
+if [[ -f $out/outputs/results.csv ]]; then
+	echo
+	echo "== results.csv (collected from the run directory)"
+	cat "$out/outputs/results.csv"
 fi
 exit "$status"
