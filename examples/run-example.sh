@@ -5,9 +5,9 @@
 #
 #     examples/run-example.sh [--json] [--report FILE] bin/scidex-jail
 #
-# The report is kept at bin/example-report.json (or --report FILE); --json
-# prints the whole JSON report instead of the summary. The collected outputs
-# go to a temporary directory, removed afterwards.
+# The report is kept at bin/example-report.json (or --report FILE) and the
+# collected outputs in bin/example-outputs/ (both replaced on each run);
+# --json prints the whole JSON report instead of the summary.
 #
 # The exit status is the jail's (the analysis's own, 125 if the jail could
 # not start it). Run it as root to get the full isolation (the analysis then
@@ -49,11 +49,10 @@ while [[ $d != / ]]; do
 	d=$(dirname -- "$d")
 done
 
-out=$(mktemp -d)
-trap 'rm -rf -- "$out"' EXIT
-chmod 0755 "$out"
+mkdir -p bin
+out=$PWD/bin/example-outputs
+rm -rf -- "$out"
 if [[ -z $report ]]; then
-	mkdir -p bin
 	report=$PWD/bin/example-report.json
 fi
 rm -f -- "$report"
@@ -63,7 +62,7 @@ set +e
 	--root "$examples/platform" \
 	--ro "$examples" \
 	--report "$report" \
-	--collect "$out/outputs" \
+	--collect "$out" \
 	-- /usr/bin/python3 "$examples/analysis.py"
 status=$?
 set -e
@@ -79,9 +78,9 @@ else
 	/usr/bin/python3 "$examples/summarize.py" "$report"
 	echo "report      $report (the whole JSON; or run with --json)"
 fi
-if [[ -f $out/outputs/results.csv ]]; then
+if [[ -f $out/results.csv ]]; then
 	echo
 	echo "== results.csv (collected from the run directory)"
-	cat "$out/outputs/results.csv"
+	cat "$out/results.csv"
 fi
 exit "$status"
