@@ -46,7 +46,9 @@ func (sv *supervisor) recordEnforced(e *enforcedInit) {
 	r.Capabilities = "none"
 	r.Net = string(sv.spec.Net)
 	r.AllowTCP = append([]uint16{}, sv.spec.AllowTCP...)
-	r.Degraded = []string{}
+	if r.Degraded == nil {
+		r.Degraded = []string{}
+	}
 	sv.recordSecurity(e)
 }
 

@@ -14,25 +14,26 @@ const DefaultProfilesFile = "/etc/scidex-jail/profiles.json"
 // Profile is a named set of limits and permissions. Every field is set in
 // the built-ins; a profiles file overrides field by field.
 type Profile struct {
-	Name          string        `json:"name"`
-	Description   string        `json:"description"`
-	Timeout       time.Duration `json:"-"`
-	Grace         time.Duration `json:"-"`
-	Memory        int64         `json:"-"`
-	Swap          int64         `json:"-"`
-	CPUs          float64       `json:"cpus"`
-	PIDs          int64         `json:"pids"`
-	Disk          int64         `json:"-"`
-	Shm           int64         `json:"-"`
-	Net           NetMode       `json:"net"`
-	AllowTCP      []uint16      `json:"allow_tcp"`
-	DBPorts       []uint16      `json:"db_ports"`
-	DataDirs      []string      `json:"data_dirs"`
-	ReadOnly      []string      `json:"read_only"`
-	ReadWrite     []string      `json:"read_write"`
-	Env           []string      `json:"env"`
-	AllowDegraded []string      `json:"allow_degraded"`
-	RequireInput  bool          `json:"require_input"`
+	Name          string          `json:"name"`
+	Description   string          `json:"description"`
+	Timeout       time.Duration   `json:"-"`
+	Grace         time.Duration   `json:"-"`
+	Memory        int64           `json:"-"`
+	Swap          int64           `json:"-"`
+	CPUs          float64         `json:"cpus"`
+	PIDs          int64           `json:"pids"`
+	Disk          int64           `json:"-"`
+	Shm           int64           `json:"-"`
+	Net           NetMode         `json:"net"`
+	AllowTCP      []uint16        `json:"allow_tcp"`
+	DBPorts       []uint16        `json:"db_ports"`
+	DataDirs      []string        `json:"data_dirs"`
+	ReadOnly      []string        `json:"read_only"`
+	ReadWrite     []string        `json:"read_write"`
+	Env           []string        `json:"env"`
+	AllowDegraded []string        `json:"allow_degraded"`
+	RequireInput  bool            `json:"require_input"`
+	RequireLayers map[Promise]int `json:"require_layers"` // more layers than the default for a promise (EvaluatePromises)
 }
 
 // postgresPort is PostgreSQL's: no profile can open it.
@@ -126,6 +127,9 @@ func (p Profile) Check() error {
 		if !slices.Contains(degradeLayers, l) {
 			return fmt.Errorf("allow_degraded %q: only landlock may be degraded", l)
 		}
+	}
+	if err := validateRequireLayers(p.RequireLayers); err != nil {
+		return fmt.Errorf("require_layers: %w", err)
 	}
 	for _, kv := range p.Env {
 		if err := validateEnv(kv); err != nil {

@@ -56,6 +56,9 @@ var fieldSetters = map[string]func(p *Profile, raw json.RawMessage) error{
 		return fresh(r, &p.AllowDegraded)
 	},
 	"require_input": func(p *Profile, r json.RawMessage) error { return fresh(r, &p.RequireInput) },
+	"require_layers": func(p *Profile, r json.RawMessage) error {
+		return fresh(r, &p.RequireLayers)
+	},
 }
 
 // ParseProfiles applies a profiles file to base (the built-ins) and returns
@@ -243,25 +246,26 @@ func sizeField(r json.RawMessage, n *int64) error {
 // ProfileView is a profile as `scidex-jail profiles` prints it: the same
 // field names and units a profiles file uses.
 type ProfileView struct {
-	Name          string   `json:"name"`
-	Description   string   `json:"description"`
-	Timeout       string   `json:"timeout"`
-	Grace         string   `json:"grace"`
-	Memory        string   `json:"memory"`
-	Swap          string   `json:"swap"`
-	CPUs          float64  `json:"cpus"`
-	PIDs          int64    `json:"pids"`
-	Disk          string   `json:"disk"`
-	Shm           string   `json:"shm"`
-	Net           NetMode  `json:"net"`
-	AllowTCP      []uint16 `json:"allow_tcp"`
-	DBPorts       []uint16 `json:"db_ports"`
-	DataDirs      []string `json:"data_dirs"`
-	ReadOnly      []string `json:"read_only"`
-	ReadWrite     []string `json:"read_write"`
-	Env           []string `json:"env"`
-	AllowDegraded []string `json:"allow_degraded"`
-	RequireInput  bool     `json:"require_input"`
+	Name          string          `json:"name"`
+	Description   string          `json:"description"`
+	Timeout       string          `json:"timeout"`
+	Grace         string          `json:"grace"`
+	Memory        string          `json:"memory"`
+	Swap          string          `json:"swap"`
+	CPUs          float64         `json:"cpus"`
+	PIDs          int64           `json:"pids"`
+	Disk          string          `json:"disk"`
+	Shm           string          `json:"shm"`
+	Net           NetMode         `json:"net"`
+	AllowTCP      []uint16        `json:"allow_tcp"`
+	DBPorts       []uint16        `json:"db_ports"`
+	DataDirs      []string        `json:"data_dirs"`
+	ReadOnly      []string        `json:"read_only"`
+	ReadWrite     []string        `json:"read_write"`
+	Env           []string        `json:"env"`
+	AllowDegraded []string        `json:"allow_degraded"`
+	RequireInput  bool            `json:"require_input"`
+	RequireLayers map[Promise]int `json:"require_layers"`
 }
 
 // View returns the printable form.
@@ -278,11 +282,16 @@ func (p Profile) View() ProfileView {
 		}
 		return s
 	}
-	return ProfileView{
+	v := ProfileView{
 		Name: p.Name, Description: p.Description, Timeout: p.Timeout.String(), Grace: p.Grace.String(),
 		Memory: FormatSize(p.Memory), Swap: FormatSize(p.Swap), CPUs: p.CPUs, PIDs: p.PIDs,
 		Disk: FormatSize(p.Disk), Shm: FormatSize(p.Shm), Net: p.Net, AllowTCP: nz16(p.AllowTCP),
 		DBPorts: nz16(p.DBPorts), DataDirs: nz(p.DataDirs), ReadOnly: nz(p.ReadOnly), ReadWrite: nz(p.ReadWrite),
 		Env: nz(p.Env), AllowDegraded: nz(p.AllowDegraded), RequireInput: p.RequireInput,
+		RequireLayers: p.RequireLayers,
 	}
+	if v.RequireLayers == nil {
+		v.RequireLayers = map[Promise]int{}
+	}
+	return v
 }

@@ -74,19 +74,20 @@ type LimitsReport struct {
 
 // EnforcedReport is what was in force while the target ran.
 type EnforcedReport struct {
-	Namespaces   []string        `json:"namespaces"`
-	HostUID      int             `json:"host_uid"`
-	HostGID      int             `json:"host_gid"`
-	UID          int             `json:"uid"` // inside the user namespace
-	NoNewPrivs   bool            `json:"no_new_privs"`
-	Capabilities string          `json:"capabilities"`
-	Net          string          `json:"net"`
-	AllowTCP     []uint16        `json:"allow_tcp"` // outbound TCP ports (net host only)
-	Mounts       MountReport     `json:"mounts"`
-	Landlock     *LandlockReport `json:"landlock"` // null: disabled by --unsafe-disable
-	Seccomp      *SeccompReport  `json:"seccomp"`  // null: disabled by --unsafe-disable
-	Cgroup       *CgroupReport   `json:"cgroup"`   // null: disabled by --unsafe-disable
-	Degraded     []string        `json:"degraded"` // protections asked for but not enforced (explicit opt-in only)
+	Namespaces   []string            `json:"namespaces"`
+	HostUID      int                 `json:"host_uid"`
+	HostGID      int                 `json:"host_gid"`
+	UID          int                 `json:"uid"` // inside the user namespace
+	NoNewPrivs   bool                `json:"no_new_privs"`
+	Capabilities string              `json:"capabilities"`
+	Net          string              `json:"net"`
+	AllowTCP     []uint16            `json:"allow_tcp"` // outbound TCP ports (net host only)
+	Mounts       MountReport         `json:"mounts"`
+	Landlock     *LandlockReport     `json:"landlock"` // null: disabled by --unsafe-disable
+	Seccomp      *SeccompReport      `json:"seccomp"`  // null: disabled by --unsafe-disable
+	Cgroup       *CgroupReport       `json:"cgroup"`   // null: disabled by --unsafe-disable
+	Promises     map[Promise][]Layer `json:"promises"` // promise -> the layers that hold it on this run
+	Degraded     []string            `json:"degraded"` // promises holding with fewer layers than required (explicit opt-in only)
 }
 
 // MountReport is the target's filesystem view.
@@ -173,7 +174,7 @@ type LandlockReport struct {
 	ABI      int      `json:"abi"`      // of the running kernel
 	Required int      `json:"required"` // what the policy needs in full
 	Rules    []string `json:"rules"`    // e.g. "rx /usr", "ro /work/data", "rw /tmp/scidex-analysis-x", "tcp-connect 443"
-	Degraded []string `json:"degraded"` // rights not enforced (only with --allow-degraded landlock)
+	Degraded []string `json:"degraded"` // rights this kernel's Landlock does not enforce (other layers may hold the promise: see promises)
 }
 
 // CgroupReport is the run's cgroup leaf: where, which version, what was

@@ -48,11 +48,15 @@ func (sv *supervisor) landlockPolicy(host hostView, ro, rw []string) *landlock.P
 	if s.disabled("landlock") {
 		return nil
 	}
+	// Fail closed is decided per promise (holdPromises) before the init
+	// exists: Landlock then enforces what this kernel offers, and refuses
+	// only if it finds less than the ABI that decision relied on.
 	p := &landlock.Policy{
 		ReadOnly:      append([]string{"/proc"}, ro...),
 		ReadWrite:     append([]string{sv.dir.path, "/dev/shm"}, rw...),
 		Scope:         true,
-		AllowDegraded: s.degradable("landlock"),
+		AllowDegraded: true,
+		MinABI:        sv.landlockABI,
 	}
 	for _, e := range host.system {
 		if e.Symlink == "" && e.Path != "/etc" {
@@ -114,7 +118,7 @@ func applyLandlock(c *securityConfig, e *enforcedInit) error {
 	res, err := c.Landlock.Restrict()
 	if err != nil {
 		if errors.Is(err, landlock.ErrUnsupported) {
-			return fmt.Errorf("%w; to run anyway with what this kernel enforces, pass --allow-degraded landlock (or allow_degraded in the profile): the report then lists what was not enforced", err)
+			return fmt.Errorf("%w (the supervisor found more: the promises were decided on it, so the run does not start)", err)
 		}
 		return err
 	}
@@ -148,10 +152,6 @@ type SeccompReport struct {
 
 func (sv *supervisor) recordSecurity(e *enforcedInit) {
 	r := &sv.rep.Enforced
-	s := sv.spec
-	for _, l := range s.Disable {
-		r.Degraded = append(r.Degraded, l+": disabled by --unsafe-disable")
-	}
 	if e == nil {
 		return
 	}
@@ -159,9 +159,6 @@ func (sv *supervisor) recordSecurity(e *enforcedInit) {
 		r.Landlock = &LandlockReport{ABI: l.ABI, Required: l.Required, Rules: l.Rules, Degraded: l.Degraded}
 		if r.Landlock.Degraded == nil {
 			r.Landlock.Degraded = []string{}
-		}
-		for _, d := range l.Degraded {
-			r.Degraded = append(r.Degraded, "landlock: "+d)
 		}
 	}
 	r.Seccomp = e.Seccomp

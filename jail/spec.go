@@ -88,6 +88,10 @@ type Spec struct {
 	// debugging. Both are recorded in the report.
 	AllowDegraded []string
 	Disable       []string
+
+	// RequireLayers raises how many layers a promise needs (the profile's
+	// require_layers); promises not named need DefaultLayers.
+	RequireLayers map[Promise]int
 }
 
 // NetMode is the run's network: none (an empty namespace), loopback (lo up
@@ -119,7 +123,21 @@ var (
 	degradeLayers = []string{"landlock"}
 )
 
-func (s *Spec) disabled(layer string) bool   { return slices.Contains(s.Disable, layer) }
+func (s *Spec) disabled(layer string) bool { return slices.Contains(s.Disable, layer) }
+
+// optIns are the named opt-ins the caller gave, as a user types them: a
+// promise may hold with fewer layers than required only when each missing
+// layer was given up by one of these.
+func (s *Spec) optIns() []string {
+	var out []string
+	for _, l := range s.AllowDegraded {
+		out = append(out, "--allow-degraded "+l)
+	}
+	for _, l := range s.Disable {
+		out = append(out, "--unsafe-disable "+l)
+	}
+	return out
+}
 func (s *Spec) degradable(layer string) bool { return slices.Contains(s.AllowDegraded, layer) }
 
 // Validate checks the spec and returns an error wrapping ErrBadSpec that says
@@ -169,6 +187,9 @@ func (s *Spec) Validate() error {
 		if !slices.Contains(degradeLayers, l) {
 			return fmt.Errorf("%w: --allow-degraded %q: only %s may be degraded", ErrBadSpec, l, strings.Join(degradeLayers, ", "))
 		}
+	}
+	if err := validateRequireLayers(s.RequireLayers); err != nil {
+		return fmt.Errorf("%w: require_layers: %w", ErrBadSpec, err)
 	}
 	if s.HostUID <= 0 || s.HostGID <= 0 {
 		return fmt.Errorf("%w: the analysis' host uid/gid %d:%d must be non-zero, so it never runs as host root", ErrBadSpec, s.HostUID, s.HostGID)

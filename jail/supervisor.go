@@ -63,6 +63,8 @@ type supervisor struct {
 	tRelease time.Time // the init was told it may exit
 	cfg      *initConfig
 
+	landlockABI int // the Landlock ABI the promises were decided on
+
 	msgs    chan initMsg
 	started bool
 	exited  *initMsg
@@ -127,6 +129,11 @@ func (sv *supervisor) phase(name string, since time.Time) {
 // prepare builds the init's config, the cgroup leaf and the init itself.
 func (sv *supervisor) prepare() (string, error) {
 	t := time.Now()
+	abi, err := sv.holdPromises()
+	if err != nil {
+		return "promises", err
+	}
+	sv.landlockABI = abi
 	cfg, err := sv.initConfig()
 	if err != nil {
 		return "policy", err

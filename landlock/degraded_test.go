@@ -143,3 +143,52 @@ func TestRestrictWithoutLandlock(t *testing.T) {
 		t.Errorf("notEnforced = %q, want %q", notEnforced, want)
 	}
 }
+
+// TestRestrictMinABI: with AllowDegraded, a kernel below MinABI is refused
+// all the same, naming MinABI as the ABI needed, and the process stays
+// unrestricted. In a child, so a wrong Restrict cannot restrict the others.
+func TestRestrictMinABI(t *testing.T) {
+	if !inChild() {
+		runInChild(t, 0, "LLT_DIR="+t.TempDir())
+		return
+	}
+	dir := os.Getenv("LLT_DIR")
+	tests := []struct {
+		name        string
+		abi, minABI int
+	}{
+		{"no landlock, floor 1", 0, 1},
+		{"ABI 1, floor 2", 1, 2},
+		{"ABI 2, floor 6", 2, 6},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			playKernel(t, tt.abi)
+			p := Policy{ReadWrite: []string{dir}, Scope: true, AllowDegraded: true, MinABI: tt.minABI}
+			_, err := p.Restrict()
+			var ue *UnsupportedError
+			if !errors.As(err, &ue) {
+				t.Fatalf("Restrict() on ABI %d with MinABI %d = %v, want *UnsupportedError", tt.abi, tt.minABI, err)
+			}
+			if ue.Found != tt.abi || ue.Needed != tt.minABI {
+				t.Errorf("Restrict() on ABI %d with MinABI %d: Found, Needed = %d, %d, want %d, %d", tt.abi, tt.minABI, ue.Found, ue.Needed, tt.abi, tt.minABI)
+			}
+		})
+	}
+	if _, err := os.ReadDir(filepath.Dir(dir)); err != nil {
+		t.Errorf("after refusals: os.ReadDir(%q) = %v, want nil (process must be unrestricted)", filepath.Dir(dir), err)
+	}
+}
+
+// TestValidateMinABI: a floor without AllowDegraded, or a negative one, is a
+// mistake in the caller's policy.
+func TestValidateMinABI(t *testing.T) {
+	for _, p := range []Policy{{MinABI: 3}, {MinABI: -1, AllowDegraded: true}} {
+		if err := p.Validate(); err == nil || !strings.Contains(err.Error(), "MinABI") {
+			t.Errorf("Policy{MinABI: %d, AllowDegraded: %v}.Validate() = %v, want an error naming MinABI", p.MinABI, p.AllowDegraded, err)
+		}
+	}
+	if err := (Policy{MinABI: 2, AllowDegraded: true}).Validate(); err != nil {
+		t.Errorf("Policy{MinABI: 2, AllowDegraded: true}.Validate() = %v, want nil", err)
+	}
+}

@@ -31,8 +31,16 @@ func (e *UnsupportedError) Is(target error) bool { return target == ErrUnsupport
 func (e *UnsupportedError) Unwrap() error { return e.Err }
 
 func (e *UnsupportedError) Error() string {
+	return "landlock: " + e.Finding() + "; to get it: " + e.hint()
+}
+
+// Fix says how to get what is missing, as the tail of Error does.
+func (e *UnsupportedError) Fix() string { return e.hint() }
+
+// Finding says what was found, without the fix: the ABI, why it is less
+// than reported, what the policy needs and what would be lost.
+func (e *UnsupportedError) Finding() string {
 	var b strings.Builder
-	b.WriteString("landlock: ")
 	switch {
 	case e.Found == 0 && errors.Is(e.Err, unix.EOPNOTSUPP):
 		fmt.Fprintf(&b, "Landlock is built into this kernel but not enabled at boot (%v)", e.Err)
@@ -52,8 +60,6 @@ func (e *UnsupportedError) Error() string {
 	if len(e.Lost) > 0 {
 		fmt.Fprintf(&b, "; would lose: %s", strings.Join(e.Lost, "; "))
 	}
-	b.WriteString("; to get it: ")
-	b.WriteString(e.hint())
 	return b.String()
 }
 
@@ -84,4 +90,13 @@ var abiKernel = map[int]string{
 	5: "6.10", // ioctl on device files
 	6: "6.12", // scoping of signals and abstract unix sockets
 	7: "6.15", // audit logging flags
+}
+
+// KernelFor names the kernel that brings a Landlock ABI, for messages that
+// say how to get it: "Linux >= 6.12 (Landlock ABI 6)".
+func KernelFor(abi int) string {
+	if v, ok := abiKernel[abi]; ok {
+		return fmt.Sprintf("Linux >= %s (Landlock ABI %d)", v, abi)
+	}
+	return fmt.Sprintf("a Linux with Landlock ABI %d", abi)
 }

@@ -30,6 +30,7 @@ type Policy struct {
 	Scope bool // deny signals and abstract unix socket connects to processes outside the sandbox
 
 	AllowDegraded bool // enforce what the kernel offers instead of refusing; Result.Degraded says what was lost
+	MinABI        int  // with AllowDegraded: refuse below this ABI all the same (0: accept no Landlock at all)
 }
 
 // Result says what Restrict enforced.
@@ -90,6 +91,9 @@ func (p Policy) Validate() error {
 		}
 	}
 	errs = append(errs, p.validatePorts()...)
+	if p.MinABI < 0 || (p.MinABI > 0 && !p.AllowDegraded) {
+		errs = append(errs, fmt.Errorf("landlock: policy: MinABI %d: only a positive floor with AllowDegraded makes sense", p.MinABI))
+	}
 	return errors.Join(errs...)
 }
 

@@ -62,8 +62,10 @@ func newPlan(p Policy, abi int) (plan, error) {
 // Fail closed: if the kernel cannot enforce all of p, Restrict changes
 // nothing and returns an error matching ErrUnsupported, unless
 // p.AllowDegraded, in which case it enforces what the kernel offers and
-// lists the rest in Result.Degraded. Any other error also leaves the process
-// unrestricted; the caller must then not run the target.
+// lists the rest in Result.Degraded, as long as the kernel's ABI is at
+// least p.MinABI (the floor a caller that weighed the loss relies on). Any
+// other error also leaves the process unrestricted; the caller must then not
+// run the target.
 func (p Policy) Restrict() (Result, error) {
 	res := Result{Required: required(p)}
 	if err := p.Validate(); err != nil {
@@ -76,16 +78,22 @@ func (p Policy) Restrict() (Result, error) {
 		if !errors.As(err, &ue) {
 			return res, fmt.Errorf("landlock: probe ABI: %w", err)
 		}
-		if !p.AllowDegraded {
+		if !p.AllowDegraded || p.MinABI > 0 {
 			ue.Needed, ue.Lost = res.Required, lostFeatures(p, 0)
+			if p.AllowDegraded {
+				ue.Needed = p.MinABI
+			}
 			return res, ue
 		}
 		res.ABI, res.Degraded = 0, lostFeatures(p, 0)
 		return res, nil
 	}
 	lost := lostFeatures(p, k.abi)
-	if len(lost) > 0 && !p.AllowDegraded {
+	switch {
+	case len(lost) > 0 && !p.AllowDegraded:
 		return res, &UnsupportedError{Found: k.abi, Needed: res.Required, Lost: lost, Reason: k.reason()}
+	case k.abi < p.MinABI:
+		return res, &UnsupportedError{Found: k.abi, Needed: p.MinABI, Lost: lostFeatures(p, k.abi), Reason: k.reason()}
 	}
 	pl, err := newPlan(p, k.abi)
 	if err != nil {

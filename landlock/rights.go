@@ -90,20 +90,22 @@ func always(Policy) bool { return true }
 // access control. Required and the Degraded list are computed from it alone.
 var features = []feature{
 	{"fs.refer", 2, func(p Policy) bool { return len(p.ReadWrite) > 0 },
-		"rename and link between directories inside read-write trees cannot be granted (denied everywhere instead)"},
+		"Landlock cannot grant rename and link between directories inside read-write trees (it denies them everywhere instead)"},
 	{"fs.truncate", 3, always,
-		"truncate(2) and O_TRUNC on files outside read-write trees are not restricted"},
+		"Landlock does not restrict truncate(2) on files outside read-write trees"},
 	{"net.tcp", 4, func(p Policy) bool { return p.HandleTCP },
-		"TCP bind(2) and connect(2) are not restricted"},
+		"Landlock does not restrict TCP bind(2) and connect(2)"},
 	{"fs.ioctl_dev", 5, always,
-		"ioctl(2) on device files is not restricted"},
+		"Landlock does not restrict ioctl(2) on device files"},
 	{"scope.signal", 6, func(p Policy) bool { return p.Scope },
-		"signals to processes outside the sandbox are not restricted"},
+		"Landlock does not scope signals to the sandbox"},
 	{"scope.abstract_unix_socket", 6, func(p Policy) bool { return p.Scope },
-		"connect(2) to abstract unix sockets outside the sandbox is not restricted"},
+		"Landlock does not scope abstract unix sockets to the sandbox"},
 }
 
 // notEnforced is the single Degraded entry when the kernel has no Landlock.
+// Each entry says only what Landlock does not do: other layers (the mount
+// view, namespaces, seccomp) may still hold what the caller promised.
 const notEnforced = "landlock: not enforced at all"
 
 // required returns the lowest ABI that enforces p in full.

@@ -159,29 +159,39 @@ func securityChild(p jail.Profile, tmpRoot string, w io.Writer) error {
 		tmpRoot = os.TempDir() // the tmp-root check reports it; the rules need some rw tree
 	}
 	ll := &sp.Landlock
+	// As the init applies it: whatever this kernel's Landlock offers (the
+	// promise table decides whether that is enough), then tried.
 	pol := landlock.Policy{
 		ReadExec:  []string{"/usr"},
 		ReadOnly:  []string{"/proc"},
 		ReadWrite: []string{tmpRoot},
 		Scope:     true,
 		HandleTCP: p.Net == jail.NetHost, ConnectTCP: p.AllowTCP,
+
+		AllowDegraded: true,
 	}
 	res, err := pol.Restrict()
-	ll.ABI, ll.Required = res.ABI, res.Required
+	ll.ABI, ll.Required, ll.Lost = res.ABI, res.Required, res.Degraded
 	var ue *landlock.UnsupportedError
 	switch {
-	case errors.As(err, &ue):
-		ll.ABI, ll.Required, ll.Lost = ue.Found, ue.Needed, ue.Lost
-		msg := ue.Error()
-		ll.Err, ll.Hint, _ = strings.Cut(msg, "; to get it: ")
+	case err != nil && errors.As(err, &ue):
+		ll.Err, ll.Hint = ue.Finding(), ue.Fix()
 	case err != nil:
 		ll.Err = err.Error()
+	case res.ABI == 0:
+		if _, err := landlock.ProbeABI(); errors.As(err, &ue) {
+			ll.Err, ll.Hint = ue.Finding(), ue.Fix()
+		} else {
+			ll.Err = "this kernel has no Landlock"
+		}
 	default:
 		// Landlock denies even root; the parent is outside the domain.
 		_, err := os.ReadDir("/etc")
 		tried(&ll.Tried, &ll.Failed, "list /etc", err, unix.EACCES)
-		tried(&ll.Tried, &ll.Failed, "signal the parent", unix.Kill(os.Getppid(), 0), unix.EPERM)
-		if pol.HandleTCP {
+		if res.ABI >= 6 {
+			tried(&ll.Tried, &ll.Failed, "signal the parent", unix.Kill(os.Getppid(), 0), unix.EPERM)
+		}
+		if pol.HandleTCP && res.ABI >= 4 {
 			tried(&ll.Tried, &ll.Failed, "TCP bind", bindTCP(), unix.EACCES)
 		}
 	}
@@ -260,34 +270,31 @@ func landlockNeeds(p jail.Profile) string {
 	return s
 }
 
+// checkLandlock says what this kernel's Landlock enforces. Whether that is
+// enough is the promise lines' call: a right Landlock lacks may be a second
+// layer another one already holds.
 func checkLandlock(p jail.Profile, sp securityProbe) checkLine {
 	ll := sp.Landlock
 	l := checkLine{Name: "landlock"}
-	if ll.Err == "" && len(ll.Failed) == 0 {
-		l.State = stateOK
-		l.Text = fmt.Sprintf("Landlock ABI %d; the profile needs ABI %d: %s; enforced in a child process, which saw: %s",
-			ll.ABI, ll.Required, landlockNeeds(p), strings.Join(ll.Tried, ", "))
-		return l
-	}
-	l.State = stateMissing
-	if slices.Contains(p.AllowDegraded, "landlock") && len(ll.Lost) > 0 && len(ll.Failed) == 0 {
-		l.State = stateDegraded
-	}
 	switch {
 	case len(ll.Failed) > 0:
+		l.State = stateMissing
 		l.Text = fmt.Sprintf("Landlock ABI %d restricted the child, but: %s", ll.ABI, strings.Join(ll.Failed, "; "))
 		l.Fix = "the kernel's Landlock does not deny what it should: report this with the kernel version (uname -r)"
-	case len(ll.Lost) > 0:
-		l.Text = fmt.Sprintf("Landlock ABI %d, the profile needs ABI %d (%s); would lose: %s", ll.ABI, ll.Required, landlockNeeds(p), strings.Join(ll.Lost, "; "))
-		l.Fix = orDefault(ll.Hint, "run a newer Linux with Landlock enabled (lsm= boot parameter)")
-		if l.State == stateDegraded {
-			l.Text += " (the profile allows running degraded; the report lists what is lost)"
-		} else {
-			l.Fix += `; or add "landlock" to the profile's allow_degraded to run with less`
+	case ll.Err != "":
+		l.State = stateMissing
+		if slices.Contains(p.AllowDegraded, "landlock") {
+			l.State = stateDegraded
 		}
+		l.Text = "Landlock: " + ll.Err + "; the promises below say what holds without it"
+		l.Fix = orDefault(ll.Hint, "run a Linux with Landlock enabled (lsm= boot parameter)")
 	default:
-		l.Text = "Landlock: " + ll.Err
-		l.Fix = orDefault(ll.Hint, "see the error above")
+		l.State = stateOK
+		l.Text = fmt.Sprintf("Landlock ABI %d (all of the profile's rules need ABI %d: %s); enforced in a child process, which saw: %s",
+			ll.ABI, ll.Required, landlockNeeds(p), strings.Join(ll.Tried, ", "))
+		if len(ll.Lost) > 0 {
+			l.Text += "; on this kernel Landlock does not: " + strings.Join(ll.Lost, "; ") + " (the promises below say which other layers hold those)"
+		}
 	}
 	return l
 }

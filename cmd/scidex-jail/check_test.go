@@ -6,12 +6,23 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/scidex/scidex-jail/jail"
 )
 
-// checkNames are the checks `scidex-jail check` prints, in order.
-var checkNames = []string{"user namespaces", "landlock", "seccomp", "cgroup", "cgroup controllers", "tmp-root"}
+// checkNames are the checks `scidex-jail check` prints, in order, then one
+// line per promise of the contract.
+var checkNames = append([]string{"user namespaces", "landlock", "seccomp", "cgroup", "cgroup controllers", "tmp-root"}, promiseCheckNames()...)
 
-var checkLineRE = regexp.MustCompile(`^(OK|MISSING|DEGRADED) +([a-z -]+): (.+)$`)
+func promiseCheckNames() []string {
+	var out []string
+	for _, p := range jail.Promises() {
+		out = append(out, "promise "+string(p))
+	}
+	return out
+}
+
+var checkLineRE = regexp.MustCompile(`^(OK|MISSING|DEGRADED) +([a-z_ -]+): (.+)$`)
 
 type parsedCheck struct {
 	state, text, fix string

@@ -87,7 +87,7 @@ func (c *runCmd) spec() (*jail.Spec, error) {
 		Net: p.Net, AllowTCP: p.AllowTCP, DBPorts: p.DBPorts,
 		Resources:    jail.Resources{MemoryBytes: p.Memory, SwapBytes: p.Swap, CPUs: p.CPUs, PIDs: p.PIDs},
 		CgroupParent: c.CgroupParent, AllowDegraded: append(append([]string{}, p.AllowDegraded...), c.Degrade...),
-		Disable: c.Disable,
+		Disable: c.Disable, RequireLayers: p.RequireLayers,
 	}
 	if s.Root == "" {
 		s.Root = cwd

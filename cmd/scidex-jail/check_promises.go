@@ -1,0 +1,50 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/scidex/scidex-jail/jail"
+)
+
+// promiseLines are check's verdict per promise of the contract: the same
+// table a run decides on (jail.EvaluatePromises), fed with what the probes
+// found instead of what a run assumes. A promise holding with fewer layers
+// than the profile requires is MISSING, or DEGRADED when the profile's
+// allow_degraded gives the missing layers up.
+func promiseLines(p jail.Profile, sp securityProbe, cg checkLine) []checkLine {
+	h := jail.HostLayers{Net: p.Net, LandlockABI: sp.Landlock.ABI, LandlockErr: sp.Landlock.Err}
+	if len(sp.Landlock.Failed) > 0 {
+		h.LandlockABI, h.LandlockErr = 0, "Landlock did not deny what it should: "+strings.Join(sp.Landlock.Failed, "; ")
+	}
+	if sc := sp.Seccomp; sc.Err != "" || len(sc.Failed) > 0 {
+		h.SeccompErr = "the seccomp check failed"
+	}
+	if cg.State != stateOK {
+		h.CgroupErr = "the cgroup check failed"
+	}
+	var optIns []string
+	for _, l := range p.AllowDegraded {
+		optIns = append(optIns, "--allow-degraded "+l)
+	}
+	var lines []checkLine
+	for _, st := range jail.EvaluatePromises(h, p.RequireLayers) {
+		l := checkLine{Name: "promise " + string(st.Promise), Text: st.What + ": " + st.Layers()}
+		switch {
+		case st.Holds():
+			l.State = stateOK
+		case st.Allowed(optIns):
+			l.State = stateDegraded
+			l.Fix = orDefault(st.Fix(), "nothing to get: the layer is off by choice")
+			l.Text += fmt.Sprintf(" (the profile's allow_degraded lets runs start with less)")
+		default:
+			l.State = stateMissing
+			l.Fix = st.Fix()
+			if o := st.OptIns(); len(o) > 0 {
+				l.Fix = orDefault(l.Fix, "see the checks above") + "; or run with less: " + strings.Join(o, " and ") + " (allow_degraded in the profile)"
+			}
+		}
+		lines = append(lines, l)
+	}
+	return lines
+}

@@ -1,0 +1,388 @@
+package jail
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/scidex/scidex-jail/landlock"
+)
+
+// Promise is one line of the run's contract. Each is held by one or more
+// layers (promiseTable); a run starts only when every promise has at least
+// the layers the profile requires (RequiredLayers), unless the caller
+// opted into less by name. Fail closed per promise, not per kernel feature:
+// a Landlock right the kernel lacks is a missing second layer where the
+// mount view or a namespace already holds the promise, not a reason to
+// refuse the run.
+type Promise string
+
+const (
+	PromiseFSWrite         Promise = "fs_write"
+	PromiseFSRead          Promise = "fs_read"
+	PromiseSignalsOut      Promise = "signals_out"
+	PromisePtraceOut       Promise = "ptrace_out"
+	PromiseAbstractSockets Promise = "abstract_sockets_out"
+	PromiseUnixSockets     Promise = "unix_sockets_out"
+	PromiseNoPostgres      Promise = "no_postgres"
+	PromiseNetwork         Promise = "network"
+	PromiseKernelSurface   Promise = "kernel_surface"
+	PromiseLimits          Promise = "limits"
+	PromiseNothingLeft     Promise = "nothing_left"
+)
+
+// Layer is one mechanism that holds promises, as the report names it.
+type Layer string
+
+const (
+	LayerMountView     Layer = "mount view"     // new read-only root: only what the run needs, socket dirs hidden
+	LayerLandlockFS    Layer = "landlock fs"    // Landlock filesystem rules (ABI 1)
+	LayerLandlockScope Layer = "landlock scope" // Landlock signal and abstract socket scoping (ABI 6)
+	LayerLandlockTCP   Layer = "landlock tcp"   // Landlock TCP connect/bind rules (ABI 4)
+	LayerLandlockUnix  Layer = "landlock unix"  // Landlock resolve_unix: pathname unix sockets (ABI 9)
+	LayerPIDNS         Layer = "pid namespace"  // the run sees and signals only its own processes; PID 1's exit ends them all
+	LayerNetNS         Layer = "net namespace"  // an empty (or loopback-only) network of its own
+	LayerSeccomp       Layer = "seccomp"        // the syscall filter
+	LayerCgroup        Layer = "cgroup"         // the run's cgroup leaf: limits, and kill of whatever is left
+)
+
+// landlockLayers need the landlock layer, and so go when it is disabled or
+// degraded (--allow-degraded landlock).
+var landlockLayers = map[Layer]int{ // layer -> Landlock ABI it needs
+	LayerLandlockFS: 1, LayerLandlockTCP: 4, LayerLandlockScope: 6, LayerLandlockUnix: 9,
+}
+
+// HostLayers is what decides which layers a run has: the kernel's Landlock
+// ABI, the layers switched off by name, and the network mode. It is a
+// plain value so that the promise table is a pure function of it.
+type HostLayers struct {
+	LandlockABI int      // effective ABI of the running kernel; 0: no Landlock
+	LandlockErr string   // why there is no Landlock, with how to get it ("" when ABI > 0)
+	Disabled    []string // layers off by --unsafe-disable: landlock, seccomp, cgroup
+	Net         NetMode
+
+	// Set by probes that found a layer unusable (scidex-jail check): why.
+	// A run finds out at the stage that uses the layer, and fails there.
+	SeccompErr, CgroupErr string
+}
+
+// promiseDef is one row of the contract: what the promise says, whether it
+// is a filesystem promise (two layers required by default), and the layers
+// that can hold it in a network mode.
+type promiseDef struct {
+	promise Promise
+	what    string
+	fs      bool
+	layers  func(NetMode) []Layer
+}
+
+func layers(l ...Layer) func(NetMode) []Layer { return func(NetMode) []Layer { return l } }
+
+// promiseTable is the contract, in the order the report and check print it.
+var promiseTable = []promiseDef{
+	{PromiseFSWrite, "no write outside the run directory, /dev/shm and --rw paths", true,
+		layers(LayerMountView, LayerLandlockFS)},
+	{PromiseFSRead, "no read outside the system directories, the data directories and the run's own paths", true,
+		layers(LayerMountView, LayerLandlockFS)},
+	{PromiseSignalsOut, "no signal reaches a process outside the run", false,
+		layers(LayerPIDNS, LayerLandlockScope)},
+	{PromisePtraceOut, "no ptrace or process_vm_* of a process outside the run", false,
+		layers(LayerPIDNS, LayerSeccomp)},
+	{PromiseAbstractSockets, "no abstract unix socket outside the run is reached", false,
+		func(n NetMode) []Layer {
+			if n == NetHost {
+				return []Layer{LayerLandlockScope} // the host's network namespace is shared
+			}
+			return []Layer{LayerNetNS, LayerLandlockScope}
+		}},
+	{PromiseUnixSockets, "no pathname unix socket of the host (PostgreSQL's, D-Bus) is reached", false,
+		layers(LayerMountView, LayerLandlockUnix)},
+	{PromiseNoPostgres, "no TCP connection to PostgreSQL's port or the profile's db_ports (its unix socket: unix_sockets_out)", false,
+		func(n NetMode) []Layer {
+			switch n {
+			case NetHost:
+				return []Layer{LayerLandlockTCP}
+			case NetLoopback:
+				return []Layer{LayerNetNS}
+			}
+			return []Layer{LayerNetNS, LayerSeccomp}
+		}},
+	{PromiseNetwork, "the network mode holds (none: no network; loopback: the run's own only; host: outbound TCP to allowed ports only)", false,
+		func(n NetMode) []Layer {
+			switch n {
+			case NetHost:
+				return []Layer{LayerLandlockTCP}
+			case NetLoopback:
+				return []Layer{LayerNetNS}
+			}
+			return []Layer{LayerNetNS, LayerSeccomp}
+		}},
+	{PromiseKernelSurface, "no mount, bpf, kexec, module, keyring, io_uring, new namespace or terminal injection", false,
+		layers(LayerSeccomp)},
+	{PromiseLimits, "memory, CPU and PID limits enforced", false,
+		layers(LayerCgroup)},
+	{PromiseNothingLeft, "no process of the run outlives it", false,
+		layers(LayerPIDNS, LayerCgroup)},
+}
+
+// Promises lists every promise's name, in table order.
+func Promises() []Promise {
+	out := make([]Promise, len(promiseTable))
+	for i, d := range promiseTable {
+		out[i] = d.promise
+	}
+	return out
+}
+
+// DefaultLayers is how many layers a promise needs unless a profile asks
+// for more: two for the filesystem promises, one for the rest.
+func DefaultLayers(p Promise) int {
+	for _, d := range promiseTable {
+		if d.promise == p {
+			if d.fs {
+				return 2
+			}
+			return 1
+		}
+	}
+	return 0
+}
+
+// maxLayers is the most layers any network mode offers for p.
+func maxLayers(p Promise) int {
+	n := 0
+	for _, d := range promiseTable {
+		if d.promise == p {
+			for _, m := range []NetMode{NetNone, NetLoopback, NetHost} {
+				n = max(n, len(d.layers(m)))
+			}
+		}
+	}
+	return n
+}
+
+// PromiseState is one promise on one host: the layers that hold it, the
+// ones that do not and why, and how many are required.
+type PromiseState struct {
+	Promise  Promise
+	What     string
+	Held     []Layer
+	Missing  []MissingLayer
+	Required int
+}
+
+// MissingLayer is a layer that does not hold a promise on this run, why,
+// and how to get it.
+type MissingLayer struct {
+	Layer  Layer
+	Reason string // what was found
+	Fix    string // how to get it ("" when the caller switched it off)
+	OptIn  string // the named opt-in that lets a run go without it ("" for none)
+}
+
+// Holds says whether the promise has at least the layers required.
+func (s PromiseState) Holds() bool { return len(s.Held) >= s.Required }
+
+// EvaluatePromises computes, for every promise, which layers hold it on a
+// host, given the profile's required counts (nil: the defaults).
+func EvaluatePromises(h HostLayers, required map[Promise]int) []PromiseState {
+	out := make([]PromiseState, 0, len(promiseTable))
+	for _, d := range promiseTable {
+		st := PromiseState{Promise: d.promise, What: d.what, Required: DefaultLayers(d.promise)}
+		if n, ok := required[d.promise]; ok {
+			st.Required = n
+		}
+		for _, l := range d.layers(h.Net) {
+			if m, ok := h.missing(l); ok {
+				st.Missing = append(st.Missing, m)
+			} else {
+				st.Held = append(st.Held, l)
+			}
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+// missing says whether layer l is absent on h, and why.
+func (h HostLayers) missing(l Layer) (MissingLayer, bool) {
+	m := MissingLayer{Layer: l}
+	switch l {
+	case LayerSeccomp, LayerCgroup:
+		probeErr := map[Layer]string{LayerSeccomp: h.SeccompErr, LayerCgroup: h.CgroupErr}[l]
+		switch {
+		case slices.Contains(h.Disabled, string(l)):
+			m.Reason, m.OptIn = string(l)+" disabled by --unsafe-disable "+string(l), "--unsafe-disable "+string(l)
+		case probeErr != "":
+			m.Reason, m.Fix = probeErr, "see the "+string(l)+" check"
+		default:
+			return m, false
+		}
+		return m, true
+	}
+	need, isLandlock := landlockLayers[l]
+	if !isLandlock {
+		return m, false // mount view and namespaces: every run has them
+	}
+	m.OptIn = "--allow-degraded landlock"
+	switch {
+	case slices.Contains(h.Disabled, "landlock"):
+		m.Reason, m.OptIn = "landlock disabled by --unsafe-disable landlock", "--unsafe-disable landlock"
+	case h.LandlockABI == 0:
+		m.Reason = "this kernel has no Landlock"
+		if h.LandlockErr != "" {
+			m.Reason = h.LandlockErr
+		}
+		m.Fix = fmt.Sprintf("a kernel with Landlock enabled (%s)", landlock.KernelFor(need))
+	case h.LandlockABI < need:
+		m.Reason = fmt.Sprintf("Landlock ABI %d, this layer needs ABI %d", h.LandlockABI, need)
+		m.Fix = landlock.KernelFor(need)
+	default:
+		return m, false
+	}
+	return m, true
+}
+
+// Allowed says whether a run may start with this promise: it holds, or it
+// holds with fewer layers than required and every missing layer was given
+// up by a named opt-in the caller passed (as typed: --allow-degraded
+// landlock, --unsafe-disable seccomp).
+func (s PromiseState) Allowed(optIns []string) bool {
+	if s.Holds() {
+		return true
+	}
+	if len(s.Missing) == 0 {
+		return false // the profile asks for more layers than exist
+	}
+	for _, m := range s.Missing {
+		if m.OptIn == "" || !slices.Contains(optIns, m.OptIn) {
+			return false
+		}
+	}
+	return true
+}
+
+// Fix says how to get the missing layers of a promise that does not hold.
+func (s PromiseState) Fix() string {
+	var fixes []string
+	for _, m := range s.Missing {
+		if m.Fix != "" && !slices.Contains(fixes, m.Fix) {
+			fixes = append(fixes, m.Fix)
+		}
+	}
+	if len(s.Missing) == 0 && !s.Holds() {
+		fixes = append(fixes, fmt.Sprintf("only %d layer(s) exist for %s in this network mode: lower require_layers.%s in the profile", len(s.Held), s.Promise, s.Promise))
+	}
+	return strings.Join(fixes, "; ")
+}
+
+// OptIns are the named opt-ins that would let a run go without the missing
+// layers of s.
+func (s PromiseState) OptIns() []string {
+	var opts []string
+	for _, m := range s.Missing {
+		if m.OptIn != "" && !slices.Contains(opts, m.OptIn) {
+			opts = append(opts, m.OptIn)
+		}
+	}
+	return opts
+}
+
+// describe is a promise's state in one line for errors and degraded
+// entries.
+func (s PromiseState) describe() string {
+	return fmt.Sprintf("%s (%s) %s", s.Promise, s.What, s.Layers())
+}
+
+// Layers says which layers hold the promise, how many are required, and
+// why the others are missing.
+func (s PromiseState) Layers() string {
+	var b strings.Builder
+	held := "no layer"
+	if len(s.Held) > 0 {
+		held = fmt.Sprintf("%d layer(s) (%s)", len(s.Held), joinLayers(s.Held))
+	}
+	fmt.Fprintf(&b, "holds with %s, %d required", held, s.Required)
+	for _, m := range s.Missing {
+		fmt.Fprintf(&b, "; missing %s: %s", m.Layer, m.Reason)
+	}
+	return b.String()
+}
+
+// Degraded is the report's line for a promise that holds with fewer layers
+// than required because the caller said so: what holds it, what is missing
+// and the opt-in that allowed it.
+func (s PromiseState) Degraded() string {
+	return s.describe() + " (allowed by " + strings.Join(s.OptIns(), " and ") + ")"
+}
+
+func joinLayers(ls []Layer) string {
+	s := make([]string, len(ls))
+	for i, l := range ls {
+		s[i] = string(l)
+	}
+	return strings.Join(s, ", ")
+}
+
+// PromiseError is a run refused because a promise would hold with fewer
+// layers than required. Fix says how to get the missing layers; OptIn the
+// flag that runs with less anyway ("" when none would).
+type PromiseError struct {
+	State PromiseState
+	Fix   string
+	OptIn string
+}
+
+func (e *PromiseError) Error() string {
+	s := "promise " + e.State.describe()
+	if e.Fix != "" {
+		s += "; to get it: " + e.Fix
+	}
+	if e.OptIn != "" {
+		s += "; to run anyway with fewer layers: " + e.OptIn + " (the report then lists the promise as degraded)"
+	}
+	return s
+}
+
+// checkPromises returns the promises that hold with fewer layers than
+// required but were allowed by the caller's opt-ins (for the report's
+// degraded list), or a *PromiseError for the first that was not.
+func checkPromises(states []PromiseState, optIns []string) ([]PromiseState, error) {
+	var short []PromiseState
+	for _, st := range states {
+		if st.Holds() {
+			continue
+		}
+		if !st.Allowed(optIns) {
+			return nil, &PromiseError{State: st, Fix: st.Fix(), OptIn: strings.Join(st.OptIns(), " and ")}
+		}
+		short = append(short, st)
+	}
+	return short, nil
+}
+
+// validateRequireLayers checks a profile's require_layers: known promises,
+// and counts that only raise the default (running with less is
+// --allow-degraded's job) up to the layers that exist for the promise.
+func validateRequireLayers(m map[Promise]int) error {
+	for p, n := range m {
+		def := DefaultLayers(p)
+		switch {
+		case def == 0:
+			return fmt.Errorf("%q: no such promise; known: %s", p, joinPromises(Promises()))
+		case n < def:
+			return fmt.Errorf("%s: %d is below the default of %d; a profile can only require more layers (to run with fewer, use allow_degraded)", p, n, def)
+		case n > maxLayers(p):
+			return fmt.Errorf("%s: %d layers required, but at most %d exist for it", p, n, maxLayers(p))
+		}
+	}
+	return nil
+}
+
+func joinPromises(ps []Promise) string {
+	s := make([]string, len(ps))
+	for i, p := range ps {
+		s[i] = string(p)
+	}
+	return strings.Join(s, ", ")
+}
