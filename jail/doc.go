@@ -6,6 +6,8 @@
 // A run, in order:
 //
 //	Spec.Validate                 pure checks; ErrBadSpec says what to fix
+//	holdPromises                  the layers that hold each promise on this
+//	                              host (promises.go); fail closed per promise
 //	createRunDir                  <tmp-root>/scidex-analysis-<id>, fresh, locked
 //	cgroupfs.Create               the leaf, limits written before anything runs
 //	spawn                         /proc/self/exe as PID 1 of new user, mount,
@@ -35,7 +37,9 @@
 // if IsInit(os.Args) { InitMain() }. It must be built with CGO_ENABLED=0:
 // the identity drop uses all-threads syscalls, which Go refuses with cgo.
 //
-// Kernel: user namespaces; Landlock ABI 6 (Linux 6.12) for the full policy,
-// or --allow-degraded landlock; seccomp filters; cgroup v2 with a delegated
-// parent, or memory, cpu and pids on cgroup v1.
+// Kernel: user namespaces; seccomp filters; cgroup v2 with a delegated
+// parent, or memory, cpu and pids on cgroup v1; Landlock, whose rights count
+// as layers of the promises (EvaluatePromises): with any Landlock (ABI 1,
+// Linux 5.13) the default profile runs, without it the filesystem promises
+// have one layer and the run is refused unless --allow-degraded landlock.
 package jail

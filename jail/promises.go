@@ -57,7 +57,8 @@ var landlockLayers = map[Layer]int{ // layer -> Landlock ABI it needs
 // plain value so that the promise table is a pure function of it.
 type HostLayers struct {
 	LandlockABI int      // effective ABI of the running kernel; 0: no Landlock
-	LandlockErr string   // why there is no Landlock, with how to get it ("" when ABI > 0)
+	LandlockErr string   // why there is no Landlock ("" when ABI > 0)
+	LandlockFix string   // how to get it ("": a kernel with Landlock enabled)
 	Disabled    []string // layers off by --unsafe-disable: landlock, seccomp, cgroup
 	Net         NetMode
 
@@ -233,7 +234,10 @@ func (h HostLayers) missing(l Layer) (MissingLayer, bool) {
 		if h.LandlockErr != "" {
 			m.Reason = h.LandlockErr
 		}
-		m.Fix = fmt.Sprintf("a kernel with Landlock enabled (%s)", landlock.KernelFor(need))
+		m.Fix = h.LandlockFix
+		if m.Fix == "" {
+			m.Fix = fmt.Sprintf("a kernel with Landlock enabled (%s)", landlock.KernelFor(need))
+		}
 	case h.LandlockABI < need:
 		m.Reason = fmt.Sprintf("Landlock ABI %d, this layer needs ABI %d", h.LandlockABI, need)
 		m.Fix = landlock.KernelFor(need)

@@ -20,7 +20,7 @@ func lookLayers(s *Spec) HostLayers {
 	switch {
 	case abi > 0:
 	case errors.As(err, &ue):
-		h.LandlockErr = ue.Finding()
+		h.LandlockErr, h.LandlockFix = ue.Finding(), ue.Fix()
 	case err != nil:
 		h.LandlockErr = err.Error()
 	}

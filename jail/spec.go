@@ -138,7 +138,6 @@ func (s *Spec) optIns() []string {
 	}
 	return out
 }
-func (s *Spec) degradable(layer string) bool { return slices.Contains(s.AllowDegraded, layer) }
 
 // Validate checks the spec and returns an error wrapping ErrBadSpec that says
 // what is wrong and how to fix it. It touches nothing on disk but Stat.

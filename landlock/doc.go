@@ -106,9 +106,12 @@
 // ABI found, the ABI needed, each feature that would go unenforced and the
 // kernel or boot parameter that provides it. Only with AllowDegraded does it
 // enforce what the kernel offers; Result.Degraded then lists, one entry per
-// feature ("fs.truncate (needs ABI 3): ..."), exactly what was not
-// enforced, and is "landlock: not enforced at all" when the kernel has no
-// Landlock. go-landlock's best-effort mode is never used: it can silently
+// feature ("fs.truncate (needs ABI 3): Landlock does not restrict ..."),
+// exactly what Landlock did not enforce, and is "landlock: not enforced at
+// all" when the kernel has no Landlock. A caller that weighed what the
+// kernel offers beforehand (the jail decides per promise, counting
+// Landlock's rights as layers beside the mount view and namespaces) sets
+// MinABI to the ABI it relied on: below it, Restrict refuses all the same. go-landlock's best-effort mode is never used: it can silently
 // fall back to enforcing nothing (GHSA-vv6c-69r6-chg9).
 //
 // # Tests

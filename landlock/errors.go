@@ -34,8 +34,10 @@ func (e *UnsupportedError) Error() string {
 	return "landlock: " + e.Finding() + "; to get it: " + e.hint()
 }
 
-// Fix says how to get what is missing, as the tail of Error does.
-func (e *UnsupportedError) Fix() string { return e.hint() }
+// Fix says how to get what is missing from the kernel: the tail of Error,
+// without the package's own AllowDegraded escape (callers that offer a way
+// to run with less name their own).
+func (e *UnsupportedError) Fix() string { return e.kernelHint() }
 
 // Finding says what was found, without the fix: the ABI, why it is less
 // than reported, what the policy needs and what would be lost.
@@ -65,6 +67,14 @@ func (e *UnsupportedError) Finding() string {
 
 // hint says how to get the ABI the policy needs.
 func (e *UnsupportedError) hint() string {
+	if e.Found == 0 {
+		return e.kernelHint() + "; or set AllowDegraded to run without Landlock"
+	}
+	return e.kernelHint() + "; or set AllowDegraded to run with what this kernel enforces"
+}
+
+// kernelHint says which kernel, built and booted how, gives the ABI needed.
+func (e *UnsupportedError) kernelHint() string {
 	need := max(e.Needed, 1)
 	kernel := "a newer Linux"
 	if v, ok := abiKernel[need]; ok {
@@ -73,11 +83,11 @@ func (e *UnsupportedError) hint() string {
 	boot := "with landlock in the lsm= boot parameter (or CONFIG_LSM), e.g. lsm=landlock,lockdown,yama,integrity,apparmor"
 	switch {
 	case e.Found == 0 && errors.Is(e.Err, unix.EOPNOTSUPP):
-		return "boot " + boot + "; or set AllowDegraded to run without Landlock"
+		return "boot " + boot
 	case e.Found == 0:
-		return fmt.Sprintf("run %s (Landlock ABI %d) built with CONFIG_SECURITY_LANDLOCK=y and booted %s; or set AllowDegraded to run without Landlock", kernel, need, boot)
+		return fmt.Sprintf("run %s (Landlock ABI %d) built with CONFIG_SECURITY_LANDLOCK=y and booted %s", kernel, need, boot)
 	default:
-		return fmt.Sprintf("run %s (Landlock ABI %d); or set AllowDegraded to run with what this kernel enforces", kernel, need)
+		return fmt.Sprintf("run %s (Landlock ABI %d)", kernel, need)
 	}
 }
 

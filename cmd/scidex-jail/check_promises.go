@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/scidex/scidex-jail/jail"
@@ -13,7 +12,7 @@ import (
 // than the profile requires is MISSING, or DEGRADED when the profile's
 // allow_degraded gives the missing layers up.
 func promiseLines(p jail.Profile, sp securityProbe, cg checkLine) []checkLine {
-	h := jail.HostLayers{Net: p.Net, LandlockABI: sp.Landlock.ABI, LandlockErr: sp.Landlock.Err}
+	h := jail.HostLayers{Net: p.Net, LandlockABI: sp.Landlock.ABI, LandlockErr: sp.Landlock.Err, LandlockFix: sp.Landlock.Hint}
 	if len(sp.Landlock.Failed) > 0 {
 		h.LandlockABI, h.LandlockErr = 0, "Landlock did not deny what it should: "+strings.Join(sp.Landlock.Failed, "; ")
 	}
@@ -36,7 +35,7 @@ func promiseLines(p jail.Profile, sp securityProbe, cg checkLine) []checkLine {
 		case st.Allowed(optIns):
 			l.State = stateDegraded
 			l.Fix = orDefault(st.Fix(), "nothing to get: the layer is off by choice")
-			l.Text += fmt.Sprintf(" (the profile's allow_degraded lets runs start with less)")
+			l.Text += " (the profile's allow_degraded lets runs start with less)"
 		default:
 			l.State = stateMissing
 			l.Fix = st.Fix()
