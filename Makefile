@@ -7,6 +7,11 @@ export PATH := $(PATH):/usr/local/go/bin
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 BIN := bin/scidex-jail
 VMTEST := bin/scidex-vmtest
+# The design's yardstick (a throw-away prototype doing the same kernel work
+# as one run), beside the checkout; its benchmark pair is left out without it.
+NSPROTO_SRC := $(CURDIR)/../shared/perf/nsproto
+NSPROTO := $(CURDIR)/bin/nsproto
+BENCH_ENV = CGO_ENABLED=0 SCIDEX_JAIL_BIN=$(CURDIR)/$(BIN) SCIDEX_NSPROTO=$(if $(wildcard $(NSPROTO)),$(NSPROTO))
 PKGS := ./...
 
 # Go tools, pinned by semantic version (the module proxy serves releases only
@@ -16,7 +21,7 @@ TOOLS_BIN := $(CURDIR)/.tools/bin
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := $(TOOLS_BIN)/staticcheck-$(STATICCHECK_VERSION)
 
-.PHONY: help build deps deps-example tools example test check vet lint generate generate-check test-host test-vm bench bench-compare clean
+.PHONY: help build deps deps-example tools nsproto example test check vet lint generate generate-check test-host test-vm bench bench-compare clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -63,9 +68,17 @@ generate-check: ## fail if the checked-in seccomp programs are not what the gene
 	CGO_ENABLED=1 $(GO) generate ./seccomp/...
 	@git diff --exit-code -- seccomp/bpf || { echo "seccomp programs are stale: run make generate and commit"; exit 1; }
 
-test-host: ## unit and end-to-end tests on this kernel (root)
+test-host: build nsproto ## unit and end-to-end tests on this kernel (root), each benchmark once, the startup ratios (printed, not enforced)
 	CGO_ENABLED=0 $(GO) test -count=1 $(PKGS)
-	CGO_ENABLED=0 $(GO) test -count=1 -run '^$$' -bench . -benchtime 1x ./bench/
+	$(BENCH_ENV) $(GO) test -count=1 -run '^$$' -bench 'Run|Concurrent|Memory' -benchtime 1x ./bench/
+	$(BENCH_ENV) $(GO) test -count=1 -run '^$$' -bench 'Pairs' -benchtime 20x ./bench/
+
+nsproto: ## build ../shared/perf/nsproto into bin/ when it is there
+	@if [ -d $(NSPROTO_SRC) ]; then \
+		cd $(NSPROTO_SRC) && CGO_ENABLED=0 $(GO) build -o $(NSPROTO) . ; \
+	else \
+		echo "nsproto: $(NSPROTO_SRC) is not there: the jail-vs-nsproto pair is skipped"; rm -f $(NSPROTO); \
+	fi
 
 $(VMTEST): FORCE
 	CGO_ENABLED=0 $(GO) build -o $(VMTEST) ./cmd/vmtest
@@ -73,10 +86,12 @@ $(VMTEST): FORCE
 test-vm: $(VMTEST) ## cgroup v2 and old-kernel tests inside QEMU VMs
 	.ci/vmtests $(VMTEST)
 
-bench: build ## Go benchmarks of a whole run and of its phases
-	CGO_ENABLED=0 $(GO) test -run '^$$' -bench . -benchtime 200x ./bench/
+bench: build nsproto ## Go benchmarks of a whole run, its phases, and the startup pairs against the peers
+	$(BENCH_ENV) $(GO) test -run '^$$' -bench . -benchtime 200x ./bench/
 
-bench-compare: deps build ## side-by-side against bare exec, unshare and bubblewrap
+bench-compare: deps build nsproto ## startup targets (interleaved pairs against bwrap and nsproto, 200 concurrent runs, init memory), then a hyperfine table against bare exec, unshare and bubblewrap
+	$(BENCH_ENV) $(GO) test -run '^$$' -bench 'Pairs' -benchtime 100x ./bench/
+	$(BENCH_ENV) $(GO) test -run '^$$' -bench 'Concurrent200|Memory' -benchtime 3x ./bench/
 	bench/compare.sh $(BIN)
 
 clean:

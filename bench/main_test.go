@@ -32,7 +32,9 @@ func benchMain(m *testing.M) int {
 		return 2
 	}
 	defer cleanup()
-	return m.Run()
+	code := m.Run()
+	printPairs()
+	return code
 }
 
 // setupBinary builds the jail, or takes $SCIDEX_JAIL_BIN (what `make bench`
