@@ -208,16 +208,22 @@ class Run:
             prepared.close_sinks()
             prepared.cleanup()
             raise
-        prepared.started()
-        for pipe, plan in ((self._proc.stdout, prepared.out), (self._proc.stderr, prepared.err)):
-            if pipe is not None and plan.sink is not None:
-                t = threading.Thread(target=_pump, args=(pipe.fileno(), plan.sink), daemon=True)
+        try:
+            prepared.started()
+            for pipe, plan in ((self._proc.stdout, prepared.out), (self._proc.stderr, prepared.err)):
+                if pipe is not None and plan.sink is not None:
+                    t = threading.Thread(target=_pump, args=(pipe.fileno(), plan.sink), daemon=True)
+                    t.start()
+                    self._threads.append(t)
+            if self._proc.stdin is not None and prepared.stdin_data is not None:
+                t = threading.Thread(target=_feed, args=(self._proc.stdin, prepared.stdin_data), daemon=True)
                 t.start()
                 self._threads.append(t)
-        if self._proc.stdin is not None and prepared.stdin_data is not None:
-            t = threading.Thread(target=_feed, args=(self._proc.stdin, prepared.stdin_data), daemon=True)
-            t.start()
-            self._threads.append(t)
+        except BaseException:
+            # Interrupted (or out of threads) right after the start: no
+            # jail may outlive the failed call.
+            self.abort()
+            raise
 
     @property
     def pid(self) -> int:

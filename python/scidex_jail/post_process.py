@@ -239,8 +239,13 @@ def _write(
     peak = int(usage.get("peak_memory_bytes") or report.get("peak_rss_bytes") or 0)
     inline = sum(1 for f in files if f.content is not None)
     with conn.transaction():
-        conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
-        conn.execute(schema_sql().encode())
+        missing = conn.execute(
+            "SELECT to_regclass('scidex_jail_runs') IS NULL OR to_regclass('scidex_jail_outputs') IS NULL"
+        ).fetchone()
+        if missing is None or missing[0]:
+            # Two first commits at once must not race on CREATE TABLE.
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
+            conn.execute(schema_sql())
         row: Optional[Tuple[Any, ...]] = conn.execute(
             """
             INSERT INTO scidex_jail_runs (analysis_id, started_at, ended_at, status, exit_code, signal,
