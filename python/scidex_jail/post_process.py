@@ -191,6 +191,10 @@ def commit_outputs(
     ``result`` is a :class:`scidex_jail.Result`, a
     :class:`scidex_jail.forge.RuntimeResult` or a parsed report; ``conn`` a
     psycopg 3 connection (or a conninfo string, connected and closed here).
+    On an idle connection the work is committed before this returns; inside
+    a transaction the caller has open, it becomes part of it (a savepoint),
+    so the run can be recorded atomically with the caller's own changes, and
+    is durable when the caller commits.
     Files up to ``inline_limit`` bytes are stored as ``bytea``, larger ones
     by their collected path. ``collected_to`` overrides the report's
     ``collected_to`` (the collected files moved). See the module docs for
