@@ -22,10 +22,10 @@ LONG = (
     "import os, sys, time\n"
     "for _ in range(3):\n"
     "    if os.fork() == 0:\n"
-    "        time.sleep(300)\n"
+    "        time.sleep(120)\n"
     "        os._exit(0)\n"
     "print('started', flush=True)\n"
-    "time.sleep(300)\n"
+    "time.sleep(120)\n"
 )
 
 
