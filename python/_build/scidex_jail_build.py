@@ -34,7 +34,8 @@ def _project() -> Mapping[str, Any]:
         text = raw.decode()
         section = text.split("[project]", 1)[1].split("\n[", 1)[0]
         return {k: v for k, v in re.findall(r'^([a-z-]+)\s*=\s*"([^"]*)"', section, re.M)}
-    return tomllib.loads(raw.decode())["project"]
+    project: Mapping[str, Any] = tomllib.loads(raw.decode())["project"]
+    return project
 
 
 def _names() -> Tuple[str, str, str]:

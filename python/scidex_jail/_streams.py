@@ -27,7 +27,7 @@ import io
 import os
 import subprocess
 import sys
-from typing import IO, Any, Callable, Optional, Union
+from typing import IO, Any, Callable, Optional, Union, cast
 
 CAPTURE = subprocess.PIPE
 DEVNULL = subprocess.DEVNULL
@@ -290,15 +290,16 @@ def plan_stdout(dest: Destination) -> Plan:
             return Plan(subprocess.PIPE, Tee(_Capture()))
         return Plan(dest, None)  # DEVNULL or a descriptor
     if isinstance(dest, (str, os.PathLike)):
-        f = open(dest, "wb")
-        return Plan(f.fileno(), None, owned=f)
+        out = open(dest, "wb")
+        return Plan(out.fileno(), None, owned=out)
     if hasattr(dest, "write"):
-        fd = _real_fd(dest)
+        f = cast(IO[Any], dest)
+        fd = _real_fd(f)
         if fd is not None:
-            dest.flush()
+            f.flush()
             return Plan(fd, None)
-        return Plan(subprocess.PIPE, Tee(_Writer(dest, owned=False)))
-    return Plan(subprocess.PIPE, Tee(_Lines(dest)))  # type: ignore[arg-type]
+        return Plan(subprocess.PIPE, Tee(_Writer(f, owned=False)))
+    return Plan(subprocess.PIPE, Tee(_Lines(cast(Callable[[str], None], dest))))
 
 
 def plan_stderr(dest: Destination, tail: Tail, analysis_id: str) -> Plan:
@@ -319,7 +320,7 @@ def plan_stderr(dest: Destination, tail: Tail, analysis_id: str) -> Plan:
     elif isinstance(dest, (str, os.PathLike)):
         sink = _Writer(open(dest, "wb"), owned=True)
     elif hasattr(dest, "write"):
-        sink = _Writer(dest, owned=False)  # type: ignore[arg-type]
+        sink = _Writer(cast(IO[Any], dest), owned=False)
     else:
-        sink = _Lines(dest)  # type: ignore[arg-type]
+        sink = _Lines(cast(Callable[[str], None], dest))
     return Plan(subprocess.PIPE, Tee(_DropSummary(sink, analysis_id), tail))

@@ -134,7 +134,7 @@ def _check_readable_by_analysis(path: str) -> None:
         return
     st = os.stat(path)
     if not st.st_mode & stat.S_IROTH:
-        raise ValueError(f"script {path} is not readable by other users (the analysis' uid): chmod o+r it")
+        raise ValueError(f"{path} is not readable by other users (the analysis runs as one): chmod o+r it")
     d = os.path.dirname(path)
     while True:
         if not os.stat(d).st_mode & stat.S_IXOTH:
@@ -146,6 +146,18 @@ def _check_readable_by_analysis(path: str) -> None:
         if parent == d:
             return
         d = parent
+
+
+def _shared_tmp() -> str:
+    """Where source text is written: the temporary directory when the
+    analysis' uid can reach it (every directory on the way searchable by
+    others), else /tmp."""
+    d = tempfile.gettempdir()
+    try:
+        _check_readable_by_analysis(os.path.join(d, "."))
+    except (ValueError, OSError):
+        return "/tmp"
+    return d
 
 
 def _resolve_script(script: Union[str, "os.PathLike[str]"]) -> Tuple[Optional[str], Optional[str]]:
@@ -215,7 +227,7 @@ def run_python_script(
     tmpdir: Optional[str] = None
     try:
         if source is not None:
-            tmpdir = tempfile.mkdtemp(prefix=f"scidex-script-{analysis_id[:32]}-")
+            tmpdir = tempfile.mkdtemp(prefix=f"scidex-script-{analysis_id[:32]}-", dir=_shared_tmp())
             os.chmod(tmpdir, 0o755)
             path = os.path.join(tmpdir, "script.py")
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)

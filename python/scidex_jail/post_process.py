@@ -279,6 +279,8 @@ def _write(
                 )
             return CommitSummary(int(existing[0]), False, len(files), inline, len(files) - inline)
         run_id = int(row[0])
+        if not files:
+            return CommitSummary(run_id, True, 0, 0, 0)
         with conn.cursor() as cur:
             cur.executemany(
                 "INSERT INTO scidex_jail_outputs (run_id, path, size, sha256, media_type, content, stored_at)"

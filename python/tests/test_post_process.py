@@ -14,7 +14,7 @@ from typing import Any, Callable
 import pytest
 
 import scidex_jail
-from conftest import PYTHON, Postgres, leftovers, new_id, wait_for, write
+from conftest import PYTHON, REPO, Postgres, leftovers, new_id, wait_for, write
 from scidex_jail import forge
 from scidex_jail.post_process import CommitError, OutputMismatchError, commit_outputs, schema_sql
 
@@ -246,3 +246,30 @@ def test_commit_joins_an_open_transaction(work: str, postgres: Postgres, db: Cal
     with conn.transaction():
         commit_outputs(r, conn)
     assert _count(other, "scidex_jail_runs") == 1
+
+
+def test_readme_example(work: str, postgres: Postgres, db: Callable[[], Any]) -> None:
+    """The README's "From Python" example runs as printed, with its paths
+    and database swapped for this test's."""
+    with open(os.path.join(REPO, "README.md"), encoding="utf-8") as f:
+        readme = f.read()
+    section = readme[readme.index("## From Python"):]
+    code = section[section.index("```python\n") + len("```python\n"):]
+    code = code[: code.index("```")]
+    assert len(code.strip().splitlines()) <= 12, code
+    script = write(work, "analysis.py", "open('result.txt', 'w').write('42')\n")
+    conn = db()
+    aid = new_id("readme")
+    code = (
+        code.replace('"/srv/analyses/a42/analysis.py"', repr(script))
+        .replace('"/srv/outputs/a42"', repr(os.path.join(work, "outputs")))
+        .replace('"a42"', repr(aid))
+        .replace('"dbname=scidex"', repr(postgres.conninfo(conn.info.dbname)))
+    )
+    assert "/srv/" not in code and "dbname=scidex" not in code, code
+    printed: list[str] = []
+    exec(compile(code, "README.md", "exec"), {"print": lambda *a: printed.append(" ".join(map(str, a)))})
+    assert printed[0].startswith("ok The analysis finished normally"), printed
+    assert printed[1].endswith(": 1 output file(s) committed"), printed
+    row = conn.execute("SELECT path, content FROM scidex_jail_outputs").fetchone()
+    assert (row[0], bytes(row[1])) == ("result.txt", b"42")

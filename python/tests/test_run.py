@@ -7,6 +7,7 @@ import concurrent.futures
 import io
 import os
 import subprocess
+from typing import Any, Dict
 
 import pytest
 
@@ -121,7 +122,7 @@ def test_callback_error_raised_after_the_run(work: str) -> None:
     ],
     ids=["timeout", "oom", "pids"],
 )
-def test_limits_named_in_status_and_notes(work: str, kwargs: dict, status: str, note: str) -> None:
+def test_limits_named_in_status_and_notes(work: str, kwargs: Dict[str, Any], status: str, note: str) -> None:
     code = kwargs.pop("code")
     script = write(work, "limit.py", code)
     aid = new_id(status.replace("_", "-"))
@@ -177,7 +178,7 @@ def test_missing_binary_names_the_path(monkeypatch: pytest.MonkeyPatch) -> None:
     ],
 )
 def test_bad_arguments_raise_before_anything_starts(
-    monkeypatch: pytest.MonkeyPatch, argv: object, kwargs: dict, needle: str
+    monkeypatch: pytest.MonkeyPatch, argv: object, kwargs: Dict[str, Any], needle: str
 ) -> None:
     def no_popen(*a: object, **k: object) -> None:
         raise AssertionError("a process was started for bad arguments")
