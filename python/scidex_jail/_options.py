@@ -65,6 +65,7 @@ class Spec:
     collect: Optional[str] = None
     keep: bool = False
     tmp_root: Optional[str] = None
+    cgroup_parent: Optional[str] = None
 
     def command(self, report: str) -> list[str]:
         """The jail's command line, writing its report to ``report``.
@@ -87,6 +88,7 @@ class Spec:
             ("root", self.root),
             ("collect", self.collect),
             ("tmp-root", self.tmp_root),
+            ("cgroup-parent", self.cgroup_parent),
         ):
             if value is not None:
                 cmd.append(f"--{flag}={value}")
@@ -125,6 +127,7 @@ def build_spec(
     collect: Optional[PathArg] = None,
     keep: bool = False,
     tmp_root: Optional[PathArg] = None,
+    cgroup_parent: Optional[PathArg] = None,
     binary: Optional[PathArg] = None,
 ) -> Spec:
     """Check every argument and return the :class:`Spec` of the run.
@@ -154,6 +157,7 @@ def build_spec(
         collect=_absolute("collect", collect) if collect is not None else None,
         keep=_flag("keep", keep),
         tmp_root=_existing("tmp_root", tmp_root) if tmp_root is not None else None,
+        cgroup_parent=_absolute("cgroup_parent", cgroup_parent) if cgroup_parent is not None else None,
     )
 
 

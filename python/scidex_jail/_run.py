@@ -335,6 +335,7 @@ def start(
     grace: Optional[DurationArg] = None,
     config: Optional[PathArg] = None,
     tmp_root: Optional[PathArg] = None,
+    cgroup_parent: Optional[PathArg] = None,
 ) -> Run:
     """Start ``argv`` as an analysis in the jail and return its :class:`Run`.
 
@@ -345,7 +346,8 @@ def start(
     spec = build_spec(
         argv, analysis_id=analysis_id, profile=profile, config=config, timeout=timeout, grace=grace,
         memory=memory, cpus=cpus, pids=pids, disk=disk, net=net, allow_tcp=allow_tcp, root=root,
-        ro=ro, rw=rw, inputs=inputs, env=env, collect=collect, keep=keep, tmp_root=tmp_root, binary=binary,
+        ro=ro, rw=rw, inputs=inputs, env=env, collect=collect, keep=keep, tmp_root=tmp_root,
+        cgroup_parent=cgroup_parent, binary=binary,
     )  # fmt: skip
     return Run(Prepared(spec, stdin, stdout, stderr))
 
@@ -376,6 +378,7 @@ def run(
     grace: Optional[DurationArg] = None,
     config: Optional[PathArg] = None,
     tmp_root: Optional[PathArg] = None,
+    cgroup_parent: Optional[PathArg] = None,
 ) -> Result:
     """Run ``argv`` as an analysis in the jail and return its :class:`Result`.
 
@@ -401,7 +404,8 @@ def run(
       DEVNULL, a path, a file object, or a callable per line);
     - ``binary``: the jail (default ``$SCIDEX_JAIL_BIN``, then PATH, then
       ``/usr/bin/scidex-jail``); ``config``: a profiles file;
-      ``tmp_root``: where run directories are made.
+      ``tmp_root``: where run directories are made; ``cgroup_parent``: the
+      delegated cgroup for the run's leaf (default: the jail's own).
 
     Every ending of the analysis (exit codes, signals, timeout, OOM, PID
     limit, cancel) is a :class:`Result`; check ``status``. Raises
@@ -415,7 +419,7 @@ def run(
         argv, analysis_id=analysis_id, profile=profile, config=config, timeout=timeout, grace=grace,
         memory=memory, cpus=cpus, pids=pids, disk=disk, net=net, allow_tcp=allow_tcp, root=root,
         ro=ro, rw=rw, inputs=inputs, env=env, collect=collect, keep=keep, tmp_root=tmp_root,
-        stdin=stdin, stdout=stdout, stderr=stderr, binary=binary,
+        cgroup_parent=cgroup_parent, stdin=stdin, stdout=stdout, stderr=stderr, binary=binary,
     )  # fmt: skip
     try:
         return handle.wait()

@@ -98,7 +98,8 @@ def leftovers(analysis_id: str, report: Optional[dict[str, Any]] = None, tmp_roo
             continue
         if any(analysis_id.encode() in a for a in args):
             found.append(f"process {pid}: {b' '.join(args).decode(errors='replace')[:200]}")
-    paths = list(((report or {}).get("enforced") or {}).get("cgroup", {}).get("paths") or [])
+    enforced = (report or {}).get("enforced") or {}
+    paths = list((enforced.get("cgroup") or {}).get("paths") or [])
     for d in _own_cgroup_dirs():
         try:
             paths += [os.path.join(d, n) for n in os.listdir(d) if n.startswith(f"scidex-{analysis_id}-")]

@@ -142,6 +142,17 @@ def test_bad_profile_raises_setup_error_with_jails_message() -> None:
     assert leftovers(aid) == []
 
 
+def test_setup_failure_after_the_report_started_carries_its_stage() -> None:
+    # The jail gets past the command line and fails creating the cgroup leaf.
+    aid = new_id("badcg")
+    with pytest.raises(scidex_jail.JailSetupError) as e:
+        scidex_jail.run(["/bin/true"], analysis_id=aid, cgroup_parent="/nonexistent/cgroup")
+    assert (e.value.stage, e.value.exit_code) == ("cgroup", 125)
+    assert "/nonexistent/cgroup" in e.value.message
+    assert e.value.report is not None and e.value.report["status"] == "setup_error"
+    assert leftovers(aid, dict(e.value.report)) == []
+
+
 def test_missing_binary_names_the_path(monkeypatch: pytest.MonkeyPatch) -> None:
     missing = "/nonexistent/dir/scidex-jail"
     with pytest.raises(scidex_jail.JailNotFoundError) as e:
