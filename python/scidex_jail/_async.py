@@ -8,7 +8,7 @@ from typing import Mapping, Optional, Sequence
 
 from ._options import DurationArg, PathArg, SizeArg, build_spec
 from ._result import Result
-from ._run import Prepared, StdinArg
+from ._prepared import Prepared, StdinArg
 from ._streams import Destination, Sink
 
 
