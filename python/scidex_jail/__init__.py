@@ -40,14 +40,16 @@ when the jail could not start the analysis (exit 125; ``stage`` and
 from ._async import run_async
 from ._errors import JailError, JailNotFoundError, JailSetupError
 from ._options import BINARY_ENV, find_binary
+from ._prepared import StdinArg
 from ._result import KNOWN_STATUSES, Output, Result
 from ._run import Run, run, start
-from ._streams import CAPTURE, DEVNULL
+from ._streams import CAPTURE, DEVNULL, Destination
 
 __all__ = [
     "BINARY_ENV",
     "CAPTURE",
     "DEVNULL",
+    "Destination",
     "KNOWN_STATUSES",
     "JailError",
     "JailNotFoundError",
@@ -55,6 +57,7 @@ __all__ = [
     "Output",
     "Result",
     "Run",
+    "StdinArg",
     "find_binary",
     "run",
     "run_async",

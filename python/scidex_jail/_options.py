@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Mapping, Optional, Sequence, Tuple, Union
 
 #: A path argument: str or os.PathLike.
-PathArg = Union[str, "os.PathLike[str]"]
+PathArg = Union[str, os.PathLike[str]]
 #: A duration: seconds (int/float), a timedelta, or a Go-style string ("90s", "1.5m").
 DurationArg = Union[int, float, datetime.timedelta, str]
 #: A size: bytes (int) or a string with a binary unit ("512M", "2G").

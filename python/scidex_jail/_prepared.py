@@ -140,8 +140,15 @@ def jail_message(stderr_tail: str) -> str:
     return stderr_tail.strip() or "(no message on stderr)"
 
 
+#: The jail's exit status when the analysis ended but its outputs or report
+#: could not be delivered (status ``delivery_failed``).
+EXIT_DELIVERY_FAILED = 122
+
+
 def describe_exit(returncode: int) -> str:
     """'exited 3' or 'was killed by SIGKILL'."""
+    if returncode == EXIT_DELIVERY_FAILED:
+        return f"exited {returncode} (it could not deliver the run's outputs or report)"
     if returncode < 0:
         try:
             name = signal.Signals(-returncode).name

@@ -265,8 +265,10 @@ def run(
     - ``collect``: copy the run directory's regular files here before it is
       removed (``Result.outputs[i].collected_path``); ``keep``: keep it;
     - ``stdin``: None (``/dev/null``), bytes/str, a file object;
-      ``stdout``/``stderr``: see :mod:`scidex_jail._streams` (None, CAPTURE,
-      DEVNULL, a path, a file object, or a callable per line);
+      ``stdout``/``stderr``: a :data:`Destination`: None (inherit stdout;
+      pass stderr through), CAPTURE (``Result.stdout``/``stderr``), DEVNULL,
+      a path or a file object to stream into, or a callable called with each
+      line; only CAPTURE keeps output in memory;
     - ``binary``: the jail (default ``$SCIDEX_JAIL_BIN``, then PATH, then
       ``/usr/bin/scidex-jail``); ``config``: a profiles file;
       ``tmp_root``: where run directories are made; ``cgroup_parent``: the

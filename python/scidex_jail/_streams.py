@@ -33,7 +33,7 @@ CAPTURE = subprocess.PIPE
 DEVNULL = subprocess.DEVNULL
 
 #: See the module documentation.
-Destination = Union[None, int, str, "os.PathLike[str]", IO[Any], Callable[[str], None]]
+Destination = Union[None, int, str, os.PathLike[str], IO[Any], Callable[[str], None]]
 
 _LINE_MAX = 64 * 1024
 _TAIL_MAX = 16 * 1024

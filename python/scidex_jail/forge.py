@@ -160,7 +160,7 @@ def _shared_tmp() -> str:
     return d
 
 
-def _resolve_script(script: Union[str, "os.PathLike[str]"]) -> Tuple[Optional[str], Optional[str]]:
+def _resolve_script(script: PathArg) -> Tuple[Optional[str], Optional[str]]:
     """(path, None) for a script file, (None, source) for source text.
 
     A PathLike is always a path; a str is a path when it is one line naming
@@ -182,7 +182,7 @@ def _resolve_script(script: Union[str, "os.PathLike[str]"]) -> Tuple[Optional[st
 
 
 def run_python_script(
-    script: Union[str, "os.PathLike[str]"],
+    script: PathArg,
     analysis_id: str,
     *,
     args: Sequence[str] = (),
