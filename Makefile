@@ -21,7 +21,7 @@ TOOLS_BIN := $(CURDIR)/.tools/bin
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := $(TOOLS_BIN)/staticcheck-$(STATICCHECK_VERSION)
 
-.PHONY: help build deps deps-example tools nsproto example test check vet lint generate generate-check test-host test-vm bench bench-compare clean
+.PHONY: help build deps deps-example tools nsproto example test check vet lint generate generate-check test-host test-vm test-python bench bench-compare clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -49,7 +49,7 @@ example: deps-example build ## run the example analysis under the jail and print
 
 test: deps check ## install what is needed, then vet, lint and every test (as root)
 
-check: vet lint generate-check test-host test-vm ## vet, lint, all tests
+check: vet lint generate-check test-host test-vm test-python ## vet, lint, all tests
 
 vet: ## go vet, with and without cgo, and for arm64
 	CGO_ENABLED=0 $(GO) vet $(PKGS)
@@ -79,6 +79,9 @@ nsproto: ## build ../shared/perf/nsproto into bin/ when it is there
 	else \
 		echo "nsproto: $(NSPROTO_SRC) is not there: the jail-vs-nsproto pair is skipped"; rm -f $(NSPROTO); \
 	fi
+
+test-python: build ## the Python package's tests (pytest, Debian's python3) through bin/scidex-jail and a PostgreSQL 15 of their own (root)
+	SCIDEX_JAIL_BIN=$(CURDIR)/$(BIN) /usr/bin/python3 -m pytest -p no:cacheprovider python/tests
 
 $(VMTEST): FORCE
 	CGO_ENABLED=0 $(GO) build -o $(VMTEST) ./cmd/vmtest

@@ -1,0 +1,158 @@
+"""One run made ready: checked spec, report location, stream wiring, and
+the reading of the jail's report into a Result or an error. Shared by the
+blocking runner (_run) and the asyncio one (_async)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+from typing import IO, Any, Mapping, Optional, Union
+
+from ._errors import JailError, JailSetupError
+from ._options import Spec
+from ._result import Result
+from ._streams import Destination, Plan, Tail, check_destination, plan_stderr, plan_stdout
+
+#: What the analysis reads on stdin: None (``/dev/null``), bytes or str
+#: (fed to it, then closed), a file object or a descriptor.
+StdinArg = Union[None, bytes, str, int, IO[Any]]
+
+#: The jail's exit status when it failed before the analysis ran.
+EXIT_SETUP = 125
+
+
+class Prepared:
+    """One run, ready to start: its checked spec, a private directory for
+    the report, and the wiring of its standard streams. Shared by the
+    blocking and the asyncio runner."""
+
+    def __init__(self, spec: Spec, stdin: StdinArg, stdout: Destination, stderr: Destination) -> None:
+        check_destination("stdout", stdout)
+        check_destination("stderr", stderr)
+        self.stdin_data: Optional[bytes] = None
+        self.stdin_child: Any = subprocess.DEVNULL
+        if isinstance(stdin, str):
+            stdin = stdin.encode()
+        if isinstance(stdin, (bytes, bytearray, memoryview)):
+            self.stdin_data = bytes(stdin)
+            self.stdin_child = subprocess.PIPE
+        elif isinstance(stdin, bool):
+            raise ValueError(f"stdin={stdin!r}: give None, bytes, str, a file object or a descriptor")
+        elif isinstance(stdin, int):
+            if stdin < 0 and stdin != subprocess.DEVNULL:
+                raise ValueError(f"stdin={stdin!r}: give None, bytes, str, a file object or a descriptor")
+            self.stdin_child = stdin
+        elif stdin is not None:
+            if not hasattr(stdin, "fileno"):
+                raise ValueError(f"stdin={stdin!r}: a file object needs a real descriptor; pass its bytes instead")
+            self.stdin_child = stdin
+        self.spec = spec
+        # The report goes to a directory only this process can read; the
+        # jail (the supervisor, as the caller's user) writes it there.
+        self.dir = tempfile.mkdtemp(prefix="scidex-jail-report-")
+        self.report_path = os.path.join(self.dir, "report.json")
+        self.tail = Tail()
+        self.out: Optional[Plan] = None
+        self.err: Optional[Plan] = None
+        try:
+            self.out = plan_stdout(stdout)
+            self.err = plan_stderr(stderr, self.tail, spec.analysis_id)
+        except BaseException:
+            self.close_sinks()
+            self.cleanup()
+            raise
+
+    def command(self) -> list[str]:
+        """The jail's command line."""
+        return self.spec.command(self.report_path)
+
+    def started(self) -> None:
+        """The child has its descriptors: close the files opened for it."""
+        for p in (self.out, self.err):
+            if p is not None:
+                p.close_owned()
+
+    def close_sinks(self) -> None:
+        """End of the streams: flush and close what the sinks hold."""
+        for p in (self.out, self.err):
+            if p is not None:
+                p.close_owned()
+                if p.sink is not None:
+                    p.sink.close()
+
+    def finish(self, returncode: int) -> Result:
+        """Read the report of a run that ended with ``returncode`` (the jail's
+        own; negative when the jail itself died of a signal)."""
+        for plan in (self.out, self.err):
+            err = plan.error() if plan is not None else None
+            if err is not None:
+                raise err
+        report = self._read_report()
+        tail = self.tail.text() or ""
+        if report is None:
+            if returncode == EXIT_SETUP:
+                raise JailSetupError("command line", jail_message(tail), stderr_tail=tail)
+            raise JailError(
+                f"scidex-jail {describe_exit(returncode)} and wrote no report; its stderr ends: {tail[-2000:]!r}",
+                exit_code=returncode,
+                stderr_tail=tail,
+            )
+        setup = report.get("setup_error") or {}
+        if returncode == EXIT_SETUP and report.get("status") == "setup_error":
+            raise JailSetupError(
+                str(setup.get("stage", "unknown")),
+                str(setup.get("message") or report.get("completion_notes", "")),
+                stderr_tail=tail,
+                report=report,
+            )
+        return Result.from_report(
+            report,
+            stdout=self.out.captured() if self.out else None,
+            stderr=self.err.captured() if self.err else None,
+        )
+
+    def _read_report(self) -> Optional[Mapping[str, Any]]:
+        try:
+            with open(self.report_path, "rb") as f:
+                data = json.load(f)
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError) as e:
+            raise JailError(f"read the jail's report {self.report_path}: {e}") from e
+        if not isinstance(data, dict):
+            raise JailError(f"the jail's report {self.report_path} is not a JSON object")
+        return data
+
+    def cleanup(self) -> None:
+        """Remove the report's directory."""
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def jail_message(stderr_tail: str) -> str:
+    """The jail's own message from its stderr: its last ``scidex-jail:`` line."""
+    lines = [ln for ln in stderr_tail.splitlines() if ln.startswith("scidex-jail: ")]
+    if lines:
+        return lines[-1][len("scidex-jail: ") :]
+    return stderr_tail.strip() or "(no message on stderr)"
+
+
+#: The jail's exit status when the analysis ended but its outputs or report
+#: could not be delivered (status ``delivery_failed``).
+EXIT_DELIVERY_FAILED = 122
+
+
+def describe_exit(returncode: int) -> str:
+    """'exited 3' or 'was killed by SIGKILL'."""
+    if returncode == EXIT_DELIVERY_FAILED:
+        return f"exited {returncode} (it could not deliver the run's outputs or report)"
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        return f"was killed by {name}"
+    return f"exited {returncode}"

@@ -1,0 +1,311 @@
+"""The platform's runtime interface, on the jail.
+
+The platform runs analyses through ``run_python_script()``, which returns a
+``RuntimeResult``; this module is a drop-in for it that runs the script in
+scidex-jail instead of a bare ``subprocess.run``. It adds what the bare
+call could not say: ``completion_notes`` (why a run was stopped: the
+timeout, the memory limit, the PID limit), ``status``, the ``outputs``
+with their sha256, and the whole ``report``. Pass the result to
+:func:`scidex_jail.post_process.commit_outputs` to put the outputs in the
+database::
+
+    from scidex_jail.forge import run_python_script
+
+    rr = run_python_script("/srv/analyses/a42/script.py", "a42",
+                           timeout=600, collect="/srv/outputs/a42")
+    if rr.returncode != 0:
+        log.warning("analysis a42: %s", rr.completion_notes)
+
+A notebook: :func:`run_notebook` executes it with ``jupyter nbconvert
+--execute`` under the ``notebook`` profile and returns the executed
+notebook among the outputs.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import tempfile
+import time
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Optional, Sequence, Tuple, Union
+
+from ._options import DurationArg, PathArg, SizeArg
+from ._result import Output, Result
+from ._run import run
+from ._streams import CAPTURE, Destination
+
+#: The interpreter scripts run with: Debian's, whose libraries the jail's
+#: system mounts show.
+PYTHON = "/usr/bin/python3"
+#: The notebook runner, from Debian's jupyter-nbconvert.
+JUPYTER = "/usr/bin/jupyter"
+
+#: Environment the analyses get besides the caller's ``env`` (which wins):
+#: caches go to the run's private /dev/shm rather than into the run
+#: directory, so the outputs are what the analysis wrote.
+CACHE_ENV: Mapping[str, str] = {
+    "PYTHONDONTWRITEBYTECODE": "1",
+    "XDG_CACHE_HOME": "/dev/shm/.cache",
+    "MPLCONFIGDIR": "/dev/shm/.config/matplotlib",
+    "IPYTHONDIR": "/dev/shm/.ipython",
+    "JUPYTER_RUNTIME_DIR": "/dev/shm/.jupyter/runtime",
+    "JUPYTER_DATA_DIR": "/dev/shm/.jupyter/data",
+}
+
+#: Also for notebooks: the kernel's debugger otherwise warns about
+#: Debian's frozen modules on every start.
+_NOTEBOOK_ENV: Mapping[str, str] = {**CACHE_ENV, "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
+
+#: What the notebook run does inside the jail (argv: notebook, its name in
+#: the run directory, then the nbconvert command): copy the notebook into the
+#: run directory (nbconvert writes next to its input, and the input's
+#: directory is read-only), then exec nbconvert on the copy. No shell.
+_COPY_THEN_EXEC = (
+    "import os, shutil, sys\n"
+    "shutil.copyfile(sys.argv[1], sys.argv[2])\n"
+    "os.execv(sys.argv[3], sys.argv[3:])\n"
+)
+
+
+@dataclass(frozen=True)
+class RuntimeResult:
+    """What a run gave, in the platform runtime's terms.
+
+    ``returncode``: the analysis' exit code; after a signal (including the
+    jail's SIGKILL at a timeout or an OOM kill) 128+n, not subprocess' -n;
+    ``stdout``/``stderr``: the captured text ("" when streamed elsewhere);
+    ``duration``: seconds the call took, jail setup included;
+    ``completion_notes``: one sentence saying how the run ended and, when
+    it was stopped, which limit stopped it; ``status``: the jail's reason
+    (``ok``, ``timeout``, ``oom_killed``, ...); ``outputs``: files the
+    analysis left; ``report``: the jail's whole report; ``result``: the
+    :class:`scidex_jail.Result` it came from.
+    """
+
+    returncode: int
+    stdout: str
+    stderr: str
+    duration: float
+    completion_notes: str
+    status: str
+    outputs: Tuple[Output, ...]
+    report: Mapping[str, Any] = field(repr=False)
+    analysis_id: str = ""
+    collected_to: Optional[str] = None
+    result: Optional[Result] = field(default=None, repr=False)
+
+    @property
+    def ok(self) -> bool:
+        """True when the analysis exited 0."""
+        return self.status == "ok"
+
+    def output(self, path: str) -> Optional[Output]:
+        """The output at ``path`` (relative to the run directory), if any."""
+        for o in self.outputs:
+            if o.path == path:
+                return o
+        return None
+
+    @classmethod
+    def from_result(cls, r: Result, duration: float) -> "RuntimeResult":
+        """Map a :class:`scidex_jail.Result` to the runtime's fields."""
+        return cls(
+            returncode=r.exit_code,
+            stdout=r.stdout or "",
+            stderr=r.stderr or "",
+            duration=duration,
+            completion_notes=r.completion_notes,
+            status=r.status,
+            outputs=r.outputs,
+            report=r.report,
+            analysis_id=r.analysis_id,
+            collected_to=r.collected_to,
+            result=r,
+        )
+
+
+def _check_readable_by_analysis(path: str) -> None:
+    """When this process is root the analysis runs as an unprivileged uid:
+    every directory on the way to ``path`` must be searchable by others and
+    the file readable, or the script cannot be opened inside."""
+    if os.geteuid() != 0:
+        return
+    st = os.stat(path)
+    if not st.st_mode & stat.S_IROTH:
+        raise ValueError(f"{path} is not readable by other users (the analysis runs as one): chmod o+r it")
+    d = os.path.dirname(path)
+    while True:
+        if not os.stat(d).st_mode & stat.S_IXOTH:
+            raise ValueError(
+                f"directory {d} is not searchable by other users, so the analysis cannot reach {path}: "
+                "chmod o+x it or keep scripts elsewhere"
+            )
+        parent = os.path.dirname(d)
+        if parent == d:
+            return
+        d = parent
+
+
+def _shared_tmp() -> str:
+    """Where source text is written: the temporary directory when the
+    analysis' uid can reach it (every directory on the way searchable by
+    others), else /tmp."""
+    d = tempfile.gettempdir()
+    try:
+        _check_readable_by_analysis(os.path.join(d, "."))
+    except (ValueError, OSError):
+        return "/tmp"
+    return d
+
+
+def _resolve_script(script: PathArg) -> Tuple[Optional[str], Optional[str]]:
+    """(path, None) for a script file, (None, source) for source text.
+
+    A PathLike is always a path; a str is a path when it is one line naming
+    an existing file, source text when it has a newline or does not end in
+    ``.py``; a one-line ``.py`` name that does not exist is an error.
+    """
+    if isinstance(script, os.PathLike):
+        p = os.path.abspath(os.fspath(script))
+        if not os.path.isfile(p):
+            raise ValueError(f"script {p} does not exist or is not a file")
+        return p, None
+    if not isinstance(script, str) or not script.strip():
+        raise ValueError(f"script {script!r}: give a path or the script's source text")
+    if "\n" not in script and "\0" not in script and os.path.isfile(script):
+        return os.path.abspath(script), None
+    if "\n" not in script and script.strip().endswith(".py"):
+        raise ValueError(f"script {script!r} looks like a path but no such file exists")
+    return None, script
+
+
+def run_python_script(
+    script: PathArg,
+    analysis_id: str,
+    *,
+    args: Sequence[str] = (),
+    profile: str = "default",
+    timeout: Optional[DurationArg] = None,
+    memory: Optional[SizeArg] = None,
+    cpus: Optional[float] = None,
+    pids: Optional[int] = None,
+    disk: Optional[SizeArg] = None,
+    net: Optional[str] = None,
+    allow_tcp: Sequence[int] = (),
+    root: Optional[PathArg] = None,
+    ro: Sequence[PathArg] = (),
+    rw: Sequence[PathArg] = (),
+    inputs: Sequence[PathArg] = (),
+    env: Optional[Mapping[str, str]] = None,
+    collect: Optional[PathArg] = None,
+    keep: bool = False,
+    stdout: Destination = CAPTURE,
+    stderr: Destination = CAPTURE,
+    python: str = PYTHON,
+    binary: Optional[PathArg] = None,
+    tmp_root: Optional[PathArg] = None,
+) -> RuntimeResult:
+    """Run a Python script as analysis ``analysis_id`` and return a :class:`RuntimeResult`.
+
+    ``script`` is a path (``pathlib.Path``, or a str naming an existing
+    file; the file alone is bound read-only at the same path inside, so
+    pass its directory in ``ro`` if it imports siblings) or the script's
+    source text (written to a private temporary file, 0644 in a 0755
+    directory, bound read-only and removed afterwards). It runs as
+    ``python script args...`` in the run directory (its cwd) with the
+    profile's limits; ``timeout`` etc. override them. The other arguments
+    are those of :func:`scidex_jail.run`. stdout/stderr are captured by
+    default; stream long logs to a file or callback instead.
+
+    Raises ValueError (bad arguments, an unreadable script),
+    JailNotFoundError and JailSetupError like :func:`scidex_jail.run`;
+    every way the script itself ends is a RuntimeResult.
+    """
+    path, source = _resolve_script(script)
+    tmpdir: Optional[str] = None
+    try:
+        if source is not None:
+            tmpdir = tempfile.mkdtemp(prefix=f"scidex-script-{analysis_id[:32]}-", dir=_shared_tmp())
+            os.chmod(tmpdir, 0o755)
+            path = os.path.join(tmpdir, "script.py")
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(source)
+            os.chmod(path, 0o644)
+        assert path is not None
+        _check_readable_by_analysis(path)
+        if isinstance(args, str) or any(not isinstance(a, str) for a in args):
+            raise ValueError(f"args {args!r}: give a sequence of strings")
+        start = time.monotonic()
+        r = run(
+            [python, path, *args],
+            analysis_id=analysis_id, profile=profile, timeout=timeout, memory=memory, cpus=cpus,
+            pids=pids, disk=disk, net=net, allow_tcp=allow_tcp, root=root, ro=(path, *ro), rw=rw,
+            inputs=inputs, env={**CACHE_ENV, **(env or {})}, collect=collect, keep=keep,
+            stdout=stdout, stderr=stderr, binary=binary, tmp_root=tmp_root,
+        )  # fmt: skip
+        return RuntimeResult.from_result(r, time.monotonic() - start)
+    finally:
+        if tmpdir is not None:
+            shutil.rmtree(tmpdir, ignore_errors=True)
+
+
+def run_notebook(
+    notebook: PathArg,
+    analysis_id: str,
+    *,
+    profile: str = "notebook",
+    timeout: Optional[DurationArg] = None,
+    memory: Optional[SizeArg] = None,
+    cpus: Optional[float] = None,
+    pids: Optional[int] = None,
+    disk: Optional[SizeArg] = None,
+    root: Optional[PathArg] = None,
+    ro: Sequence[PathArg] = (),
+    inputs: Sequence[PathArg] = (),
+    env: Optional[Mapping[str, str]] = None,
+    collect: Optional[PathArg] = None,
+    keep: bool = False,
+    kernel: Optional[str] = None,
+    stdout: Destination = CAPTURE,
+    stderr: Destination = CAPTURE,
+    python: str = PYTHON,
+    jupyter: str = JUPYTER,
+    binary: Optional[PathArg] = None,
+    tmp_root: Optional[PathArg] = None,
+) -> RuntimeResult:
+    """Execute a Jupyter notebook as analysis ``analysis_id`` and return a :class:`RuntimeResult`.
+
+    The notebook is bound read-only, copied into the run directory under
+    its own name and executed there in place with ``jupyter nbconvert --to
+    notebook --execute --inplace`` under the ``notebook`` profile (its
+    kernel talks to nbconvert over the run's private loopback; no other
+    network). The executed notebook, outputs and all, is among
+    ``outputs`` under the notebook's file name (collected with
+    ``collect``), as are files its cells wrote. A cell that raises fails
+    the run (``status`` ``exit_nonzero``; nbconvert's traceback is in
+    ``stderr``). ``kernel`` picks a kernel other than the notebook's own.
+    """
+    p = os.path.abspath(os.fspath(notebook))
+    if not os.path.isfile(p):
+        raise ValueError(f"notebook {p} does not exist or is not a file")
+    name = os.path.basename(p)
+    if not name.endswith(".ipynb") or name.startswith("-"):
+        raise ValueError(f"notebook {p}: give a .ipynb file whose name does not start with '-'")
+    _check_readable_by_analysis(p)
+    cmd = [python, "-c", _COPY_THEN_EXEC, p, name, jupyter, "nbconvert", "--to", "notebook", "--execute", "--inplace"]
+    if kernel is not None:
+        if not kernel or not all(c.isalnum() or c in "._-" for c in kernel):
+            raise ValueError(f"kernel {kernel!r}: give a kernel name such as 'python3'")
+        cmd.append(f"--ExecutePreprocessor.kernel_name={kernel}")
+    cmd.append(name)
+    start = time.monotonic()
+    r = run(
+        cmd,
+        analysis_id=analysis_id, profile=profile, timeout=timeout, memory=memory, cpus=cpus, pids=pids,
+        disk=disk, root=root, ro=(p, *ro), inputs=inputs, env={**_NOTEBOOK_ENV, **(env or {})},
+        collect=collect, keep=keep, stdout=stdout, stderr=stderr, binary=binary, tmp_root=tmp_root,
+    )  # fmt: skip
+    return RuntimeResult.from_result(r, time.monotonic() - start)

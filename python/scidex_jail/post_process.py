@@ -1,0 +1,290 @@
+"""The trusted side: commit a run's outputs to PostgreSQL.
+
+After a run, the platform (never the analysis: it cannot reach the
+database) records it::
+
+    import psycopg
+    from scidex_jail.post_process import commit_outputs
+
+    with psycopg.connect("dbname=scidex") as conn:
+        summary = commit_outputs(result, conn)   # a Result or forge.RuntimeResult
+
+One row per run in ``scidex_jail_runs`` (id, status, exit code, signal,
+completion notes, limits, usage, the whole report as JSONB, started and
+ended) and one per output file in ``scidex_jail_outputs`` (path, size,
+sha256, media type, and the bytes as ``bytea`` when the file is at most
+``inline_limit`` bytes, else ``stored_at``, the collected file's host
+path), in one transaction. The tables are created when missing (the SQL is
+``schema.sql`` in this package, all ``IF NOT EXISTS``).
+
+- Verified: every output file is read from the run's ``collect`` directory
+  and its size and sha256 compared with the report's before anything is
+  written; a mismatch (a file changed after the run) raises
+  :class:`OutputMismatchError` and nothing is committed. Files are opened
+  without following links, inside the collected directory only.
+- Idempotent: a run is keyed by (analysis id, start time); committing it
+  again changes nothing and returns ``inserted=False`` (a different report
+  under the same key raises :class:`CommitError`).
+- A run with output files must have been collected (``collect=``);
+  directories and links are recorded in the report only.
+
+Needs psycopg 3 (Debian: ``python3-psycopg``), imported when this module
+is first used, not when ``scidex_jail`` is.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import importlib.resources
+import json
+import mimetypes
+import os
+import stat
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, List, Mapping, Optional, Tuple, Union
+
+from ._result import parse_time
+
+if TYPE_CHECKING:  # pragma: no cover
+    import psycopg
+
+#: Files up to this size are stored in the database (bytea); larger ones by reference.
+DEFAULT_INLINE_LIMIT = 1 << 20
+#: Key of the advisory lock that serialises schema creation.
+_SCHEMA_LOCK = 0x5C1DE7A11
+_MEDIA_TYPES = {
+    ".ipynb": "application/x-ipynb+json",
+    ".csv": "text/csv",
+    ".tsv": "text/tab-separated-values",
+    ".json": "application/json",
+    ".png": "image/png",
+    ".parquet": "application/vnd.apache.parquet",
+    ".md": "text/markdown",
+}
+
+
+class CommitError(Exception):
+    """The run cannot be committed as it is; nothing was written."""
+
+
+class OutputMismatchError(CommitError):
+    """An output's bytes no longer match the report (size or sha256)."""
+
+    def __init__(self, path: str, message: str) -> None:
+        super().__init__(f"output {path!r}: {message}; refusing to commit the run")
+        self.path = path
+
+
+@dataclass(frozen=True)
+class CommitSummary:
+    """What :func:`commit_outputs` did: the run's ``run_id``; ``inserted``
+    False when the run was already there (nothing changed); how many output
+    files the run has, stored ``inline`` and by ``reference``."""
+
+    run_id: int
+    inserted: bool
+    outputs: int
+    inline: int
+    referenced: int
+
+
+@dataclass(frozen=True)
+class _File:
+    path: str
+    size: int
+    sha256: str
+    media_type: str
+    content: Optional[bytes]
+    stored_at: Optional[str]
+
+
+def schema_sql() -> str:
+    """The SQL that creates the tables (``schema.sql``)."""
+    return importlib.resources.files(__package__).joinpath("schema.sql").read_text(encoding="utf-8")
+
+
+def media_type(path: str) -> str:
+    """The media type recorded for an output, from its name."""
+    ext = os.path.splitext(path)[1].lower()
+    if ext in _MEDIA_TYPES:
+        return _MEDIA_TYPES[ext]
+    guess, _ = mimetypes.guess_type(path, strict=False)
+    return guess or "application/octet-stream"
+
+
+def _report_of(result: Any) -> Mapping[str, Any]:
+    report = getattr(result, "report", result)
+    if not isinstance(report, Mapping) or "id" not in report or "started_at" not in report:
+        raise CommitError("commit_outputs needs a Result, a forge.RuntimeResult or a report dict (with id and started_at)")
+    return report
+
+
+def _open_inside(root: str, rel: str) -> int:
+    """Open root/rel for reading without following a link anywhere below
+    root, and refuse anything but a regular file."""
+    parts = rel.split("/")
+    if rel.startswith("/") or any(p in ("", ".", "..") for p in parts):
+        raise OutputMismatchError(rel, "not a plain relative path")
+    dirfd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for p in parts[:-1]:
+            nxt = os.open(p, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dirfd)
+            os.close(dirfd)
+            dirfd = nxt
+        fd = os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, dir_fd=dirfd)
+    finally:
+        os.close(dirfd)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OutputMismatchError(rel, "the collected entry is not a regular file")
+    return fd
+
+
+def _read_output(root: str, entry: Mapping[str, Any], inline_limit: int) -> _File:
+    rel = str(entry["path"])
+    want_size = int(entry.get("size") or 0)
+    want_sha = str(entry.get("sha256") or "")
+    try:
+        fd = _open_inside(root, rel)
+    except OSError as e:
+        raise OutputMismatchError(rel, f"cannot open the collected file in {root}: {e}") from e
+    h = hashlib.sha256()
+    kept: Optional[bytearray] = bytearray() if want_size <= inline_limit else None
+    size = 0
+    with os.fdopen(fd, "rb") as f:
+        while True:
+            block = f.read(1 << 16)
+            if not block:
+                break
+            h.update(block)
+            size += len(block)
+            if kept is not None:
+                kept += block
+                if len(kept) > inline_limit:
+                    kept = None
+    got = h.hexdigest()
+    if size != want_size or got != want_sha:
+        raise OutputMismatchError(
+            rel, f"the collected file has {size} bytes, sha256 {got}; the report says {want_size} bytes, sha256 {want_sha}"
+        )
+    content = bytes(kept) if kept is not None else None
+    return _File(
+        path=rel, size=size, sha256=got, media_type=media_type(rel), content=content,
+        stored_at=None if content is not None else os.path.join(root, rel),
+    )  # fmt: skip
+
+
+def _canonical_sha256(report: Mapping[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(report, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def commit_outputs(
+    result: Any,
+    conn: Union["psycopg.Connection[Any]", str],
+    *,
+    inline_limit: int = DEFAULT_INLINE_LIMIT,
+    collected_to: Optional[str] = None,
+) -> CommitSummary:
+    """Commit a run and its output files to the database, in one transaction.
+
+    ``result`` is a :class:`scidex_jail.Result`, a
+    :class:`scidex_jail.forge.RuntimeResult` or a parsed report; ``conn`` a
+    psycopg 3 connection (or a conninfo string, connected and closed here).
+    On an idle connection the work is committed before this returns; inside
+    a transaction the caller has open, it becomes part of it (a savepoint),
+    so the run can be recorded atomically with the caller's own changes, and
+    is durable when the caller commits.
+    Files up to ``inline_limit`` bytes are stored as ``bytea``, larger ones
+    by their collected path. ``collected_to`` overrides the report's
+    ``collected_to`` (the collected files moved). See the module docs for
+    verification and idempotence.
+    """
+    if isinstance(inline_limit, bool) or not isinstance(inline_limit, int) or inline_limit < 0:
+        raise ValueError(f"inline_limit {inline_limit!r}: give a non-negative number of bytes")
+    report = _report_of(result)
+    started = parse_time(report.get("started_at"))
+    if started is None:
+        raise CommitError(f"the report's started_at {report.get('started_at')!r} is not a time")
+    wall = float(report.get("wall_seconds") or 0.0)
+    root = collected_to or report.get("collected_to") or None
+    entries = [e for e in report.get("outputs") or () if e.get("type") == "file"]
+    if entries and not root:
+        raise CommitError(
+            f"run {report['id']!r} has {len(entries)} output file(s) but did not collect them: "
+            "run it with collect=DIR so their bytes can be verified and stored"
+        )
+    # Every file is read and verified before the database is touched.
+    files = [_read_output(str(root), e, inline_limit) for e in entries]
+
+    import psycopg
+    from psycopg.types.json import Jsonb
+
+    if isinstance(conn, str):
+        with psycopg.connect(conn) as own:
+            return _write(own, report, started, wall, root, files, Jsonb)
+    return _write(conn, report, started, wall, root, files, Jsonb)
+
+
+def _write(
+    conn: "psycopg.Connection[Any]",
+    report: Mapping[str, Any],
+    started: datetime.datetime,
+    wall: float,
+    root: Optional[str],
+    files: List[_File],
+    Jsonb: Any,
+) -> CommitSummary:
+    enforced = report.get("enforced") or {}
+    usage = (enforced.get("cgroup") or {}).get("usage") or {}
+    limits = report.get("limits") or {}
+    digest = _canonical_sha256(report)
+    cpu = float(report.get("cpu_user_seconds") or 0.0) + float(report.get("cpu_system_seconds") or 0.0)
+    peak = int(usage.get("peak_memory_bytes") or report.get("peak_rss_bytes") or 0)
+    inline = sum(1 for f in files if f.content is not None)
+    with conn.transaction():
+        missing = conn.execute(
+            "SELECT to_regclass('scidex_jail_runs') IS NULL OR to_regclass('scidex_jail_outputs') IS NULL"
+        ).fetchone()
+        if missing is None or missing[0]:
+            # Two first commits at once must not race on CREATE TABLE.
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
+            conn.execute(schema_sql())
+        row: Optional[Tuple[Any, ...]] = conn.execute(
+            """
+            INSERT INTO scidex_jail_runs (analysis_id, started_at, ended_at, status, exit_code, signal,
+                completion_notes, profile, limits, usage, wall_seconds, cpu_seconds, peak_memory_bytes,
+                collected_to, report, report_sha256)
+            VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
+            ON CONFLICT (analysis_id, started_at) DO NOTHING
+            RETURNING run_id
+            """,
+            (
+                str(report["id"]), started, started + datetime.timedelta(seconds=wall),
+                str(report.get("status", "")), int(report.get("exit_code", -1)), report.get("signal") or None,
+                str(report.get("completion_notes", "")), str(limits.get("profile", "")), Jsonb(limits),
+                Jsonb(usage), wall, cpu, peak, root, Jsonb(report), digest,
+            ),  # fmt: skip
+        ).fetchone()
+        if row is None:
+            existing = conn.execute(
+                "SELECT run_id, report_sha256 FROM scidex_jail_runs WHERE analysis_id = %s AND started_at = %s",
+                (str(report["id"]), started),
+            ).fetchone()
+            assert existing is not None, "ON CONFLICT without a conflicting row"
+            if existing[1] != digest:
+                raise CommitError(
+                    f"run {report['id']!r} started {report['started_at']} is already committed with a different "
+                    "report; refusing to change it"
+                )
+            return CommitSummary(int(existing[0]), False, len(files), inline, len(files) - inline)
+        run_id = int(row[0])
+        if not files:
+            return CommitSummary(run_id, True, 0, 0, 0)
+        with conn.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO scidex_jail_outputs (run_id, path, size, sha256, media_type, content, stored_at)"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s)",
+                [(run_id, f.path, f.size, f.sha256, f.media_type, f.content, f.stored_at) for f in files],
+            )
+    return CommitSummary(run_id, True, len(files), inline, len(files) - inline)

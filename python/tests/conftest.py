@@ -1,0 +1,224 @@
+"""Fixtures for the scidex_jail tests: the real binary, world-readable work
+directories (the analysis runs as an unprivileged host uid), a throw-away
+PostgreSQL 15 cluster, and checks that a run left nothing behind.
+
+Run as root with a built jail: ``make test-python`` (or
+``SCIDEX_JAIL_BIN=$PWD/bin/scidex-jail /usr/bin/python3 -m pytest python/tests``).
+Nothing here skips: a missing prerequisite fails with what to install.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator, Optional, Sequence
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PYTHON = "/usr/bin/python3"
+
+_ids = itertools.count()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def jail_bin() -> str:
+    """The binary under test: $SCIDEX_JAIL_BIN, else the checkout's bin/scidex-jail."""
+    if os.geteuid() != 0:
+        pytest.fail("these tests run the jail as root (the analysis then maps to uid 65534): run them as root")
+    path = os.environ.get("SCIDEX_JAIL_BIN") or os.path.join(REPO, "bin", "scidex-jail")
+    if not os.path.isfile(path):
+        pytest.fail(f"no scidex-jail binary at {path}: run `make build` (or `make test-python`, which builds it)")
+    os.environ["SCIDEX_JAIL_BIN"] = os.path.abspath(path)
+    return os.environ["SCIDEX_JAIL_BIN"]
+
+
+def new_id(tag: str) -> str:
+    """A fresh analysis ID for one run: unique per process and call."""
+    return f"py-{tag}-{os.getpid()}-{next(_ids)}"
+
+
+@pytest.fixture
+def work() -> Iterator[str]:
+    """A directory the analysis' uid can read (0755; files made 0644 by write())."""
+    d = tempfile.mkdtemp(prefix="sj-py-")
+    os.chmod(d, 0o755)
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def write(directory: str, name: str, text: str) -> str:
+    """Write a world-readable file and return its path."""
+    p = os.path.join(directory, name)
+    with open(p, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.chmod(p, 0o644)
+    return p
+
+
+# --- what a run must leave behind: nothing ---------------------------------
+
+
+def _own_cgroup_dirs() -> list[str]:
+    """The cgroup directories this process is in, one per hierarchy
+    (v1 controllers and the v2 tree), where the jail makes its leaves."""
+    out = []
+    with open("/proc/self/cgroup") as f:
+        for line in f:
+            _, ctrls, path = line.rstrip("\n").split(":", 2)
+            names = ctrls.split(",") if ctrls else ["unified"]
+            for c in names:
+                c = c.replace("name=", "")
+                base = os.path.join("/sys/fs/cgroup", c)
+                if os.path.isdir(base):
+                    out.append(os.path.join(base, path.lstrip("/")))
+    return out
+
+
+def leftovers(analysis_id: str, report: Optional[dict[str, Any]] = None, tmp_root: str = "/tmp") -> list[str]:
+    """Everything of run ``analysis_id`` still on the host: processes whose
+    command line names it, cgroup leaves (the report's, and any
+    ``scidex-<id>-*`` below this process' cgroups), the run directory."""
+    found = []
+    me = os.getpid()
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit() or int(pid) == me:
+            continue
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                args = f.read().split(b"\0")
+        except OSError:
+            continue
+        if any(analysis_id.encode() in a for a in args):
+            found.append(f"process {pid}: {b' '.join(args).decode(errors='replace')[:200]}")
+    enforced = (report or {}).get("enforced") or {}
+    paths = list((enforced.get("cgroup") or {}).get("paths") or [])
+    for d in _own_cgroup_dirs():
+        try:
+            paths += [os.path.join(d, n) for n in os.listdir(d) if n.startswith(f"scidex-{analysis_id}-")]
+        except OSError:
+            pass
+    found += [f"cgroup {p}" for p in paths if os.path.exists(p)]
+    run_dir = (report or {}).get("run_dir") or os.path.join(tmp_root, f"scidex-analysis-{analysis_id}")
+    if os.path.lexists(run_dir):
+        found.append(f"run directory {run_dir}")
+    return found
+
+
+# --- PostgreSQL 15, a cluster of our own ------------------------------------
+
+PG_BIN = "/usr/lib/postgresql/15/bin"
+PG_PORT = 5433
+#: Where a platform's server puts its socket; hidden inside the jail.
+PG_SYSTEM_SOCKDIR = "/var/run/postgresql"
+
+
+@dataclass(frozen=True)
+class Postgres:
+    port: int
+    sockdirs: Sequence[str]  # every directory with a .s.PGSQL.<port> socket
+
+    @property
+    def sockets(self) -> list[str]:
+        return [os.path.join(d, f".s.PGSQL.{self.port}") for d in self.sockdirs]
+
+    def conninfo(self, dbname: str = "postgres", tcp: bool = False) -> str:
+        host = "127.0.0.1" if tcp else self.sockdirs[-1]
+        return f"host={host} port={self.port} user=postgres dbname={dbname} connect_timeout=10"
+
+
+def _port_answers(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=2):
+            return True
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[Postgres]:
+    """A throw-away PostgreSQL 15 on 127.0.0.1:5433 and two unix sockets
+    (/var/run/postgresql, where a platform's would be, and a private
+    directory), trust auth, stopped and removed at the end."""
+    if not os.path.exists(os.path.join(PG_BIN, "initdb")):
+        pytest.fail(f"no {PG_BIN}/initdb: install Debian's postgresql package (.ci/deps test does)")
+    try:
+        import psycopg  # noqa: F401
+    except ImportError:
+        pytest.fail("psycopg 3 is missing: install Debian's python3-psycopg (.ci/deps test does)")
+    if _port_answers(PG_PORT):
+        pytest.fail(f"something already listens on 127.0.0.1:{PG_PORT}; these tests start their own PostgreSQL there")
+    import pwd
+
+    pg = pwd.getpwnam("postgres")
+    base = tempfile.mkdtemp(prefix="sj-pypg-")
+    os.chmod(base, 0o755)
+    sockdir = os.path.join(base, "sock")
+    os.mkdir(sockdir)
+    os.makedirs(PG_SYSTEM_SOCKDIR, mode=0o2775, exist_ok=True)
+    for d in (base, sockdir, PG_SYSTEM_SOCKDIR):
+        os.chown(d, pg.pw_uid, pg.pw_gid)
+    data, log = os.path.join(base, "data"), os.path.join(base, "server.log")
+    env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
+
+    def as_postgres(*args: str) -> None:
+        p = subprocess.run(
+            list(args), user=pg.pw_uid, group=pg.pw_gid, extra_groups=[], env=env, cwd=base,
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=120,
+        )  # fmt: skip
+        if p.returncode != 0:
+            extra = open(log).read() if os.path.exists(log) else ""
+            raise RuntimeError(f"{args}: exit {p.returncode}\n{p.stdout.decode()}\n{extra}")
+
+    as_postgres(f"{PG_BIN}/initdb", "-D", data, "-U", "postgres", "--auth=trust", "--no-sync", "-E", "UTF8", "--locale=C.UTF-8")
+    opts = (
+        f"-c listen_addresses=127.0.0.1 -c port={PG_PORT} -c fsync=off "
+        f"-c unix_socket_directories={PG_SYSTEM_SOCKDIR},{sockdir}"
+    )
+    as_postgres(f"{PG_BIN}/pg_ctl", "-D", data, "-l", log, "-o", opts, "-w", "-t", "60", "start")
+    try:
+        yield Postgres(PG_PORT, (PG_SYSTEM_SOCKDIR, sockdir))
+    finally:
+        as_postgres(f"{PG_BIN}/pg_ctl", "-D", data, "-m", "immediate", "-w", "stop")
+        shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture
+def db(postgres: Postgres) -> Iterator[Callable[[], Any]]:
+    """A fresh database for one test; calling the fixture's value opens a
+    new psycopg connection to it (closed at the end)."""
+    import psycopg
+
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(postgres.conninfo(), autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {name}")
+    conns: list[Any] = []
+
+    def connect() -> Any:
+        c = psycopg.connect(postgres.conninfo(name))
+        conns.append(c)
+        return c
+
+    try:
+        yield connect
+    finally:
+        for c in conns:
+            c.close()
+        with psycopg.connect(postgres.conninfo(), autocommit=True) as admin:
+            admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+def wait_for(pred: Callable[[], bool], what: str, timeout: float = 60.0) -> None:
+    """Poll until pred() is true; fail naming ``what`` after ``timeout`` s."""
+    deadline = time.monotonic() + timeout
+    while not pred():
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out waiting for {what}")
+        time.sleep(0.01)

@@ -1,0 +1,104 @@
+"""scidex_jail.forge: the platform runtime's interface on the jail."""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+
+import pytest
+
+from conftest import leftovers, new_id, write
+from scidex_jail import JailSetupError, forge
+
+SCRIPT = (
+    "import csv, os, sys\n"
+    "with open('table.csv', 'w', newline='') as f:\n"
+    "    csv.writer(f).writerows([['arg', 'value'], *[[a, len(a)] for a in sys.argv[1:]]])\n"
+    "print('cwd', os.getcwd())\n"
+    "print('warning', file=sys.stderr)\n"
+)
+
+
+def test_run_python_script_source_text(work: str) -> None:
+    aid = new_id("src")
+    before = set(glob.glob("/tmp/scidex-script-*"))
+    rr = forge.run_python_script(SCRIPT, aid, args=["alpha", "be ta"], collect=os.path.join(work, "out"))
+    assert (rr.returncode, rr.status) == (0, "ok"), rr.completion_notes
+    assert rr.ok
+    assert rr.stdout == f"cwd /tmp/scidex-analysis-{aid}\n"
+    assert rr.stderr == "warning\n"
+    assert rr.duration > 0 and "finished normally" in rr.completion_notes
+    table = rr.output("table.csv")
+    assert table is not None and table.collected_path is not None
+    with open(table.collected_path, newline="") as f:
+        assert f.read() == "arg,value\r\nalpha,5\r\nbe ta,5\r\n"
+    assert [o.path for o in rr.outputs] == ["table.csv"]  # caches stay out of the outputs
+    assert rr.report["id"] == aid and rr.result is not None and rr.result.report is rr.report
+    # The temporary script is gone again.
+    assert set(glob.glob("/tmp/scidex-script-*")) == before
+    assert leftovers(aid, dict(rr.report)) == []
+
+
+def test_run_python_script_path(work: str) -> None:
+    path = write(work, "analysis.py", SCRIPT)
+    aid = new_id("path")
+    rr = forge.run_python_script(path, aid, args=["x"])
+    assert (rr.returncode, rr.status) == (0, "ok"), rr.stderr
+    assert [(o.path, o.size) for o in rr.outputs] == [("table.csv", len("arg,value\r\nx,1\r\n"))]
+    # Only the script is bound, read-only.
+    assert path in rr.report["enforced"]["mounts"]["read_only"]
+    assert f"ro {path}" in rr.report["enforced"]["landlock"]["rules"]
+
+
+def test_run_python_script_failures(work: str) -> None:
+    rr = forge.run_python_script("import sys\nsys.exit('bad input')\n", new_id("fail"), timeout=30)
+    assert (rr.returncode, rr.status, rr.stderr) == (1, "exit_nonzero", "bad input\n")
+    rr = forge.run_python_script("import time\ntime.sleep(60)\n", new_id("slow"), timeout=0.5)
+    assert rr.status == "timeout" and "timeout" in rr.completion_notes
+    with pytest.raises(ValueError, match="looks like a path"):
+        forge.run_python_script(os.path.join(work, "missing.py"), new_id("x"))
+    secret = os.path.join(work, "private")
+    os.mkdir(secret, 0o700)
+    p = write(secret, "s.py", "print(1)\n")
+    with pytest.raises(ValueError, match="not searchable by other users"):
+        forge.run_python_script(p, new_id("x"))
+    with pytest.raises(JailSetupError, match="no such profile"):
+        forge.run_python_script("print(1)\n", new_id("x"), profile="nope")
+
+
+NOTEBOOK = {
+    "cells": [
+        {"cell_type": "markdown", "id": "m1", "metadata": {}, "source": ["# test"]},
+        {"cell_type": "code", "execution_count": None, "id": "c1", "metadata": {}, "outputs": [],
+         "source": ["import os\n", "print('product', 6 * 7)\n", "open('cell.txt', 'w').write(os.getcwd())"]},
+        {"cell_type": "code", "execution_count": None, "id": "c2", "metadata": {}, "outputs": [],
+         "source": ["import socket\n", "s = socket.socket(); s.bind(('127.0.0.1', 0)); s.getsockname()[0]"]},
+    ],
+    "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}},
+    "nbformat": 4,
+    "nbformat_minor": 5,
+}  # fmt: skip
+
+
+def test_run_notebook(work: str) -> None:
+    nb = write(work, "study.ipynb", json.dumps(NOTEBOOK))
+    aid = new_id("nb")
+    rr = forge.run_notebook(nb, aid, timeout=300, collect=os.path.join(work, "out"))
+    assert (rr.returncode, rr.status) == (0, "ok"), rr.stderr[-3000:]
+    assert rr.report["limits"]["profile"] == "notebook" and rr.report["enforced"]["net"] == "loopback"
+    assert sorted(o.path for o in rr.outputs) == ["cell.txt", "study.ipynb"]
+    executed = rr.output("study.ipynb")
+    assert executed is not None and executed.collected_path is not None
+    with open(executed.collected_path) as f:
+        doc = json.load(f)
+    code = [c for c in doc["cells"] if c["cell_type"] == "code"]
+    assert [c["execution_count"] for c in code] == [1, 2]
+    assert code[0]["outputs"][0]["text"] == ["product 42\n"]
+    assert code[1]["outputs"][0]["data"]["text/plain"] == ["'127.0.0.1'"]
+    with open(os.path.join(work, "out", "cell.txt")) as f:
+        assert f.read() == f"/tmp/scidex-analysis-{aid}"
+    # The input notebook was not touched.
+    with open(nb) as f:
+        assert json.load(f) == NOTEBOOK
+    assert leftovers(aid, dict(rr.report)) == []
