@@ -108,6 +108,9 @@ func newLockedDir(pfd int, name string, uid, gid int) (string, *os.File, error) 
 			return "", nil, err
 		}
 		lock, err := openDirAt(pfd, tmp)
+		if errors.Is(err, unix.ENOENT) {
+			continue // a sweep removed it already
+		}
 		if err != nil {
 			unix.Unlinkat(pfd, tmp, unix.AT_REMOVEDIR)
 			return "", nil, err

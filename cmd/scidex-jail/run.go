@@ -112,6 +112,16 @@ func (c *runCmd) spec() (*jail.Spec, error) {
 	if err := c.applyFlags(s); err != nil {
 		return nil, err
 	}
+	// The tmpfs sizes of a profile follow a smaller --memory given here
+	// (they count toward it); sizes given here are checked, never changed.
+	if mem := s.Resources.MemoryBytes; c.Memory != "" && mem > 0 {
+		if c.Disk == "" && s.DiskBytes > mem {
+			s.DiskBytes = mem
+		}
+		if c.Shm == "" && s.ShmBytes > mem {
+			s.ShmBytes = mem
+		}
+	}
 	return s, s.Validate()
 }
 
