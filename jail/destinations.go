@@ -43,6 +43,15 @@ var pseudoFS = map[int64]string{
 func (s *Spec) checkDestinations() error {
 	tmp := s.resolvedTmpRoot()
 	inputs := s.inputPaths()
+	if s.Report != "" && s.Collect != "" {
+		// First: a collect directory yet to be made is also the missing
+		// directory of such a report.
+		rd, rerr := normalDest("--report", filepath.Dir(s.Report))
+		cd, cerr := normalDest("--collect", s.Collect)
+		if rerr == nil && cerr == nil && within(filepath.Join(rd, filepath.Base(s.Report)), cd) {
+			return fmt.Errorf("%w: --report %s is inside --collect %s: a collected output of that name would be replaced by the report; put the report beside the directory", ErrBadSpec, s.Report, s.Collect)
+		}
+	}
 	if s.Report != "" {
 		n, err := s.checkReport(tmp, inputs)
 		if err != nil {
@@ -56,9 +65,6 @@ func (s *Spec) checkDestinations() error {
 			return err
 		}
 		s.Collect = n
-	}
-	if s.Report != "" && s.Collect != "" && within(s.Report, s.Collect) {
-		return fmt.Errorf("%w: --report %s is inside --collect %s: a collected output of that name would be replaced by the report; put the report beside the directory", ErrBadSpec, s.Report, s.Collect)
 	}
 	return nil
 }
