@@ -39,6 +39,10 @@ func (sv *supervisor) pollSignals() bool {
 func (sv *supervisor) abortInit() {
 	sv.cmd.Process.Kill()
 	sv.cmd.Wait()
+	// The socket is a blocking fd: Close would not wake readInit's read,
+	// and the init's end is still open here. Shutdown does: the read
+	// returns end of file, and readInit closes msgs.
+	unix.Shutdown(int(sv.sock.Fd()), unix.SHUT_RDWR)
 	sv.sock.Close()
 	for m := range sv.msgs {
 		if m.Kind == "phase" {
