@@ -143,13 +143,11 @@ func TestFaultInjection(t *testing.T) {
 	reports := t.TempDir()
 	collects := t.TempDir()
 	prefix := fmt.Sprintf("fault%d", os.Getpid())
-	var ids []string
 	var beforeStart, swept int // what the sweep covered, for the log
 	for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGTERM} {
 		for i := 0; i < trials; i++ {
 			delay := time.Duration(rng.Int63n(int64(20 * time.Millisecond)))
 			id := fmt.Sprintf("%s-%d-%d", prefix, sig, i)
-			ids = append(ids, id)
 			what := fmt.Sprintf("seed %d, %s after %s (trial %s)", seed, jailSigName(sig), delay, id)
 			report := filepath.Join(reports, id+".json")
 			args := []string{"run", "--id", id, "--tmp-root", root, "--report", report, "--collect", filepath.Join(collects, id)}
