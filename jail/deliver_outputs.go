@@ -2,6 +2,7 @@ package jail
 
 import (
 	"fmt"
+	"path/filepath"
 
 	"golang.org/x/sys/unix"
 )
@@ -41,7 +42,10 @@ func (sv *supervisor) readOutputs(view string) {
 		return
 	}
 	if sv.spec.DiskBytes > 0 && sv.spec.Keep {
-		for _, err := range collect(view, sv.dir.path, outs) {
+		// Resolved: collect walks the path without following links, and
+		// the tmp-root may be reached through one.
+		kept := filepath.Join(sv.spec.resolvedTmpRoot(), sv.dir.name)
+		for _, err := range collect(view, kept, outs) {
 			sv.deliveryErrs = append(sv.deliveryErrs, "keep: "+err.Error())
 		}
 	}
