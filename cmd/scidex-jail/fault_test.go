@@ -11,6 +11,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/scidex/scidex-jail/cmd/scidex-jail/internal/earlysig"
 	"github.com/scidex/scidex-jail/jail"
@@ -96,21 +99,28 @@ func waitNoJail(t *testing.T, what string) {
 	}
 }
 
-// TestCancelBeforeInit: SIGTERM, SIGINT or SIGHUP the moment the jail can
-// handle signals, before it has parsed its flags: a cancelled report, exit
-// 128+n, and nothing made.
+// TestCancelBeforeInit: SIGTERM, SIGINT or SIGHUP while the jail is still
+// reading its profiles file, long before it parses the rest of its flags
+// or makes anything: a cancelled report, exit 128+n, nothing made. The
+// moment is made exact with fanotify: the jail's open of the profiles file
+// waits for the test's permission, and the signal comes meanwhile.
 func TestCancelBeforeInit(t *testing.T) {
 	requireRoot(t)
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP} {
 		t.Run(jailSigName(sig), func(t *testing.T) {
 			root := tmpRoot(t)
+			cfg := filepath.Join(t.TempDir(), "profiles.json")
+			os.WriteFile(cfg, []byte(`{"profiles": {}}`), 0o644)
+			fan := openGate(t, cfg)
 			id := runID(t, "early")
-			cmd, rep, out, errb := jailCmd(t, runOpts{}, "run", "--id", id, "--tmp-root", root, "--", "/bin/sleep", marker(t))
+			cmd, rep, out, errb := jailCmd(t, runOpts{}, "run", "--id", id, "--tmp-root", root, "--config", cfg, "--", "/bin/sleep", marker(t))
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			waitSignalsHandled(t, cmd.Process.Pid)
+			ev := fan.wait(t, cmd.Process.Pid)
 			cmd.Process.Signal(sig)
+			time.Sleep(20 * time.Millisecond) // let a default action act, if it will
+			fan.allow(ev)
 			r := finishJail(t, cmd, cmd.Wait(), rep, out, errb)
 			wantStatus(t, r, jail.StatusCancelled, 128+int(sig))
 			if got := entries(t, root); len(got) != 0 {
@@ -121,6 +131,50 @@ func TestCancelBeforeInit(t *testing.T) {
 			wantNoLeaf(t, id, result{})
 		})
 	}
+}
+
+// gate holds opens of one file until the test allows them (fanotify
+// permission events).
+type gate struct{ fd int }
+
+func openGate(t *testing.T, path string) gate {
+	t.Helper()
+	fd, err := unix.FanotifyInit(unix.FAN_CLASS_CONTENT|unix.FAN_CLOEXEC, unix.O_RDONLY|unix.O_CLOEXEC)
+	if err != nil {
+		t.Fatalf("fanotify_init: %v (needs CAP_SYS_ADMIN and CONFIG_FANOTIFY_ACCESS_PERMISSIONS)", err)
+	}
+	t.Cleanup(func() { unix.Close(fd) })
+	if err := unix.FanotifyMark(fd, unix.FAN_MARK_ADD, unix.FAN_OPEN_PERM, unix.AT_FDCWD, path); err != nil {
+		t.Fatalf("fanotify_mark %s: %v", path, err)
+	}
+	return gate{fd}
+}
+
+// wait returns the event of pid opening the file; opens by others are let
+// through.
+func (g gate) wait(t *testing.T, pid int) unix.FanotifyEventMetadata {
+	t.Helper()
+	buf := make([]byte, 4096)
+	for {
+		n, err := unix.Read(g.fd, buf)
+		if err != nil {
+			t.Fatalf("read fanotify: %v", err)
+		}
+		for off := 0; off+int(unsafe.Sizeof(unix.FanotifyEventMetadata{})) <= n; {
+			ev := *(*unix.FanotifyEventMetadata)(unsafe.Pointer(&buf[off]))
+			off += int(ev.Event_len)
+			if int(ev.Pid) == pid {
+				return ev
+			}
+			g.allow(ev)
+		}
+	}
+}
+
+func (g gate) allow(ev unix.FanotifyEventMetadata) {
+	resp := unix.FanotifyResponse{Fd: ev.Fd, Response: unix.FAN_ALLOW}
+	unix.Write(g.fd, (*[unsafe.Sizeof(resp)]byte)(unsafe.Pointer(&resp))[:])
+	unix.Close(int(ev.Fd))
 }
 
 // TestFaultInjection kills the jail with SIGKILL, and cancels it with
