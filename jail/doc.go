@@ -5,10 +5,15 @@
 //
 // A run, in order:
 //
-//	Spec.Validate                 pure checks; ErrBadSpec says what to fix
+//	Spec.Validate                 checks, limits (limits.go), paths resolved
+//	                              (paths.go), destinations (destinations.go);
+//	                              ErrBadSpec says what to fix
+//	sweepLeftovers                what dead jails left in the tmp-root and the
+//	                              report directory (sweep.go)
 //	holdPromises                  the layers that hold each promise on this
 //	                              host (promises.go); fail closed per promise
-//	createRunDir                  <tmp-root>/scidex-analysis-<id>, fresh, locked
+//	createRunDir                  <tmp-root>/scidex-analysis-<id>, fresh, locked,
+//	                              marked
 //	cgroupfs.Create               the leaf, limits written before anything runs
 //	spawn                         /proc/self/exe as PID 1 of new user, mount,
 //	                              pid, net, ipc, uts, cgroup namespaces;
@@ -20,6 +25,11 @@
 //	supervise                     signals, timeout + grace, the init's report
 //	outputs                       listed (and collected) through /proc/<init>/root
 //	cleanup                       cgroup usage and removal, run directory removal
+//	deliverReport                 the report, atomically (deliver.go); a failed
+//	                              delivery is status delivery_failed, exit 122
+//
+// A cancel (SIGTERM, SIGINT, SIGHUP on the channel given to Run) is taken
+// between every step up to the target's start, and ends the run there.
 //
 // Use:
 //
@@ -28,9 +38,10 @@
 //	spec := &jail.Spec{ID: "SDA-1", Command: []string{"python3", "script.py"},
 //		TmpRoot: "/tmp", Root: "/srv/platform", DataDirs: p.DataDirs,
 //		Timeout: p.Timeout, Grace: p.Grace, DiskBytes: p.Disk, ShmBytes: p.Shm,
+//		Report: "/srv/reports/SDA-1.json",
 //		Net: p.Net, DBPorts: p.DBPorts, HostUID: 65534, HostGID: 65534,
 //		Resources: jail.Resources{MemoryBytes: p.Memory, CPUs: p.CPUs, PIDs: p.PIDs}}
-//	rep, err := jail.Run(spec)  // err: nothing was created (bad input, ID in use)
+//	rep, err := jail.Run(spec, nil)  // err: nothing was created (bad input, ID in use)
 //	// rep.Status says why the run ended; rep.ExitCode is what to exit with.
 //
 // The binary that calls Run must dispatch the init before anything else:

@@ -29,6 +29,7 @@ func newReport(s *Spec, t0 time.Time) *Report {
 			PIDs:           s.Resources.PIDs,
 			DiskBytes:      s.DiskBytes,
 			ShmBytes:       s.ShmBytes,
+			None:           s.offLimits(),
 		},
 		Phases: []Phase{},
 	}
@@ -54,14 +55,16 @@ func (sv *supervisor) recordEnforced(e *enforcedInit) {
 
 // finish settles the status, lists and collects the outputs if the init did
 // not get to it, and removes the cgroup leaf and the run directory. It runs
-// on every path once the directory exists.
+// on every path out of Run that has a report (the run directory may not
+// exist: a cancel before it was made).
 func (sv *supervisor) finish() {
 	r := sv.rep
 	t := time.Now()
-	if !sv.outputsDone {
+	if !sv.outputsDone && sv.dir != nil {
 		if sv.spec.DiskBytes > 0 {
 			if sv.started {
 				r.Warnings = append(r.Warnings, "the init was killed before the run directory could be read: its outputs (a tmpfs) are lost")
+				sv.outputsLost("the init was killed before the run directory (a tmpfs) could be read")
 			}
 		} else {
 			sv.readOutputs(sv.dir.path)
@@ -72,9 +75,13 @@ func (sv *supervisor) finish() {
 	leafDone := make(chan []string, 1)
 	go func() { leafDone <- sv.closeLeaf() }()
 	var dirErr error
-	if sv.spec.Keep {
-		sv.dir.close()
-	} else {
+	switch {
+	case sv.dir == nil:
+	case sv.spec.Keep:
+		if err := sv.dir.keep(); err != nil {
+			r.Warnings = append(r.Warnings, err.Error())
+		}
+	default:
 		dirErr = sv.dir.remove()
 	}
 	r.Warnings = append(r.Warnings, <-leafDone...)
@@ -94,10 +101,15 @@ func (sv *supervisor) finish() {
 		}
 	}
 	if sv.started && sv.exited == nil {
+		// The init died before it could report: the supervisor's clock is
+		// all there is.
 		r.WallSeconds = time.Since(sv.tStart).Seconds()
 	}
 	sv.phase("cleanup", t)
 	r.CompletionNotes = sv.notes()
+	for _, e := range sv.deliveryErrs {
+		r.deliveryFailed(e)
+	}
 }
 
 // procState is the init's wait status, or nil when it never ran.
@@ -129,6 +141,10 @@ func (sv *supervisor) settleStatus() {
 		r.Signal = unix.SignalName(syscall.Signal(sig))
 	}
 	switch {
+	case sv.cancelled && !sv.started:
+		// Cancelled before the target ran (or before the init could say
+		// it did): exit as a shell does for the signal that ended it.
+		r.Status, r.ExitCode, r.Signal = StatusCancelled, 128+int(sv.cancelSig), ""
 	case sv.failed != nil && sv.failed.Stage == "exec" && sv.usage != nil && sv.usage.PIDsLimitHits > 0:
 		// The fork of the target itself hit the PID limit.
 		r.Status = StatusPIDsLimit
@@ -142,9 +158,6 @@ func (sv *supervisor) settleStatus() {
 	case !sv.started:
 		// The init died before saying anything: killed during setup.
 		r.Status = StatusSetupError
-		if sv.cancelled {
-			r.Status = StatusCancelled
-		}
 		if sv.timedOut {
 			r.Status = StatusTimeout
 		}
@@ -188,6 +201,10 @@ func (sv *supervisor) notes() string {
 	case StatusTimeout:
 		fmt.Fprintf(&b, "The analysis hit its %s wall-clock timeout and was stopped (SIGTERM, then SIGKILL of every process after a %s grace)", sv.spec.Timeout, sv.spec.Grace)
 	case StatusCancelled:
+		if !sv.started {
+			fmt.Fprintf(&b, "The run was cancelled by %s to the jail before the analysis started; it never ran", unix.SignalName(sv.cancelSig))
+			break
+		}
 		fmt.Fprintf(&b, "The run was cancelled by a signal to the jail after %.2f s; the analysis was stopped", r.WallSeconds)
 	case StatusOOMKilled:
 		fmt.Fprintf(&b, "The analysis ran out of memory: the cgroup's OOM killer killed %d process(es) at the %s limit (exit code %d)", sv.usage.OOMKills, sizeString(sv.spec.Resources.MemoryBytes), r.ExitCode)

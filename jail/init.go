@@ -109,6 +109,7 @@ func initRun() int {
 	start := time.Now()
 	path, code, err := lookCommand(cfg.Command[0], cfg.Env, cfg.RunDir)
 	pid := 0
+	var execAt time.Time // the start of the target's wall time
 	if err == nil {
 		// Not dumpable: the target (same uid) cannot open /proc/1/mem,
 		// /proc/1/fd or ptrace us. execve resets it for the target.
@@ -116,6 +117,7 @@ func initRun() int {
 		// syscall.ForkExec, not os.StartProcess: no pidfd is needed (we
 		// wait and signal by pid, as PID 1, with no pid reuse possible
 		// before we reap), and os probes pidfd support with an extra fork.
+		execAt = time.Now()
 		pid, err = syscall.ForkExec(path, cfg.Command, &syscall.ProcAttr{
 			Dir:   cfg.RunDir,
 			Env:   cfg.Env,
@@ -135,10 +137,11 @@ func initRun() int {
 	kills := make(chan struct{}, 1)
 	released := make(chan struct{})
 	go obey(dec, kills, released)
-	ws := superviseTarget(pid, sigs, sigchld, kills)
+	ws, reaped := superviseTarget(pid, sigs, sigchld, kills)
 	var ru unix.Rusage
 	unix.Getrusage(unix.RUSAGE_CHILDREN, &ru)
-	m := initMsg{Kind: "exited", UserUsec: tvUsec(ru.Utime), SysUsec: tvUsec(ru.Stime), MaxRSSKB: ru.Maxrss}
+	m := initMsg{Kind: "exited", UserUsec: tvUsec(ru.Utime), SysUsec: tvUsec(ru.Stime), MaxRSSKB: ru.Maxrss,
+		WallUsec: reaped.Sub(execAt).Microseconds()}
 	switch {
 	case ws.Exited():
 		m.Exited, m.ExitCode = true, ws.ExitStatus()
@@ -194,8 +197,9 @@ func obey(dec *json.Decoder, kills chan<- struct{}, released chan struct{}) {
 // multi-threaded process gives each thread its own sibling domain, and
 // with signal scoping only the forking thread's domain may signal the
 // target.
-func superviseTarget(target int, sigs, sigchld <-chan os.Signal, kills <-chan struct{}) unix.WaitStatus {
+func superviseTarget(target int, sigs, sigchld <-chan os.Signal, kills <-chan struct{}) (unix.WaitStatus, time.Time) {
 	var status unix.WaitStatus
+	var reaped time.Time
 	targetDone := false
 	for {
 		for {
@@ -205,13 +209,13 @@ func superviseTarget(target int, sigs, sigchld <-chan os.Signal, kills <-chan st
 				continue
 			}
 			if err != nil { // ECHILD: nothing left
-				return status
+				return status, reaped
 			}
 			if pid == 0 {
 				break
 			}
 			if pid == target {
-				status, targetDone = ws, true
+				status, targetDone, reaped = ws, true, time.Now()
 				// From PID 1, kill(-1) reaches every other process of
 				// the namespace.
 				unix.Kill(-1, unix.SIGKILL)

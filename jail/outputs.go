@@ -2,13 +2,17 @@ package jail
 
 import (
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"syscall"
+	"unicode/utf8"
 )
 
 // listOutputs walks the run directory without following any link: regular
@@ -45,6 +49,7 @@ func listOutputs(dir string) ([]Output, error) {
 		default:
 			o.Type = "other"
 		}
+		o.setLossless()
 		out = append(out, o)
 		return nil
 	})
@@ -84,30 +89,39 @@ func openRegular(root *os.Root, p string) (*os.File, error) {
 }
 
 // collect copies the regular files among outs from dir to dest, keeping the
-// relative layout. Links and special files are never followed or copied.
-func collect(dir, dest string, outs []Output) error {
+// relative layout. Links and special files are never followed or copied. A
+// file is created only where none exists (O_EXCL): an existing file of the
+// same name is an error, never overwritten, and a copy that fails half-way
+// is removed, not left looking like an output. It goes on past a failed
+// file and returns every failure. dest is made if missing, and opened one
+// component at a time without following links.
+func collect(dir, dest string, outs []Output) []error {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
-		return fmt.Errorf("open run directory %s: %w", dir, err)
+		return []error{fmt.Errorf("open run directory %s: %w", dir, err)}
 	}
 	defer root.Close()
-	if err := os.MkdirAll(dest, 0o755); err != nil {
-		return fmt.Errorf("create collect directory %s: %w", dest, err)
-	}
-	droot, err := os.OpenRoot(dest)
+	d, err := openDirPath(dest, true)
 	if err != nil {
-		return fmt.Errorf("open collect directory %s: %w", dest, err)
+		return []error{fmt.Errorf("create collect directory: %w", err)}
+	}
+	defer d.Close()
+	// Through the fd just opened: no path is walked again.
+	droot, err := os.OpenRoot("/proc/self/fd/" + strconv.Itoa(int(d.Fd())))
+	if err != nil {
+		return []error{fmt.Errorf("open collect directory %s: %w", dest, err)}
 	}
 	defer droot.Close()
+	var errs []error
 	for _, o := range outs {
 		if o.Type != "file" {
 			continue
 		}
 		if err := copyOne(root, droot, o.Path); err != nil {
-			return fmt.Errorf("collect %s into %s: %w", o.Path, dest, err)
+			errs = append(errs, fmt.Errorf("collect %s into %s: %w", strconv.Quote(o.Path), dest, err))
 		}
 	}
-	return nil
+	return errs
 }
 
 func copyOne(src, dst *os.Root, p string) error {
@@ -121,13 +135,33 @@ func copyOne(src, dst *os.Root, p string) error {
 			return err
 		}
 	}
-	out, err := dst.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, 0o644)
+	out, err := dst.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o644)
+	if errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("a file of that name already exists there: not overwritten")
+	}
 	if err != nil {
 		return err
 	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
+	_, err = io.Copy(out, in)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		dst.Remove(p)
 		return err
 	}
-	return out.Close()
+	return nil
+}
+
+// setLossless keeps names that are not UTF-8 exactly: JSON strings are
+// UTF-8, so encoding/json writes such a path with U+FFFD in place of each
+// bad byte, which no longer names the file and can make two names look
+// alike. The exact bytes go, base64, into path_b64 (link_target_b64).
+func (o *Output) setLossless() {
+	if !utf8.ValidString(o.Path) {
+		o.PathB64 = base64.StdEncoding.EncodeToString([]byte(o.Path))
+	}
+	if !utf8.ValidString(o.Target) {
+		o.TargetB64 = base64.StdEncoding.EncodeToString([]byte(o.Target))
+	}
 }

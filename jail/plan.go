@@ -5,8 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-
-	"golang.org/x/sys/unix"
 )
 
 // initConfig turns the spec into the init's instructions: the mount view,
@@ -60,9 +58,6 @@ func (sv *supervisor) initConfig() (*initConfig, error) {
 			Landlock: sv.landlockPolicy(host, ro, rw),
 			Seccomp:  sv.seccompPolicy(),
 		},
-	}
-	if cfg.Mounts.ShmBytes == 0 {
-		cfg.Mounts.ShmBytes = 64 << 20
 	}
 	m := &sv.rep.Enforced.Mounts
 	m.ReadOnly = allRO
@@ -120,44 +115,6 @@ func systemExtras() []string {
 		}
 	}
 	return out
-}
-
-// readOutputs lists (and collects, and with --keep copies to the host) the
-// run directory as the init still sees it: for a tmpfs run directory this
-// is the only place it exists.
-func (sv *supervisor) readOutputs(view string) {
-	r := sv.rep
-	outs, err := listOutputs(view)
-	r.Outputs = outs
-	if err != nil {
-		r.Warnings = append(r.Warnings, err.Error())
-		return
-	}
-	sv.outputsDone = true
-	if sv.spec.DiskBytes > 0 {
-		var st unix.Statfs_t
-		if err := unix.Statfs(view, &st); err == nil {
-			sv.diskUsed = int64(st.Blocks-st.Bfree) * st.Bsize
-			// Full when less than 64 KiB or 1% of the budget is left:
-			// writers fail on a buffer (often 8-64 KiB) that no longer
-			// fits, not on the last byte.
-			free := int64(st.Bavail) * st.Bsize
-			sv.diskFull = free < max(64<<10, sv.spec.DiskBytes/100)
-			r.DiskUsedBytes = sv.diskUsed
-		}
-		if sv.spec.Keep {
-			if err := collect(view, sv.dir.path, outs); err != nil {
-				r.Warnings = append(r.Warnings, "keep: "+err.Error())
-			}
-		}
-	}
-	if sv.spec.Collect != "" {
-		if err := collect(view, sv.spec.Collect, outs); err != nil {
-			r.Warnings = append(r.Warnings, err.Error())
-		} else {
-			r.CollectedTo = sv.spec.Collect
-		}
-	}
 }
 
 // blasThreads caps the thread pools of BLAS and OpenMP at the CPU quota,

@@ -1,11 +1,16 @@
 package jail
 
 import (
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"slices"
 	"sort"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // DefaultProfilesFile is read when it exists and no --config is given.
@@ -69,18 +74,77 @@ func LoadProfiles(path string) (map[string]Profile, string, error) {
 	if !named {
 		path = DefaultProfilesFile
 	}
-	b, err := os.ReadFile(path)
+	b, err := readProfilesFile(path)
 	if err != nil {
-		if !named && os.IsNotExist(err) {
+		if !named && errors.Is(err, fs.ErrNotExist) {
 			return Builtins(), "", nil
 		}
-		return nil, "", fmt.Errorf("%w: read profiles file: %w", ErrBadSpec, err)
+		return nil, "", fmt.Errorf("%w: %w", ErrBadSpec, err)
 	}
 	ps, err := ParseProfiles(b, Builtins())
 	if err != nil {
 		return nil, "", fmt.Errorf("%w: profiles file %s: %w", ErrBadSpec, path, err)
 	}
 	return ps, path, nil
+}
+
+// MaxProfilesFileSize bounds the profiles file: a real one is a few KB, and
+// the jail runs as root, so a path to /dev/zero or a huge file must not make
+// it read without end.
+const MaxProfilesFileSize = 1 << 20
+
+// readProfilesFile reads a profiles file that must be a regular file of at
+// most MaxProfilesFileSize bytes. It opens without blocking (a FIFO with
+// no writer would hang the open), then checks the type on the open fd, so
+// what is read is what was checked.
+func readProfilesFile(path string) ([]byte, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
+	if err != nil {
+		return nil, fmt.Errorf("read profiles file %s: %w", path, &fs.PathError{Op: "open", Path: path, Err: err})
+	}
+	f := os.NewFile(uintptr(fd), path)
+	defer f.Close()
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, fmt.Errorf("read profiles file %s: stat: %w", path, err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return nil, fmt.Errorf("profiles file %s is %s, not a regular file: give the path of a JSON file", path, fileKind(st.Mode))
+	}
+	if st.Size > MaxProfilesFileSize {
+		return nil, fmt.Errorf("profiles file %s is %d bytes, more than the %d a profiles file may have (a real one is a few KB): give the right file", path, st.Size, MaxProfilesFileSize)
+	}
+	// A regular file ignores O_NONBLOCK; the limit holds even if the file
+	// grows after the stat.
+	b, err := io.ReadAll(io.LimitReader(f, MaxProfilesFileSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("read profiles file %s: %w", path, err)
+	}
+	if len(b) > MaxProfilesFileSize {
+		return nil, fmt.Errorf("profiles file %s grew past %d bytes while being read: give a file that is not being written", path, MaxProfilesFileSize)
+	}
+	return b, nil
+}
+
+// fileKind names a file type for a message.
+func fileKind(mode uint32) string {
+	switch mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		return "a directory"
+	case unix.S_IFIFO:
+		return "a FIFO"
+	case unix.S_IFCHR:
+		return "a character device"
+	case unix.S_IFBLK:
+		return "a block device"
+	case unix.S_IFSOCK:
+		return "a socket"
+	case unix.S_IFLNK:
+		return "a symbolic link"
+	case unix.S_IFREG:
+		return "a regular file"
+	}
+	return "an unknown kind of file"
 }
 
 // Names lists profile names sorted.
@@ -102,10 +166,12 @@ func (p Profile) Check() error {
 		return fmt.Errorf("grace must not be negative")
 	case p.Memory < 0, p.Swap < 0, p.Disk < 0, p.Shm < 0:
 		return fmt.Errorf("sizes must not be negative")
-	case p.CPUs < 0 || p.CPUs > 4096:
-		return fmt.Errorf("cpus %g out of range (0 = no limit, up to 4096)", p.CPUs)
-	case p.PIDs < 0:
-		return fmt.Errorf("pids must not be negative")
+	}
+	if err := checkCPUs(p.CPUs); err != nil {
+		return fmt.Errorf("cpus %w", err)
+	}
+	if err := checkPIDs(p.PIDs); err != nil {
+		return fmt.Errorf("pids %w", err)
 	}
 	switch p.Net {
 	case NetNone, NetLoopback, NetHost:

@@ -37,14 +37,14 @@ func validProfileName(s string) bool {
 // fieldSetters decode one field of a profile from its raw JSON.
 var fieldSetters = map[string]func(p *Profile, raw json.RawMessage) error{
 	"description": func(p *Profile, r json.RawMessage) error { return fresh(r, &p.Description) },
-	"timeout":     func(p *Profile, r json.RawMessage) error { return durationField(r, &p.Timeout) },
+	"timeout":     func(p *Profile, r json.RawMessage) error { return timeoutField(r, &p.Timeout) },
 	"grace":       func(p *Profile, r json.RawMessage) error { return durationField(r, &p.Grace) },
-	"memory":      func(p *Profile, r json.RawMessage) error { return sizeField(r, &p.Memory) },
+	"memory":      func(p *Profile, r json.RawMessage) error { return limitSizeField(r, &p.Memory) },
 	"swap":        func(p *Profile, r json.RawMessage) error { return sizeField(r, &p.Swap) },
-	"disk":        func(p *Profile, r json.RawMessage) error { return sizeField(r, &p.Disk) },
+	"disk":        func(p *Profile, r json.RawMessage) error { return limitSizeField(r, &p.Disk) },
 	"shm":         func(p *Profile, r json.RawMessage) error { return sizeField(r, &p.Shm) },
-	"cpus":        func(p *Profile, r json.RawMessage) error { return fresh(r, &p.CPUs) },
-	"pids":        func(p *Profile, r json.RawMessage) error { return fresh(r, &p.PIDs) },
+	"cpus":        func(p *Profile, r json.RawMessage) error { return countField(r, ParseCPUs, &p.CPUs) },
+	"pids":        func(p *Profile, r json.RawMessage) error { return countField(r, ParsePIDs, &p.PIDs) },
 	"net":         func(p *Profile, r json.RawMessage) error { return fresh(r, &p.Net) },
 	"allow_tcp":   func(p *Profile, r json.RawMessage) error { return fresh(r, &p.AllowTCP) },
 	"db_ports":    func(p *Profile, r json.RawMessage) error { return fresh(r, &p.DBPorts) },
@@ -230,6 +230,64 @@ func durationField(r json.RawMessage, d *time.Duration) error {
 	return nil
 }
 
+// timeoutField reads the timeout: a duration string or "none" (README's
+// limits rule, limits.go).
+func timeoutField(r json.RawMessage, d *time.Duration) error {
+	var s string
+	if err := strict(r, &s); err != nil {
+		return fmt.Errorf("want a duration string such as \"90s\" or \"30m\", or \"none\": %w", err)
+	}
+	v, err := ParseTimeout(s)
+	if err != nil {
+		return err
+	}
+	*d = v
+	return nil
+}
+
+// limitSizeField reads memory or disk: a size string, "0" or "none".
+func limitSizeField(r json.RawMessage, n *int64) error {
+	var s string
+	if err := strict(r, &s); err != nil {
+		return fmt.Errorf("want a size string such as \"512M\" or \"2G\", or \"none\": %w", err)
+	}
+	v, err := ParseSizeLimit(s)
+	if err != nil {
+		return err
+	}
+	*n = v
+	return nil
+}
+
+// countField reads cpus or pids: a JSON number or the string "none", both
+// through the command line's parser, so a 0 is refused the same way.
+func countField[T int64 | float64](r json.RawMessage, parse func(string) (T, error), dst *T) error {
+	t := bytes.TrimSpace(r)
+	if string(t) == "null" {
+		return fmt.Errorf("null is not a value; give the value, \"none\" for no limit, or leave the field out")
+	}
+	text := string(t)
+	if len(t) > 0 && t[0] == '"' {
+		if err := strict(t, &text); err != nil {
+			return err
+		}
+		if text != NoLimit {
+			return fmt.Errorf("%q: give a number, or the string \"none\" for no limit", text)
+		}
+	} else {
+		var n json.Number
+		if err := strict(t, &n); err != nil {
+			return fmt.Errorf("want a number or \"none\": %w", err)
+		}
+	}
+	v, err := parse(text)
+	if err != nil {
+		return err
+	}
+	*dst = v
+	return nil
+}
+
 func sizeField(r json.RawMessage, n *int64) error {
 	var s string
 	if err := strict(r, &s); err != nil {
@@ -252,8 +310,8 @@ type ProfileView struct {
 	Grace         string          `json:"grace"`
 	Memory        string          `json:"memory"`
 	Swap          string          `json:"swap"`
-	CPUs          float64         `json:"cpus"`
-	PIDs          int64           `json:"pids"`
+	CPUs          limitNum        `json:"cpus"`
+	PIDs          limitNum        `json:"pids"`
 	Disk          string          `json:"disk"`
 	Shm           string          `json:"shm"`
 	Net           NetMode         `json:"net"`
@@ -283,15 +341,33 @@ func (p Profile) View() ProfileView {
 		return s
 	}
 	v := ProfileView{
-		Name: p.Name, Description: p.Description, Timeout: p.Timeout.String(), Grace: p.Grace.String(),
-		Memory: FormatSize(p.Memory), Swap: FormatSize(p.Swap), CPUs: p.CPUs, PIDs: p.PIDs,
-		Disk: FormatSize(p.Disk), Shm: FormatSize(p.Shm), Net: p.Net, AllowTCP: nz16(p.AllowTCP),
+		Name: p.Name, Description: p.Description, Timeout: orNone(p.Timeout == 0, p.Timeout.String()), Grace: p.Grace.String(),
+		Memory: orNone(p.Memory == 0, FormatSize(p.Memory)), Swap: FormatSize(p.Swap), CPUs: limitNum(p.CPUs), PIDs: limitNum(p.PIDs),
+		Disk: orNone(p.Disk == 0, FormatSize(p.Disk)), Shm: FormatSize(p.Shm), Net: p.Net, AllowTCP: nz16(p.AllowTCP),
 		DBPorts: nz16(p.DBPorts), DataDirs: nz(p.DataDirs), ReadOnly: nz(p.ReadOnly), ReadWrite: nz(p.ReadWrite),
 		Env: nz(p.Env), AllowDegraded: nz(p.AllowDegraded), RequireInput: p.RequireInput,
 		RequireLayers: p.RequireLayers,
 	}
 	if v.RequireLayers == nil {
 		v.RequireLayers = map[Promise]int{}
+	}
+	return v
+}
+
+// limitNum prints a count limit the way a profiles file gives it: the
+// number, or "none" when it is off.
+type limitNum float64
+
+func (n limitNum) MarshalJSON() ([]byte, error) {
+	if n == 0 {
+		return []byte(`"` + NoLimit + `"`), nil
+	}
+	return json.Marshal(float64(n))
+}
+
+func orNone(off bool, v string) string {
+	if off {
+		return NoLimit
 	}
 	return v
 }

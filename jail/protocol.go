@@ -13,7 +13,7 @@ package jail
 //	    |<-- {kind:"error", stage} and exit 125 ----|  (on any failure)
 //	    |<-- {kind:"started", pid} -----------------|  target running
 //	    |    signals: supervisor kill(init) ------->|  init forwards to the target
-//	    |<-- {kind:"exited", status, rusage} -------|  target reaped, rest killed
+//	    |<-- {kind:"exited", status, rusage, wall} -|  target reaped, rest killed
 //	    |    init exits with the target's status    |
 //
 // The config travels over the socket, never argv or the environment, so
@@ -62,6 +62,10 @@ type initMsg struct {
 	UserUsec int64 `json:"user_us,omitempty"`
 	SysUsec  int64 `json:"sys_us,omitempty"`
 	MaxRSSKB int64 `json:"maxrss_kb,omitempty"`
+	// WallUsec is the target's wall time on the init's own clock, from
+	// just before its exec to its reaping: the supervisor hears of both
+	// ends late, and by different amounts under load.
+	WallUsec int64 `json:"wall_us,omitempty"`
 
 	Enforced *enforcedInit `json:"enforced,omitempty"`
 }

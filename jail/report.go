@@ -1,10 +1,7 @@
 package jail
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 )
@@ -26,6 +23,10 @@ const (
 	StatusOOMKilled   Status = "oom_killed"   // the cgroup's OOM killer killed the target or a descendant
 	StatusPIDsLimit   Status = "pids_limit"   // a fork failed at the PID limit and the run failed
 	StatusDiskLimit   Status = "disk_limit"   // the run directory's budget filled up and the run failed
+	// StatusDeliveryFailed: the run ended (as analysis_status says) but its
+	// outputs (--collect, --keep) or its report could not be delivered;
+	// scidex-jail exits ExitDeliveryFailed (122).
+	StatusDeliveryFailed Status = "delivery_failed"
 )
 
 // Report is the one JSON object a run produces.
@@ -57,19 +58,30 @@ type Report struct {
 	SetupError      *SetupError `json:"setup_error,omitempty"`
 	Warnings        []string    `json:"warnings,omitempty"`
 	CompletionNotes string      `json:"completion_notes"`
+
+	// Set only with status delivery_failed: how the run itself ended (the
+	// status and exit code it would have had) and what could not be
+	// delivered. The analysis' signal stays in signal.
+	AnalysisStatus   Status   `json:"analysis_status,omitempty"`
+	AnalysisExitCode *int     `json:"analysis_exit_code,omitempty"`
+	DeliveryErrors   []string `json:"delivery_errors,omitempty"`
+
+	ownNotes string // the completion notes before a delivery failure
 }
 
-// LimitsReport is the budget the run was given.
+// LimitsReport is the budget the run was given. A limit that is switched
+// off is 0 in its field and named in None.
 type LimitsReport struct {
-	Profile        string  `json:"profile"`
-	TimeoutSeconds float64 `json:"timeout_seconds"` // 0 = none
-	GraceSeconds   float64 `json:"grace_seconds"`
-	MemoryBytes    int64   `json:"memory_bytes"` // 0 = none
-	SwapBytes      int64   `json:"swap_bytes"`
-	CPUs           float64 `json:"cpus"`
-	PIDs           int64   `json:"pids"`
-	DiskBytes      int64   `json:"disk_bytes"`
-	ShmBytes       int64   `json:"shm_bytes"`
+	Profile        string   `json:"profile"`
+	TimeoutSeconds float64  `json:"timeout_seconds"` // 0 = none
+	GraceSeconds   float64  `json:"grace_seconds"`
+	MemoryBytes    int64    `json:"memory_bytes"` // 0 = none
+	SwapBytes      int64    `json:"swap_bytes"`
+	CPUs           float64  `json:"cpus"`       // 0 = none
+	PIDs           int64    `json:"pids"`       // 0 = none
+	DiskBytes      int64    `json:"disk_bytes"` // 0 = none: the run directory is bound from the host
+	ShmBytes       int64    `json:"shm_bytes"`
+	None           []string `json:"none"` // the limits switched off: timeout, memory, cpus, pids, disk
 }
 
 // EnforcedReport is what was in force while the target ran.
@@ -112,46 +124,17 @@ type SetupError struct {
 	Message string `json:"message"`
 }
 
-// Output is one entry left in the run directory.
+// Output is one entry left in the run directory. Names are bytes on Linux;
+// one that is not UTF-8 appears in path with U+FFFD for each bad byte and,
+// exactly, base64-encoded in path_b64 (the same for link targets).
 type Output struct {
-	Path   string `json:"path"` // relative to the run directory
-	Type   string `json:"type"` // file, dir, symlink, other
-	Size   int64  `json:"size"`
-	SHA256 string `json:"sha256,omitempty"`
-	Target string `json:"link_target,omitempty"` // symlinks: never followed
-}
-
-// WriteFile writes the report atomically: a temporary file in the same
-// directory, renamed over path.
-func (r *Report) WriteFile(path string) error {
-	b, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode report: %w", err)
-	}
-	b = append(b, '\n')
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("write report %s: %w", path, err)
-	}
-	defer os.Remove(f.Name())
-	// No fsync: the rename makes the report appear whole or not at all to
-	// readers, which is the promise; durability across a power cut is not
-	// worth milliseconds on every run.
-	_, err = f.Write(b)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(f.Name(), 0o644)
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		return fmt.Errorf("write report %s: %w", path, err)
-	}
-	return nil
+	Path      string `json:"path"` // relative to the run directory
+	PathB64   string `json:"path_b64,omitempty"`
+	Type      string `json:"type"` // file, dir, symlink, other
+	Size      int64  `json:"size"`
+	SHA256    string `json:"sha256,omitempty"`
+	Target    string `json:"link_target,omitempty"` // symlinks: never followed
+	TargetB64 string `json:"link_target_b64,omitempty"`
 }
 
 // Summary is the one line for stderr.

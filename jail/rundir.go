@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -48,21 +49,10 @@ func createRunDir(tmpRoot, id string, uid, gid int) (*runDir, bool, error) {
 		}
 	}()
 
-	tmp := "." + d.name + "." + randomSuffix() + ".new"
 	pfd := int(parent.Fd())
-	if err := unix.Mkdirat(pfd, tmp, 0o700); err != nil {
-		return nil, false, fmt.Errorf("create run directory in %s: %w", tmpRoot, err)
-	}
-	lock, err := openDirAt(pfd, tmp)
-	if err == nil {
-		err = prepareDir(lock, uid, gid)
-	}
+	tmp, lock, err := newLockedDir(pfd, d.name, uid, gid)
 	if err != nil {
-		if lock != nil {
-			lock.Close()
-		}
-		unix.Unlinkat(pfd, tmp, unix.AT_REMOVEDIR)
-		return nil, false, err
+		return nil, false, fmt.Errorf("create run directory in %s: %w", tmpRoot, err)
 	}
 
 	cleanedStale := false
@@ -71,21 +61,77 @@ func createRunDir(tmpRoot, id string, uid, gid int) (*runDir, bool, error) {
 		if err == nil {
 			break
 		}
-		if !errors.Is(err, unix.EEXIST) || attempt > 0 {
-			lock.Close()
-			unix.Unlinkat(pfd, tmp, unix.AT_REMOVEDIR)
-			return nil, false, fmt.Errorf("rename run directory into place at %s: %w", d.path, err)
+		if errors.Is(err, unix.EEXIST) && attempt < staleBusyTries {
+			var busy, removed bool
+			if busy, removed, err = d.removeStale(uid); err == nil {
+				cleanedStale = cleanedStale || removed
+				if busy {
+					// Held: a live run, or a sweep removing a dead
+					// one; the latter lets go within moments.
+					time.Sleep(staleBusyWait)
+				}
+				continue
+			}
 		}
-		if err = d.removeStale(uid); err != nil {
-			lock.Close()
-			unix.Unlinkat(pfd, tmp, unix.AT_REMOVEDIR)
+		if err == nil || errors.Is(err, unix.EEXIST) {
+			err = fmt.Errorf("%w: a run with this ID is still in progress (%s is held by a live scidex-jail); wait for it or choose another --id", ErrBusy, d.path)
+		}
+		lock.Close()
+		unix.Unlinkat(pfd, tmp, unix.AT_REMOVEDIR)
+		if errors.Is(err, ErrBusy) || errors.Is(err, ErrBadSpec) {
 			return nil, false, err
 		}
-		cleanedStale = true
+		return nil, false, fmt.Errorf("rename run directory into place at %s: %w", d.path, err)
 	}
 	d.lock = lock
 	ok = true
 	return d, cleanedStale, nil
+}
+
+// How long a run waits for a run directory of its ID that another process
+// holds: a sweep (another run's, or gc) takes and removes a dead one within
+// moments; a live run holds it for its whole run.
+const (
+	staleBusyTries = 25
+	staleBusyWait  = 20 * time.Millisecond
+)
+
+// newLockedDir makes .<name>.<hex>.new in pfd, locked, marked and owned by
+// uid:gid. A sweep takes an unlocked .new directory for a dead jail's: if
+// one took ours in the moment between the mkdir and the lock, we see it
+// (the lock is held, or the directory is already unlinked) and start again
+// under another name.
+func newLockedDir(pfd int, name string, uid, gid int) (string, *os.File, error) {
+	for attempt := 0; attempt < 10; attempt++ {
+		tmp := "." + name + "." + randomSuffix() + ".new"
+		if err := unix.Mkdirat(pfd, tmp, 0o700); err != nil {
+			return "", nil, err
+		}
+		lock, err := openDirAt(pfd, tmp)
+		if errors.Is(err, unix.ENOENT) {
+			continue // a sweep removed it already
+		}
+		if err != nil {
+			unix.Unlinkat(pfd, tmp, unix.AT_REMOVEDIR)
+			return "", nil, err
+		}
+		if unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB) != nil {
+			lock.Close() // a sweep holds it and removes it
+			continue
+		}
+		var st unix.Stat_t
+		if unix.Fstat(int(lock.Fd()), &st) != nil || st.Nlink == 0 {
+			lock.Close() // a sweep removed it already
+			continue
+		}
+		if err := prepareDir(lock, uid, gid); err != nil {
+			lock.Close()
+			unix.Unlinkat(pfd, tmp, unix.AT_REMOVEDIR)
+			return "", nil, err
+		}
+		return tmp, lock, nil
+	}
+	return "", nil, fmt.Errorf("another process keeps taking the new run directory")
 }
 
 func openDirAt(dirfd int, name string) (*os.File, error) {
@@ -96,11 +142,14 @@ func openDirAt(dirfd int, name string) (*os.File, error) {
 	return os.NewFile(uintptr(fd), name), nil
 }
 
+// prepareDir marks, chowns and chmods a new, locked run directory. The
+// mark comes first: from then on, with or without its owner changed, a
+// sweep knows the directory for a jail's (sweep.go). A file system without
+// extended attributes gets no mark: such a directory, left by a killed
+// jail, is removed only by a later run with the same ID.
 func prepareDir(f *os.File, uid, gid int) error {
 	fd := int(f.Fd())
-	if err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB); err != nil {
-		return fmt.Errorf("lock new run directory: %w", err)
-	}
+	markRunDir(fd)
 	if os.Geteuid() == 0 {
 		if err := unix.Fchown(fd, uid, gid); err != nil {
 			return fmt.Errorf("chown run directory to %d:%d: %w", uid, gid, err)
@@ -117,33 +166,38 @@ func prepareDir(f *os.File, uid, gid int) error {
 // removeStale removes what sits at the run directory's name if, and only if,
 // it is a directory left by a dead run: a real directory (not a link),
 // owned by us or by the analysis uid, and not locked by a live supervisor.
-func (d *runDir) removeStale(uid int) error {
+// busy says it is locked (a live run, or a sweep taking it); removed, that
+// this call removed it.
+func (d *runDir) removeStale(uid int) (busy, removed bool, err error) {
 	pfd := int(d.parent.Fd())
 	f, err := openDirAt(pfd, d.name)
 	if err != nil {
-		if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) {
-			return fmt.Errorf("%w: %s already exists and is not a directory (a symlink or file planted there?); refusing to use it: remove it by hand", ErrBadSpec, d.path)
+		if errors.Is(err, unix.ENOENT) {
+			return false, false, nil // taken by a sweep meanwhile
 		}
-		return fmt.Errorf("inspect existing %s: %w", d.path, err)
+		if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) {
+			return false, false, fmt.Errorf("%w: %s already exists and is not a directory (a symlink or file planted there?); refusing to use it: remove it by hand", ErrBadSpec, d.path)
+		}
+		return false, false, fmt.Errorf("inspect existing %s: %w", d.path, err)
 	}
 	defer f.Close()
 	var st unix.Stat_t
 	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
-		return fmt.Errorf("stat existing %s: %w", d.path, err)
+		return false, false, fmt.Errorf("stat existing %s: %w", d.path, err)
 	}
 	if int(st.Uid) != os.Geteuid() && int(st.Uid) != uid {
-		return fmt.Errorf("%w: %s already exists and belongs to uid %d, not to this jail; refusing to use or remove it: remove it by hand", ErrBadSpec, d.path, st.Uid)
+		return false, false, fmt.Errorf("%w: %s already exists and belongs to uid %d, not to this jail; refusing to use or remove it: remove it by hand", ErrBadSpec, d.path, st.Uid)
 	}
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		if errors.Is(err, unix.EWOULDBLOCK) {
-			return fmt.Errorf("%w: a run with this ID is still in progress (%s is held by a live scidex-jail); wait for it or choose another --id", ErrBusy, d.path)
+			return true, false, nil
 		}
-		return fmt.Errorf("lock existing %s: %w", d.path, err)
+		return false, false, fmt.Errorf("lock existing %s: %w", d.path, err)
 	}
 	if err := removeTree(d.parent, d.name); err != nil {
-		return fmt.Errorf("remove leftover run directory %s: %w", d.path, err)
+		return false, false, fmt.Errorf("remove leftover run directory %s: %w", d.path, err)
 	}
-	return nil
+	return false, true, nil
 }
 
 // remove deletes the run directory without following links, then drops the
@@ -155,6 +209,20 @@ func (d *runDir) remove() error {
 		return fmt.Errorf("remove run directory %s: %w", d.path, err)
 	}
 	return nil
+}
+
+// keep leaves the run directory in place for the caller: its mark goes, so
+// no sweep takes it (only a later run with the same ID replaces it), then
+// the lock.
+func (d *runDir) keep() error {
+	var err error
+	if d.lock != nil {
+		if e := unix.Fremovexattr(int(d.lock.Fd()), runDirMark()); e != nil && !errors.Is(e, unix.ENODATA) && !errors.Is(e, unix.EOPNOTSUPP) {
+			err = fmt.Errorf("unmark kept run directory %s (a sweep may take it): %w", d.path, e)
+		}
+	}
+	d.close()
+	return err
 }
 
 func (d *runDir) close() {

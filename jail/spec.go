@@ -56,6 +56,12 @@ type Spec struct {
 	Grace   time.Duration // SIGTERM to SIGKILL on timeout or cancel
 	Keep    bool          // keep the run directory afterwards
 	Collect string        // copy the outputs here before removal; "" = no copy
+	// CollectMerge lets Collect be a directory that is not empty; a file
+	// of the same name there is still never overwritten.
+	CollectMerge bool
+	// Report is where Run writes the JSON report (atomically); "" = none.
+	// Validate resolves it and Collect (destinations.go).
+	Report string
 
 	HostUID int // host uid/gid of the target when the jail runs as root
 	HostGID int
@@ -140,7 +146,9 @@ func (s *Spec) optIns() []string {
 }
 
 // Validate checks the spec and returns an error wrapping ErrBadSpec that says
-// what is wrong and how to fix it. It touches nothing on disk but Stat.
+// what is wrong and how to fix it. It replaces host paths by their resolved
+// form (paths.go) and creates nothing on disk: the writability of the
+// destinations is probed with unnamed files (O_TMPFILE) that vanish.
 func (s *Spec) Validate() error {
 	if err := ValidateID(s.ID); err != nil {
 		return err
@@ -193,7 +201,7 @@ func (s *Spec) Validate() error {
 	if s.HostUID <= 0 || s.HostGID <= 0 {
 		return fmt.Errorf("%w: the analysis' host uid/gid %d:%d must be non-zero, so it never runs as host root", ErrBadSpec, s.HostUID, s.HostGID)
 	}
-	return nil
+	return s.checkDestinations()
 }
 
 // ValidateID checks an analysis ID.
@@ -275,40 +283,24 @@ func checkDir(path string) error {
 }
 
 func (s *Spec) validateFS() error {
-	if s.Root != "" {
-		if !filepath.IsAbs(s.Root) {
-			return fmt.Errorf("%w: --root %q must be an absolute path", ErrBadSpec, s.Root)
-		}
-		if err := checkDir(s.Root); err != nil {
-			return fmt.Errorf("%w: --root: %w", ErrBadSpec, err)
-		}
-	}
 	for _, d := range s.DataDirs {
 		if filepath.IsAbs(d) || strings.Contains(d, "..") {
 			return fmt.Errorf("%w: data directory %q must be a plain path relative to --root", ErrBadSpec, d)
 		}
 	}
+	if err := s.normaliseInputs(); err != nil {
+		return err
+	}
+	runDir := filepath.Join(s.resolvedTmpRoot(), DirPrefix+s.ID)
 	for _, l := range []struct {
 		flag  string
 		paths []string
 	}{{"--ro", s.ReadOnly}, {"--rw", s.ReadWrite}} {
 		for _, p := range l.paths {
-			if !filepath.IsAbs(p) {
-				return fmt.Errorf("%w: %s %q must be an absolute path", ErrBadSpec, l.flag, p)
-			}
-			if _, err := os.Stat(p); err != nil {
-				return fmt.Errorf("%w: %s %q does not exist: create it or drop the flag", ErrBadSpec, l.flag, p)
-			}
-			if p == "/" || strings.HasPrefix(s.RunDir(), p+"/") {
-				return fmt.Errorf("%w: %s %q would contain the run directory", ErrBadSpec, l.flag, p)
+			if within(runDir, p) {
+				return fmt.Errorf("%w: %s %q would contain the run directory %s: give a path beside it", ErrBadSpec, l.flag, p, runDir)
 			}
 		}
-	}
-	if s.DiskBytes < 0 || s.ShmBytes < 0 {
-		return fmt.Errorf("%w: --disk and --shm sizes must not be negative", ErrBadSpec)
-	}
-	if s.DiskBytes > 0 && s.DiskBytes < 64<<10 {
-		return fmt.Errorf("%w: --disk %d bytes is too small to be useful; give at least 64K (or 0 for no budget)", ErrBadSpec, s.DiskBytes)
 	}
 	return nil
 }
@@ -331,21 +323,6 @@ func (s *Spec) validateNet() error {
 		if slices.Contains(s.DBPorts, p) {
 			return fmt.Errorf("%w: --allow-tcp %d: that is a database port (PostgreSQL listens on 5432) and can never be opened to an analysis", ErrBadSpec, p)
 		}
-	}
-	return nil
-}
-
-func (s *Spec) validateResources() error {
-	r := s.Resources
-	switch {
-	case r.MemoryBytes < 0, r.SwapBytes < 0, r.PIDs < 0, r.CPUs < 0:
-		return fmt.Errorf("%w: resource limits must not be negative", ErrBadSpec)
-	case r.MemoryBytes > 0 && r.MemoryBytes < 8<<20:
-		return fmt.Errorf("%w: --memory %d bytes is below 8M: not even the jail's init fits; give e.g. 512M or 2G", ErrBadSpec, r.MemoryBytes)
-	case r.PIDs > 0 && r.PIDs < minPIDs:
-		return fmt.Errorf("%w: --pids %d is below %d: the limit counts threads, the jail's init alone holds up to 8 and the analysis' runtime more; give e.g. 256", ErrBadSpec, r.PIDs, minPIDs)
-	case r.CPUs > 0 && r.CPUs < 0.01:
-		return fmt.Errorf("%w: --cpus %g is below 0.01", ErrBadSpec, r.CPUs)
 	}
 	return nil
 }

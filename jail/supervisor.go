@@ -17,10 +17,6 @@ import (
 	"github.com/scidex/scidex-jail/cgroupfs"
 )
 
-// cancelSignals end the run when the jail receives them; the rest of
-// forwarded only pass through to the target.
-var cancelSignals = map[os.Signal]bool{unix.SIGTERM: true, unix.SIGINT: true, unix.SIGHUP: true}
-
 // namespaces is the fixed set; the network namespace is left out only in
 // the host network mode.
 var namespaces = []struct {
@@ -74,51 +70,71 @@ type supervisor struct {
 	diskUsed    int64
 	diskFull    bool
 
+	deliveryErrs []string // outputs asked for (--collect, --keep) that could not be delivered
+
+	sigs                <-chan os.Signal
 	timedOut, cancelled bool
+	cancelSig           syscall.Signal // the signal that cancelled the run
 	killTimer           *time.Timer
 	pendingSig          syscall.Signal
 	heldSigs            []os.Signal
 	ended               atomic.Bool // the init reported the end; set before reading outputs
 }
 
-// Run runs the spec to completion and returns its report. The error is
-// non-nil only when the run could not begin at all (bad input, the ID in
-// use): then nothing was created and there is no report.
+// Run runs the spec to completion and returns its report, which it also
+// writes to s.Report when set. The error is non-nil only when the run could
+// not begin at all (bad input, the ID in use): then nothing was created and
+// there is no report.
+//
+// sigs carries the signals the jail receives: the caller registers it with
+// signal.Notify for SIGTERM, SIGINT, SIGHUP (which cancel the run) and
+// SIGQUIT, SIGUSR1, SIGUSR2 (passed to the analysis), as early as it can,
+// so that a cancel that arrives while it is still parsing flags is kept
+// and ends the run here. With nil, Run registers its own.
 //
 // The analysis inherits the caller's fds 0, 1 and 2, which must be open (the
 // command line reopens closed ones on /dev/null before anything else, so no
 // file of the jail's can take their numbers).
-func Run(s *Spec) (*Report, error) {
-	sv := &supervisor{spec: s, t0: time.Now(), msgs: make(chan initMsg, 16)}
+func Run(s *Spec, sigs <-chan os.Signal) (*Report, error) {
+	t0 := time.Now()
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
+	if sigs == nil {
+		c := make(chan os.Signal, 8)
+		signal.Notify(c, forwarded...)
+		defer signal.Stop(c)
+		sigs = c
+	}
+	sv := &supervisor{spec: s, t0: t0, msgs: make(chan initMsg, 16), sigs: sigs}
 	sv.rep = newReport(s, sv.t0)
 	sv.phase("validate", sv.t0)
 
-	// Registered before anything exists on disk: a SIGTERM from here on
-	// cancels the run and still cleans up.
-	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, forwarded...)
-	defer signal.Stop(sigs)
-
-	t := time.Now()
-	dir, stale, err := createRunDir(s.TmpRoot, s.ID, s.HostUID, s.HostGID)
-	if err != nil {
-		return nil, err
-	}
-	sv.dir = dir
-	if stale {
-		sv.rep.Warnings = append(sv.rep.Warnings, "removed a leftover run directory of a dead earlier run with this ID")
-	}
-	sv.phase("rundir", t)
-
-	if stage, err := sv.prepare(); err != nil {
-		sv.setupFailed(stage, err.Error(), 125)
-	} else {
-		sv.loop(sigs)
+	// A cancel before anything exists on disk ends the run with nothing
+	// made; after that, one between the steps below ends it at the next
+	// step, and cleanup runs as on every other path.
+	if !sv.pollSignals() {
+		t := time.Now()
+		sv.rep.Warnings = append(sv.rep.Warnings, sweepLeftovers(s.TmpRoot, reportDir(s.Report))...)
+		sv.phase("sweep", t)
+		t = time.Now()
+		dir, stale, err := createRunDir(s.TmpRoot, s.ID, s.HostUID, s.HostGID)
+		if err != nil {
+			return nil, err
+		}
+		sv.dir = dir
+		if stale {
+			sv.rep.Warnings = append(sv.rep.Warnings, "removed a leftover run directory of a dead earlier run with this ID")
+		}
+		sv.phase("rundir", t)
+		if stage, err := sv.prepare(); err != nil {
+			sv.setupFailed(stage, err.Error(), 125)
+		} else if !sv.cancelled {
+			sv.loop()
+		}
 	}
 	sv.finish()
+	sv.deliverReport()
 	return sv.rep, nil
 }
 
@@ -127,7 +143,11 @@ func (sv *supervisor) phase(name string, since time.Time) {
 }
 
 // prepare builds the init's config, the cgroup leaf and the init itself.
+// A cancel that arrived meanwhile stops it between steps, with no error.
 func (sv *supervisor) prepare() (string, error) {
+	if sv.pollSignals() {
+		return "", nil
+	}
 	t := time.Now()
 	abi, err := sv.holdPromises()
 	if err != nil {
@@ -148,6 +168,9 @@ func (sv *supervisor) prepare() (string, error) {
 		return "cgroup", err
 	}
 	sv.phase("cgroup", t)
+	if sv.pollSignals() {
+		return "", nil
+	}
 	if err := sv.spawn(); err != nil {
 		return "spawn", err
 	}
@@ -194,6 +217,11 @@ func (sv *supervisor) spawn() error {
 		sv.cmd.Process.Kill()
 		sv.cmd.Wait()
 		return err
+	}
+	if sv.pollSignals() {
+		// Cancelled before "go": the target never starts.
+		sv.abortInit()
+		return nil
 	}
 	if err := sv.send(supervisorMsg{Kind: "go"}); err != nil {
 		return fmt.Errorf("send go to init: %w", err)
@@ -290,7 +318,7 @@ func (sv *supervisor) readInit() {
 }
 
 // loop waits for the init to finish while handling the timeout and signals.
-func (sv *supervisor) loop(sigs chan os.Signal) {
+func (sv *supervisor) loop() {
 	waited := make(chan error, 1)
 	go func() { waited <- sv.cmd.Wait() }()
 	var timeout <-chan time.Time
@@ -322,9 +350,12 @@ func (sv *supervisor) loop(sigs chan os.Signal) {
 				sv.timedOut = true
 				sv.stop(unix.SIGTERM)
 			}
-		case s := <-sigs:
+		case s := <-sv.sigs:
 			if cancelSignals[s] && sv.exited == nil && !sv.timedOut {
 				sv.cancelled = true
+				if sv.cancelSig == 0 {
+					sv.cancelSig = s.(syscall.Signal)
+				}
 				sv.stop(s.(syscall.Signal))
 				continue
 			}
@@ -341,35 +372,6 @@ func (sv *supervisor) loop(sigs chan os.Signal) {
 		sv.killTimer.Stop()
 	}
 	sv.sock.Close()
-}
-
-// stop asks the target to end (the init forwards sig) and arms the kill of
-// the whole tree after the grace period. Before the init has reported the
-// target started, the signal is held and sent on "started": an init still
-// in setup has no handler yet and would drop it.
-func (sv *supervisor) stop(sig syscall.Signal) {
-	sv.pendingSig = sig
-	if sv.started {
-		sv.cmd.Process.Signal(sig)
-	}
-	if sv.killTimer == nil {
-		sv.killTimer = time.AfterFunc(sv.spec.Grace, sv.killTree)
-	}
-}
-
-// killTree has the init SIGKILL every other process of the namespace, so it
-// can still report and the run directory can still be read; if it does not
-// manage, the init itself is killed, and the kernel ends the namespace.
-func (sv *supervisor) killTree() {
-	sv.send(supervisorMsg{Kind: "kill"})
-	// Process.Kill goes through a pidfd: harmless once the init is gone.
-	// Not once it has reported the end: then it only waits for us to read
-	// the run directory, which may take long for big outputs.
-	time.AfterFunc(hardKillDelay, func() {
-		if !sv.ended.Load() {
-			sv.cmd.Process.Kill()
-		}
-	})
 }
 
 func (sv *supervisor) handle(m initMsg) {
@@ -396,7 +398,10 @@ func (sv *supervisor) handle(m initMsg) {
 		if sv.killTimer != nil {
 			sv.killTimer.Stop()
 		}
-		sv.rep.WallSeconds = time.Since(sv.tStart).Seconds()
+		// From the init's own clock: just before the exec to the reaping.
+		// The supervisor learns of both ends late, by different amounts
+		// under load.
+		sv.rep.WallSeconds = float64(m.WallUsec) / 1e6
 		// The init waits, with the namespace emptied, until we have read
 		// the run directory through its root; then it may go.
 		t := time.Now()

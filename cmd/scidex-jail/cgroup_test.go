@@ -209,7 +209,7 @@ func TestCgroupThreadEnvDefaults(t *testing.T) {
 		{"one and a half", []string{"--cpus", "1.5"}, map[string]string{"OMP_NUM_THREADS": "2", "OPENBLAS_NUM_THREADS": "2", "MKL_NUM_THREADS": "2"}},
 		{"profile default", nil, map[string]string{"OMP_NUM_THREADS": "2", "OPENBLAS_NUM_THREADS": "2", "MKL_NUM_THREADS": "2"}},
 		{"caller sets one", []string{"--cpus", "3", "--env", "OMP_NUM_THREADS=7"}, map[string]string{"OMP_NUM_THREADS": "7", "OPENBLAS_NUM_THREADS": "3", "MKL_NUM_THREADS": "3"}},
-		{"no quota", []string{"--cpus", "0"}, map[string]string{"OMP_NUM_THREADS": "", "OPENBLAS_NUM_THREADS": "", "MKL_NUM_THREADS": ""}},
+		{"no quota", []string{"--cpus", "none"}, map[string]string{"OMP_NUM_THREADS": "", "OPENBLAS_NUM_THREADS": "", "MKL_NUM_THREADS": ""}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

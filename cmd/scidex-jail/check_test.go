@@ -94,7 +94,7 @@ func TestCheckProfiles(t *testing.T) {
 	requireRoot(t)
 	root := tmpRoot(t)
 	cfg := filepath.Join(root, "profiles.json")
-	if err := os.WriteFile(cfg, []byte(`{"profiles": {"web": {"base": "tool", "net": "host", "allow_tcp": [443]}, "nolimits": {"cpus": 0, "pids": 0}}}`), 0o644); err != nil {
+	if err := os.WriteFile(cfg, []byte(`{"profiles": {"web": {"base": "tool", "net": "host", "allow_tcp": [443]}, "nolimits": {"cpus": "none", "pids": "none"}}}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	cases := []struct {

@@ -7,10 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/alecthomas/kong"
 	"golang.org/x/sys/unix"
 
+	// First among the imports of this binary's own code: its init
+	// registers the signals a run handles, before anything else runs.
+	"github.com/scidex/scidex-jail/cmd/scidex-jail/internal/earlysig"
 	"github.com/scidex/scidex-jail/jail"
 )
 
@@ -25,6 +29,7 @@ type cli struct {
 	Run      runCmd      `cmd:"" help:"Run a command as an analysis inside the jail: run --id ID [flags] -- CMD [ARG...]"`
 	Profiles profilesCmd `cmd:"" help:"Print the effective profiles (built-in and from the profiles file)."`
 	Check    checkCmd    `cmd:"" help:"Check what this host can enforce for a profile, and how to fix what it cannot."`
+	GC       gcCmd       `cmd:"" name:"gc" help:"Remove what killed jails left behind (run directories, temporary reports, cgroup leaves): only what provably belongs to a dead jail."`
 	Version  versionCmd  `cmd:"" help:"Print the version."`
 }
 
@@ -115,6 +120,11 @@ func realMain(args []string) int {
 			fmt.Fprintf(os.Stderr, "scidex-jail: %v\n", err)
 			code = exitSetup
 			return
+		}
+		if !strings.HasPrefix(ctx.Command(), "run") {
+			// Only a run handles signals; the rest act on them as any
+			// program does.
+			earlysig.Release()
 		}
 		err = ctx.Run()
 		var ee exitError

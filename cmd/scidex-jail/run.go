@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/scidex/scidex-jail/cmd/scidex-jail/internal/earlysig"
 	"github.com/scidex/scidex-jail/jail"
 )
 
@@ -16,28 +18,29 @@ type runCmd struct {
 	ID      string `name:"id" required:"" help:"Analysis ID: letters, digits, '.', '_', '-' (at most 128). The run directory is <tmp-root>/scidex-analysis-<ID>."`
 	Profile string `name:"profile" short:"p" default:"default" help:"Profile of limits and permissions: default, notebook, post_process, tool, or one from the profiles file (see 'scidex-jail profiles')."`
 	Config  string `name:"config" placeholder:"FILE" help:"Profiles file (JSON). Default: /etc/scidex-jail/profiles.json when it exists."`
-	Report  string `name:"report" placeholder:"FILE" help:"Write the JSON report to FILE (atomically). The one-line summary always goes to stderr."`
+	Report  string `name:"report" placeholder:"FILE" help:"Write the JSON report to FILE (atomically); its directory must exist and be writable, outside every run directory. The one-line summary always goes to stderr; the whole report too if it cannot be delivered (exit 122)."`
 
-	Timeout string `name:"timeout" placeholder:"DUR" help:"Wall-clock budget, e.g. 90s, 30m, 1.5s (0 = none). On expiry: SIGTERM, then after --grace every process is killed."`
+	Timeout string `name:"timeout" placeholder:"DUR" help:"Wall-clock budget, e.g. 90s, 30m, 1.5s (none or 0 = no timeout). On expiry: SIGTERM, then after --grace every process is killed."`
 	Grace   string `name:"grace" placeholder:"DUR" help:"Time between SIGTERM and SIGKILL on timeout or cancel."`
-	Memory  string `name:"memory" placeholder:"SIZE" help:"Memory limit of the run's cgroup, e.g. 512M, 2G (binary units; 0 = none). The run directory's tmpfs counts toward it."`
+	Memory  string `name:"memory" placeholder:"SIZE" help:"Memory limit of the run's cgroup, e.g. 512M, 2G (binary units; none or 0 = no limit). The run directory's tmpfs counts toward it."`
 	Swap    string `name:"swap" placeholder:"SIZE" help:"Swap the run may use (default 0)."`
-	CPUs    string `name:"cpus" placeholder:"N" help:"CPU quota in CPUs, e.g. 0.5 or 2 (0 = none)."`
-	PIDs    string `name:"pids" placeholder:"N" help:"Limit on processes and threads (0 = none)."`
-	Disk    string `name:"disk" placeholder:"SIZE" help:"Size budget of the run directory, a tmpfs: writes beyond it fail with ENOSPC (0 = none: the directory lives on --tmp-root's filesystem)."`
-	Shm     string `name:"shm" placeholder:"SIZE" help:"Size of the private /dev/shm."`
+	CPUs    string `name:"cpus" placeholder:"N" help:"CPU quota in CPUs, e.g. 0.5 or 2 (none = no quota; 0 is refused)."`
+	PIDs    string `name:"pids" placeholder:"N" help:"Limit on processes and threads, 16 to 4194304 (none = no limit; 0 is refused)."`
+	Disk    string `name:"disk" placeholder:"SIZE" help:"Size budget of the run directory, a tmpfs: writes beyond it fail with ENOSPC; at most --memory (none or 0 = no budget: the directory lives on --tmp-root's filesystem)."`
+	Shm     string `name:"shm" placeholder:"SIZE" help:"Size of the private /dev/shm (more than 0, at most --memory)."`
 
 	Net      string   `name:"net" placeholder:"MODE" help:"Network: none (no network), loopback (lo only, e.g. for notebook kernels), host (the host's network; outbound TCP only to --allow-tcp ports; UDP is not restricted)."`
 	AllowTCP []string `name:"allow-tcp" placeholder:"PORT" sep:"," help:"Outbound TCP ports allowed with --net host. PostgreSQL's 5432 can never be allowed."`
 
-	Root    string   `name:"root" placeholder:"DIR" help:"The platform's checkout: its data/ and docs/ are readable (read-only) by the analysis. Default: the current directory."`
-	Input   []string `name:"input" sep:"none" placeholder:"DIR" help:"An earlier run's collected outputs, readable (read-only) at the same path (repeatable; the post_process profile needs one)."`
-	RO      []string `name:"ro" sep:"none" placeholder:"PATH" help:"Another host path readable (read-only) at the same path (repeatable)."`
-	RW      []string `name:"rw" sep:"none" placeholder:"PATH" help:"Another host path writable at the same path (repeatable)."`
-	Keep    bool     `name:"keep" help:"Keep the run directory afterwards (default: removed)."`
-	Collect string   `name:"collect" placeholder:"DIR" help:"Copy the regular files of the run directory to DIR before it is removed (links are never followed)."`
-	TmpRoot string   `name:"tmp-root" default:"/tmp" placeholder:"DIR" help:"Absolute directory that holds the run directory."`
-	Env     []string `name:"env" sep:"none" placeholder:"K=V" help:"Set an environment variable for the analysis (repeatable). The host's environment is not passed in."`
+	Root         string   `name:"root" placeholder:"DIR" help:"The platform's checkout: its data/ and docs/ are readable (read-only) by the analysis. Default: the current directory."`
+	Input        []string `name:"input" sep:"none" placeholder:"DIR" help:"An earlier run's collected outputs, readable (read-only) at the same path (repeatable; the post_process profile needs one)."`
+	RO           []string `name:"ro" sep:"none" placeholder:"PATH" help:"Another host path readable (read-only) at the same path (repeatable)."`
+	RW           []string `name:"rw" sep:"none" placeholder:"PATH" help:"Another host path writable at the same path (repeatable)."`
+	Keep         bool     `name:"keep" help:"Keep the run directory afterwards (default: removed)."`
+	Collect      string   `name:"collect" placeholder:"DIR" help:"Copy the regular files of the run directory to DIR before it is removed (links are never followed). DIR must be new or empty, outside every run directory and every input."`
+	CollectMerge bool     `name:"collect-merge" help:"Let --collect DIR already hold files; one of the same name as an output is an error (delivery_failed), never overwritten."`
+	TmpRoot      string   `name:"tmp-root" default:"/tmp" placeholder:"DIR" help:"Absolute directory that holds the run directory."`
+	Env          []string `name:"env" sep:"none" placeholder:"K=V" help:"Set an environment variable for the analysis (repeatable). The host's environment is not passed in."`
 
 	UID          int      `name:"uid" default:"65534" help:"Host uid the analysis runs as when scidex-jail runs as root (never 0)."`
 	GID          int      `name:"gid" default:"65534" help:"Host gid the analysis runs as when scidex-jail runs as root (never 0)."`
@@ -73,15 +76,18 @@ func (c *runCmd) spec() (*jail.Spec, error) {
 	if err != nil {
 		return nil, bad("cannot read the current directory: %w", err)
 	}
+	// Not filepath.Join: it would clean "a/../b" lexically, where the
+	// jail resolves paths as the kernel walks them (links first).
 	abs := func(p string) string {
 		if p == "" || filepath.IsAbs(p) {
 			return p
 		}
-		return filepath.Join(cwd, p)
+		return strings.TrimRight(cwd, "/") + "/" + p
 	}
 	s := &jail.Spec{
 		ID: c.ID, Command: c.afterDash, Env: append(append([]string{}, p.Env...), c.Env...),
 		TmpRoot: c.TmpRoot, Timeout: p.Timeout, Grace: p.Grace, Keep: c.Keep, Collect: abs(c.Collect),
+		CollectMerge: c.CollectMerge, Report: abs(c.Report),
 		HostUID: c.UID, HostGID: c.GID, Profile: p.Name,
 		Root: abs(c.Root), DataDirs: p.DataDirs, DiskBytes: p.Disk, ShmBytes: p.Shm,
 		Net: p.Net, AllowTCP: p.AllowTCP, DBPorts: p.DBPorts,
@@ -106,63 +112,55 @@ func (c *runCmd) spec() (*jail.Spec, error) {
 	if err := c.applyFlags(s); err != nil {
 		return nil, err
 	}
-	if c.Report != "" {
-		if fi, err := os.Stat(filepath.Dir(abs(c.Report))); err != nil || !fi.IsDir() {
-			return nil, bad("--report %q: its directory does not exist; create it or choose another path", c.Report)
+	// The tmpfs sizes of a profile follow a smaller --memory given here
+	// (they count toward it); sizes given here are checked, never changed.
+	if mem := s.Resources.MemoryBytes; c.Memory != "" && mem > 0 {
+		if c.Disk == "" && s.DiskBytes > mem {
+			s.DiskBytes = mem
+		}
+		if c.Shm == "" && s.ShmBytes > mem {
+			s.ShmBytes = mem
 		}
 	}
 	return s, s.Validate()
 }
 
 // applyFlags puts the flags that were given over the profile's values.
+// Every limit is read by jail's parser of its kind, so the command line and
+// the profiles file follow one rule (README, "Limits").
 func (c *runCmd) applyFlags(s *jail.Spec) error {
-	dur := func(flag, v string, dst *time.Duration) error {
+	set := func(flag, v string, apply func(string) error) error {
 		if v == "" {
 			return nil
 		}
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			return bad("--%s %q: give a duration such as 90s, 30m or 1.5s", flag, v)
-		}
-		if d < 0 {
-			return bad("--%s %s is negative; give a duration such as 90s or 30m", flag, v)
-		}
-		*dst = d
-		return nil
-	}
-	size := func(flag, v string, dst *int64) error {
-		if v == "" {
-			return nil
-		}
-		n, err := jail.ParseSize(v)
-		if err != nil {
+		if err := apply(v); err != nil {
 			return bad("--%s: %w", flag, err)
 		}
-		*dst = n
 		return nil
 	}
+	size := func(parse func(string) (int64, error), dst *int64) func(string) error {
+		return func(v string) (err error) { *dst, err = parse(v); return err }
+	}
 	for _, f := range []error{
-		dur("timeout", c.Timeout, &s.Timeout), dur("grace", c.Grace, &s.Grace),
-		size("memory", c.Memory, &s.Resources.MemoryBytes), size("swap", c.Swap, &s.Resources.SwapBytes),
-		size("disk", c.Disk, &s.DiskBytes), size("shm", c.Shm, &s.ShmBytes),
+		set("timeout", c.Timeout, func(v string) (err error) { s.Timeout, err = jail.ParseTimeout(v); return err }),
+		set("grace", c.Grace, func(v string) error {
+			d, err := time.ParseDuration(v)
+			if err != nil || d < 0 {
+				return fmt.Errorf("%q: give a duration such as 5s or 500ms (0 = SIGKILL at once)", v)
+			}
+			s.Grace = d
+			return nil
+		}),
+		set("memory", c.Memory, size(jail.ParseSizeLimit, &s.Resources.MemoryBytes)),
+		set("swap", c.Swap, size(jail.ParseSize, &s.Resources.SwapBytes)),
+		set("disk", c.Disk, size(jail.ParseSizeLimit, &s.DiskBytes)),
+		set("shm", c.Shm, size(jail.ParseSize, &s.ShmBytes)),
+		set("cpus", c.CPUs, func(v string) (err error) { s.Resources.CPUs, err = jail.ParseCPUs(v); return err }),
+		set("pids", c.PIDs, func(v string) (err error) { s.Resources.PIDs, err = jail.ParsePIDs(v); return err }),
 	} {
 		if f != nil {
 			return f
 		}
-	}
-	if c.CPUs != "" {
-		v, err := strconv.ParseFloat(c.CPUs, 64)
-		if err != nil || v < 0 {
-			return bad("--cpus %q: give a decimal number of CPUs such as 0.5 or 2", c.CPUs)
-		}
-		s.Resources.CPUs = v
-	}
-	if c.PIDs != "" {
-		v, err := strconv.ParseInt(c.PIDs, 10, 64)
-		if err != nil || v < 0 {
-			return bad("--pids %q: give a whole number such as 256", c.PIDs)
-		}
-		s.Resources.PIDs = v
 	}
 	if c.Net != "" {
 		s.Net = jail.NetMode(c.Net)
@@ -185,18 +183,16 @@ func (c *runCmd) Run() error {
 	if err != nil {
 		return err
 	}
-	rep, err := jail.Run(s)
+	rep, err := jail.Run(s, earlysig.C)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintln(os.Stderr, rep.Summary())
-	if c.Report != "" {
-		if err := rep.WriteFile(c.Report); err != nil {
-			fmt.Fprintf(os.Stderr, "scidex-jail: %v\n", err)
-			if rep.ExitCode == 0 {
-				return exitError{exitSetup}
-			}
-		}
+	if rep.Status == jail.StatusDeliveryFailed {
+		// The report may not have reached --report at all: the caller
+		// gets it in full here.
+		b, _ := json.MarshalIndent(rep, "", "  ")
+		os.Stderr.Write(append(b, '\n'))
 	}
 	return exitError{rep.ExitCode}
 }

@@ -1,0 +1,60 @@
+// Package earlysig takes the signals the jail handles from the first Go code
+// of the process on, before flag parsing or anything else that takes time:
+// a SIGTERM that arrives while `scidex-jail run` is still starting must
+// cancel the run and yield a report, not kill the jail by the default
+// action with nothing said.
+//
+// Go runs a package's init before main, and the init of a package with few
+// dependencies early among them: importing this package from main (and
+// nothing else) is the earliest a Go program can register. What comes
+// before (the kernel's exec, the Go runtime's own start, well under a
+// millisecond) no Go program can cover.
+//
+// The re-executed init (argv[1] InitArg) handles its own signals and is
+// left alone. Commands that do not handle signals (profiles, check, gc,
+// version) call Release, which gives the signals back their default action
+// and re-raises what came meanwhile.
+package earlysig
+
+import (
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// InitArg is argv[1] of the jail's re-executed init (jail's initArg; a test
+// in package main keeps the two equal).
+const InitArg = "__scidex-jail-init"
+
+// Signals are those the supervisor handles: SIGTERM, SIGINT and SIGHUP
+// cancel a run; SIGQUIT, SIGUSR1 and SIGUSR2 are passed to the analysis.
+var Signals = []os.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2}
+
+// C receives Signals from the process' start on; nil in the init.
+var C chan os.Signal
+
+func init() {
+	if len(os.Args) > 1 && os.Args[1] == InitArg {
+		return
+	}
+	C = make(chan os.Signal, 16)
+	signal.Notify(C, Signals...)
+}
+
+// Release ends the early registration: the signals get their default
+// action back, and those that arrived before are raised again, so a
+// command that does not handle them behaves as if it never had.
+func Release() {
+	if C == nil {
+		return
+	}
+	signal.Reset(Signals...)
+	for {
+		select {
+		case s := <-C:
+			syscall.Kill(os.Getpid(), s.(syscall.Signal))
+		default:
+			return
+		}
+	}
+}

@@ -1,0 +1,135 @@
+package jail
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"strings"
+)
+
+// Host paths a caller gives (--root, --ro, --input, --rw, --collect,
+// --report) are normalised before anything uses them: absolute, every
+// symbolic link resolved, no "." or "..", so that what the checks compare,
+// what is mounted and what the report shows are one and the same path.
+// Resolution is physical: "a/../b" where a is a link to /x/y means /x/b,
+// as the kernel would walk it, not the lexical b.
+
+// jailOwnTrees are the jail's own in the mount view (a fresh /proc, a
+// minimal /dev, no /sys): a host path there is never an input.
+var jailOwnTrees = []string{"/proc", "/sys", "/dev"}
+
+// within reports whether p is dir or below it; both clean and absolute.
+func within(p, dir string) bool {
+	return p == dir || dir == "/" || strings.HasPrefix(p, dir+"/")
+}
+
+// normalInput resolves an input path, which must exist.
+func normalInput(flag, p string) (string, error) {
+	if !filepath.IsAbs(p) {
+		return "", fmt.Errorf("%w: %s %q must be an absolute path", ErrBadSpec, flag, p)
+	}
+	n, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", fmt.Errorf("%w: %s %q does not exist: create it or drop the flag", ErrBadSpec, flag, p)
+		}
+		return "", fmt.Errorf("%w: %s %q cannot be resolved: %w", ErrBadSpec, flag, p, err)
+	}
+	for _, t := range jailOwnTrees {
+		if within(n, t) {
+			return "", fmt.Errorf("%w: %s %q (%s) is under %s, which the jail makes its own (a fresh /proc, a minimal /dev, no /sys): give a path outside /proc, /sys and /dev", ErrBadSpec, flag, p, n, t)
+		}
+	}
+	return n, nil
+}
+
+// normalDest resolves a destination path, which need not exist yet: the
+// longest existing prefix is resolved and the rest appended, cleaned.
+// A rest holding ".." is refused: it cannot be resolved before it exists.
+func normalDest(flag, p string) (string, error) {
+	if !filepath.IsAbs(p) {
+		return "", fmt.Errorf("%w: %s %q must be an absolute path", ErrBadSpec, flag, p)
+	}
+	// Split by hand: filepath.Dir would clean "a/.." lexically.
+	head, rest := strings.TrimRight(p, "/"), []string{}
+	for {
+		if head == "" {
+			head = "/"
+		}
+		n, err := filepath.EvalSymlinks(head)
+		if err == nil {
+			for _, r := range rest {
+				if r == ".." {
+					return "", fmt.Errorf("%w: %s %q: \"..\" after a directory that does not exist yet: give the path without it", ErrBadSpec, flag, p)
+				}
+			}
+			return filepath.Join(append([]string{n}, rest...)...), nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) || head == "/" {
+			return "", fmt.Errorf("%w: %s %q cannot be resolved: %w", ErrBadSpec, flag, p, err)
+		}
+		i := strings.LastIndexByte(head, '/')
+		if base := head[i+1:]; base != "" && base != "." {
+			rest = append([]string{base}, rest...)
+		}
+		head = strings.TrimRight(head[:i], "/")
+	}
+}
+
+// normaliseInputs puts the resolved form of root and every ro/rw path into
+// the spec, so that mounts, Landlock rules and the report all use it.
+func (s *Spec) normaliseInputs() error {
+	if s.Root != "" {
+		if !filepath.IsAbs(s.Root) {
+			return fmt.Errorf("%w: --root %q must be an absolute path", ErrBadSpec, s.Root)
+		}
+		if err := checkDir(s.Root); err != nil {
+			return fmt.Errorf("%w: --root: %w", ErrBadSpec, err)
+		}
+		n, err := normalInput("--root", s.Root)
+		if err != nil {
+			return err
+		}
+		s.Root = n
+	}
+	for _, l := range []struct {
+		flag  string
+		paths []string
+	}{{"--ro", s.ReadOnly}, {"--rw", s.ReadWrite}} {
+		for i, p := range l.paths {
+			n, err := normalInput(l.flag, p)
+			if err != nil {
+				return err
+			}
+			l.paths[i] = n
+		}
+	}
+	return nil
+}
+
+// insideRunDir reports the run directory p is in, if any: a destination
+// must never be inside every run directory of the
+// tmp-root (scidex-analysis-*, any ID, this run's own included) and every
+// half-made one (.scidex-analysis-*.new). tmpRoot is resolved.
+func insideRunDir(p, tmpRoot string) (string, bool) {
+	if !within(p, tmpRoot) || p == tmpRoot {
+		return "", false
+	}
+	rel := strings.TrimPrefix(p, tmpRoot)
+	rel = strings.TrimPrefix(rel, "/")
+	first, _, _ := strings.Cut(rel, "/")
+	if strings.HasPrefix(first, DirPrefix) || (strings.HasPrefix(first, "."+DirPrefix) && strings.HasSuffix(first, ".new")) {
+		return filepath.Join(tmpRoot, first), true
+	}
+	return "", false
+}
+
+// resolvedTmpRoot is the tmp-root with links resolved (the tmp-root itself
+// must be clean and absolute, and is used as given).
+func (s *Spec) resolvedTmpRoot() string {
+	if n, err := filepath.EvalSymlinks(s.TmpRoot); err == nil {
+		return n
+	}
+	return s.TmpRoot
+}
