@@ -7,6 +7,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/scidex/scidex-jail/jail/internal/protocol"
 	"golang.org/x/sys/unix"
 )
 
@@ -35,18 +36,13 @@ func newReport(s *Spec, t0 time.Time) *Report {
 	}
 }
 
-func (sv *supervisor) recordEnforced(e *enforcedInit) {
+// recordEnforced fills the report's enforced when the target started: the
+// plan's static part and what the init applied.
+func (sv *supervisor) recordEnforced(e *protocol.Enforced) {
 	r := &sv.rep.Enforced
-	r.Namespaces = nil
-	for _, ns := range sv.namespaces() {
-		r.Namespaces = append(r.Namespaces, ns.name)
-	}
-	r.HostUID, r.HostGID, _ = sv.hostIDs()
-	r.UID = InsideUID
-	r.NoNewPrivs = true
-	r.Capabilities = "none"
-	r.Net = string(sv.spec.Net)
-	r.AllowTCP = append([]uint16{}, sv.spec.AllowTCP...)
+	before := *r // promises and degraded (the plan), the cgroup leaf (made)
+	*r = sv.plan.Enforced
+	r.Promises, r.Degraded, r.Cgroup = before.Promises, before.Degraded, before.Cgroup
 	if r.Degraded == nil {
 		r.Degraded = []string{}
 	}
@@ -149,7 +145,7 @@ func (sv *supervisor) settleStatus() {
 		// The fork of the target itself hit the PID limit.
 		r.Status = StatusPIDsLimit
 		r.SetupError = &SetupError{Stage: sv.failed.Stage, Message: sv.failed.Error}
-		r.ExitCode = 125
+		r.ExitCode = protocol.ExitSetup
 	case sv.failed != nil:
 		r.Status = StatusSetupError
 		r.SetupError = &SetupError{Stage: sv.failed.Stage, Message: sv.failed.Error}
@@ -162,7 +158,7 @@ func (sv *supervisor) settleStatus() {
 			r.Status = StatusTimeout
 		}
 		r.SetupError = &SetupError{Stage: "init", Message: fmt.Sprintf("the init ended before starting the target (exit code %d, signal %s)", code, r.Signal)}
-		r.ExitCode = 125
+		r.ExitCode = protocol.ExitSetup
 	case sv.timedOut:
 		r.Status, r.ExitCode = StatusTimeout, code
 	case sv.cancelled:
@@ -183,7 +179,7 @@ func (sv *supervisor) settleStatus() {
 		r.Status, r.ExitCode = StatusExitNonzero, code
 	}
 	if r.ExitCode < 0 {
-		r.ExitCode = 125
+		r.ExitCode = protocol.ExitSetup
 	}
 }
 

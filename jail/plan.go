@@ -2,98 +2,201 @@ package jail
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/scidex/scidex-jail/cgroupfs"
+	"github.com/scidex/scidex-jail/jail/internal/protocol"
+	"github.com/scidex/scidex-jail/seccomp"
 )
 
-// initConfig turns the spec into the init's instructions: the mount view,
-// the Landlock and seccomp policies, the target's argv and environment.
-func (sv *supervisor) initConfig() (*initConfig, error) {
-	s := sv.spec
-	var ro []string
-	var dataEnv []string // where each data dir appears inside, so a script need not be told
+// Plan is one run, decided: what the supervisor creates and what the init
+// is told, before anything exists. BuildPlan makes it from a Spec and a
+// HostView without touching the host; `run` executes it, `check` executes
+// it as a probe, so the two cannot drift apart.
+type Plan struct {
+	Namespaces []Namespace
+	IDs        IDMap
+	// Cgroup is the run's leaf: its delegated parent ("" = the jail's own
+	// cgroup) and limits; nil when the layer is disabled by name.
+	Cgroup *CgroupPlan
+	// Init is the init's whole config.
+	Init protocol.Config
+	// Enforced is what the report says was in force, as far as it is
+	// known before the run: namespaces, identity, network, mounts,
+	// promises. The init adds what it applied (Landlock, seccomp).
+	Enforced EnforcedReport
+	// Promises are the contract on this host: which layers hold each one.
+	Promises []PromiseState
+}
+
+// Namespace is one namespace the init is born in.
+type Namespace struct {
+	Name string
+	Flag uintptr
+}
+
+// IDMap is how the analysis' identity maps to the host: InsideUID inside,
+// HostUID/HostGID outside.
+type IDMap struct {
+	HostUID, HostGID int
+	Setgroups        bool // false when rootless: setgroups must be denied before an unprivileged gid_map write
+}
+
+// CgroupPlan is the run's cgroup leaf, before it exists.
+type CgroupPlan struct {
+	Parent string
+	Limits cgroupfs.Limits
+}
+
+// PlanError is a plan that cannot be carried out: the stage it belongs to
+// (promises, policy) and why.
+type PlanError struct {
+	Stage string
+	Err   error
+}
+
+func (e *PlanError) Error() string { return e.Err.Error() }
+func (e *PlanError) Unwrap() error { return e.Err }
+
+// allNamespaces is the fixed set; the network namespace is left out only in
+// the host network mode.
+var allNamespaces = []Namespace{
+	{"user", unix.CLONE_NEWUSER}, {"mount", unix.CLONE_NEWNS}, {"pid", unix.CLONE_NEWPID},
+	{"net", unix.CLONE_NEWNET}, {"ipc", unix.CLONE_NEWIPC}, {"uts", unix.CLONE_NEWUTS},
+	{"cgroup", unix.CLONE_NEWCGROUP},
+}
+
+// BuildPlan decides a run of s on host h. It is pure: everything it needs
+// of the host is in h. It returns the warnings a run reports (a data dir
+// that is not there) and, when the run must not start, a *PlanError; the
+// plan is returned even then, for its promises.
+func BuildPlan(s *Spec, h HostView) (*Plan, []string, error) {
+	p := &Plan{
+		Namespaces: planNamespaces(s.Net),
+		IDs:        planIDs(s, h),
+		Promises:   EvaluatePromises(h.Layers, s.RequireLayers),
+	}
+	var warnings []string
 	for _, d := range s.DataDirs {
-		p := filepath.Join(s.Root, d)
-		if fi, err := os.Stat(p); err != nil || !fi.IsDir() {
-			sv.rep.Warnings = append(sv.rep.Warnings, fmt.Sprintf("%s/ not found under --root %s: not mounted", d, s.Root))
+		if !slices.Contains(h.DataDirs, filepath.Join(s.Root, d)) {
+			warnings = append(warnings, fmt.Sprintf("%s/ not found under --root %s: not mounted", d, s.Root))
+		}
+	}
+	if !s.disabled("cgroup") {
+		p.Cgroup = &CgroupPlan{Parent: s.CgroupParent, Limits: cgroupfs.Limits{
+			MemoryBytes: s.Resources.MemoryBytes, SwapBytes: s.Resources.SwapBytes,
+			CPUs: s.Resources.CPUs, PIDs: s.Resources.PIDs,
+		}}
+	}
+	p.Init = planInit(s, h, p.IDs)
+	p.Enforced = planEnforced(s, p)
+	short, err := checkPromises(p.Promises, s.optIns())
+	if err != nil {
+		return p, warnings, &PlanError{Stage: "promises", Err: err}
+	}
+	for _, st := range short {
+		p.Enforced.Degraded = append(p.Enforced.Degraded, st.Degraded())
+	}
+	if sc := p.Init.Security.Seccomp; sc != nil {
+		if _, err := seccomp.Lookup(*sc); err != nil {
+			return p, warnings, &PlanError{Stage: "policy", Err: fmt.Errorf("seccomp policy %s: %w", sc, err)}
+		}
+	}
+	return p, warnings, nil
+}
+
+func planNamespaces(net NetMode) []Namespace {
+	var out []Namespace
+	for _, ns := range allNamespaces {
+		if ns.Name == "net" && net == NetHost {
 			continue
 		}
-		ro = append(ro, p)
-		dataEnv = append(dataEnv, "SCIDEX_"+envName(d)+"_DIR="+p)
+		out = append(out, ns)
 	}
-	ro = append(ro, s.ReadOnly...)
-	host := lookHost(s.Net)
+	return out
+}
+
+func planIDs(s *Spec, h HostView) IDMap {
+	if h.EUID != 0 {
+		// Rootless: the only uid we may map is our own.
+		return IDMap{HostUID: h.EUID, HostGID: h.EGID}
+	}
+	return IDMap{HostUID: s.HostUID, HostGID: s.HostGID, Setgroups: true}
+}
+
+// planInit is the init's config: the mount view, the Landlock and seccomp
+// policies, the target's argv and environment.
+func planInit(s *Spec, h HostView, ids IDMap) protocol.Config {
+	runDir := s.RunDir()
+	var dataEnv []string // where each data dir appears inside, so a script need not be told
+	for _, d := range s.DataDirs {
+		if p := filepath.Join(s.Root, d); slices.Contains(h.DataDirs, p) {
+			dataEnv = append(dataEnv, "SCIDEX_"+envName(d)+"_DIR="+p)
+		}
+	}
+	ro := append(append([]string{}, h.DataDirs...), s.ReadOnly...)
 	// Bound read-only besides ro: caches, and resolv.conf's target when it
 	// lies outside /etc.
-	sysRO := append([]string{}, host.extras...)
-	if host.dns != "" && !strings.HasPrefix(host.dns, "/etc/") {
-		sysRO = append(sysRO, host.dns)
+	sysRO := append([]string{}, h.Extras...)
+	if h.DNS != "" && !strings.HasPrefix(h.DNS, "/etc/") {
+		sysRO = append(sysRO, h.DNS)
 	}
-	allRO := append(sysRO, ro...)
-	rw := s.ReadWrite
 	hostname := "scidex-" + s.ID
 	if len(hostname) > 64 {
 		hostname = hostname[:64]
 	}
-	_, _, setgroups := sv.hostIDs()
-	cfg := &initConfig{
+	return protocol.Config{
 		Command:   s.Command,
 		Env:       s.targetEnv(dataEnv),
-		RunDir:    sv.dir.path,
+		RunDir:    runDir,
 		Hostname:  hostname,
 		UID:       InsideUID,
 		GID:       InsideUID,
-		Setgroups: setgroups,
-		Net:       string(s.Net),
-		Mounts: mountPlan{
-			System:      host.system,
-			ReadOnly:    allRO,
-			ReadWrite:   rw,
-			RunDir:      sv.dir.path,
+		Setgroups: ids.Setgroups,
+		Loopback:  s.Net == NetLoopback,
+		Mounts: protocol.Mounts{
+			System:      h.System,
+			ReadOnly:    append(sysRO, ro...),
+			ReadWrite:   s.ReadWrite,
+			RunDir:      runDir,
 			RunDirBytes: s.DiskBytes,
 			ShmBytes:    s.ShmBytes,
 		},
-		Security: securityConfig{
-			Landlock: sv.landlockPolicy(host, ro, rw),
-			Seccomp:  sv.seccompPolicy(),
+		Security: protocol.Security{
+			Landlock: landlockPolicy(s, h, ro),
+			Seccomp:  seccompPolicy(s),
 		},
 	}
-	m := &sv.rep.Enforced.Mounts
-	m.ReadOnly = allRO
-	m.ReadWrite = append([]string{}, rw...)
-	m.ShmBytes = cfg.Mounts.ShmBytes
-	for _, e := range cfg.Mounts.System {
-		m.System = append(m.System, e.Path)
+}
+
+// planEnforced is the static part of the report's enforced.
+func planEnforced(s *Spec, p *Plan) EnforcedReport {
+	e := EnforcedReport{
+		HostUID: p.IDs.HostUID, HostGID: p.IDs.HostGID, UID: InsideUID,
+		NoNewPrivs: true, Capabilities: "none",
+		Net: string(s.Net), AllowTCP: append([]uint16{}, s.AllowTCP...),
+		Promises: promiseReport(p.Promises),
+		Degraded: []string{},
+	}
+	for _, ns := range p.Namespaces {
+		e.Namespaces = append(e.Namespaces, ns.Name)
+	}
+	m := &e.Mounts
+	m.ReadOnly = p.Init.Mounts.ReadOnly
+	m.ReadWrite = append([]string{}, p.Init.Mounts.ReadWrite...)
+	m.ShmBytes = p.Init.Mounts.ShmBytes
+	for _, se := range p.Init.Mounts.System {
+		m.System = append(m.System, se.Path)
 	}
 	m.RunDir = "bound from the host (no disk budget)"
 	if s.DiskBytes > 0 {
 		m.RunDir = fmt.Sprintf("tmpfs of %d bytes (disk budget)", s.DiskBytes)
 	}
-	return cfg, nil
-}
-
-// varExtras are caches outside the system dirs that save every run work:
-// without fontconfig's, matplotlib rebuilds it into the run directory (about
-// 0.1 s and 50 KB of the disk budget each time). Bound read-only when present.
-var varExtras = []string{"/var/cache/fontconfig"}
-
-// hostView is what a run takes from the host's own layout, looked at once
-// per run by the supervisor: the system entries to bind, the caches, and the
-// resolver configuration (host network mode only).
-type hostView struct {
-	system []systemEntry
-	extras []string
-	dns    string
-}
-
-func lookHost(net NetMode) hostView {
-	h := hostView{system: hostSystemEntries(), extras: systemExtras()}
-	if net == NetHost {
-		// Only host mode has a resolver to reach.
-		h.dns = resolvConf()
-	}
-	return h
+	return e
 }
 
 // envName turns a data dir's name into the middle of an environment
@@ -107,16 +210,6 @@ func envName(d string) string {
 	}, strings.ToUpper(d))
 }
 
-func systemExtras() []string {
-	out := []string{}
-	for _, p := range varExtras {
-		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
 // blasThreads caps the thread pools of BLAS and OpenMP at the CPU quota,
 // unless the caller chose: more threads than CPUs only thrash under a
 // quota, and each one counts against the PID limit.
@@ -126,13 +219,7 @@ func blasThreads(env []string, cpus float64) []string {
 	}
 	n := fmt.Sprint(int(cpus + 0.999))
 	for _, k := range []string{"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"} {
-		set := false
-		for _, kv := range env {
-			if strings.HasPrefix(kv, k+"=") {
-				set = true
-			}
-		}
-		if !set {
+		if !slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, k+"=") }) {
 			env = append(env, k+"="+n)
 		}
 	}

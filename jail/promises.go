@@ -390,3 +390,13 @@ func joinPromises(ps []Promise) string {
 	}
 	return strings.Join(s, ", ")
 }
+
+// promiseReport is the report's enforced.promises: promise -> the layers
+// that hold it on this run.
+func promiseReport(states []PromiseState) map[Promise][]Layer {
+	out := make(map[Promise][]Layer, len(states))
+	for _, st := range states {
+		out[st.Promise] = append([]Layer{}, st.Held...)
+	}
+	return out
+}

@@ -5,6 +5,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/scidex/scidex-jail/jail/internal/protocol"
 	"golang.org/x/sys/unix"
 )
 
@@ -45,7 +46,7 @@ func (sv *supervisor) abortInit() {
 	unix.Shutdown(int(sv.sock.Fd()), unix.SHUT_RDWR)
 	sv.sock.Close()
 	for m := range sv.msgs {
-		if m.Kind == "phase" {
+		if m.Kind == protocol.KindPhase {
 			sv.handle(m)
 		}
 	}
@@ -69,7 +70,7 @@ func (sv *supervisor) stop(sig syscall.Signal) {
 // can still report and the run directory can still be read; if it does not
 // manage, the init itself is killed, and the kernel ends the namespace.
 func (sv *supervisor) killTree() {
-	sv.send(supervisorMsg{Kind: "kill"})
+	sv.send(protocol.SupervisorMsg{Kind: protocol.KindKill})
 	// Process.Kill goes through a pidfd: harmless once the init is gone.
 	// Not once it has reported the end: then it only waits for us to read
 	// the run directory, which may take long for big outputs.

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/scidex/scidex-jail/jail/internal/protocol"
 )
 
 // MaxIDLength bounds an analysis ID so that the run directory name stays well
@@ -27,7 +29,7 @@ const (
 	DefaultHostUID = 65534
 	// InsideUID is the target's uid (and gid) inside the user namespace:
 	// non-zero, so nothing in the jail believes it is root.
-	InsideUID = 1000
+	InsideUID = protocol.InsideUID
 )
 
 // idChars reports whether s holds only letters, digits, '.', '_' and '-'.

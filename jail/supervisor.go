@@ -15,18 +15,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/scidex/scidex-jail/cgroupfs"
+	"github.com/scidex/scidex-jail/jail/internal/protocol"
 )
-
-// namespaces is the fixed set; the network namespace is left out only in
-// the host network mode.
-var namespaces = []struct {
-	name string
-	flag uintptr
-}{
-	{"user", unix.CLONE_NEWUSER}, {"mount", unix.CLONE_NEWNS}, {"pid", unix.CLONE_NEWPID},
-	{"net", unix.CLONE_NEWNET}, {"ipc", unix.CLONE_NEWIPC}, {"uts", unix.CLONE_NEWUTS},
-	{"cgroup", unix.CLONE_NEWCGROUP},
-}
 
 // initCaps are what the init needs for its setup, in its own namespaces
 // only: mounts, pivot_root and sethostname (SYS_ADMIN), the drop to the
@@ -57,14 +47,12 @@ type supervisor struct {
 	t0       time.Time
 	tStart   time.Time // target started
 	tRelease time.Time // the init was told it may exit
-	cfg      *initConfig
+	plan     *Plan
 
-	landlockABI int // the Landlock ABI the promises were decided on
-
-	msgs    chan initMsg
+	msgs    chan protocol.InitMsg
 	started bool
-	exited  *initMsg
-	failed  *initMsg
+	exited  *protocol.InitMsg
+	failed  *protocol.InitMsg
 
 	outputsDone bool
 	diskUsed    int64
@@ -102,35 +90,35 @@ func Run(s *Spec, sigs <-chan os.Signal) (*Report, error) {
 	}
 	if sigs == nil {
 		c := make(chan os.Signal, 8)
-		signal.Notify(c, forwarded...)
+		signal.Notify(c, protocol.Forwarded...)
 		defer signal.Stop(c)
 		sigs = c
 	}
-	sv := &supervisor{spec: s, t0: t0, msgs: make(chan initMsg, 16), sigs: sigs}
+	sv := &supervisor{spec: s, t0: t0, msgs: make(chan protocol.InitMsg, 16), sigs: sigs}
 	sv.rep = newReport(s, sv.t0)
 	sv.phase("validate", sv.t0)
 
-	// A cancel before anything exists on disk ends the run with nothing
-	// made; after that, one between the steps below ends it at the next
-	// step, and cleanup runs as on every other path.
-	if !sv.pollSignals() {
-		t := time.Now()
-		sv.rep.Warnings = append(sv.rep.Warnings, sweepLeftovers(s.TmpRoot, reportDir(s.Report))...)
-		sv.phase("sweep", t)
-		t = time.Now()
-		dir, stale, err := createRunDir(s.TmpRoot, s.ID, s.HostUID, s.HostGID)
-		if err != nil {
+	// The whole run is decided before anything exists: a run the host
+	// cannot hold (a promise short of layers) ends here, with a report and
+	// nothing made.
+	t := time.Now()
+	plan, warnings, err := BuildPlan(s, LookHost(s))
+	sv.plan = plan
+	sv.rep.Warnings = append(sv.rep.Warnings, warnings...)
+	sv.rep.Enforced.Promises, sv.rep.Enforced.Degraded = plan.Enforced.Promises, plan.Enforced.Degraded
+	sv.phase("policy", t)
+	var pe *PlanError
+	switch {
+	case errors.As(err, &pe):
+		sv.setupFailed(pe.Stage, pe.Error(), protocol.ExitSetup)
+	case err != nil:
+		return nil, fmt.Errorf("bug: BuildPlan returned %w, want a *PlanError", err)
+	case !sv.pollSignals():
+		// A cancel before anything exists on disk ends the run with
+		// nothing made; after that, one between the steps below ends it
+		// at the next step, and cleanup runs as on every other path.
+		if err := sv.execute(); err != nil {
 			return nil, err
-		}
-		sv.dir = dir
-		if stale {
-			sv.rep.Warnings = append(sv.rep.Warnings, "removed a leftover run directory of a dead earlier run with this ID")
-		}
-		sv.phase("rundir", t)
-		if stage, err := sv.prepare(); err != nil {
-			sv.setupFailed(stage, err.Error(), 125)
-		} else if !sv.cancelled {
-			sv.loop()
 		}
 	}
 	sv.finish()
@@ -138,32 +126,47 @@ func Run(s *Spec, sigs <-chan os.Signal) (*Report, error) {
 	return sv.rep, nil
 }
 
+// execute carries out the plan: the run directory, the cgroup leaf, the
+// init, and the run itself. An error means the run could not begin (the ID
+// is in use): nothing is left.
+func (sv *supervisor) execute() error {
+	s := sv.spec
+	t := time.Now()
+	sv.rep.Warnings = append(sv.rep.Warnings, sweepLeftovers(s.TmpRoot, reportDir(s.Report))...)
+	sv.phase("sweep", t)
+	t = time.Now()
+	dir, stale, err := createRunDir(s.TmpRoot, s.ID, s.HostUID, s.HostGID)
+	if err != nil {
+		return err
+	}
+	sv.dir = dir
+	if dir.path != sv.plan.Init.RunDir {
+		sv.setupFailed("rundir", fmt.Sprintf("bug: run directory %s, planned %s", dir.path, sv.plan.Init.RunDir), protocol.ExitSetup)
+		return nil
+	}
+	if stale {
+		sv.rep.Warnings = append(sv.rep.Warnings, "removed a leftover run directory of a dead earlier run with this ID")
+	}
+	sv.phase("rundir", t)
+	if stage, err := sv.prepare(); err != nil {
+		sv.setupFailed(stage, err.Error(), protocol.ExitSetup)
+	} else if !sv.cancelled {
+		sv.loop()
+	}
+	return nil
+}
+
 func (sv *supervisor) phase(name string, since time.Time) {
 	sv.rep.Phases = append(sv.rep.Phases, Phase{Name: name, Where: "supervisor", Micros: time.Since(since).Microseconds()})
 }
 
-// prepare builds the init's config, the cgroup leaf and the init itself.
-// A cancel that arrived meanwhile stops it between steps, with no error.
+// prepare makes the cgroup leaf and starts the init. A cancel that arrived
+// meanwhile stops it between steps, with no error.
 func (sv *supervisor) prepare() (string, error) {
 	if sv.pollSignals() {
 		return "", nil
 	}
 	t := time.Now()
-	abi, err := sv.holdPromises()
-	if err != nil {
-		return "promises", err
-	}
-	sv.landlockABI = abi
-	cfg, err := sv.initConfig()
-	if err != nil {
-		return "policy", err
-	}
-	sv.cfg = cfg
-	if err := checkSecurity(&cfg.Security); err != nil {
-		return "policy", err
-	}
-	sv.phase("policy", t)
-	t = time.Now()
 	if err := sv.createLeaf(); err != nil {
 		return "cgroup", err
 	}
@@ -190,12 +193,12 @@ func (sv *supervisor) spawn() error {
 
 	sv.cmd = &exec.Cmd{
 		Path:        "/proc/self/exe",
-		Args:        []string{"scidex-jail", initArg},
+		Args:        []string{"scidex-jail", protocol.InitArg},
 		Env:         initEnv,
 		Stdin:       os.Stdin,
 		Stdout:      os.Stdout,
 		Stderr:      os.Stderr,
-		ExtraFiles:  []*os.File{child}, // fd 3 = initSyncFD
+		ExtraFiles:  []*os.File{child}, // fd 3 = protocol.SyncFD
 		SysProcAttr: sv.sysProcAttr(),
 	}
 	if err := sv.cmd.Start(); err != nil {
@@ -205,7 +208,7 @@ func (sv *supervisor) spawn() error {
 
 	t = time.Now()
 	go sv.readInit()
-	if err := sv.send(sv.cfg); err != nil {
+	if err := sv.send(sv.plan.Init); err != nil {
 		return fmt.Errorf("send config to init: %w", err)
 	}
 	sv.phase("config", t)
@@ -223,7 +226,7 @@ func (sv *supervisor) spawn() error {
 		sv.abortInit()
 		return nil
 	}
-	if err := sv.send(supervisorMsg{Kind: "go"}); err != nil {
+	if err := sv.send(protocol.SupervisorMsg{Kind: protocol.KindGo}); err != nil {
 		return fmt.Errorf("send go to init: %w", err)
 	}
 	sv.phase("cgroup-enter", t)
@@ -236,26 +239,23 @@ func (sv *supervisor) send(v any) error {
 	return json.NewEncoder(sv.sock).Encode(v)
 }
 
-func (sv *supervisor) hostIDs() (uid, gid int, setgroups bool) {
-	if os.Geteuid() != 0 {
-		// Rootless: the only uid we may map is our own, and setgroups
-		// must be denied before an unprivileged gid_map write.
-		return os.Geteuid(), os.Getegid(), false
-	}
-	return sv.spec.HostUID, sv.spec.HostGID, true
+func (sv *supervisor) sysProcAttr() *syscall.SysProcAttr {
+	return initProcAttr(sv.plan, sv.leaf)
 }
 
-func (sv *supervisor) sysProcAttr() *syscall.SysProcAttr {
+// initProcAttr is how the init is born for plan p: in its namespaces, with
+// its ID mapping, in the leaf on cgroup v2. check spawns its probe with it.
+func initProcAttr(p *Plan, leaf *cgroupfs.Leaf) *syscall.SysProcAttr {
 	var flags uintptr
-	for _, ns := range sv.namespaces() {
-		flags |= ns.flag
+	for _, ns := range p.Namespaces {
+		flags |= ns.Flag
 	}
-	uid, gid, setgroups := sv.hostIDs()
+	ids := p.IDs
 	attr := &syscall.SysProcAttr{
 		Cloneflags:                 flags,
-		UidMappings:                []syscall.SysProcIDMap{{ContainerID: InsideUID, HostID: uid, Size: 1}},
-		GidMappings:                []syscall.SysProcIDMap{{ContainerID: InsideUID, HostID: gid, Size: 1}},
-		GidMappingsEnableSetgroups: setgroups,
+		UidMappings:                []syscall.SysProcIDMap{{ContainerID: InsideUID, HostID: ids.HostUID, Size: 1}},
+		GidMappings:                []syscall.SysProcIDMap{{ContainerID: InsideUID, HostID: ids.HostGID, Size: 1}},
+		GidMappingsEnableSetgroups: ids.Setgroups,
 		// The init runs as an unmapped uid until it drops to InsideUID:
 		// an execve by a non-root uid would empty its capability sets, so
 		// the ones setup needs cross the exec as ambient capabilities.
@@ -263,7 +263,7 @@ func (sv *supervisor) sysProcAttr() *syscall.SysProcAttr {
 		AmbientCaps: initCaps,
 		// Mapped from the start: files the init creates in its tmpfs need
 		// a mapped owner (an unmapped one fails with EOVERFLOW).
-		Credential: &syscall.Credential{Uid: InsideUID, Gid: InsideUID, NoSetGroups: !setgroups},
+		Credential: &syscall.Credential{Uid: InsideUID, Gid: InsideUID, NoSetGroups: !ids.Setgroups},
 		// If the supervisor dies, even of SIGKILL, the kernel kills the
 		// init, and with PID 1 gone, every process of its namespace.
 		Pdeathsig: unix.SIGKILL,
@@ -271,30 +271,13 @@ func (sv *supervisor) sysProcAttr() *syscall.SysProcAttr {
 		// only, which forwards it once.
 		Setpgid: true,
 	}
-	if sv.leaf != nil {
-		if fd, ok := sv.leaf.FD(); ok {
+	if leaf != nil {
+		if fd, ok := leaf.FD(); ok {
 			// cgroup v2: born inside the leaf, never a moment unlimited.
 			attr.UseCgroupFD, attr.CgroupFD = true, fd
 		}
 	}
 	return attr
-}
-
-func (sv *supervisor) namespaces() []struct {
-	name string
-	flag uintptr
-} {
-	var out []struct {
-		name string
-		flag uintptr
-	}
-	for _, ns := range namespaces {
-		if ns.name == "net" && sv.spec.Net == NetHost {
-			continue
-		}
-		out = append(out, ns)
-	}
-	return out
 }
 
 func explainSpawnError(err error) error {
@@ -309,7 +292,7 @@ func (sv *supervisor) readInit() {
 	defer close(sv.msgs)
 	dec := json.NewDecoder(sv.sock)
 	for {
-		var m initMsg
+		var m protocol.InitMsg
 		if err := dec.Decode(&m); err != nil {
 			return
 		}
@@ -374,13 +357,13 @@ func (sv *supervisor) loop() {
 	sv.sock.Close()
 }
 
-func (sv *supervisor) handle(m initMsg) {
+func (sv *supervisor) handle(m protocol.InitMsg) {
 	switch m.Kind {
-	case "phase":
+	case protocol.KindPhase:
 		sv.rep.Phases = append(sv.rep.Phases, Phase{Name: m.Phase, Where: "init", Micros: m.Micros})
-	case "error":
+	case protocol.KindError:
 		sv.failed = &m
-	case "started":
+	case protocol.KindStarted:
 		sv.started = true
 		sv.tStart = time.Now()
 		sv.rep.Phases = append(sv.rep.Phases, Phase{Name: "exec", Where: "init", Micros: m.Micros})
@@ -392,7 +375,7 @@ func (sv *supervisor) handle(m initMsg) {
 			// A cancel or the timeout came during setup.
 			sv.cmd.Process.Signal(sv.pendingSig)
 		}
-	case "exited":
+	case protocol.KindExited:
 		sv.exited = &m
 		sv.ended.Store(true)
 		if sv.killTimer != nil {
@@ -413,5 +396,5 @@ func (sv *supervisor) handle(m initMsg) {
 }
 
 func (sv *supervisor) setupFailed(stage, msg string, code int) {
-	sv.failed = &initMsg{Kind: "error", Stage: stage, Error: msg, ExitCode: code}
+	sv.failed = &protocol.InitMsg{Kind: protocol.KindError, Stage: stage, Error: msg, ExitCode: code}
 }

@@ -1,4 +1,4 @@
-package jail
+package initproc
 
 import (
 	"errors"
@@ -8,59 +8,9 @@ import (
 	"strconv"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/scidex/scidex-jail/jail/internal/protocol"
 )
-
-// mountPlan is the target's whole filesystem view, as data. The init builds
-// it on a fresh tmpfs and pivots into it: nothing of the host is visible
-// unless it is listed here.
-type mountPlan struct {
-	// System entries at the root (/usr, /bin, /lib64, /etc, ...): a host
-	// directory is bound read-only, a host symlink (merged /usr) is
-	// recreated as the same symlink.
-	System []systemEntry `json:"system"`
-	// ReadOnly host paths bound read-only at the same path (data/, docs/).
-	ReadOnly []string `json:"read_only"`
-	// ReadWrite host paths bound writable at the same path.
-	ReadWrite []string `json:"read_write"`
-	// RunDir is the run directory's path. With RunDirBytes > 0 it is a
-	// fresh tmpfs of that size (the disk budget), else the host directory
-	// bound writable.
-	RunDir      string `json:"run_dir"`
-	RunDirBytes int64  `json:"run_dir_bytes"`
-	// ShmBytes is the size of the private /dev/shm tmpfs.
-	ShmBytes int64 `json:"shm_bytes"`
-}
-
-type systemEntry struct {
-	Path    string `json:"path"`
-	Symlink string `json:"symlink,omitempty"` // non-empty: recreate as this link
-}
-
-// systemDirs are what an interpreter needs from the host. /etc is bound whole
-// and read-only; Landlock narrows what of it can be read.
-var systemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"}
-
-// hostSystemEntries looks at the host once, in the supervisor.
-func hostSystemEntries() []systemEntry {
-	var out []systemEntry
-	for _, p := range systemDirs {
-		fi, err := os.Lstat(p)
-		if err != nil {
-			continue
-		}
-		if fi.Mode()&os.ModeSymlink != 0 {
-			t, err := os.Readlink(p)
-			if err == nil {
-				out = append(out, systemEntry{Path: p, Symlink: t})
-			}
-			continue
-		}
-		if fi.IsDir() {
-			out = append(out, systemEntry{Path: p})
-		}
-	}
-	return out
-}
 
 // devices bound from the host into the private /dev.
 var devices = []string{"null", "zero", "full", "random", "urandom", "tty"}
@@ -72,7 +22,7 @@ const newRoot = "/tmp"
 
 // buildMountView runs in the init, with CAP_SYS_ADMIN over its own user and
 // mount namespaces. On return the process is inside the new root, cwd /.
-func buildMountView(p *mountPlan) error {
+func buildMountView(p *protocol.Mounts) error {
 	// Nothing we mount may propagate back to the host (systemd makes / shared).
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("make / private: %w", err)
@@ -156,7 +106,7 @@ func buildMountView(p *mountPlan) error {
 		// The disk budget: writes past it fail with ENOSPC inside, and
 		// nothing the analysis writes reaches the host's disk. The
 		// supervisor reads the outputs through /proc/<init>/root.
-		opts := fmt.Sprintf("mode=0700,uid=%d,gid=%d,size=%d", InsideUID, InsideUID, p.RunDirBytes)
+		opts := fmt.Sprintf("mode=0700,uid=%d,gid=%d,size=%d", protocol.InsideUID, protocol.InsideUID, p.RunDirBytes)
 		if err := mkdirMount("tmpfs", newRoot+p.RunDir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
 			return err
 		}

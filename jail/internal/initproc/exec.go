@@ -1,0 +1,57 @@
+package initproc
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/scidex/scidex-jail/jail/internal/protocol"
+)
+
+// lookCommand resolves argv[0] the way a shell would, with the target's PATH.
+func lookCommand(name string, env []string, dir string) (string, int, error) {
+	if strings.Contains(name, "/") {
+		if !filepath.IsAbs(name) {
+			name = filepath.Join(dir, name)
+		}
+		return name, 0, nil
+	}
+	path := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = v
+		}
+	}
+	denied := ""
+	for _, d := range filepath.SplitList(path) {
+		p := filepath.Join(d, name)
+		fi, err := os.Stat(p)
+		if err != nil || fi.IsDir() {
+			continue
+		}
+		if unix.Access(p, unix.X_OK) == nil {
+			return p, 0, nil
+		}
+		denied = p
+	}
+	if denied != "" {
+		return "", protocol.ExitCannotExecute, fmt.Errorf("%s: permission denied: it is not executable inside the jail", denied)
+	}
+	return "", protocol.ExitNotFound, fmt.Errorf("%s: command not found in the jail's PATH %s (the jail sees /usr, /bin, /lib*, /etc, data/ and docs/ and its run directory)", name, path)
+}
+
+func execErrorCode(err error) int {
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, syscall.ENOENT):
+		return protocol.ExitNotFound
+	default:
+		return protocol.ExitCannotExecute
+	}
+}

@@ -1,0 +1,193 @@
+// Package initproc is the jail's init: the re-executed binary that is PID 1
+// of a run's new user, mount, pid, network, ipc, uts and cgroup namespaces.
+// It reads its whole config from the supervisor (package protocol), builds
+// the run's mount view, drops to the target's identity, applies Landlock and
+// seccomp, waits for "go", forks and execs the target, forwards signals to
+// it, reaps every process of the namespace, reports how the target ended and
+// exits with its status once the supervisor has read the run directory.
+//
+// It imports protocol, landlock and seccomp, and never cgroupfs or the
+// supervisor's package: the init does not touch cgroups (the supervisor puts
+// it into its leaf before it may start the target), and that is a compile-time
+// fact, checked by .ci/layering.
+//
+// Main never returns. The binary that hosts it must call it before anything
+// else, on argv[1] == protocol.InitArg (jail.IsInit), with CGO_ENABLED=0.
+package initproc
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/signal"
+	"runtime"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/scidex/scidex-jail/jail/internal/protocol"
+)
+
+// Main is the init. It never returns.
+func Main() {
+	// Every step below that is per thread (the bounding set, Landlock's and
+	// seccomp's view of "this thread", the fork of the target) happens on
+	// this one thread.
+	runtime.LockOSThread()
+	os.Exit(run())
+}
+
+// conn is the init's end of the sync socket.
+type conn struct {
+	enc *json.Encoder
+	dec *json.Decoder
+}
+
+func (c *conn) send(m protocol.InitMsg) {
+	// A failed write means the supervisor is gone; the pdeathsig will end
+	// us, nothing else to do.
+	_ = c.enc.Encode(m)
+}
+
+// fail reports a setup failure of stage and returns the exit code.
+func (c *conn) fail(stage string, err error, code int) int {
+	c.send(protocol.InitMsg{Kind: protocol.KindError, Stage: stage, Error: err.Error(), ExitCode: code})
+	return code
+}
+
+// step is one setup stage of the init, run in order.
+type step struct {
+	name string
+	f    func() error
+}
+
+// setupSteps are the init's stages, each before the next, with why the
+// order is what it is.
+func setupSteps(cfg *protocol.Config, enforced *protocol.Enforced) []step {
+	return []step{
+		// First, while the init still has CAP_SYS_ADMIN over its mount
+		// namespace: every later step sees only the run's view.
+		{"mounts", func() error { return buildMountView(&cfg.Mounts) }},
+		{"hostname", func() error { return unix.Sethostname([]byte(cfg.Hostname)) }},
+		{"network", func() error {
+			if cfg.Loopback {
+				return loopbackUp()
+			}
+			return nil
+		}},
+		// After the mounts and lo (they need the capabilities), before
+		// Landlock (it needs no_new_privs, which this sets).
+		{"identity", func() error { return dropIdentity(cfg.UID, cfg.GID, cfg.Setgroups) }},
+		{"landlock", func() error { return applyLandlock(cfg.Security.Landlock, enforced) }},
+		// Every fd above 2 gets close-on-exec: the target inherits stdio
+		// and nothing else, whatever the supervisor's caller leaked to us.
+		{"fds", func() error { return unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC) }},
+		// Last, as close to the execve as a Go program gets: the filter
+		// also covers the init, which only waits and signals from here on.
+		{"seccomp", func() error { return applySeccomp(cfg.Security.Seccomp, enforced) }},
+	}
+}
+
+// runStep runs one stage, timing it and reporting a failure with its name.
+func (c *conn) runStep(s step) bool {
+	start := time.Now()
+	if err := s.f(); err != nil {
+		c.fail(s.name, err, protocol.ExitSetup)
+		return false
+	}
+	c.send(protocol.InitMsg{Kind: protocol.KindPhase, Phase: s.name, Micros: time.Since(start).Microseconds()})
+	return true
+}
+
+func run() int {
+	if os.Getpid() != 1 {
+		fmt.Fprintln(os.Stderr, "scidex-jail: this is the jail's internal init; use `scidex-jail run`")
+		return protocol.ExitSetup
+	}
+	sock := os.NewFile(protocol.SyncFD, "sync")
+	unix.CloseOnExec(protocol.SyncFD)
+	c := &conn{enc: json.NewEncoder(sock), dec: json.NewDecoder(sock)}
+
+	sigs := make(chan os.Signal, 16)
+	signal.Notify(sigs, protocol.Forwarded...)
+	sigchld := make(chan os.Signal, 1)
+	signal.Notify(sigchld, unix.SIGCHLD)
+
+	var cfg protocol.Config
+	if err := c.dec.Decode(&cfg); err != nil {
+		return c.fail("config", fmt.Errorf("read config from supervisor: %w", err), protocol.ExitSetup)
+	}
+	enforced := &protocol.Enforced{}
+	for _, s := range setupSteps(&cfg, enforced) {
+		if !c.runStep(s) {
+			return protocol.ExitSetup
+		}
+	}
+	if !c.runStep(step{"wait-go", func() error { return waitGo(c.dec) }}) {
+		return protocol.ExitSetup
+	}
+	pid, execAt, code := c.startTarget(&cfg, enforced)
+	if pid == 0 {
+		return code
+	}
+	kills := make(chan struct{}, 1)
+	released := make(chan struct{})
+	go obey(c.dec, kills, released)
+	ws, reaped := superviseTarget(pid, sigs, sigchld, kills)
+	m := exitedMsg(ws, reaped.Sub(execAt))
+	c.send(m)
+	// Stay, with nothing else left in the namespace, until the supervisor
+	// has read the run directory through our root (a tmpfs run directory
+	// lives only as long as this mount namespace).
+	<-released
+	return m.ExitCode
+}
+
+// startTarget forks and execs the target from this thread and reports it
+// started; on failure it reports the error and returns pid 0 and the exit
+// code (126 cannot execute, 127 not found).
+func (c *conn) startTarget(cfg *protocol.Config, enforced *protocol.Enforced) (pid int, execAt time.Time, code int) {
+	start := time.Now()
+	path, code, err := lookCommand(cfg.Command[0], cfg.Env, cfg.RunDir)
+	if err == nil {
+		// Not dumpable: the target (same uid) cannot open /proc/1/mem,
+		// /proc/1/fd or ptrace us. execve resets it for the target.
+		unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
+		// syscall.ForkExec, not os.StartProcess: no pidfd is needed (we
+		// wait and signal by pid, as PID 1, with no pid reuse possible
+		// before we reap), and os probes pidfd support with an extra fork.
+		execAt = time.Now()
+		pid, err = syscall.ForkExec(path, cfg.Command, &syscall.ProcAttr{
+			Dir:   cfg.RunDir,
+			Env:   cfg.Env,
+			Files: []uintptr{0, 1, 2},
+		})
+		code = execErrorCode(err)
+		if err != nil {
+			err = fmt.Errorf("exec %s: %w", path, err)
+		}
+	}
+	if err != nil {
+		return 0, execAt, c.fail("exec", err, code)
+	}
+	c.send(protocol.InitMsg{Kind: protocol.KindStarted, Pid: pid, Micros: time.Since(start).Microseconds(), Enforced: enforced})
+	return pid, execAt, 0
+}
+
+// exitedMsg is the report of the target's end: its status, the resources
+// of every process of the run (all reaped by now), its wall time.
+func exitedMsg(ws unix.WaitStatus, wall time.Duration) protocol.InitMsg {
+	var ru unix.Rusage
+	unix.Getrusage(unix.RUSAGE_CHILDREN, &ru)
+	m := protocol.InitMsg{Kind: protocol.KindExited, UserUsec: tvUsec(ru.Utime), SysUsec: tvUsec(ru.Stime), MaxRSSKB: ru.Maxrss,
+		WallUsec: wall.Microseconds()}
+	switch {
+	case ws.Exited():
+		m.Exited, m.ExitCode = true, ws.ExitStatus()
+	case ws.Signaled():
+		m.Signal = int(ws.Signal())
+		m.ExitCode = 128 + m.Signal
+	}
+	return m
+}

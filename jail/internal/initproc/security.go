@@ -1,0 +1,43 @@
+package initproc
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/scidex/scidex-jail/jail/internal/protocol"
+	"github.com/scidex/scidex-jail/landlock"
+	"github.com/scidex/scidex-jail/seccomp"
+)
+
+// applyLandlock runs after the identity drop (Landlock needs no_new_privs).
+// A nil policy is the layer disabled by name.
+func applyLandlock(pol *landlock.Policy, e *protocol.Enforced) error {
+	if pol == nil {
+		return nil
+	}
+	res, err := pol.Restrict()
+	if err != nil {
+		if errors.Is(err, landlock.ErrUnsupported) {
+			return fmt.Errorf("%w (the supervisor found more: the promises were decided on it, so the run does not start)", err)
+		}
+		return err
+	}
+	e.Landlock = &res
+	return nil
+}
+
+// applySeccomp runs as the init's last step before the target.
+func applySeccomp(pol *seccomp.Policy, e *protocol.Enforced) error {
+	if pol == nil {
+		return nil
+	}
+	prog, err := seccomp.Lookup(*pol)
+	if err != nil {
+		return err
+	}
+	if err := prog.Load(); err != nil {
+		return err
+	}
+	e.Seccomp = &protocol.Seccomp{Policy: pol.String(), Arch: prog.Arch, SHA256: prog.SHA256, Denied: prog.Denied()}
+	return nil
+}

@@ -1,0 +1,183 @@
+// Package protocol is everything the jail's two processes say to each
+// other: the supervisor (jail.Run, in the caller's process) and the init
+// (package initproc, the re-executed binary that is PID 1 of the run's
+// namespaces). Both import it; neither imports the other, so the message
+// kinds, the config the init receives and the exit codes they share are
+// written once, here.
+//
+// They talk over one unix stream socket, inherited by the init as fd 3
+// (SyncFD). Messages are JSON objects, one per line:
+//
+//	supervisor                                  init (PID 1, new namespaces)
+//	    |  spawn /proc/self/exe InitArg (fd 3) ---->|
+//	    |                                            |  blocks reading fd 3
+//	    |-- Config -------------------------------->|
+//	    |  [cgroup v1: move the init into the leaf]  |  mounts, hostname, network,
+//	    |<-- {kind:"phase"} per step ----------------|  identity, landlock, fds,
+//	    |                                            |  seccomp
+//	    |-- {kind:"go"} ---------------------------->|  waits for it before the exec
+//	    |<-- {kind:"error", stage} and exit 125 -----|  (on any failure, any time
+//	    |                                            |  before the target runs)
+//	    |<-- {kind:"started", pid, enforced} --------|  target running
+//	    |    signals: supervisor kill(init) -------->|  init forwards to the target
+//	    |-- {kind:"kill"} (grace over) ------------->|  init SIGKILLs every other
+//	    |                                            |  process of the namespace
+//	    |<-- {kind:"exited", status, rusage, wall} --|  target reaped, rest killed;
+//	    |                                            |  the init waits, the run
+//	    |  read the run directory through            |  directory still mounted
+//	    |  /proc/<init>/root                         |
+//	    |-- shutdown(SHUT_WR): "released" ---------->|  end of file on fd 3
+//	    |                                            |  exits with the target's
+//	    |                                            |  status; the kernel tears
+//	    |                                            |  the namespaces down
+//
+// The config travels over the socket, never argv or the environment, so
+// nothing of it shows in /proc/<pid>/cmdline or environ. The init cannot
+// start the target before the supervisor has sent "go", which is what closes
+// the window on cgroup v1 hosts, where the init cannot be born in the leaf
+// and is moved there while it sets up. The release is the end of the
+// supervisor's side of the stream, not a message: a supervisor that dies
+// releases the init all the same (and its parent-death signal ends it).
+package protocol
+
+import (
+	"os"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/scidex/scidex-jail/landlock"
+	"github.com/scidex/scidex-jail/seccomp"
+)
+
+const (
+	// SyncFD is the socket's fd number in the init.
+	SyncFD = 3
+	// InitArg is argv[1] of the re-executed binary; main dispatches on it
+	// before any flag parsing.
+	InitArg = "__scidex-jail-init"
+	// InsideUID is the uid and gid of the target inside its user namespace.
+	InsideUID = 1000
+)
+
+// Exit statuses of the jail's own failures, as in env(1), nohup(1) and
+// docker run; the target's own status otherwise, 128+n for signal n.
+const (
+	ExitSetup         = 125 // the jail failed before the target ran
+	ExitCannotExecute = 126 // the command exists but cannot be executed inside
+	ExitNotFound      = 127 // the command is not found inside
+)
+
+// Forwarded are the signals the supervisor passes to the init and the init
+// to the target. As PID 1 of its namespace the init only ever receives
+// signals it has a handler for, so registering them is also what lets them
+// in at all. SIGTERM, SIGINT and SIGHUP also cancel the run.
+var Forwarded = []os.Signal{unix.SIGTERM, unix.SIGINT, unix.SIGHUP, unix.SIGQUIT, unix.SIGUSR1, unix.SIGUSR2}
+
+// Kind says what a message is.
+type Kind string
+
+const (
+	// init -> supervisor
+	KindPhase   Kind = "phase"   // a setup step ended: Phase, Micros
+	KindError   Kind = "error"   // setup failed: Stage, Error, ExitCode; the init exits
+	KindStarted Kind = "started" // the target runs: Pid, Micros (exec), Enforced
+	KindExited  Kind = "exited"  // the target was reaped: status, rusage, WallUsec
+	// supervisor -> init
+	KindGo   Kind = "go"   // the target may start (it is in its cgroup)
+	KindKill Kind = "kill" // SIGKILL every other process of the namespace now
+)
+
+// Config is everything the init needs. Paths are host paths, checked by
+// the supervisor, and the same inside: the mount view binds every host path
+// at its own place.
+type Config struct {
+	Command   []string `json:"command"`
+	Env       []string `json:"env"`
+	RunDir    string   `json:"run_dir"`
+	Hostname  string   `json:"hostname"`
+	UID       int      `json:"uid"` // inside the user namespace
+	GID       int      `json:"gid"`
+	Mounts    Mounts   `json:"mounts"`
+	Loopback  bool     `json:"loopback"`  // bring lo up in the run's network namespace
+	Setgroups bool     `json:"setgroups"` // false when rootless: setgroups is denied in the namespace
+	Security  Security `json:"security"`
+}
+
+// Mounts is the target's whole filesystem view, as data. The init builds it
+// on a fresh tmpfs and pivots into it: nothing of the host is visible unless
+// it is listed here.
+type Mounts struct {
+	// System entries at the root (/usr, /bin, /lib64, /etc, ...): a host
+	// directory is bound read-only, a host symlink (merged /usr) is
+	// recreated as the same symlink.
+	System []SystemEntry `json:"system"`
+	// ReadOnly host paths bound read-only at the same path (data/, docs/).
+	ReadOnly []string `json:"read_only"`
+	// ReadWrite host paths bound writable at the same path.
+	ReadWrite []string `json:"read_write"`
+	// RunDir is the run directory's path. With RunDirBytes > 0 it is a
+	// fresh tmpfs of that size (the disk budget), else the host directory
+	// bound writable.
+	RunDir      string `json:"run_dir"`
+	RunDirBytes int64  `json:"run_dir_bytes"`
+	// ShmBytes is the size of the private /dev/shm tmpfs.
+	ShmBytes int64 `json:"shm_bytes"`
+}
+
+// SystemEntry is one system path of the host at the root of the view.
+type SystemEntry struct {
+	Path    string `json:"path"`
+	Symlink string `json:"symlink,omitempty"` // non-empty: recreate as this link
+}
+
+// Security is what the init enforces on itself, and so on the target,
+// after the mount view and the identity drop. A nil policy is a layer the
+// caller disabled by name.
+type Security struct {
+	Landlock *landlock.Policy `json:"landlock,omitempty"`
+	Seccomp  *seccomp.Policy  `json:"seccomp,omitempty"`
+}
+
+// Enforced is what the init applied, for the report.
+type Enforced struct {
+	Landlock *landlock.Result `json:"landlock,omitempty"`
+	Seccomp  *Seccomp         `json:"seccomp,omitempty"`
+}
+
+// Seccomp is the filter in force.
+type Seccomp struct {
+	Policy string   `json:"policy"` // rule set / network mode
+	Arch   string   `json:"arch"`
+	SHA256 string   `json:"sha256"` // of the loaded BPF program
+	Denied []string `json:"denied"`
+}
+
+// InitMsg is every message from the init; Kind says which fields are set.
+type InitMsg struct {
+	Kind Kind `json:"kind"`
+
+	Phase  string `json:"phase,omitempty"`
+	Micros int64  `json:"us,omitempty"`
+
+	Stage    string `json:"stage,omitempty"`
+	Error    string `json:"error,omitempty"`
+	ExitCode int    `json:"exit_code,omitempty"` // error: ExitSetup, or 126/127 for exec
+
+	Pid int `json:"pid,omitempty"`
+
+	Exited   bool  `json:"exited,omitempty"` // exited normally, ExitCode set
+	Signal   int   `json:"signal,omitempty"`
+	UserUsec int64 `json:"user_us,omitempty"`
+	SysUsec  int64 `json:"sys_us,omitempty"`
+	MaxRSSKB int64 `json:"maxrss_kb,omitempty"`
+	// WallUsec is the target's wall time on the init's own clock: from
+	// just before the fork of the target to its reaping.
+	WallUsec int64 `json:"wall_us,omitempty"`
+
+	Enforced *Enforced `json:"enforced,omitempty"`
+}
+
+// SupervisorMsg is every message to the init after the config.
+type SupervisorMsg struct {
+	Kind Kind `json:"kind"`
+}
