@@ -26,6 +26,11 @@ type cli struct {
 	Profiles profilesCmd `cmd:"" help:"Print the effective profiles (built-in and from the profiles file)."`
 	Check    checkCmd    `cmd:"" help:"Check what this host can enforce for a profile, and how to fix what it cannot."`
 	Version  versionCmd  `cmd:"" help:"Print the version."`
+
+	// Made from this grammar at build time (make deb): the manual page
+	// and the bash completion.
+	Man        manCmd        `cmd:"" hidden:"" help:"Print the manual page (roff), made from this command line's help."`
+	Completion completionCmd `cmd:"" hidden:"" help:"Print a shell completion script."`
 }
 
 type versionCmd struct{}
