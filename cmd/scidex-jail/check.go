@@ -83,7 +83,7 @@ func (c *checkCmd) Run() error {
 func (c *checkCmd) checks(p jail.Profile) []checkLine {
 	sec := c.runSecurityChild(p)
 	cg, info := checkCgroup(c.CgroupParent)
-	return []checkLine{
+	lines := []checkLine{
 		checkUserns(p, c.UID, c.GID),
 		checkLandlock(p, sec),
 		checkSeccomp(p, sec),
@@ -91,6 +91,8 @@ func (c *checkCmd) checks(p jail.Profile) []checkLine {
 		checkControllers(p, info, cg.State == stateOK),
 		checkTmpRoot(c.TmpRoot, c.UID, c.GID),
 	}
+	// What a deployment must set up (check_host.go).
+	return append(lines, checkHostSetup(c.CgroupParent, info)...)
 }
 
 // printCheck writes the header, one line per check (with a fix line under

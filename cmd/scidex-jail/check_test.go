@@ -9,7 +9,8 @@ import (
 )
 
 // checkNames are the checks `scidex-jail check` prints, in order.
-var checkNames = []string{"user namespaces", "landlock", "seccomp", "cgroup", "cgroup controllers", "tmp-root"}
+var checkNames = []string{"user namespaces", "landlock", "seccomp", "cgroup", "cgroup controllers", "tmp-root",
+	"userns sysctls", "apparmor userns", "cgroup delegation"}
 
 var checkLineRE = regexp.MustCompile(`^(OK|MISSING|DEGRADED) +([a-z -]+): (.+)$`)
 
