@@ -10,8 +10,8 @@ func TestCheckHostSetup(t *testing.T) {
 	ubuntu := map[string]string{SysctlMaxUserNS: "63000", SysctlAppArmorRestrict: "1"}
 	delegated := CgroupSetup{Version: 2, Dir: "/sys/fs/cgroup/scidex-jail.slice/runner.service/jails"}
 	type want struct {
-		ok           bool
-		found, fix   string // substrings; fix "" means no fix
+		ok         bool
+		found, fix string // substrings; fix "" means no fix
 	}
 	for _, tc := range []struct {
 		name  string
