@@ -16,7 +16,7 @@ TOOLS_BIN := $(CURDIR)/.tools/bin
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := $(TOOLS_BIN)/staticcheck-$(STATICCHECK_VERSION)
 
-.PHONY: help build deps deps-example tools example test check vet lint generate generate-check test-host test-vm bench bench-compare clean
+.PHONY: deb help build deps deps-example tools example test check vet lint generate generate-check test-host test-vm bench bench-compare clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -38,6 +38,14 @@ $(STATICCHECK):
 	@GOBIN=$(TOOLS_BIN) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) || \
 		{ echo "tools: FAILED: go install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) (is the pin a version the module proxy serves?)" >&2; exit 1; }
 	@mv $(TOOLS_BIN)/staticcheck $@
+
+# The Debian version: a release tag when HEAD has one (v1.2.3 -> 1.2.3),
+# else 0~git<commit time>.<commit>, +dirty for uncommitted changes.
+DEB_VERSION ?= $(shell v=$$(git describe --tags --exact-match --match 'v[0-9]*' 2>/dev/null) && echo $${v\#v} || \
+	echo 0~git$$(git log -1 --format=%cd --date=format:%Y%m%d%H%M%S).$$(git rev-parse --short HEAD)$$(git diff --quiet HEAD || echo +dirty))
+
+deb: build ## Debian package in bin/ (dpkg-deb): binary, profiles conffile, man page, completion, systemd slice, tmpfiles
+	packaging/deb/build.sh $(BIN) $(DEB_VERSION) bin
 
 example: deps-example build ## run the example analysis under the jail and print a summary of its report
 	examples/run-example.sh $(BIN)

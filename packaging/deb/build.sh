@@ -41,6 +41,7 @@ esac
 stage=$(mktemp -d /tmp/scidex-jail-deb-XXXXXX)
 trap 'rm -rf -- "$stage"' EXIT
 umask 022
+chmod 0755 "$stage"
 doc=$stage/usr/share/doc/scidex-jail
 install -d "$stage/DEBIAN" "$stage/usr/bin" "$stage/etc/scidex-jail" "$stage/usr/share/man/man1" \
 	"$stage/usr/share/bash-completion/completions" "$stage/usr/lib/systemd/system" "$stage/usr/lib/tmpfiles.d" \
