@@ -57,7 +57,7 @@ func TestVMDelegatedUser(t *testing.T) {
 
 	bin := sharedDir(t, "scidex-deleg-bin-")
 	copyExecutable(t, jailBin, bin)
-	copyExecutable(t, filepath.Join(repoRoot, "packaging", "delegate"), bin)
+	copyExecutable(t, delegateHelper(t), bin)
 	w := sharedDir(t, "scidex-deleg-work-")
 	if err := os.Chown(w, runnerUID, runnerUID); err != nil {
 		t.Fatal(err)

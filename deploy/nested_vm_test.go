@@ -65,7 +65,7 @@ func volume(t *testing.T) string {
 		t.Fatal(err)
 	}
 	copyExecutable(t, jailBin, bin)
-	copyExecutable(t, filepath.Join(repoRoot, "packaging", "delegate"), bin)
+	copyExecutable(t, delegateHelper(t), bin)
 	if err := os.Chown(v, containerRoot, containerRoot); err != nil {
 		t.Fatal(err)
 	}

@@ -129,6 +129,17 @@ func asUserIn(t *testing.T, uid int, cgroup, script string, env ...string) (stdo
 	return out.String(), errb.String(), code
 }
 
+// delegateHelper is packaging/delegate: from the checkout, or in the VM
+// harness, where the checkout may not be visible, the copy .ci/vmtests
+// hands in with SCIDEX_DELEGATE.
+func delegateHelper(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv("SCIDEX_DELEGATE"); p != "" {
+		return p
+	}
+	return filepath.Join(repoRoot, "packaging", "delegate")
+}
+
 // copyExecutable copies src into dir (mode 0755) and returns the copy.
 func copyExecutable(t *testing.T, src, dir string) string {
 	t.Helper()
