@@ -264,6 +264,9 @@ func checkWritable(info Info) error {
 			if info.Version == 2 {
 				fix = fixDelegateV2
 			}
+			if errors.Is(err, unix.EROFS) {
+				fix = fixReadOnlyMount
+			}
 			return &UnsupportedError{Feature: "write access to cgroup " + p, Found: "access: " + err.Error(), Fix: fix}
 		}
 	}

@@ -167,6 +167,9 @@ func (s *Spec) Validate() error {
 	if err := checkDir(s.TmpRoot); err != nil {
 		return fmt.Errorf("%w: --tmp-root: %w", ErrBadSpec, err)
 	}
+	if err := s.validateContainer(); err != nil { // container.go
+		return err
+	}
 	if s.Timeout < 0 {
 		return fmt.Errorf("%w: --timeout %s is negative; give a duration such as 90s or 30m", ErrBadSpec, s.Timeout)
 	}

@@ -91,6 +91,8 @@ func (c *checkCmd) checks(p jail.Profile) []checkLine {
 		checkControllers(p, info, cg.State == stateOK),
 		checkTmpRoot(c.TmpRoot, c.UID, c.GID),
 	}
+	// What a deployment must set up (check_host.go), then the promises.
+	lines = append(lines, checkHostSetup(c.CgroupParent, info)...)
 	return append(lines, promiseLines(p, sec, cg)...)
 }
 

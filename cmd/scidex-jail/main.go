@@ -31,6 +31,11 @@ type cli struct {
 	Check    checkCmd    `cmd:"" help:"Check what this host can enforce for a profile, and how to fix what it cannot."`
 	GC       gcCmd       `cmd:"" name:"gc" help:"Remove what killed jails left behind (run directories, temporary reports, cgroup leaves): only what provably belongs to a dead jail."`
 	Version  versionCmd  `cmd:"" help:"Print the version."`
+
+	// Made from this grammar at build time (make deb): the manual page
+	// and the bash completion.
+	Man        manCmd        `cmd:"" hidden:"" help:"Print the manual page (roff), made from this command line's help."`
+	Completion completionCmd `cmd:"" hidden:"" help:"Print a shell completion script."`
 }
 
 type versionCmd struct{}

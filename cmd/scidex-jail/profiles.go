@@ -1,34 +1,38 @@
 package main
 
 import (
-	"encoding/json"
+	"fmt"
 	"os"
 
 	"github.com/scidex/scidex-jail/jail"
 )
 
-// profilesCmd is `scidex-jail profiles`: the effective profiles, as JSON in
-// the profiles file's own field names and units.
+// profilesCmd is `scidex-jail profiles`: the effective profiles, written
+// as a profiles file (the same field names and units), so that its output
+// can be saved as /etc/scidex-jail/profiles.json and edited. Where they
+// came from goes to stderr.
 type profilesCmd struct {
-	Config string `name:"config" placeholder:"FILE" help:"Profiles file (JSON). Default: /etc/scidex-jail/profiles.json when it exists."`
+	Config  string `name:"config" placeholder:"FILE" help:"Profiles file (JSON). Default: /etc/scidex-jail/profiles.json when it exists."`
+	Builtin bool   `name:"builtin" help:"Print the built-in profiles only, ignoring any profiles file."`
 }
 
 func (c *profilesCmd) Run() error {
-	ps, from, err := jail.LoadProfiles(c.Config)
+	ps, from := jail.Builtins(), ""
+	if !c.Builtin {
+		var err error
+		if ps, from, err = jail.LoadProfiles(c.Config); err != nil {
+			return err
+		}
+	}
+	out, err := jail.ProfilesFile(ps)
 	if err != nil {
 		return err
 	}
-	out := struct {
-		Source   string             `json:"source"`
-		Profiles []jail.ProfileView `json:"profiles"`
-	}{Source: "built-in"}
+	source := "built-in"
 	if from != "" {
-		out.Source = "built-in, overridden by " + from
+		source = "built-in, overridden by " + from
 	}
-	for _, n := range jail.Names(ps) {
-		out.Profiles = append(out.Profiles, ps[n].View())
-	}
-	enc := json.NewEncoder(os.Stdout)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	fmt.Fprintf(os.Stderr, "scidex-jail: profiles: %s\n", source)
+	_, err = os.Stdout.Write(out)
+	return err
 }

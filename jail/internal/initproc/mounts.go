@@ -115,6 +115,12 @@ func buildMountView(p *protocol.Mounts) error {
 		return err
 	}
 	if err := mkdirMount("proc", newRoot+"/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		if errors.Is(err, unix.EPERM) {
+			// The kernel mounts a new proc in a user namespace only where
+			// an existing one is fully visible (mount_too_revealing):
+			// container runtimes mask parts of theirs.
+			return fmt.Errorf("%w: a fresh /proc for the run's pid namespace is refused while parts of the /proc the jail sees are masked or read-only (as container runtimes do by default): the container must leave /proc unmasked (Kubernetes securityContext.procMount: Unmasked, docker --security-opt systempaths=unconfined)", err)
+		}
 		return err
 	}
 	// Socket directories of the host (PostgreSQL's /var/run/postgresql,

@@ -1,0 +1,10 @@
+// Package deploy holds the end-to-end tests of the ways scidex-jail is
+// deployed, run as root on this machine by `go test ./deploy/`: the Debian
+// package (built with packaging/deb/build.sh, installed with dpkg -i, used,
+// removed and purged) and a one-node Slurm cluster (Debian's slurm-wlm:
+// munged, slurmctld and slurmd started by the test with their own
+// configuration, state and logs under a temporary directory) running a job
+// array of analyses through examples/slurm/scidex-analyses.sbatch. The
+// systemd delegation and nested-container tests need cgroup v2 and run in
+// the VM harness (cmd/scidex-jail, .ci/vmtests).
+package deploy

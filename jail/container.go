@@ -1,0 +1,67 @@
+package jail
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// What a run needs from a container it is started in, checked before
+// anything is created so that the refusal names what the container must
+// allow: a writable tmp-root (a read-only root file system needs a volume
+// there), and, when the jail runs as root of a user namespace it did not
+// make, the analysis' uid and gid mapped in it (a container that maps only
+// its root cannot hand the analysis another uid).
+
+// validateContainer is part of Spec.Validate.
+func (s *Spec) validateContainer() error {
+	if err := unix.Access(s.TmpRoot, unix.W_OK|unix.X_OK); err != nil {
+		how := "make it writable by uid " + strconv.Itoa(os.Geteuid()) + ", or pass another --tmp-root"
+		if errors.Is(err, unix.EROFS) {
+			how = "in a container with a read-only root, mount a writable volume there (a Kubernetes emptyDir at /tmp), or pass --tmp-root to one"
+		}
+		return fmt.Errorf("%w: --tmp-root %s is not writable (%w): %s", ErrBadSpec, s.TmpRoot, err, how)
+	}
+	if os.Geteuid() != 0 {
+		return nil // rootless: the analysis runs as this uid, which is mapped
+	}
+	for _, m := range []struct {
+		file, flag string
+		id         int
+	}{{"/proc/self/uid_map", "--uid", s.HostUID}, {"/proc/self/gid_map", "--gid", s.HostGID}} {
+		b, err := os.ReadFile(m.file)
+		if err != nil {
+			return fmt.Errorf("read %s: %w", m.file, err)
+		}
+		if !idMapped(string(b), m.id) {
+			return fmt.Errorf("%w: %s %d is not mapped in the user namespace the jail runs in (%s: %s): a container must map a range of ids that includes it (Kubernetes hostUsers: false maps 65536; runc, podman and LXC map subordinate ids from /etc/subuid and /etc/subgid), or pass %s with an id that is mapped, other than 0",
+				ErrBadSpec, m.flag, m.id, m.file, strings.Join(strings.Fields(string(b)), " "), m.flag)
+		}
+	}
+	return nil
+}
+
+// idMapped reports whether id (as seen in this namespace) is in one of
+// the ranges of a /proc/PID/uid_map or gid_map: lines of "inside outside
+// count".
+func idMapped(idMap string, id int) bool {
+	for _, line := range strings.Split(idMap, "\n") {
+		f := strings.Fields(line)
+		if len(f) != 3 {
+			continue
+		}
+		start, err1 := strconv.ParseUint(f[0], 10, 32)
+		count, err2 := strconv.ParseUint(f[2], 10, 32)
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		if uint64(id) >= start && uint64(id)-start < count {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# Builds the Debian package from a built binary, with dpkg-deb alone:
+#
+#	packaging/deb/build.sh BINARY VERSION OUTDIR
+#
+# writes OUTDIR/scidex-jail_VERSION_ARCH.deb and prints its path. `make
+# deb` runs it. The binary is run here to write out what it knows: its
+# built-in profiles (the conffile /etc/scidex-jail/profiles.json), its
+# manual page and its bash completion, so none of them can disagree with
+# it. Everything in the package, owned by root:
+#
+#	/usr/bin/scidex-jail                              the static binary
+#	/etc/scidex-jail/profiles.json                    conffile: the built-in profiles
+#	/usr/share/man/man1/scidex-jail.1.gz              scidex-jail man
+#	/usr/share/bash-completion/completions/scidex-jail
+#	/usr/lib/systemd/system/scidex-jail.slice         the slice analyses' services run in
+#	/usr/lib/tmpfiles.d/scidex-jail.conf              /run/scidex-jail, a tmp-root for services
+#	/usr/libexec/scidex-jail/delegate                 lays out a delegated cgroup for a runner
+#	/usr/share/doc/scidex-jail/                       README, copyright, changelog, examples
+set -euo pipefail
+
+if (($# != 3)); then
+	echo "usage: $0 BINARY VERSION OUTDIR" >&2
+	exit 2
+fi
+bin=$(realpath -- "$1")
+version=$2
+outdir=$3
+cd "$(dirname "$0")/../.."
+fail() {
+	echo "deb: FAILED: $*" >&2
+	exit 1
+}
+[[ $version =~ ^[0-9][A-Za-z0-9.+~-]*$ ]] || fail "version $version is not a Debian version (must start with a digit)"
+arch=$(dpkg --print-architecture)
+case $(file -b "$bin") in
+*"statically linked"* | *"static-pie linked"*) ;;
+*) fail "$bin is not a static binary: build it with CGO_ENABLED=0 (make build)" ;;
+esac
+
+stage=$(mktemp -d /tmp/scidex-jail-deb-XXXXXX)
+trap 'rm -rf -- "$stage"' EXIT
+umask 022
+chmod 0755 "$stage"
+doc=$stage/usr/share/doc/scidex-jail
+install -d "$stage/DEBIAN" "$stage/usr/bin" "$stage/etc/scidex-jail" "$stage/usr/share/man/man1" \
+	"$stage/usr/share/bash-completion/completions" "$stage/usr/lib/systemd/system" "$stage/usr/lib/tmpfiles.d" \
+	"$stage/usr/libexec/scidex-jail" "$doc/examples/systemd" "$doc/examples/apparmor" "$doc/examples/slurm" "$doc/examples/kubernetes"
+
+install -m 0755 "$bin" "$stage/usr/bin/scidex-jail"
+"$bin" profiles --builtin 2>/dev/null >"$stage/etc/scidex-jail/profiles.json" || fail "$bin profiles --builtin"
+"$bin" man >"$stage/usr/share/man/man1/scidex-jail.1" || fail "$bin man"
+gzip -9n "$stage/usr/share/man/man1/scidex-jail.1"
+"$bin" completion bash >"$stage/usr/share/bash-completion/completions/scidex-jail" || fail "$bin completion bash"
+install -m 0644 packaging/systemd/scidex-jail.slice "$stage/usr/lib/systemd/system/"
+install -m 0644 packaging/scidex-jail.tmpfiles "$stage/usr/lib/tmpfiles.d/scidex-jail.conf"
+install -m 0755 packaging/delegate "$stage/usr/libexec/scidex-jail/delegate"
+
+install -m 0644 README.md packaging/deb/copyright "$doc/"
+gzip -9n "$doc/README.md"
+install -m 0644 packaging/systemd/scidex-jail-runner.service "$doc/examples/systemd/"
+install -m 0644 packaging/apparmor/scidex-jail "$doc/examples/apparmor/"
+install -m 0644 examples/slurm/* "$doc/examples/slurm/"
+install -m 0644 examples/kubernetes/* "$doc/examples/kubernetes/"
+install -m 0644 examples/profiles.json "$doc/examples/"
+date=$(git log -1 --format=%aD 2>/dev/null || date -R)
+printf 'scidex-jail (%s) unstable; urgency=medium\n\n  * Built from the repository with make deb (commit %s).\n\n -- scidex-jail developers <scidex-jail@scidex.invalid>  %s\n' \
+	"$version" "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)" "$date" | gzip -9n >"$doc/changelog.Debian.gz"
+
+install -m 0755 packaging/deb/postinst packaging/deb/postrm "$stage/DEBIAN/"
+echo /etc/scidex-jail/profiles.json >"$stage/DEBIAN/conffiles"
+size=$(du -sk --exclude=DEBIAN "$stage" | cut -f1)
+cat >"$stage/DEBIAN/control" <<CONTROL
+Package: scidex-jail
+Version: $version
+Architecture: $arch
+Maintainer: scidex-jail developers <scidex-jail@scidex.invalid>
+Installed-Size: $size
+Section: admin
+Priority: optional
+Homepage: https://scidex.invalid/scidex-jail
+Description: sandbox for untrusted scientific analyses
+ scidex-jail runs one analysis (a Python script, a Jupyter notebook, a tool
+ run) in fresh namespaces, confines its files with Landlock and a minimal
+ mount view, keeps it off the network with seccomp, limits its memory, CPU
+ and processes in a cgroup leaf of its own, and writes one JSON report of
+ how it ended. One static binary; no run-time dependencies.
+ .
+ The package ships the built-in profiles as /etc/scidex-jail/profiles.json,
+ a systemd slice for the services that start analyses, a helper that lays
+ out a delegated cgroup for such a service, and examples for systemd,
+ Slurm and Kubernetes.
+CONTROL
+(cd "$stage" && find . -path ./DEBIAN -prune -o -type f -printf '%P\0' | LC_ALL=C sort -z | xargs -0 md5sum) >"$stage/DEBIAN/md5sums"
+chmod 0644 "$stage/DEBIAN/md5sums" "$stage/DEBIAN/control" "$stage/DEBIAN/conffiles"
+
+mkdir -p "$outdir"
+deb=$outdir/scidex-jail_${version}_${arch}.deb
+dpkg-deb --root-owner-group -Zxz --build "$stage" "$deb" >/dev/null || fail "dpkg-deb --build"
+echo "$deb"
