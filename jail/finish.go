@@ -1,14 +1,11 @@
 package jail
 
 import (
-	"fmt"
 	"os"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
-	"golang.org/x/sys/unix"
 )
 
 func newReport(s *Spec, t0 time.Time) *Report {
@@ -84,7 +81,6 @@ func (sv *supervisor) finish() {
 	if dirErr != nil {
 		r.Warnings = append(r.Warnings, dirErr.Error())
 	}
-	sv.settleStatus()
 	if m := sv.exited; m != nil {
 		r.CPUUserSecs = float64(m.UserUsec) / 1e6
 		r.CPUSystemSecs = float64(m.SysUsec) / 1e6
@@ -102,7 +98,8 @@ func (sv *supervisor) finish() {
 		r.WallSeconds = time.Since(sv.tStart).Seconds()
 	}
 	sv.phase("cleanup", t)
-	r.CompletionNotes = sv.notes()
+	v := settle(sv.outcome())
+	r.Status, r.ExitCode, r.Signal, r.SetupError, r.CompletionNotes = v.Status, v.ExitCode, v.Signal, v.SetupError, v.Notes
 	for _, e := range sv.deliveryErrs {
 		r.deliveryFailed(e)
 	}
@@ -116,121 +113,34 @@ func (sv *supervisor) procState() *os.ProcessState {
 	return sv.cmd.ProcessState
 }
 
-// settleStatus picks the one reason the run ended and the exit code.
-func (sv *supervisor) settleStatus() {
-	r := sv.rep
-	code, sig := -1, 0
+// outcome gathers what decides how the run ended.
+func (sv *supervisor) outcome() outcome {
+	s, r := sv.spec, sv.rep
+	o := outcome{
+		Started: sv.started, Failed: sv.failed, TimedOut: sv.timedOut, Cancelled: sv.cancelled,
+		CancelSig: sv.cancelSig, Code: -1, DiskFull: sv.diskFull,
+		Wall: time.Duration(r.WallSeconds * float64(time.Second)), Timeout: s.Timeout, Grace: s.Grace,
+		Memory: s.Resources.MemoryBytes, PIDs: s.Resources.PIDs, Disk: s.DiskBytes,
+		Outputs: r.outputFiles(), Collected: r.CollectedTo,
+	}
+	if r.Kept {
+		o.Kept = r.RunDir
+	}
+	if sv.usage != nil {
+		o.OOMKills, o.PIDsHits = sv.usage.OOMKills, sv.usage.PIDsLimitHits
+	}
 	if m := sv.exited; m != nil {
-		code, sig = m.ExitCode, m.Signal
+		o.Code, o.Signal = m.ExitCode, m.Signal
 	} else if ps := sv.procState(); ps != nil {
 		if ws, ok := ps.Sys().(syscall.WaitStatus); ok {
 			switch {
 			case ws.Exited():
-				code = ws.ExitStatus()
+				o.Code = ws.ExitStatus()
 			case ws.Signaled():
-				sig = int(ws.Signal())
-				code = 128 + sig
+				o.Signal = int(ws.Signal())
+				o.Code = 128 + o.Signal
 			}
 		}
 	}
-	if sig != 0 {
-		r.Signal = unix.SignalName(syscall.Signal(sig))
-	}
-	switch {
-	case sv.cancelled && !sv.started:
-		// Cancelled before the target ran (or before the init could say
-		// it did): exit as a shell does for the signal that ended it.
-		r.Status, r.ExitCode, r.Signal = StatusCancelled, 128+int(sv.cancelSig), ""
-	case sv.failed != nil && sv.failed.Stage == "exec" && sv.usage != nil && sv.usage.PIDsLimitHits > 0:
-		// The fork of the target itself hit the PID limit.
-		r.Status = StatusPIDsLimit
-		r.SetupError = &SetupError{Stage: sv.failed.Stage, Message: sv.failed.Error}
-		r.ExitCode = protocol.ExitSetup
-	case sv.failed != nil:
-		r.Status = StatusSetupError
-		r.SetupError = &SetupError{Stage: sv.failed.Stage, Message: sv.failed.Error}
-		r.ExitCode = sv.failed.ExitCode
-		r.Signal = ""
-	case !sv.started:
-		// The init died before saying anything: killed during setup.
-		r.Status = StatusSetupError
-		if sv.timedOut {
-			r.Status = StatusTimeout
-		}
-		r.SetupError = &SetupError{Stage: "init", Message: fmt.Sprintf("the init ended before starting the target (exit code %d, signal %s)", code, r.Signal)}
-		r.ExitCode = protocol.ExitSetup
-	case sv.timedOut:
-		r.Status, r.ExitCode = StatusTimeout, code
-	case sv.cancelled:
-		r.Status, r.ExitCode = StatusCancelled, code
-	case sv.usage != nil && sv.usage.OOMKills > 0:
-		// Reported so even when the main process survived the kill of a
-		// child and exited on its own.
-		r.Status, r.ExitCode = StatusOOMKilled, code
-	case code != 0 && sv.usage != nil && sv.usage.PIDsLimitHits > 0:
-		r.Status, r.ExitCode = StatusPIDsLimit, code
-	case code != 0 && sv.diskFull:
-		r.Status, r.ExitCode = StatusDiskLimit, code
-	case sig != 0:
-		r.Status, r.ExitCode = StatusSignaled, code
-	case code == 0:
-		r.Status, r.ExitCode = StatusOK, 0
-	default:
-		r.Status, r.ExitCode = StatusExitNonzero, code
-	}
-	if r.ExitCode < 0 {
-		r.ExitCode = protocol.ExitSetup
-	}
-}
-
-// notes is the one sentence for the caller's logs.
-func (sv *supervisor) notes() string {
-	r := sv.rep
-	var b strings.Builder
-	switch r.Status {
-	case StatusOK:
-		fmt.Fprintf(&b, "The analysis finished normally (exit code 0) after %.2f s", r.WallSeconds)
-	case StatusExitNonzero:
-		fmt.Fprintf(&b, "The analysis failed with exit code %d after %.2f s", r.ExitCode, r.WallSeconds)
-	case StatusSignaled:
-		fmt.Fprintf(&b, "The analysis was killed by %s after %.2f s (not by the jail)", r.Signal, r.WallSeconds)
-	case StatusTimeout:
-		fmt.Fprintf(&b, "The analysis hit its %s wall-clock timeout and was stopped (SIGTERM, then SIGKILL of every process after a %s grace)", sv.spec.Timeout, sv.spec.Grace)
-	case StatusCancelled:
-		if !sv.started {
-			fmt.Fprintf(&b, "The run was cancelled by %s to the jail before the analysis started; it never ran", unix.SignalName(sv.cancelSig))
-			break
-		}
-		fmt.Fprintf(&b, "The run was cancelled by a signal to the jail after %.2f s; the analysis was stopped", r.WallSeconds)
-	case StatusOOMKilled:
-		fmt.Fprintf(&b, "The analysis ran out of memory: the cgroup's OOM killer killed %d process(es) at the %s limit (exit code %d)", sv.usage.OOMKills, sizeString(sv.spec.Resources.MemoryBytes), r.ExitCode)
-	case StatusPIDsLimit:
-		fmt.Fprintf(&b, "The analysis failed (exit code %d) after hitting its limit of %d processes/threads %d time(s)", r.ExitCode, sv.spec.Resources.PIDs, sv.usage.PIDsLimitHits)
-	case StatusDiskLimit:
-		fmt.Fprintf(&b, "The analysis failed (exit code %d) after filling its %s run directory budget", r.ExitCode, sizeString(sv.spec.DiskBytes))
-	case StatusSetupError:
-		fmt.Fprintf(&b, "The analysis did not run: the jail failed at stage %q: %s", r.SetupError.Stage, r.SetupError.Message)
-	}
-	fmt.Fprintf(&b, "; %d output file(s) listed", r.outputFiles())
-	if r.CollectedTo != "" {
-		fmt.Fprintf(&b, " and collected to %s", r.CollectedTo)
-	}
-	if r.Kept {
-		fmt.Fprintf(&b, "; run directory kept at %s", r.RunDir)
-	}
-	b.WriteString(".")
-	return b.String()
-}
-
-// sizeString prints a limit for a sentence: FormatSize's exact form with
-// its unit spelled out (2GiB, 65 bytes), or "unlimited".
-func sizeString(n int64) string {
-	if n <= 0 {
-		return "unlimited"
-	}
-	f := FormatSize(n)
-	if last := f[len(f)-1]; last >= '0' && last <= '9' {
-		return f + " bytes"
-	}
-	return f + "iB"
+	return o
 }

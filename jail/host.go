@@ -21,7 +21,7 @@ type HostView struct {
 	DataDirs   []string               // the Spec's data dirs that exist under its root (absolute)
 	Etc        []string               // the readable /etc entries that exist (etcReadable, Python's)
 	Devices    []string               // the device files of devicesRW that exist
-	Layers     HostLayers             // what the kernel offers the promises (Landlock ABI)
+	Layers     HostLayers             // what the kernel offers the promises (Landlock ABI); BuildPlan adds the spec's part
 }
 
 // LookHost looks at the host for a run of s.
@@ -55,11 +55,11 @@ func LookHost(s *Spec) HostView {
 	return h
 }
 
-// lookLayers finds which layers this host gives a run of s: the kernel's
-// Landlock ABI (asked of the kernel, not guessed from its version) and the
-// layers switched off by name.
+// lookLayers finds what this host's kernel offers the promises: its
+// Landlock ABI, asked of the kernel, not guessed from its version (not asked
+// at all when s switches Landlock off).
 func lookLayers(s *Spec) HostLayers {
-	h := HostLayers{Net: s.Net, Disabled: s.Disable}
+	var h HostLayers
 	if s.disabled("landlock") {
 		return h
 	}

@@ -75,10 +75,14 @@ var allNamespaces = []Namespace{
 // that is not there) and, when the run must not start, a *PlanError; the
 // plan is returned even then, for its promises.
 func BuildPlan(s *Spec, h HostView) (*Plan, []string, error) {
+	// The host says what the kernel offers; the spec, what the caller
+	// switched off and which network mode the promises are about.
+	layers := h.Layers
+	layers.Net, layers.Disabled = s.Net, s.Disable
 	p := &Plan{
 		Namespaces: planNamespaces(s.Net),
 		IDs:        planIDs(s, h),
-		Promises:   EvaluatePromises(h.Layers, s.RequireLayers),
+		Promises:   EvaluatePromises(layers, s.RequireLayers),
 	}
 	var warnings []string
 	for _, d := range s.DataDirs {

@@ -1,0 +1,155 @@
+package jail
+
+import (
+	"fmt"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/scidex/scidex-jail/jail/internal/protocol"
+)
+
+// outcome is everything that decides how a run ended, gathered by the
+// supervisor; verdict turns it into the report's status, exit code and
+// completion notes, as one pure function.
+type outcome struct {
+	Started   bool              // the init reported the target started
+	Failed    *protocol.InitMsg // a setup error (stage, message, exit code), from the init or the supervisor
+	TimedOut  bool
+	Cancelled bool
+	CancelSig syscall.Signal // the signal that cancelled the run
+	Code      int            // the target's (or, without its report, the init's) exit code; -1 unknown
+	Signal    int            // the signal it died of; 0 none
+	OOMKills  int64          // from the cgroup leaf
+	PIDsHits  int64          // fork failures at the PID limit
+	DiskFull  bool           // the run directory's budget was (nearly) full at the end
+
+	// For the sentence.
+	Wall      time.Duration
+	Timeout   time.Duration
+	Grace     time.Duration
+	Memory    int64
+	PIDs      int64
+	Disk      int64
+	Outputs   int    // regular files left in the run directory
+	Collected string // where they were copied
+	Kept      string // the kept run directory, when kept
+}
+
+// verdict is what the report says of the run's end.
+type verdict struct {
+	Status     Status
+	ExitCode   int
+	Signal     string // the signal's name, when the target died of one
+	SetupError *SetupError
+	Notes      string
+}
+
+// settle picks the one reason the run ended and the exit code, then the
+// sentence for the caller's logs.
+func settle(o outcome) verdict {
+	v := verdict{ExitCode: o.Code}
+	if o.Signal != 0 {
+		v.Signal = unix.SignalName(syscall.Signal(o.Signal))
+	}
+	setup := func(st Status, code int) {
+		v.Status, v.ExitCode = st, code
+		v.SetupError = &SetupError{Stage: o.Failed.Stage, Message: o.Failed.Error}
+	}
+	switch {
+	case o.Cancelled && !o.Started:
+		// Cancelled before the target ran (or before the init could say
+		// it did): exit as a shell does for the signal that ended it.
+		v.Status, v.ExitCode, v.Signal = StatusCancelled, 128+int(o.CancelSig), ""
+	case o.Failed != nil && o.Failed.Stage == "exec" && o.PIDsHits > 0:
+		// The fork of the target itself hit the PID limit.
+		setup(StatusPIDsLimit, protocol.ExitSetup)
+	case o.Failed != nil:
+		setup(StatusSetupError, o.Failed.ExitCode)
+		v.Signal = ""
+	case !o.Started:
+		// The init died before saying anything: killed during setup.
+		v.Status, v.ExitCode = StatusSetupError, protocol.ExitSetup
+		if o.TimedOut {
+			v.Status = StatusTimeout
+		}
+		v.SetupError = &SetupError{Stage: "init", Message: fmt.Sprintf("the init ended before starting the target (exit code %d, signal %s)", o.Code, v.Signal)}
+	case o.TimedOut:
+		v.Status = StatusTimeout
+	case o.Cancelled:
+		v.Status = StatusCancelled
+	case o.OOMKills > 0:
+		// Reported so even when the main process survived the kill of a
+		// child and exited on its own.
+		v.Status = StatusOOMKilled
+	case o.Code != 0 && o.PIDsHits > 0:
+		v.Status = StatusPIDsLimit
+	case o.Code != 0 && o.DiskFull:
+		v.Status = StatusDiskLimit
+	case o.Signal != 0:
+		v.Status = StatusSignaled
+	case o.Code == 0:
+		v.Status = StatusOK
+	default:
+		v.Status = StatusExitNonzero
+	}
+	if v.ExitCode < 0 {
+		v.ExitCode = protocol.ExitSetup
+	}
+	v.Notes = notes(v, o)
+	return v
+}
+
+// notes is the one sentence for the caller's logs.
+func notes(v verdict, o outcome) string {
+	var b strings.Builder
+	wall := o.Wall.Seconds()
+	switch v.Status {
+	case StatusOK:
+		fmt.Fprintf(&b, "The analysis finished normally (exit code 0) after %.2f s", wall)
+	case StatusExitNonzero:
+		fmt.Fprintf(&b, "The analysis failed with exit code %d after %.2f s", v.ExitCode, wall)
+	case StatusSignaled:
+		fmt.Fprintf(&b, "The analysis was killed by %s after %.2f s (not by the jail)", v.Signal, wall)
+	case StatusTimeout:
+		fmt.Fprintf(&b, "The analysis hit its %s wall-clock timeout and was stopped (SIGTERM, then SIGKILL of every process after a %s grace)", o.Timeout, o.Grace)
+	case StatusCancelled:
+		if !o.Started {
+			fmt.Fprintf(&b, "The run was cancelled by %s to the jail before the analysis started; it never ran", unix.SignalName(o.CancelSig))
+			break
+		}
+		fmt.Fprintf(&b, "The run was cancelled by a signal to the jail after %.2f s; the analysis was stopped", wall)
+	case StatusOOMKilled:
+		fmt.Fprintf(&b, "The analysis ran out of memory: the cgroup's OOM killer killed %d process(es) at the %s limit (exit code %d)", o.OOMKills, sizeString(o.Memory), v.ExitCode)
+	case StatusPIDsLimit:
+		fmt.Fprintf(&b, "The analysis failed (exit code %d) after hitting its limit of %d processes/threads %d time(s)", v.ExitCode, o.PIDs, o.PIDsHits)
+	case StatusDiskLimit:
+		fmt.Fprintf(&b, "The analysis failed (exit code %d) after filling its %s run directory budget", v.ExitCode, sizeString(o.Disk))
+	case StatusSetupError:
+		fmt.Fprintf(&b, "The analysis did not run: the jail failed at stage %q: %s", v.SetupError.Stage, v.SetupError.Message)
+	}
+	fmt.Fprintf(&b, "; %d output file(s) listed", o.Outputs)
+	if o.Collected != "" {
+		fmt.Fprintf(&b, " and collected to %s", o.Collected)
+	}
+	if o.Kept != "" {
+		fmt.Fprintf(&b, "; run directory kept at %s", o.Kept)
+	}
+	b.WriteString(".")
+	return b.String()
+}
+
+// sizeString prints a limit for a sentence: FormatSize's exact form with
+// its unit spelled out (2GiB, 65 bytes), or "unlimited".
+func sizeString(n int64) string {
+	if n <= 0 {
+		return "unlimited"
+	}
+	f := FormatSize(n)
+	if last := f[len(f)-1]; last >= '0' && last <= '9' {
+		return f + " bytes"
+	}
+	return f + "iB"
+}

@@ -1,0 +1,70 @@
+package jail
+
+import (
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/scidex/scidex-jail/jail/internal/protocol"
+)
+
+// TestSettle covers every status a run can end with, from the facts the
+// supervisor gathers, without running anything.
+func TestSettle(t *testing.T) {
+	base := outcome{Started: true, Code: 0, Wall: 1500 * time.Millisecond, Timeout: 30 * time.Second, Grace: 10 * time.Second,
+		Memory: 256 << 20, PIDs: 64, Disk: 1 << 30, Outputs: 2}
+	with := func(f func(*outcome)) outcome { o := base; f(&o); return o }
+	execFail := &protocol.InitMsg{Kind: protocol.KindError, Stage: "exec", Error: "fork: resource temporarily unavailable", ExitCode: protocol.ExitSetup}
+	cases := []struct {
+		name       string
+		o          outcome
+		status     Status
+		code       int
+		signal     string
+		setupStage string
+		notes      string // in the sentence
+	}{
+		{"ok", base, StatusOK, 0, "", "", "finished normally (exit code 0) after 1.50 s; 2 output file(s) listed."},
+		{"exit nonzero", with(func(o *outcome) { o.Code = 3 }), StatusExitNonzero, 3, "", "", "failed with exit code 3"},
+		{"signaled", with(func(o *outcome) { o.Code, o.Signal = 139, int(syscall.SIGSEGV) }), StatusSignaled, 139, "SIGSEGV", "", "killed by SIGSEGV after 1.50 s (not by the jail)"},
+		{"timeout", with(func(o *outcome) { o.TimedOut, o.Code, o.Signal = true, 137, int(syscall.SIGKILL) }), StatusTimeout, 137, "SIGKILL", "", "hit its 30s wall-clock timeout"},
+		{"cancelled while running", with(func(o *outcome) { o.Cancelled, o.Code, o.Signal = true, 143, int(syscall.SIGTERM) }), StatusCancelled, 143, "SIGTERM", "", "cancelled by a signal to the jail after 1.50 s"},
+		{"cancelled before start", with(func(o *outcome) { o.Started, o.Cancelled, o.CancelSig, o.Code = false, true, syscall.SIGTERM, -1 }), StatusCancelled, 143, "", "", "cancelled by SIGTERM to the jail before the analysis started"},
+		{"oom killed", with(func(o *outcome) { o.OOMKills, o.Code, o.Signal = 1, 137, int(syscall.SIGKILL) }), StatusOOMKilled, 137, "SIGKILL", "", "killed 1 process(es) at the 256MiB limit"},
+		{"oom killed child, main exited 0", with(func(o *outcome) { o.OOMKills = 2 }), StatusOOMKilled, 0, "", "", "OOM killer killed 2 process(es)"},
+		{"pids limit", with(func(o *outcome) { o.PIDsHits, o.Code = 5, 1 }), StatusPIDsLimit, 1, "", "", "limit of 64 processes/threads 5 time(s)"},
+		{"pids hits but exit 0 is ok", with(func(o *outcome) { o.PIDsHits = 5 }), StatusOK, 0, "", "", "finished normally"},
+		{"pids limit at the fork of the target", with(func(o *outcome) { o.Started, o.Failed, o.PIDsHits, o.Code = false, execFail, 1, -1 }), StatusPIDsLimit, 125, "", "exec", "limit of 64"},
+		{"disk limit", with(func(o *outcome) { o.DiskFull, o.Code = true, 1 }), StatusDiskLimit, 1, "", "", "filling its 1GiB run directory budget"},
+		{"setup error", with(func(o *outcome) {
+			o.Started, o.Code = false, -1
+			o.Failed = &protocol.InitMsg{Kind: protocol.KindError, Stage: "landlock", Error: "no", ExitCode: protocol.ExitSetup}
+		}), StatusSetupError, 125, "", "landlock", `failed at stage "landlock": no`},
+		{"command not found", with(func(o *outcome) {
+			o.Started, o.Code = false, -1
+			o.Failed = &protocol.InitMsg{Kind: protocol.KindError, Stage: "exec", Error: "nope: command not found", ExitCode: protocol.ExitNotFound}
+		}), StatusSetupError, 127, "", "exec", "command not found"},
+		{"init killed in setup", with(func(o *outcome) { o.Started, o.Code, o.Signal = false, 137, int(syscall.SIGKILL) }), StatusSetupError, 125, "SIGKILL", "init", "the init ended before starting the target"},
+		{"timeout during setup", with(func(o *outcome) { o.Started, o.TimedOut, o.Code, o.Signal = false, true, 137, int(syscall.SIGKILL) }), StatusTimeout, 125, "SIGKILL", "init", "wall-clock timeout"},
+		{"collected and kept", with(func(o *outcome) { o.Collected, o.Kept = "/out", "/tmp/scidex-analysis-x" }), StatusOK, 0, "", "", "collected to /out; run directory kept at /tmp/scidex-analysis-x."},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			v := settle(c.o)
+			if v.Status != c.status || v.ExitCode != c.code || v.Signal != c.signal {
+				t.Errorf("settle(%+v) = %s, %d, %q, want %s, %d, %q", c.o, v.Status, v.ExitCode, v.Signal, c.status, c.code, c.signal)
+			}
+			stage := ""
+			if v.SetupError != nil {
+				stage = v.SetupError.Stage
+			}
+			if stage != c.setupStage {
+				t.Errorf("settle(%+v).SetupError = %+v, want stage %q", c.o, v.SetupError, c.setupStage)
+			}
+			if !strings.Contains(v.Notes, c.notes) {
+				t.Errorf("settle(%+v).Notes = %q, want it to hold %q", c.o, v.Notes, c.notes)
+			}
+		})
+	}
+}

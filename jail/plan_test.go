@@ -1,0 +1,142 @@
+package jail
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/scidex/scidex-jail/jail/internal/protocol"
+)
+
+// testHost is a host as LookHost would see it, written out: BuildPlan is
+// tested on it without root and without looking at this machine.
+func testHost() HostView {
+	return HostView{
+		EUID: 0, EGID: 0,
+		System:   []protocol.SystemEntry{{Path: "/usr"}, {Path: "/bin", Symlink: "usr/bin"}, {Path: "/etc"}},
+		Extras:   []string{"/var/cache/fontconfig"},
+		DataDirs: []string{"/srv/platform/data"},
+		Etc:      []string{"/etc/passwd", "/etc/ssl"},
+		Devices:  []string{"/dev/null"},
+		Layers:   HostLayers{LandlockABI: 7, Net: NetNone},
+	}
+}
+
+func testSpec() *Spec {
+	return &Spec{ID: "a1", Command: []string{"python3", "x.py"}, TmpRoot: "/tmp", Root: "/srv/platform",
+		DataDirs: []string{"data", "docs"}, Net: NetNone, HostUID: 65534, HostGID: 65534, DiskBytes: 1 << 20, ShmBytes: 1 << 20,
+		Resources: Resources{MemoryBytes: 1 << 30, CPUs: 1, PIDs: 64}}
+}
+
+func TestBuildPlan(t *testing.T) {
+	cases := []struct {
+		name  string
+		spec  func(*Spec)
+		host  func(*HostView)
+		check func(t *testing.T, p *Plan, warnings []string, err error)
+	}{
+		{"default", nil, nil, func(t *testing.T, p *Plan, warnings []string, err error) {
+			if err != nil {
+				t.Fatalf("BuildPlan = %v, want nil", err)
+			}
+			var names []string
+			for _, ns := range p.Namespaces {
+				names = append(names, ns.Name)
+			}
+			if want := []string{"user", "mount", "pid", "net", "ipc", "uts", "cgroup"}; !slices.Equal(names, want) {
+				t.Errorf("namespaces = %q, want %q", names, want)
+			}
+			if p.IDs != (IDMap{HostUID: 65534, HostGID: 65534, Setgroups: true}) {
+				t.Errorf("IDs = %+v, want 65534:65534 with setgroups", p.IDs)
+			}
+			if p.Cgroup == nil || p.Cgroup.Limits.PIDs != 64 || p.Cgroup.Limits.MemoryBytes != 1<<30 {
+				t.Errorf("Cgroup = %+v, want the spec's limits", p.Cgroup)
+			}
+			in := p.Init
+			if in.RunDir != "/tmp/scidex-analysis-a1" || in.Mounts.RunDir != in.RunDir || in.Mounts.RunDirBytes != 1<<20 {
+				t.Errorf("run dir = %q, mounts %q of %d bytes, want /tmp/scidex-analysis-a1 as a 1 MiB tmpfs", in.RunDir, in.Mounts.RunDir, in.Mounts.RunDirBytes)
+			}
+			if !slices.Contains(in.Env, "HOME=/tmp/scidex-analysis-a1") || !slices.Contains(in.Env, "SCIDEX_DATA_DIR=/srv/platform/data") || !slices.Contains(in.Env, "OMP_NUM_THREADS=1") {
+				t.Errorf("env = %q, want HOME, the data dir and the BLAS threads", in.Env)
+			}
+			if want := []string{"/var/cache/fontconfig", "/srv/platform/data"}; !slices.Equal(in.Mounts.ReadOnly, want) {
+				t.Errorf("read-only mounts = %q, want %q", in.Mounts.ReadOnly, want)
+			}
+			if len(warnings) != 1 || !strings.Contains(warnings[0], "docs/ not found") {
+				t.Errorf("warnings = %q, want docs/ not found", warnings)
+			}
+			ll := in.Security.Landlock
+			if ll == nil || ll.MinABI != 7 || !ll.AllowDegraded || !slices.Contains(ll.ReadWrite, "/tmp/scidex-analysis-a1") || !slices.Contains(ll.ReadExec, "/usr") || slices.Contains(ll.ReadExec, "/bin") {
+				t.Errorf("landlock = %+v, want MinABI 7, rw on the run dir, rx on /usr but not the /bin link", ll)
+			}
+			if in.Security.Seccomp == nil || in.Security.Seccomp.String() != "default/none" {
+				t.Errorf("seccomp = %v, want default/none", in.Security.Seccomp)
+			}
+			if in.Loopback {
+				t.Errorf("Loopback = true for net none")
+			}
+			if got := p.Enforced.Promises[PromiseFSWrite]; !slices.Equal(got, []Layer{LayerMountView, LayerLandlockFS}) {
+				t.Errorf("enforced promises fs_write = %q", got)
+			}
+		}},
+		{"net host, rootless", func(s *Spec) { s.Net, s.AllowTCP = NetHost, []uint16{443} }, func(h *HostView) {
+			h.EUID, h.EGID, h.DNS, h.Layers.Net = 1000, 1000, "/run/systemd/resolve/stub-resolv.conf", NetHost
+		}, func(t *testing.T, p *Plan, _ []string, err error) {
+			if err != nil {
+				t.Fatalf("BuildPlan = %v, want nil", err)
+			}
+			if slices.ContainsFunc(p.Namespaces, func(n Namespace) bool { return n.Name == "net" }) {
+				t.Errorf("namespaces %v hold net in host mode", p.Namespaces)
+			}
+			if p.IDs != (IDMap{HostUID: 1000, HostGID: 1000}) {
+				t.Errorf("IDs = %+v, want our own 1000:1000 without setgroups", p.IDs)
+			}
+			if !slices.Contains(p.Init.Mounts.ReadOnly, "/run/systemd/resolve/stub-resolv.conf") {
+				t.Errorf("read-only mounts %q lack resolv.conf's target outside /etc", p.Init.Mounts.ReadOnly)
+			}
+			ll := p.Init.Security.Landlock
+			if !ll.HandleTCP || !slices.Equal(ll.ConnectTCP, []uint16{443}) {
+				t.Errorf("landlock TCP = %v %v, want connect to 443 only", ll.HandleTCP, ll.ConnectTCP)
+			}
+		}},
+		{"layers disabled by name", func(s *Spec) { s.Disable = []string{"landlock", "seccomp", "cgroup"} }, nil, func(t *testing.T, p *Plan, _ []string, err error) {
+			if err != nil {
+				t.Fatalf("BuildPlan = %v, want nil (disabled by name)", err)
+			}
+			if p.Cgroup != nil || p.Init.Security.Landlock != nil || p.Init.Security.Seccomp != nil {
+				t.Errorf("plan keeps a disabled layer: cgroup %v, landlock %v, seccomp %v", p.Cgroup, p.Init.Security.Landlock, p.Init.Security.Seccomp)
+			}
+			if d := strings.Join(p.Enforced.Degraded, "\n"); !strings.Contains(d, "fs_write") || !strings.Contains(d, "kernel_surface") || !strings.Contains(d, "limits") {
+				t.Errorf("degraded = %q, want fs_write, kernel_surface and limits", d)
+			}
+		}},
+		{"no Landlock is refused", nil, func(h *HostView) { h.Layers.LandlockABI = 0 }, func(t *testing.T, p *Plan, _ []string, err error) {
+			var pe *PlanError
+			if !errors.As(err, &pe) || pe.Stage != "promises" || !strings.Contains(err.Error(), "fs_write") {
+				t.Fatalf("BuildPlan = %v, want a PlanError at stage promises naming fs_write", err)
+			}
+			if p == nil || len(p.Enforced.Promises) == 0 {
+				t.Errorf("plan = %+v, want its promises even when refused", p)
+			}
+		}},
+		{"loopback", func(s *Spec) { s.Net = NetLoopback }, func(h *HostView) { h.Layers.Net = NetLoopback }, func(t *testing.T, p *Plan, _ []string, err error) {
+			if err != nil || !p.Init.Loopback {
+				t.Errorf("BuildPlan = %v, Loopback %v, want nil, true", err, p.Init.Loopback)
+			}
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s, h := testSpec(), testHost()
+			if c.spec != nil {
+				c.spec(s)
+			}
+			if c.host != nil {
+				c.host(&h)
+			}
+			p, w, err := BuildPlan(s, h)
+			c.check(t, p, w, err)
+		})
+	}
+}
