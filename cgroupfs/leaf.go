@@ -13,6 +13,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// MinCPUs is the smallest CPU quota the kernel takes: 1 ms per 100 ms
+// period (cpu.max, cpu.cfs_quota_us).
+const MinCPUs = 0.01
+
 // Limits are the resource limits of a leaf. Zero means no limit, except
 // SwapBytes, where zero means no swap.
 type Limits struct {
@@ -24,14 +28,19 @@ type Limits struct {
 
 // Usage is what a leaf used, read back after (or during) a run. Counters a
 // kernel does not provide stay zero.
+// The JSON names are the run report's (enforced.cgroup.usage).
 type Usage struct {
-	PeakMemoryBytes int64 // v2 memory.peak (5.19+); v1 memory.max_usage_in_bytes
-	OOMKills        int64 // v2 memory.events oom_kill; v1 memory.oom_control oom_kill (4.13+)
-	MemoryLimitHits int64 // v2 memory.events max; v1 memory.failcnt + memory.memsw.failcnt (0 on some kernels, e.g. 6.18)
-	PIDsLimitHits   int64 // pids.events max
+	PeakMemoryBytes int64 `json:"peak_memory_bytes"` // v2 memory.peak (5.19+); v1 memory.max_usage_in_bytes
+	OOMKills        int64 `json:"oom_kills"`         // v2 memory.events oom_kill; v1 memory.oom_control oom_kill (4.13+)
+	MemoryLimitHits int64 `json:"memory_limit_hits"` // v2 memory.events max; v1 memory.failcnt + memory.memsw.failcnt (0 on some kernels, e.g. 6.18)
+	PIDsLimitHits   int64 `json:"pids_limit_hits"`   // pids.events max
 
-	CPUUsageUsec, CPUUserUsec, CPUSystemUsec int64 // v2 cpu.stat; v1 cpuacct
-	NrPeriods, NrThrottled, ThrottledUsec    int64 // cpu.stat
+	CPUUsageUsec  int64 `json:"cpu_usage_us"` // v2 cpu.stat; v1 cpuacct
+	CPUUserUsec   int64 `json:"cpu_user_us"`
+	CPUSystemUsec int64 `json:"cpu_system_us"`
+	NrPeriods     int64 `json:"cpu_nr_periods"` // cpu.stat
+	NrThrottled   int64 `json:"cpu_nr_throttled"`
+	ThrottledUsec int64 `json:"cpu_throttled_us"`
 }
 
 // Config says where a leaf goes and what it may use.
@@ -84,7 +93,7 @@ func (c Config) validate() error {
 	}
 	// The kernel refuses quotas below 1 ms (cpu.max, cpu.cfs_quota_us: EINVAL).
 	if l.CPUs > 0 && l.cpuQuota() < 1000 {
-		return fmt.Errorf("cgroupfs: limits: CPUs %v: below the kernel's minimum of 0.01", l.CPUs)
+		return fmt.Errorf("cgroupfs: limits: CPUs %v: below the kernel's minimum of %g", l.CPUs, MinCPUs)
 	}
 	return nil
 }

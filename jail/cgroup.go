@@ -70,11 +70,7 @@ func (sv *supervisor) closeLeaf() []string {
 	var warn []string
 	if u, err := sv.leaf.Usage(); err == nil {
 		sv.usage = &u
-		sv.rep.Enforced.Cgroup.Usage = &CgroupUsage{
-			PeakMemoryBytes: u.PeakMemoryBytes, OOMKills: u.OOMKills, MemoryLimitHits: u.MemoryLimitHits,
-			PIDsLimitHits: u.PIDsLimitHits, CPUUsageUsec: u.CPUUsageUsec, CPUUserUsec: u.CPUUserUsec,
-			CPUSystemUsec: u.CPUSystemUsec, NrPeriods: u.NrPeriods, NrThrottled: u.NrThrottled, ThrottledUsec: u.ThrottledUsec,
-		}
+		sv.rep.Enforced.Cgroup.Usage = &u
 	} else {
 		warn = append(warn, fmt.Sprintf("read cgroup usage: %v", err))
 	}

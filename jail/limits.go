@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/scidex/scidex-jail/cgroupfs"
 	"golang.org/x/sys/unix"
 )
 
@@ -34,7 +35,7 @@ const (
 	// far below what would overflow the kernel's quota arithmetic.
 	MaxCPUs = 4096
 	// MinCPUs is the kernel's smallest quota (1 ms per 100 ms period).
-	MinCPUs = 0.01
+	MinCPUs = cgroupfs.MinCPUs
 	// MaxPIDs is the kernel's PID_MAX_LIMIT: pids.max refuses more.
 	MaxPIDs = 1 << 22
 )

@@ -229,3 +229,8 @@ func blasThreads(env []string, cpus float64) []string {
 	}
 	return env
 }
+
+// SecurityConfig is the Landlock and seccomp half of the init's config
+// (Plan.Init.Security): what `check` hands its probe child, so that the
+// child applies exactly what a run's init would.
+type SecurityConfig = protocol.Security

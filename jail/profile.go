@@ -204,3 +204,20 @@ func (p Profile) Check() error {
 	}
 	return nil
 }
+
+// Spec is a run of p: every field a profile decides, set from it. The
+// caller adds the run's own (ID, command, tmp-root, root, destinations,
+// identity, flags over the profile); `run` and `check` both start here, so
+// a profile field is mapped in one place.
+func (p Profile) Spec() Spec {
+	return Spec{
+		Profile: p.Name, Timeout: p.Timeout, Grace: p.Grace,
+		Env: append([]string{}, p.Env...), DataDirs: p.DataDirs, DiskBytes: p.Disk, ShmBytes: p.Shm,
+		Net: p.Net, AllowTCP: p.AllowTCP, DBPorts: p.DBPorts,
+		Resources:     Resources{MemoryBytes: p.Memory, SwapBytes: p.Swap, CPUs: p.CPUs, PIDs: p.PIDs},
+		ReadOnly:      append([]string{}, p.ReadOnly...),
+		ReadWrite:     append([]string{}, p.ReadWrite...),
+		AllowDegraded: append([]string{}, p.AllowDegraded...),
+		RequireLayers: p.RequireLayers,
+	}
+}

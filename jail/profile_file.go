@@ -25,13 +25,7 @@ func validProfileName(s string) bool {
 	if len(s) == 0 || len(s) > 64 || s[0] == '.' || s[0] == '_' || s[0] == '-' {
 		return false
 	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
+	return nameChars(s, false)
 }
 
 // fieldSetters decode one field of a profile from its raw JSON.

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/scidex/scidex-jail/cgroupfs"
 )
 
 // ReportSchema names the report's format; it changes when a field changes
@@ -170,18 +172,7 @@ type CgroupReport struct {
 }
 
 // CgroupUsage is what the leaf counted.
-type CgroupUsage struct {
-	PeakMemoryBytes int64 `json:"peak_memory_bytes"`
-	OOMKills        int64 `json:"oom_kills"`
-	MemoryLimitHits int64 `json:"memory_limit_hits"`
-	PIDsLimitHits   int64 `json:"pids_limit_hits"`
-	CPUUsageUsec    int64 `json:"cpu_usage_us"`
-	CPUUserUsec     int64 `json:"cpu_user_us"`
-	CPUSystemUsec   int64 `json:"cpu_system_us"`
-	NrPeriods       int64 `json:"cpu_nr_periods"`
-	NrThrottled     int64 `json:"cpu_nr_throttled"`
-	ThrottledUsec   int64 `json:"cpu_throttled_us"`
-}
+type CgroupUsage = cgroupfs.Usage
 
 // outputFiles counts the regular files among the outputs, as the summary
 // line and the completion notes both say it.

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/scidex/scidex-jail/cgroupfs"
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
 )
 
@@ -33,10 +34,15 @@ const (
 )
 
 // idChars reports whether s holds only letters, digits, '.', '_' and '-'.
-func idChars(s string) bool {
+func idChars(s string) bool { return nameChars(s, true) }
+
+// nameChars is the one character rule for names the jail takes from users
+// (analysis IDs, profile names): ASCII letters (upper case only if upper),
+// digits, '.', '_' and '-'. Safe in paths, cgroup names and hostnames.
+func nameChars(s string, upper bool) bool {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+		if !(c >= 'a' && c <= 'z' || upper && c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
 			return false
 		}
 	}
@@ -113,13 +119,9 @@ const (
 	NetHost     NetMode = "host"
 )
 
-// Resources are the cgroup limits; zero means no limit.
-type Resources struct {
-	MemoryBytes int64   `json:"memory_bytes"`
-	SwapBytes   int64   `json:"swap_bytes"`
-	CPUs        float64 `json:"cpus"`
-	PIDs        int64   `json:"pids"`
-}
+// Resources are the cgroup limits (memory, swap, CPU quota, PIDs); zero
+// means no limit. The same value the cgroup leaf is made with.
+type Resources = cgroupfs.Limits
 
 // minPIDs is the smallest PID limit accepted: the init (a Go program, up to
 // 8 threads) and the target's first process must fit with room to spare.

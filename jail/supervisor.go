@@ -240,12 +240,20 @@ func (sv *supervisor) send(v any) error {
 }
 
 func (sv *supervisor) sysProcAttr() *syscall.SysProcAttr {
-	return initProcAttr(sv.plan, sv.leaf)
+	attr := sv.plan.ProcAttr()
+	if sv.leaf != nil {
+		if fd, ok := sv.leaf.FD(); ok {
+			// cgroup v2: born inside the leaf, never a moment unlimited.
+			attr.UseCgroupFD, attr.CgroupFD = true, fd
+		}
+	}
+	return attr
 }
 
-// initProcAttr is how the init is born for plan p: in its namespaces, with
-// its ID mapping, in the leaf on cgroup v2. check spawns its probe with it.
-func initProcAttr(p *Plan, leaf *cgroupfs.Leaf) *syscall.SysProcAttr {
+// ProcAttr is how the init is born for plan p: in its namespaces, with its
+// ID mapping and the capabilities its setup needs (the cgroup fd is the
+// supervisor's to add). check spawns its probe with it.
+func (p *Plan) ProcAttr() *syscall.SysProcAttr {
 	var flags uintptr
 	for _, ns := range p.Namespaces {
 		flags |= ns.Flag
@@ -270,12 +278,6 @@ func initProcAttr(p *Plan, leaf *cgroupfs.Leaf) *syscall.SysProcAttr {
 		// Own process group: a terminal's Ctrl-C reaches the supervisor
 		// only, which forwards it once.
 		Setpgid: true,
-	}
-	if leaf != nil {
-		if fd, ok := leaf.FD(); ok {
-			// cgroup v2: born inside the leaf, never a moment unlimited.
-			attr.UseCgroupFD, attr.CgroupFD = true, fd
-		}
 	}
 	return attr
 }

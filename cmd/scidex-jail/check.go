@@ -63,7 +63,7 @@ func (c *checkCmd) Run() error {
 		return fmt.Errorf("%w: --uid/--gid %d:%d must be non-zero, so the analysis never runs as host root", jail.ErrBadSpec, c.UID, c.GID)
 	}
 	if c.ProbeChild {
-		return securityChild(p, c.TmpRoot, os.Stdout)
+		return securityChild(os.Stdin, os.Stdout)
 	}
 	lines := c.checks(p)
 	source := "built-in"
@@ -81,19 +81,54 @@ func (c *checkCmd) Run() error {
 
 // checks runs every check for profile p, in the order a run meets them.
 func (c *checkCmd) checks(p jail.Profile) []checkLine {
-	sec := c.runSecurityChild(p)
+	pl, done := c.probePlan(p)
+	defer done()
+	sec := runSecurityChild(pl)
 	cg, info := checkCgroup(c.CgroupParent)
+	var limits cgroupfs.Limits
+	if pl.Cgroup != nil {
+		limits = pl.Cgroup.Limits
+	}
 	lines := []checkLine{
-		checkUserns(p, c.UID, c.GID),
+		checkUserns(pl),
 		checkLandlock(p, sec),
 		checkSeccomp(p, sec),
 		cg,
-		checkControllers(p, info, cg.State == stateOK),
+		checkControllers(limits, info, cg.State == stateOK),
 		checkTmpRoot(c.TmpRoot, c.UID, c.GID),
 	}
 	// What a deployment must set up (check_host.go), then the promises.
 	lines = append(lines, checkHostSetup(c.CgroupParent, info)...)
 	return append(lines, promiseLines(p, sec, cg)...)
+}
+
+// probePlan is the plan of a run of p as check tries it, made by the same
+// code as a run's: the profile's spec with this command's flags, the host
+// as LookHost sees it, and a run directory of its own under a temporary
+// tmp-root, so that every path of the plan's policies exists. done removes
+// the temporary directory.
+func (c *checkCmd) probePlan(p jail.Profile) (pl *jail.Plan, done func()) {
+	s := p.Spec()
+	s.ID, s.Command = "check", []string{"/bin/true"}
+	s.CgroupParent, s.HostUID, s.HostGID = c.CgroupParent, c.UID, c.GID
+	s.Root, _ = os.Getwd()
+	// The tmp-root check says what is wrong with --tmp-root; the probe
+	// needs some directory all the same.
+	dir, err := os.MkdirTemp(c.TmpRoot, ".scidex-jail-check-")
+	if err != nil {
+		dir, err = os.MkdirTemp("", ".scidex-jail-check-")
+	}
+	done = func() {}
+	if err == nil {
+		done = func() { os.RemoveAll(dir) }
+		os.Chmod(dir, 0o755)
+		s.TmpRoot = dir
+		os.Mkdir(s.RunDir(), 0o700)
+	}
+	// A plan refused for its promises still says how the init would be
+	// born and what it would apply; the promise lines report the refusal.
+	pl, _, _ = jail.BuildPlan(&s, jail.LookHost(&s))
+	return pl, done
 }
 
 // printCheck writes the header, one line per check (with a fix line under
@@ -139,16 +174,16 @@ func checkCgroup(parent string) (checkLine, cgroupfs.Info) {
 // checkControllers compares the controllers the profile's limits need with
 // those the parent offers: memory always (limit, peak and OOM accounting),
 // cpu for a CPU quota, pids for a process limit.
-func checkControllers(p jail.Profile, info cgroupfs.Info, probed bool) checkLine {
+func checkControllers(lim cgroupfs.Limits, info cgroupfs.Info, probed bool) checkLine {
 	need := []string{"memory"}
-	what := []string{"memory (limit " + sizeOrNone(p.Memory) + ", peak and OOM accounting)"}
-	if p.CPUs > 0 {
+	what := []string{"memory (limit " + sizeOrNone(lim.MemoryBytes) + ", peak and OOM accounting)"}
+	if lim.CPUs > 0 {
 		need = append(need, "cpu")
-		what = append(what, fmt.Sprintf("cpu (quota of %g CPUs)", p.CPUs))
+		what = append(what, fmt.Sprintf("cpu (quota of %g CPUs)", lim.CPUs))
 	}
-	if p.PIDs > 0 {
+	if lim.PIDs > 0 {
 		need = append(need, "pids")
-		what = append(what, fmt.Sprintf("pids (limit %d)", p.PIDs))
+		what = append(what, fmt.Sprintf("pids (limit %d)", lim.PIDs))
 	}
 	l := checkLine{Name: "cgroup controllers"}
 	if !probed {

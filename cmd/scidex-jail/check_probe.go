@@ -26,34 +26,16 @@ import (
 // loaded by a child (`check --probe-child`, which reports as JSON on its
 // stdout), the tmp-root is written to and entered as the analysis uid.
 
-// checkUserns spawns this binary in the namespaces a run of p uses, with the
-// uid mapping and identity the jail gives its init.
-func checkUserns(p jail.Profile, uid, gid int) checkLine {
-	names := []string{"user", "mount", "pid", "net", "ipc", "uts", "cgroup"}
-	flags := uintptr(unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS | unix.CLONE_NEWCGROUP)
-	if p.Net == jail.NetHost {
-		names = append(names[:3], names[4:]...)
-	} else {
-		flags |= unix.CLONE_NEWNET
+// checkUserns spawns this binary as the plan's init is born: in its
+// namespaces, with its uid mapping, identity and capabilities.
+func checkUserns(pl *jail.Plan) checkLine {
+	var names []string
+	for _, ns := range pl.Namespaces {
+		names = append(names, ns.Name)
 	}
-	setgroups := true
-	if os.Geteuid() != 0 {
-		// Rootless, as the jail does it: only our own ids may be mapped.
-		uid, gid, setgroups = os.Geteuid(), os.Getegid(), false
-	}
-	cmd := &exec.Cmd{
-		Path: "/proc/self/exe",
-		Args: []string{"scidex-jail", "version"},
-		Env:  []string{},
-		SysProcAttr: &syscall.SysProcAttr{
-			Cloneflags:                 flags,
-			UidMappings:                []syscall.SysProcIDMap{{ContainerID: jail.InsideUID, HostID: uid, Size: 1}},
-			GidMappings:                []syscall.SysProcIDMap{{ContainerID: jail.InsideUID, HostID: gid, Size: 1}},
-			GidMappingsEnableSetgroups: setgroups,
-			Credential:                 &syscall.Credential{Uid: jail.InsideUID, Gid: jail.InsideUID, NoSetGroups: !setgroups},
-			Pdeathsig:                  unix.SIGKILL,
-		},
-	}
+	uid := pl.IDs.HostUID
+	cmd := &exec.Cmd{Path: "/proc/self/exe", Args: []string{"scidex-jail", "version"}, Env: []string{}, SysProcAttr: pl.ProcAttr()}
+	cmd.SysProcAttr.Pdeathsig = unix.SIGKILL
 	l := checkLine{Name: "user namespaces"}
 	out, err := cmd.CombinedOutput()
 	what := strings.Join(names, ", ") + " namespaces"
@@ -124,19 +106,22 @@ type securityProbe struct {
 	} `json:"seccomp"`
 }
 
-// runSecurityChild re-executes this binary as the probe child with the same
-// profile and returns its findings; a child that could not report is
-// recorded as an error of both layers.
-func (c *checkCmd) runSecurityChild(p jail.Profile) securityProbe {
-	args := []string{"scidex-jail", "check", "--probe-child", "--profile", p.Name, "--tmp-root", c.TmpRoot}
-	if c.Config != "" {
-		args = append(args, "--config", c.Config)
+// runSecurityChild re-executes this binary as the probe child and hands
+// it the plan's security config on stdin, the one the init would get; a
+// child that could not report is recorded as an error of both layers.
+func runSecurityChild(pl *jail.Plan) securityProbe {
+	args := []string{"scidex-jail", "check", "--probe-child"}
+	var sp securityProbe
+	in, err := json.Marshal(pl.Init.Security)
+	if err != nil {
+		msg := fmt.Sprintf("bug: encode the plan's security config: %v", err)
+		sp.Landlock.Err, sp.Seccomp.Err = msg, msg
+		return sp
 	}
 	var out, errb bytes.Buffer
-	cmd := &exec.Cmd{Path: "/proc/self/exe", Args: args, Stdout: &out, Stderr: &errb,
+	cmd := &exec.Cmd{Path: "/proc/self/exe", Args: args, Stdin: bytes.NewReader(in), Stdout: &out, Stderr: &errb,
 		SysProcAttr: &syscall.SysProcAttr{Pdeathsig: unix.SIGKILL}}
-	var sp securityProbe
-	err := cmd.Run()
+	err = cmd.Run()
 	if err == nil {
 		err = json.Unmarshal(out.Bytes(), &sp)
 	}
@@ -147,29 +132,32 @@ func (c *checkCmd) runSecurityChild(p jail.Profile) securityProbe {
 	return sp
 }
 
-// securityChild is the probe child: it applies Landlock and seccomp to
-// itself the way the init does (no_new_privs, Landlock, seccomp last),
-// tries that each one denies what it should, and reports.
-func securityChild(p jail.Profile, tmpRoot string, w io.Writer) error {
+// securityChild is the probe child: it applies the plan's Landlock and
+// seccomp policies (read from r) to itself the way the init does
+// (no_new_privs, Landlock, seccomp last), tries that each one denies what
+// it should, and reports on w.
+func securityChild(r io.Reader, w io.Writer) error {
+	var sec jail.SecurityConfig
+	if err := json.NewDecoder(r).Decode(&sec); err != nil {
+		return fmt.Errorf("check: read the security config: %w", err)
+	}
 	var sp securityProbe
 	if _, _, e := syscall.AllThreadsSyscall(syscall.SYS_PRCTL, unix.PR_SET_NO_NEW_PRIVS, 1, 0); e != 0 {
 		return fmt.Errorf("check: set no_new_privs: %w", e)
 	}
-	if fi, err := os.Stat(tmpRoot); err != nil || !fi.IsDir() {
-		tmpRoot = os.TempDir() // the tmp-root check reports it; the rules need some rw tree
+	if sec.Landlock != nil {
+		probeLandlock(sec.Landlock, &sp)
 	}
-	ll := &sp.Landlock
-	// As the init applies it: whatever this kernel's Landlock offers (the
-	// promise table decides whether that is enough), then tried.
-	pol := landlock.Policy{
-		ReadExec:  []string{"/usr"},
-		ReadOnly:  []string{"/proc"},
-		ReadWrite: []string{tmpRoot},
-		Scope:     true,
-		HandleTCP: p.Net == jail.NetHost, ConnectTCP: p.AllowTCP,
+	if sec.Seccomp != nil {
+		probeSeccomp(sec.Seccomp, &sp)
+	}
+	return json.NewEncoder(w).Encode(sp)
+}
 
-		AllowDegraded: true,
-	}
+// probeLandlock applies pol as the init would: whatever this kernel's
+// Landlock offers, down to the ABI the promises were decided on.
+func probeLandlock(pol *landlock.Policy, sp *securityProbe) {
+	ll := &sp.Landlock
 	res, err := pol.Restrict()
 	ll.ABI, ll.Required, ll.Lost = res.ABI, res.Required, res.Degraded
 	var ue *landlock.UnsupportedError
@@ -195,10 +183,14 @@ func securityChild(p jail.Profile, tmpRoot string, w io.Writer) error {
 			tried(&ll.Tried, &ll.Failed, "TCP bind", bindTCP(), unix.EACCES)
 		}
 	}
+}
 
+// probeSeccomp loads the plan's filter and tries a call it refuses in
+// every network mode.
+func probeSeccomp(pol *seccomp.Policy, sp *securityProbe) {
 	sc := &sp.Seccomp
-	sc.Policy = seccomp.Policy{Name: "default", Net: seccomp.NetMode(p.Net)}.String()
-	prog, err := seccomp.Lookup(seccomp.Policy{Name: "default", Net: seccomp.NetMode(p.Net)})
+	sc.Policy = pol.String()
+	prog, err := seccomp.Lookup(*pol)
 	if err == nil {
 		sc.Arch, sc.Insns, sc.SHA256 = prog.Arch, len(prog.Filter), prog.SHA256
 		err = prog.Load()
@@ -222,7 +214,6 @@ func securityChild(p jail.Profile, tmpRoot string, w io.Writer) error {
 		}
 		tried(&sc.Tried, &sc.Failed, "socket(AF_PACKET)", err, unix.EAFNOSUPPORT)
 	}
-	return json.NewEncoder(w).Encode(sp)
 }
 
 // bindTCP binds a TCP socket to a loopback port the kernel picks: the TCP

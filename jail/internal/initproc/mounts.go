@@ -27,17 +27,35 @@ func buildMountView(p *protocol.Mounts) error {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("make / private: %w", err)
 	}
-	type bind struct {
-		src  *os.File
-		dst  string
-		attr uint64
-	}
-	var binds []bind
+	// Every source is opened before the new root covers /tmp (where a run
+	// directory or a bound path may lie).
+	binds, err := openSources(p)
 	defer func() {
 		for _, b := range binds {
 			b.src.Close()
 		}
 	}()
+	if err != nil {
+		return err
+	}
+	if err := layRoot(p, binds); err != nil {
+		return err
+	}
+	return sealAndPivot()
+}
+
+// bind is one host object to bind into the view, opened as O_PATH.
+type bind struct {
+	src  *os.File
+	dst  string
+	attr uint64
+}
+
+// openSources opens every bind source of the view: system dirs, read-only
+// and writable paths, the run directory when it is bound from the host, and
+// the devices.
+func openSources(p *protocol.Mounts) ([]bind, error) {
+	var binds []bind
 	open := func(path string, attr uint64) error {
 		fd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
 		if errors.Is(err, unix.EACCES) {
@@ -50,37 +68,47 @@ func buildMountView(p *protocol.Mounts) error {
 		return nil
 	}
 	const ro = unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV
+	var paths []struct {
+		path string
+		attr uint64
+	}
+	add := func(attr uint64, ps ...string) {
+		for _, p := range ps {
+			paths = append(paths, struct {
+				path string
+				attr uint64
+			}{p, attr})
+		}
+	}
 	for _, e := range p.System {
 		if e.Symlink == "" {
-			if err := open(e.Path, ro); err != nil {
-				return err
-			}
+			add(ro, e.Path)
 		}
 	}
-	for _, path := range p.ReadOnly {
-		if err := open(path, ro|unix.MOUNT_ATTR_NOEXEC); err != nil {
-			return err
-		}
-	}
-	rw := p.ReadWrite
+	add(ro|unix.MOUNT_ATTR_NOEXEC, p.ReadOnly...)
 	if p.RunDirBytes == 0 {
-		rw = append([]string{p.RunDir}, rw...)
+		add(unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV, p.RunDir)
 	}
-	for _, path := range rw {
-		if err := open(path, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV); err != nil {
-			return err
+	add(unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV, p.ReadWrite...)
+	for _, e := range paths {
+		if err := open(e.path, e.attr); err != nil {
+			return binds, err
 		}
 	}
-	var devs []bind
 	for _, d := range devices {
 		fd, err := unix.Open("/dev/"+d, unix.O_PATH|unix.O_CLOEXEC, 0)
 		if err != nil {
 			continue // e.g. no /dev/tty without a controlling terminal device
 		}
-		devs = append(devs, bind{os.NewFile(uintptr(fd), d), "/dev/" + d, unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NOEXEC})
+		binds = append(binds, bind{os.NewFile(uintptr(fd), d), "/dev/" + d, unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NOEXEC})
 	}
-	binds = append(binds, devs...)
+	return binds, nil
+}
 
+// layRoot builds the view on a fresh tmpfs at newRoot: the system links,
+// a private /dev, every bind, the run directory's tmpfs (the disk budget),
+// /dev's own entries, a fresh /proc, and empty socket directories.
+func layRoot(p *protocol.Mounts, binds []bind) error {
 	if err := unix.Mount("tmpfs", newRoot, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755,size=1m"); err != nil {
 		return fmt.Errorf("mount new root tmpfs: %w", err)
 	}
@@ -97,8 +125,7 @@ func buildMountView(p *protocol.Mounts) error {
 		return err
 	}
 	for _, b := range binds {
-		dst := newRoot + b.dst
-		if err := bindAt(b.src, dst, b.attr); err != nil {
+		if err := bindAt(b.src, newRoot+b.dst, b.attr); err != nil {
 			return err
 		}
 	}
@@ -114,13 +141,7 @@ func buildMountView(p *protocol.Mounts) error {
 	if err := populateDev(dev, p.ShmBytes); err != nil {
 		return err
 	}
-	if err := mkdirMount("proc", newRoot+"/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
-		if errors.Is(err, unix.EPERM) {
-			// The kernel mounts a new proc in a user namespace only where
-			// an existing one is fully visible (mount_too_revealing):
-			// container runtimes mask parts of theirs.
-			return fmt.Errorf("%w: a fresh /proc for the run's pid namespace is refused while parts of the /proc the jail sees are masked or read-only (as container runtimes do by default): the container must leave /proc unmasked (Kubernetes securityContext.procMount: Unmasked, docker --security-opt systempaths=unconfined)", err)
-		}
+	if err := mountProc(); err != nil {
 		return err
 	}
 	// Socket directories of the host (PostgreSQL's /var/run/postgresql,
@@ -129,16 +150,6 @@ func buildMountView(p *protocol.Mounts) error {
 		if err := os.MkdirAll(newRoot+d, 0o755); err != nil {
 			return fmt.Errorf("create %s: %w", d, err)
 		}
-	}
-	if err := unix.MountSetattr(unix.AT_FDCWD, dev, 0, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}); err != nil {
-		return fmt.Errorf("make /dev read-only: %w", err)
-	}
-	if err := pivotInto(newRoot); err != nil {
-		return err
-	}
-	// The root tmpfs holds only directories and links: read-only from now on.
-	if err := unix.MountSetattr(unix.AT_FDCWD, "/", 0, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}); err != nil {
-		return fmt.Errorf("make new root read-only: %w", err)
 	}
 	return nil
 }
@@ -224,6 +235,33 @@ func pivotInto(dir string) error {
 	}
 	if err := unix.Chdir("/"); err != nil {
 		return fmt.Errorf("chdir /: %w", err)
+	}
+	return nil
+}
+
+// mountProc mounts a fresh /proc for the run's pid namespace.
+func mountProc() error {
+	err := mkdirMount("proc", newRoot+"/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")
+	if errors.Is(err, unix.EPERM) {
+		// The kernel mounts a new proc in a user namespace only where
+		// an existing one is fully visible (mount_too_revealing):
+		// container runtimes mask parts of theirs.
+		return fmt.Errorf("%w: a fresh /proc for the run's pid namespace is refused while parts of the /proc the jail sees are masked or read-only (as container runtimes do by default): the container must leave /proc unmasked (Kubernetes securityContext.procMount: Unmasked, docker --security-opt systempaths=unconfined)", err)
+	}
+	return err
+}
+
+// sealAndPivot makes /dev read-only, moves into the new root and makes the
+// root itself read-only: it holds only directories and links.
+func sealAndPivot() error {
+	if err := unix.MountSetattr(unix.AT_FDCWD, newRoot+"/dev", 0, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}); err != nil {
+		return fmt.Errorf("make /dev read-only: %w", err)
+	}
+	if err := pivotInto(newRoot); err != nil {
+		return err
+	}
+	if err := unix.MountSetattr(unix.AT_FDCWD, "/", 0, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}); err != nil {
+		return fmt.Errorf("make new root read-only: %w", err)
 	}
 	return nil
 }
