@@ -3,30 +3,42 @@
 // facility: it drives landlock, seccomp and cgroupfs, and builds the
 // namespaces and the mount view itself.
 //
-// A run, in order:
+// A run is decided before anything exists, then carried out. In order, with
+// the file (and the process) each step lives in:
 //
-//	Spec.Validate                 checks, limits (limits.go), paths resolved
-//	                              (paths.go), destinations (destinations.go);
-//	                              ErrBadSpec says what to fix
-//	sweepLeftovers                what dead jails left in the tmp-root and the
-//	                              report directory (sweep.go)
-//	holdPromises                  the layers that hold each promise on this
-//	                              host (promises.go); fail closed per promise
-//	createRunDir                  <tmp-root>/scidex-analysis-<id>, fresh, locked,
-//	                              marked
-//	cgroupfs.Create               the leaf, limits written before anything runs
-//	spawn                         /proc/self/exe as PID 1 of new user, mount,
-//	                              pid, net, ipc, uts, cgroup namespaces;
-//	                              config over fd 3 (protocol.go)
-//	init: buildMountView          new read-only root, pivot_root
-//	init: dropIdentity            uid 1000, no capabilities, no_new_privs
-//	init: landlock.Restrict       file, TCP and scope rules
-//	init: seccomp Load            last, then "go" from the supervisor, then exec
-//	supervise                     signals, timeout + grace, the init's report
-//	outputs                       listed (and collected) through /proc/<init>/root
-//	cleanup                       cgroup usage and removal, run directory removal
-//	deliverReport                 the report, atomically (deliver.go); a failed
-//	                              delivery is status delivery_failed, exit 122
+//	Spec.Validate      spec.go, limits.go,    checks; ErrBadSpec says what to fix
+//	                   paths.go, destinations.go
+//	LookHost           host.go                the only look at the host: system
+//	                                          dirs, data dirs, /etc, devices,
+//	                                          resolver, Landlock ABI
+//	BuildPlan          plan.go, security.go,  pure: namespaces, ID map, cgroup
+//	                   promises.go            limits, the init's whole config,
+//	                                          the promises (fail closed per
+//	                                          promise: *PlanError, stage
+//	                                          promises), static enforced
+//	--- supervisor (supervisor.go, signals.go, cgroup.go, rundir.go) ---
+//	sweepLeftovers     sweep.go               what dead jails left behind
+//	createRunDir       rundir.go              <tmp-root>/scidex-analysis-<id>,
+//	                                          fresh, locked, marked
+//	createLeaf         cgroup.go              the leaf, limits written first
+//	spawn              supervisor.go          /proc/self/exe as PID 1 of the
+//	                                          plan's namespaces (Plan.ProcAttr);
+//	                                          config over fd 3
+//	--- init (internal/initproc; protocol: internal/protocol) ---
+//	mounts             initproc/mounts.go     new read-only root, pivot_root
+//	identity           initproc/identity.go   uid 1000, no capabilities,
+//	                                          no_new_privs
+//	landlock, seccomp  initproc/security.go   seccomp last, then "go", then exec
+//	reap               initproc/reap.go       signals in, every child reaped
+//	--- supervisor ---
+//	loop               supervisor.go          timeout + grace, signals, the
+//	                                          init's messages
+//	outputs            deliver_outputs.go     listed (and collected) through
+//	                                          /proc/<init>/root
+//	finish, settle     finish.go, outcome.go  cleanup; status, exit code and
+//	                                          notes as one pure function
+//	deliverReport      deliver.go             atomically; a failed delivery is
+//	                                          delivery_failed, exit 122
 //
 // A cancel (SIGTERM, SIGINT, SIGHUP on the channel given to Run) is taken
 // between every step up to the target's start, and ends the run there.
@@ -35,13 +47,12 @@
 //
 //	profiles, _, err := jail.LoadProfiles("")      // built-ins + /etc/scidex-jail/profiles.json
 //	p := profiles["default"]
-//	spec := &jail.Spec{ID: "SDA-1", Command: []string{"python3", "script.py"},
-//		TmpRoot: "/tmp", Root: "/srv/platform", DataDirs: p.DataDirs,
-//		Timeout: p.Timeout, Grace: p.Grace, DiskBytes: p.Disk, ShmBytes: p.Shm,
-//		Report: "/srv/reports/SDA-1.json",
-//		Net: p.Net, DBPorts: p.DBPorts, HostUID: 65534, HostGID: 65534,
-//		Resources: jail.Resources{MemoryBytes: p.Memory, CPUs: p.CPUs, PIDs: p.PIDs}}
-//	rep, err := jail.Run(spec, nil)  // err: nothing was created (bad input, ID in use)
+//	spec := p.Spec()                                 // every field the profile decides
+//	spec.ID, spec.Command = "SDA-1", []string{"python3", "script.py"}
+//	spec.TmpRoot, spec.Root, spec.Report = "/tmp", "/srv/platform", "/srv/reports/SDA-1.json"
+//	spec.HostUID, spec.HostGID = 65534, 65534
+//	plan, warnings, err := jail.BuildPlan(&spec, jail.LookHost(&spec)) // optional: what a run would do
+//	rep, err := jail.Run(&spec, nil)  // err: nothing was created (bad input, ID in use)
 //	// rep.Status says why the run ended; rep.ExitCode is what to exit with.
 //
 // The binary that calls Run must dispatch the init before anything else:
