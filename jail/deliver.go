@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -23,7 +22,39 @@ const ExitDeliveryFailed = 122
 // written and being renamed into place: .<name>.scidex-<12 hex>.tmp. The
 // writer holds an flock on it for as long as it lives, so an unlocked one
 // is a leftover of a writer that died (sweep.go).
-var tempReportRe = regexp.MustCompile(`^\..+\.scidex-[0-9a-f]{12}\.tmp$`)
+// Matched by hand, not with a regexp: a bounded repetition compiled at
+// package init costs every process of every run (the init too) about half
+// a millisecond.
+func isTempReportName(name string) bool {
+	rest, ok := strings.CutSuffix(name, ".tmp")
+	if !ok || !strings.HasPrefix(rest, ".") || strings.ContainsRune(name, '\n') {
+		return false
+	}
+	base, suffix, ok := cutLast(rest[1:], ".scidex-")
+	return ok && base != "" && isHex12(suffix)
+}
+
+// cutLast splits s around the last sep.
+func cutLast(s, sep string) (before, after string, found bool) {
+	i := strings.LastIndex(s, sep)
+	if i < 0 {
+		return s, "", false
+	}
+	return s[:i], s[i+len(sep):], true
+}
+
+// isHex12 reports whether s is 12 lower-case hex digits (randomSuffix).
+func isHex12(s string) bool {
+	if len(s) != 12 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
 
 func tempReportName(base string) string {
 	return "." + base + ".scidex-" + randomSuffix() + ".tmp"

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -59,7 +58,25 @@ func hasMark(fd int) bool {
 	return err == nil
 }
 
-var newDirRe = regexp.MustCompile(`^\.` + regexp.QuoteMeta(DirPrefix) + `(.+)\.[0-9a-f]{12}\.new$`)
+// newDirID returns the ID of a run directory being made,
+// .scidex-analysis-<ID>.<12 hex>.new, and whether name is one.
+func isNewDir(name string) bool {
+	id, ok := newDirID(name)
+	return ok && ValidateID(id) == nil
+}
+
+func newDirID(name string) (string, bool) {
+	rest, ok := strings.CutSuffix(name, ".new")
+	if !ok || strings.ContainsRune(name, '\n') {
+		return "", false
+	}
+	rest, ok = strings.CutPrefix(rest, "."+DirPrefix)
+	if !ok {
+		return "", false
+	}
+	id, suffix, ok := cutLast(rest, ".")
+	return id, ok && id != "" && isHex12(suffix)
+}
 
 // Sweep removes the leftovers of dead jails in tmpRoot and in reportDirs
 // (where earlier runs wrote reports). It returns the paths it removed and
@@ -128,7 +145,7 @@ func sweepTmpRoot(tmpRoot string) ([]string, error) {
 		switch {
 		case strings.HasPrefix(name, DirPrefix) && ValidateID(name[len(DirPrefix):]) == nil:
 			ours = func(fd int, _ *unix.Stat_t) bool { return hasMark(fd) }
-		case newDirRe.MatchString(name) && ValidateID(newDirRe.FindStringSubmatch(name)[1]) == nil:
+		case isNewDir(name):
 			ours = func(fd int, st *unix.Stat_t) bool { return int(st.Uid) == os.Geteuid() || hasMark(fd) }
 		default:
 			continue
@@ -157,7 +174,7 @@ func sweepReports(dir string) ([]string, error) {
 	var removed []string
 	var errs []error
 	for _, name := range names {
-		if !tempReportRe.MatchString(name) {
+		if !isTempReportName(name) {
 			continue
 		}
 		ours := func(_ int, st *unix.Stat_t) bool {

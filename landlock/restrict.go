@@ -15,6 +15,15 @@ type plan struct {
 	config gll.Config
 	rules  []gll.Rule
 	descr  []string // Result.Rules
+	// The same rules as raw values, for restricting one thread with the
+	// system calls themselves (applyThread).
+	paths []pathRule
+	ports []uint16
+}
+
+type pathRule struct {
+	path   string
+	rights gll.AccessFSSet
 }
 
 // newPlan builds the ruleset that enforces p on a kernel with the given ABI
@@ -36,12 +45,14 @@ func newPlan(p Policy, abi int) (plan, error) {
 			}
 			rights := pathRights(l.rights, fi.IsDir(), pl.config.HandledAccessFS)
 			pl.rules = append(pl.rules, gll.PathAccess(rights, path))
+			pl.paths = append(pl.paths, pathRule{path, rights})
 			pl.descr = append(pl.descr, l.tag+" "+path)
 		}
 	}
 	if pl.config.HandledAccessNet != 0 {
 		for _, port := range p.ConnectTCP {
 			pl.rules = append(pl.rules, gll.ConnectTCP(port))
+			pl.ports = append(pl.ports, port)
 			pl.descr = append(pl.descr, "tcp-connect "+strconv.Itoa(int(port)))
 		}
 		if len(p.ConnectTCP) == 0 {
@@ -67,6 +78,28 @@ func newPlan(p Policy, abi int) (plan, error) {
 // other error also leaves the process unrestricted; the caller must then not
 // run the target.
 func (p Policy) Restrict() (Result, error) {
+	return p.restrict(func(pl plan) error {
+		// Not best effort: the config only holds rights this ABI has, and
+		// if go-landlock disagrees about the ABI it refuses instead of
+		// dropping rights behind our back.
+		return pl.config.Restrict(pl.rules...)
+	})
+}
+
+// RestrictThread is Restrict for the calling OS thread only: the ruleset
+// is made and enforced with the system calls themselves
+// (landlock_restrict_self without TSYNC), and no_new_privs is set on this
+// thread. What the thread starts afterwards (threads, children) inherits
+// the domain; the process's other threads do not. For a caller that locked
+// its goroutine to the thread and starts the confined program from it,
+// after making sure none of its other threads runs code that needs the
+// restriction: there is then no all-threads synchronisation to pay for
+// (psx before ABI 8). Fail closed exactly as Restrict.
+func (p Policy) RestrictThread() (Result, error) {
+	return p.restrict(applyThread)
+}
+
+func (p Policy) restrict(apply func(plan) error) (Result, error) {
 	res := Result{Required: required(p)}
 	if err := p.Validate(); err != nil {
 		return res, err
@@ -99,10 +132,7 @@ func (p Policy) Restrict() (Result, error) {
 	if err != nil {
 		return res, err
 	}
-	// Not best effort: the config only holds rights this ABI has, and if
-	// go-landlock disagrees about the ABI it refuses instead of dropping
-	// rights behind our back.
-	if err := pl.config.Restrict(pl.rules...); err != nil {
+	if err := apply(pl); err != nil {
 		return res, fmt.Errorf("landlock: restrict self with %v: %w", pl.config, err)
 	}
 	res.Rules, res.Degraded = pl.descr, lost

@@ -106,3 +106,24 @@ func TestPythonUnderFilter(t *testing.T) {
 		})
 	}
 }
+
+// TestLoadThreadInKernel: LoadThread filters the calling thread (the calls
+// it makes are answered by the filter) and what it starts (a child it
+// forks and execs runs in seccomp mode 2), without TSYNC.
+func TestLoadThreadInKernel(t *testing.T) {
+	tests := []struct{ probe, want string }{
+		{"mount", "EPERM"},
+		{"ptrace", "EPERM"},
+		{"socket inet", "EAFNOSUPPORT"},
+		{"socket unix", "ok"},
+		{"exec child", "ok"},
+	}
+	for _, tt := range tests {
+		if got := runChild(t, "thread-none", tt.probe); got != tt.want {
+			t.Errorf("%s on a thread filtered with LoadThread (net none) = %q, want %q", tt.probe, got, tt.want)
+		}
+	}
+	if got := runChild(t, "off", "exec child"); got == "ok" {
+		t.Errorf("exec child without a filter = ok, want the probe to see no filter (so it can fail)")
+	}
+}

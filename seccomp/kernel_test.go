@@ -38,6 +38,15 @@ func TestMain(m *testing.M) {
 // unfiltered kernel answers differently from the filter (and harmlessly:
 // nothing is mounted or cloned when the filter is missing).
 var probes = map[string]func() error{
+	// A child forked and exec'd from the probing thread: it must run under
+	// the filter (seccomp mode 2 in its own status).
+	"exec child": func() error {
+		out, err := exec.Command("/bin/grep", "-x", "Seccomp:.2", "/proc/self/status").Output()
+		if err != nil {
+			return fmt.Errorf("child status has no Seccomp: 2 line (%v): %q", err, out)
+		}
+		return nil
+	},
 	"unshare user": func() error { return unix.Unshare(unix.CLONE_NEWUSER) },
 	"setns":        func() error { return unix.Setns(-1, 0) },
 	"clone NEWUSER": func() error {
@@ -173,6 +182,22 @@ func childMain(v string) {
 	fail := func(format string, args ...any) {
 		fmt.Fprintf(os.Stderr, "seccomp test child: "+format+"\n", args...)
 		os.Exit(3)
+	}
+	if net, ok := strings.CutPrefix(mode, "thread-"); ok {
+		// LoadThread: this thread only, as the jail's init does; the
+		// probes run on this same thread (the main goroutine, locked).
+		runtime.LockOSThread()
+		if _, _, e := unix.RawSyscall6(unix.SYS_PRCTL, unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0, 0); e != 0 {
+			fail("set no_new_privs on this thread: %v", e)
+		}
+		prog, err := Lookup(Policy{Name: "default", Net: NetMode(net)})
+		if err != nil {
+			fail("%v", err)
+		}
+		if err := prog.LoadThread(); err != nil {
+			fail("%v", err)
+		}
+		mode = "off" // loaded
 	}
 	if mode != "off" {
 		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {

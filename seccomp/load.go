@@ -33,13 +33,24 @@ func (e *UnsupportedError) Is(target error) bool { return target == ErrUnsupport
 // too) and on everything it executes afterwards. The caller must have set
 // no_new_privs (PR_SET_NO_NEW_PRIVS) unless it holds CAP_SYS_ADMIN. Filters
 // cannot be removed: call it last, just before starting the target.
-func (p Program) Load() error {
+func (p Program) Load() error { return p.load(unix.SECCOMP_FILTER_FLAG_TSYNC) }
+
+// LoadThread installs the program on the calling OS thread only, and on
+// everything it starts afterwards: the threads and children it creates
+// inherit the filter, the process's other threads do not get it. For a
+// caller that locked its goroutine to the thread (runtime.LockOSThread)
+// and starts the filtered program from that thread, after making sure no
+// other thread of it runs code that needs the filter. Without TSYNC there
+// is no all-threads synchronisation to pay for.
+func (p Program) LoadThread() error { return p.load(0) }
+
+func (p Program) load(flags uintptr) error {
 	if len(p.Filter) == 0 || len(p.Filter) > bpfMaxInsns {
 		return fmt.Errorf("load seccomp program %s: %d instructions (bug: not from Lookup)", p.Policy, len(p.Filter))
 	}
 	prog := unix.SockFprog{Len: uint16(len(p.Filter)), Filter: &p.Filter[0]}
 	r, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER,
-		unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&prog)))
+		flags, uintptr(unsafe.Pointer(&prog)))
 	runtime.KeepAlive(p.Filter)
 	switch {
 	case errno == 0 && r == 0:

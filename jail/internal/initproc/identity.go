@@ -5,63 +5,56 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
 
-// dropIdentity turns the init, on every thread, into the unprivileged user
-// the target runs as: bounding set emptied, groups cleared, uid/gid set
-// (which clears the permitted, effective and ambient sets), the inheritable
-// set cleared, no_new_privs set. After this nothing it execs can gain a
-// privilege: not from setuid bits, not from file capabilities.
+// dropIdentity turns the init's locked thread, the one that forks the
+// target, into the unprivileged user the target runs as: bounding set
+// emptied, groups cleared, uid/gid set (which clears the permitted,
+// effective and ambient sets), the inheritable set cleared, no_new_privs
+// set. After this nothing it execs can gain a privilege: not from setuid
+// bits, not from file capabilities.
+//
+// Every call is the raw system call, for this thread only: credentials,
+// capabilities and no_new_privs are per thread in the kernel, and the
+// target inherits the forking thread's. The Go runtime's own wrappers
+// (syscall.Setresuid, AllThreadsSyscall) would stop and signal every other
+// thread of the init for each call, which none of them needs: they only
+// ever run the Go runtime and the init's own goroutines, never anything
+// of the analysis (confined() checks the forking thread before the fork).
 func dropIdentity(uid, gid int, setgroups bool) error {
 	last, err := capLastCap()
 	if err != nil {
 		return err
 	}
-	// The bounding set needs CAP_SETPCAP, so it goes first. It is per
-	// thread; the target inherits it from the thread that forks it, and the
-	// init forks from this locked thread.
+	// The bounding set needs CAP_SETPCAP, so it goes first.
 	for c := 0; c <= last; c++ {
 		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil {
 			return fmt.Errorf("drop capability %d from the bounding set: %w", c, err)
 		}
 	}
 	if setgroups {
-		if err := syscall.Setgroups(nil); err != nil {
-			return fmt.Errorf("clear supplementary groups: %w", err)
+		if _, _, e := unix.RawSyscall(unix.SYS_SETGROUPS, 0, 0, 0); e != 0 {
+			return fmt.Errorf("clear supplementary groups: %w", e)
 		}
 	}
-	// syscall.Setres[ug]id apply to every thread of the Go runtime.
-	if err := syscall.Setresgid(gid, gid, gid); err != nil {
-		return fmt.Errorf("setresgid %d: %w", gid, err)
+	if _, _, e := unix.RawSyscall(unix.SYS_SETRESGID, uintptr(gid), uintptr(gid), uintptr(gid)); e != 0 {
+		return fmt.Errorf("setresgid %d: %w", gid, e)
 	}
-	if err := syscall.Setresuid(uid, uid, uid); err != nil {
-		return fmt.Errorf("setresuid %d: %w", uid, err)
+	if _, _, e := unix.RawSyscall(unix.SYS_SETRESUID, uintptr(uid), uintptr(uid), uintptr(uid)); e != 0 {
+		return fmt.Errorf("setresuid %d: %w", uid, e)
 	}
-	if err := clearAllCaps(); err != nil {
-		return err
-	}
-	if _, _, e := syscall.AllThreadsSyscall(syscall.SYS_PRCTL, unix.PR_SET_NO_NEW_PRIVS, 1, 0); e != 0 {
-		return fmt.Errorf("set no_new_privs: %w", e)
-	}
-	return nil
-}
-
-// clearAllCaps empties every capability set on every thread. setresuid has
-// already emptied permitted and effective; capset also clears inheritable.
-func clearAllCaps() error {
+	// setresuid has emptied permitted and effective; capset also clears
+	// inheritable (and with it ambient).
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var data [2]unix.CapUserData
-	if _, _, e := syscall.AllThreadsSyscall(syscall.SYS_CAPSET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0); e != 0 {
-		if e == syscall.ENOTSUP {
-			// Go refuses AllThreadsSyscall in a cgo binary: it cannot
-			// reach the threads C created.
-			return fmt.Errorf("clear capability sets: %w: this scidex-jail was built with cgo; build it with CGO_ENABLED=0 (make build)", e)
-		}
+	if _, _, e := unix.RawSyscall(unix.SYS_CAPSET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0); e != 0 {
 		return fmt.Errorf("clear capability sets: %w", e)
+	}
+	if _, _, e := unix.RawSyscall6(unix.SYS_PRCTL, unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0, 0); e != 0 {
+		return fmt.Errorf("set no_new_privs: %w", e)
 	}
 	return nil
 }

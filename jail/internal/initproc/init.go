@@ -149,6 +149,9 @@ func run() int {
 // code (126 cannot execute, 127 not found).
 func (c *conn) startTarget(cfg *protocol.Config, enforced *protocol.Enforced) (pid int, execAt time.Time, code int) {
 	start := time.Now()
+	if err := confined(cfg.UID, cfg.GID, cfg.Security.Seccomp != nil); err != nil {
+		return 0, time.Time{}, c.fail("exec", err, protocol.ExitSetup)
+	}
 	path, code, err := lookCommand(cfg.Command[0], cfg.Env, cfg.RunDir)
 	if err == nil {
 		// Not dumpable: the target (same uid) cannot open /proc/1/mem,

@@ -10,12 +10,13 @@ import (
 )
 
 // applyLandlock runs after the identity drop (Landlock needs no_new_privs).
-// A nil policy is the layer disabled by name.
+// A nil policy is the layer disabled by name. Like the identity drop, it
+// restricts the locked thread that forks the target, not the init's others.
 func applyLandlock(pol *landlock.Policy, e *protocol.Enforced) error {
 	if pol == nil {
 		return nil
 	}
-	res, err := pol.Restrict()
+	res, err := pol.RestrictThread()
 	if err != nil {
 		if errors.Is(err, landlock.ErrUnsupported) {
 			return fmt.Errorf("%w (the supervisor found more: the promises were decided on it, so the run does not start)", err)
@@ -26,7 +27,8 @@ func applyLandlock(pol *landlock.Policy, e *protocol.Enforced) error {
 	return nil
 }
 
-// applySeccomp runs as the init's last step before the target.
+// applySeccomp runs as the init's last step before the target, on the
+// locked thread that forks it (LoadThread: no TSYNC).
 func applySeccomp(pol *seccomp.Policy, e *protocol.Enforced) error {
 	if pol == nil {
 		return nil
@@ -35,7 +37,7 @@ func applySeccomp(pol *seccomp.Policy, e *protocol.Enforced) error {
 	if err != nil {
 		return err
 	}
-	if err := prog.Load(); err != nil {
+	if err := prog.LoadThread(); err != nil {
 		return err
 	}
 	e.Seccomp = &protocol.Seccomp{Policy: pol.String(), Arch: prog.Arch, SHA256: prog.SHA256, Denied: prog.Denied()}

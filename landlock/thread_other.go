@@ -1,0 +1,7 @@
+//go:build !linux
+
+package landlock
+
+import "errors"
+
+func applyThread(plan) error { return errors.New("landlock: restricting a thread needs Linux") }
