@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"strings"
 
 	"github.com/alecthomas/kong"
@@ -123,7 +124,8 @@ func parse(c *cli, args []string, opts ...kong.Option) (*kong.Context, error) {
 	// has no version flag and its help printer fails with errHelpShown
 	// first; should it exit anyway, the status is kept, not acted on here.
 	exit := -1
-	parser, err := kong.New(c, append([]kong.Option{
+	grammar, only := commandGrammar(c, args)
+	options := []kong.Option{
 		kong.Name("scidex-jail"),
 		kong.Description("Run untrusted scientific analyses in a sandbox: namespaces, Landlock, seccomp, cgroup limits, one JSON report."),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
@@ -138,7 +140,8 @@ func parse(c *cli, args []string, opts ...kong.Option) (*kong.Context, error) {
 				exit = code
 			}
 		}),
-	}, opts...)...)
+	}
+	parser, err := kong.New(grammar, append(append(options, only...), opts...)...)
 	if err != nil {
 		return nil, fmt.Errorf("bug: building the command line: %w", err)
 	}
@@ -150,6 +153,31 @@ func parse(c *cli, args []string, opts ...kong.Option) (*kong.Context, error) {
 		return nil, exitError{exitSetup}
 	}
 	return ctx, err
+}
+
+// commandGrammar is what kong builds its model from. Building the model
+// is most of kong's cost at startup (it reads every struct tag and
+// interpolates every help text; with the parse, 0.7 ms for the whole cli
+// and 0.45 ms for run alone on a small machine), so a command line that starts with a visible command's name gets
+// a grammar of that command alone, from the same field of c; any other
+// (help, the hidden commands that print the whole model, a typo) gets all
+// of c.
+func commandGrammar(c *cli, args []string) (any, []kong.Option) {
+	if len(args) == 0 {
+		return c, nil
+	}
+	v := reflect.ValueOf(c).Elem()
+	for i := range v.NumField() {
+		f := v.Type().Field(i)
+		name := f.Tag.Get("name")
+		if name == "" {
+			name = strings.ToLower(f.Name)
+		}
+		if _, hidden := f.Tag.Lookup("hidden"); name == args[0] && !hidden {
+			return &struct{}{}, []kong.Option{kong.DynamicCommand(name, f.Tag.Get("help"), "", v.Field(i).Addr().Interface())}
+		}
+	}
+	return c, nil
 }
 
 // exitStatus is the status for the outcome of a command, whose error (if

@@ -62,3 +62,50 @@ func TestCutDash(t *testing.T) {
 		}
 	}
 }
+
+// TestCommandGrammar: the grammar built for one command holds that command
+// exactly as the whole cli does (its flags, their help and defaults, its
+// arguments), and help, hidden commands and mistakes get the whole cli.
+func TestCommandGrammar(t *testing.T) {
+	var whole cli
+	full, err := kong.New(&whole, kong.Name("scidex-jail"))
+	if err != nil {
+		t.Fatalf("kong.New(cli) = %v", err)
+	}
+	describe := func(n *kong.Node) []string {
+		out := []string{n.Name, n.Help}
+		for _, f := range n.Flags {
+			out = append(out, f.Name+"|"+string(f.Short)+"|"+f.Help+"|"+f.Default+"|"+f.FormatPlaceHolder()+"|"+string(f.Tag.Sep))
+		}
+		for _, p := range n.Positional {
+			out = append(out, p.Name+"|"+p.Help)
+		}
+		return out
+	}
+	for _, cmd := range full.Model.Children {
+		var c cli
+		g, only := commandGrammar(&c, []string{cmd.Name, "--help"})
+		if cmd.Hidden {
+			if g != any(&c) || only != nil {
+				t.Errorf("commandGrammar(%s) = %T, %d options; want the whole cli for a hidden command", cmd.Name, g, len(only))
+			}
+			continue
+		}
+		p, err := kong.New(g, append(only, kong.Name("scidex-jail"))...)
+		if err != nil {
+			t.Fatalf("kong.New(commandGrammar(%s)) = %v", cmd.Name, err)
+		}
+		if n := len(p.Model.Children); n != 1 {
+			t.Fatalf("commandGrammar(%s) has %d commands, want 1", cmd.Name, n)
+		}
+		if got, want := describe(p.Model.Children[0]), describe(cmd); !slices.Equal(got, want) {
+			t.Errorf("commandGrammar(%s) =\n%q\nwant as in the whole cli:\n%q", cmd.Name, got, want)
+		}
+	}
+	for _, args := range [][]string{nil, {"--help"}, {"-h", "run"}, {"Run"}, {"bogus"}} {
+		var c cli
+		if g, only := commandGrammar(&c, args); g != any(&c) || only != nil {
+			t.Errorf("commandGrammar(%q) = %T, %d options; want the whole cli", args, g, len(only))
+		}
+	}
+}
