@@ -99,7 +99,8 @@ func TestFlagValueRefused(t *testing.T) {
 }
 
 // TestSharedFlagDefaults: run and check read the same shared flags, with
-// jail's defaults (the struct tags cannot name the constants).
+// jail's defaults (the struct tags cannot name the constants), and gc
+// sweeps the same default tmp-root.
 func TestSharedFlagDefaults(t *testing.T) {
 	for _, args := range [][]string{{"run", "--id", "x"}, {"check"}} {
 		c, err := parseQuiet(t, args...)
@@ -114,5 +115,8 @@ func TestSharedFlagDefaults(t *testing.T) {
 			t.Errorf("parse(%q) shared flags = %+v, want tmp-root %s, uid and gid %d, profile default",
 				args, f, jail.DefaultTmpRoot, jail.DefaultHostUID)
 		}
+	}
+	if c, err := parseQuiet(t, "gc"); err != nil || c.GC.TmpRoot != jail.DefaultTmpRoot {
+		t.Errorf("parse(gc) = tmp-root %q, %v; want %s", c.GC.TmpRoot, err, jail.DefaultTmpRoot)
 	}
 }
