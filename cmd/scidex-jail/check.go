@@ -20,12 +20,7 @@ import (
 // gets every protection in full; 1 means at least one is missing or could
 // only be had degraded; 125 means the profile or the flags are bad.
 type checkCmd struct {
-	Profile      string `name:"profile" short:"p" default:"default" help:"Profile to check: its network mode and limits decide what the kernel must offer."`
-	Config       string `name:"config" placeholder:"FILE" help:"Profiles file (JSON). Default: /etc/scidex-jail/profiles.json when it exists."`
-	TmpRoot      string `name:"tmp-root" default:"/tmp" placeholder:"DIR" help:"Directory that will hold the run directories (as for run)."`
-	CgroupParent string `name:"cgroup-parent" placeholder:"PATH" help:"Delegated cgroup under which runs make their leaves (as for run). Default: this process's own cgroup."`
-	UID          int    `name:"uid" default:"65534" help:"Host uid the analysis runs as when scidex-jail runs as root (as for run)."`
-	GID          int    `name:"gid" default:"65534" help:"Host gid the analysis runs as when scidex-jail runs as root (as for run)."`
+	jailFlags
 
 	// ProbeChild makes this process the child that loads Landlock and
 	// seccomp on itself and reports on stdout: those cannot be undone, so
@@ -51,13 +46,9 @@ type checkLine struct {
 }
 
 func (c *checkCmd) Run() error {
-	profiles, from, err := jail.LoadProfiles(c.Config)
+	p, from, err := c.profile()
 	if err != nil {
 		return err
-	}
-	p, ok := profiles[c.Profile]
-	if !ok {
-		return fmt.Errorf("%w: --profile %q: no such profile; known: %s", jail.ErrBadSpec, c.Profile, strings.Join(jail.Names(profiles), ", "))
 	}
 	if c.UID <= 0 || c.GID <= 0 {
 		return fmt.Errorf("%w: --uid/--gid %d:%d must be non-zero, so the analysis never runs as host root", jail.ErrBadSpec, c.UID, c.GID)

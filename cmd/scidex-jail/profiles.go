@@ -12,8 +12,8 @@ import (
 // can be saved as /etc/scidex-jail/profiles.json and edited. Where they
 // came from goes to stderr.
 type profilesCmd struct {
-	Config  string `name:"config" placeholder:"FILE" help:"Profiles file (JSON). Default: /etc/scidex-jail/profiles.json when it exists."`
-	Builtin bool   `name:"builtin" help:"Print the built-in profiles only, ignoring any profiles file."`
+	configFlag
+	Builtin bool `name:"builtin" help:"Print the built-in profiles only, ignoring any profiles file."`
 }
 
 func (c *profilesCmd) Run() error {
