@@ -20,10 +20,9 @@ const MaxIDLength = 128
 // DirPrefix is the run directory's name before the ID.
 const DirPrefix = "scidex-analysis-"
 
-// Default values of a Spec's optional fields.
+// Defaults of the command line's own flags (a profile supplies the
+// limits, timeout and grace).
 const (
-	DefaultTimeout = 1800 * time.Second
-	DefaultGrace   = 5 * time.Second
 	DefaultTmpRoot = "/tmp"
 	// DefaultHostUID is the host uid the target runs as when the jail runs
 	// as root: the kernel's overflow uid "nobody", which owns nothing.

@@ -62,20 +62,21 @@ func (c *runCmd) spec() (*jail.Spec, error) {
 		}
 		return strings.TrimRight(cwd, "/") + "/" + p
 	}
-	s := &jail.Spec{
-		ID: c.ID, Command: c.afterDash, Env: append(append([]string{}, p.Env...), c.Env...),
-		TmpRoot: c.TmpRoot, Timeout: p.Timeout, Grace: p.Grace, Keep: c.Keep, Collect: abs(c.Collect),
-		CollectMerge: c.CollectMerge, Report: abs(c.Report),
-		HostUID: c.UID, HostGID: c.GID, Profile: p.Name,
-		Root: abs(c.Root), DataDirs: p.DataDirs, DiskBytes: p.Disk, ShmBytes: p.Shm,
-		Net: p.Net, AllowTCP: p.AllowTCP, DBPorts: p.DBPorts,
-		Resources:    jail.Resources{MemoryBytes: p.Memory, SwapBytes: p.Swap, CPUs: p.CPUs, PIDs: p.PIDs},
-		CgroupParent: c.CgroupParent, AllowDegraded: append(append([]string{}, p.AllowDegraded...), c.Degrade...),
-		Disable: c.Disable, RequireLayers: p.RequireLayers,
-	}
+	// Everything the profile decides, then the run's own.
+	spec := p.Spec()
+	s := &spec
+	s.ID, s.Command = c.ID, c.afterDash
+	s.Env = append(s.Env, c.Env...)
+	s.TmpRoot, s.Root, s.CgroupParent = c.TmpRoot, abs(c.Root), c.CgroupParent
+	s.Keep, s.Collect, s.CollectMerge, s.Report = c.Keep, abs(c.Collect), c.CollectMerge, abs(c.Report)
+	s.HostUID, s.HostGID = c.UID, c.GID
+	s.AllowDegraded = append(s.AllowDegraded, c.Degrade...)
+	s.Disable = c.Disable
 	if s.Root == "" {
 		s.Root = cwd
 	}
+	// The profile's paths too, made absolute as the flags' are.
+	s.ReadOnly, s.ReadWrite = nil, nil
 	for _, l := range []struct {
 		dst  *[]string
 		from []string
@@ -88,7 +89,8 @@ func (c *runCmd) spec() (*jail.Spec, error) {
 		return nil, bad("profile %s reads earlier outputs: give them with --input DIR (e.g. a --collect directory of an earlier run)", p.Name)
 	}
 	c.limitFlags.apply(s)
-	return s, s.Validate()
+	// jail.Run validates it, once.
+	return s, nil
 }
 
 func (c *runCmd) Run() error {
