@@ -52,7 +52,6 @@ func (sv *supervisor) recordEnforced(e *protocol.Enforced) {
 // exist: a cancel before it was made).
 func (sv *supervisor) finish() {
 	r := sv.rep
-	t := time.Now()
 	if !sv.outputsDone && sv.dir != nil {
 		if sv.spec.DiskBytes > 0 {
 			if sv.started {
@@ -97,7 +96,7 @@ func (sv *supervisor) finish() {
 		// all there is.
 		r.WallSeconds = time.Since(sv.tStart).Seconds()
 	}
-	sv.phase("cleanup", t)
+	sv.lap("cleanup")
 	v := settle(sv.outcome())
 	r.Status, r.ExitCode, r.Signal, r.SetupError, r.CompletionNotes = v.Status, v.ExitCode, v.Signal, v.SetupError, v.Notes
 	for _, e := range sv.deliveryErrs {

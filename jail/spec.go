@@ -102,6 +102,11 @@ type Spec struct {
 	AllowDegraded []string
 	Disable       []string
 
+	// Started is when the jail's process started (ProcessStart): the
+	// report's first phase, startup, runs from it to Run. Zero: Run's own
+	// start, and no startup phase.
+	Started time.Time
+
 	// RequireLayers raises how many layers a promise needs (the profile's
 	// require_layers); promises not named need DefaultLayers.
 	RequireLayers map[Promise]int

@@ -47,6 +47,7 @@ type supervisor struct {
 	t0       time.Time
 	tStart   time.Time // target started
 	tRelease time.Time // the init was told it may exit
+	last     time.Time // the end of the last phase: the next one starts there
 	plan     *Plan
 
 	msgs    chan protocol.InitMsg
@@ -94,19 +95,22 @@ func Run(s *Spec, sigs <-chan os.Signal) (*Report, error) {
 		defer signal.Stop(c)
 		sigs = c
 	}
-	sv := &supervisor{spec: s, t0: t0, msgs: make(chan protocol.InitMsg, 16), sigs: sigs}
+	sv := &supervisor{spec: s, t0: t0, last: t0, msgs: make(chan protocol.InitMsg, 16), sigs: sigs}
 	sv.rep = newReport(s, sv.t0)
-	sv.phase("validate", sv.t0)
+	if !s.Started.IsZero() && s.Started.Before(t0) {
+		// The process's start, its runtime's and the flags: before Run.
+		sv.rep.Phases = append(sv.rep.Phases, Phase{Name: "startup", Where: "supervisor", Micros: t0.Sub(s.Started).Microseconds()})
+	}
+	sv.lap("validate")
 
 	// The whole run is decided before anything exists: a run the host
 	// cannot hold (a promise short of layers) ends here, with a report and
 	// nothing made.
-	t := time.Now()
 	plan, warnings, err := BuildPlan(s, LookHost(s))
 	sv.plan = plan
 	sv.rep.Warnings = append(sv.rep.Warnings, warnings...)
 	sv.rep.Enforced.Promises, sv.rep.Enforced.Degraded = plan.Enforced.Promises, plan.Enforced.Degraded
-	sv.phase("policy", t)
+	sv.lap("policy")
 	var pe *PlanError
 	switch {
 	case errors.As(err, &pe):
@@ -131,10 +135,8 @@ func Run(s *Spec, sigs <-chan os.Signal) (*Report, error) {
 // is in use): nothing is left.
 func (sv *supervisor) execute() error {
 	s := sv.spec
-	t := time.Now()
 	sv.rep.Warnings = append(sv.rep.Warnings, sweepLeftovers(s.TmpRoot, reportDir(s.Report))...)
-	sv.phase("sweep", t)
-	t = time.Now()
+	sv.lap("sweep")
 	dir, stale, err := createRunDir(s.TmpRoot, s.ID, s.HostUID, s.HostGID)
 	if err != nil {
 		return err
@@ -147,7 +149,7 @@ func (sv *supervisor) execute() error {
 	if stale {
 		sv.rep.Warnings = append(sv.rep.Warnings, "removed a leftover run directory of a dead earlier run with this ID")
 	}
-	sv.phase("rundir", t)
+	sv.lap("rundir")
 	if stage, err := sv.prepare(); err != nil {
 		sv.setupFailed(stage, err.Error(), protocol.ExitSetup)
 	} else if !sv.cancelled {
@@ -156,8 +158,13 @@ func (sv *supervisor) execute() error {
 	return nil
 }
 
-func (sv *supervisor) phase(name string, since time.Time) {
-	sv.rep.Phases = append(sv.rep.Phases, Phase{Name: name, Where: "supervisor", Micros: time.Since(since).Microseconds()})
+// lap ends the current phase of the supervisor: the supervisor's phases
+// follow each other without a gap, from the process's start to the report,
+// so that together they are its whole wall time.
+func (sv *supervisor) lap(name string) {
+	now := time.Now()
+	sv.rep.Phases = append(sv.rep.Phases, Phase{Name: name, Where: "supervisor", Micros: now.Sub(sv.last).Microseconds()})
+	sv.last = now
 }
 
 // prepare makes the cgroup leaf and starts the init. A cancel that arrived
@@ -166,11 +173,10 @@ func (sv *supervisor) prepare() (string, error) {
 	if sv.pollSignals() {
 		return "", nil
 	}
-	t := time.Now()
 	if err := sv.createLeaf(); err != nil {
 		return "cgroup", err
 	}
-	sv.phase("cgroup", t)
+	sv.lap("cgroup")
 	if sv.pollSignals() {
 		return "", nil
 	}
@@ -182,7 +188,6 @@ func (sv *supervisor) prepare() (string, error) {
 
 // spawn starts the init in its new namespaces and sends it its config.
 func (sv *supervisor) spawn() error {
-	t := time.Now()
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return fmt.Errorf("socketpair: %w", err)
@@ -204,18 +209,16 @@ func (sv *supervisor) spawn() error {
 	if err := sv.cmd.Start(); err != nil {
 		return explainSpawnError(err)
 	}
-	sv.phase("spawn", t)
+	sv.lap("spawn")
 
-	t = time.Now()
 	go sv.readInit()
 	if err := sv.send(sv.plan.Init); err != nil {
 		return fmt.Errorf("send config to init: %w", err)
 	}
-	sv.phase("config", t)
+	sv.lap("config")
 	// On cgroup v1 moving the init into the leaf costs milliseconds (the
 	// kernel waits for an RCU grace period per hierarchy); it overlaps with
 	// the init's own setup, and the init starts the target only on "go".
-	t = time.Now()
 	if err := sv.enterLeaf(sv.cmd.Process.Pid); err != nil {
 		sv.cmd.Process.Kill()
 		sv.cmd.Wait()
@@ -229,7 +232,7 @@ func (sv *supervisor) spawn() error {
 	if err := sv.send(protocol.SupervisorMsg{Kind: protocol.KindGo}); err != nil {
 		return fmt.Errorf("send go to init: %w", err)
 	}
-	sv.phase("cgroup-enter", t)
+	sv.lap("cgroup-enter")
 	return nil
 }
 
@@ -328,7 +331,7 @@ func (sv *supervisor) loop() {
 			if !sv.tRelease.IsZero() {
 				// The init's exit and the kernel's teardown of its
 				// namespaces and mounts.
-				sv.phase("teardown", sv.tRelease)
+				sv.lap("teardown")
 			}
 		case <-timeout:
 			if sv.exited == nil && !sv.cancelled {
@@ -366,6 +369,7 @@ func (sv *supervisor) handle(m protocol.InitMsg) {
 	case protocol.KindError:
 		sv.failed = &m
 	case protocol.KindStarted:
+		sv.lap("init") // from "go" to the target's start, in the init
 		sv.started = true
 		sv.tStart = time.Now()
 		sv.rep.Phases = append(sv.rep.Phases, Phase{Name: "exec", Where: "init", Micros: m.Micros})
@@ -378,6 +382,7 @@ func (sv *supervisor) handle(m protocol.InitMsg) {
 			sv.cmd.Process.Signal(sv.pendingSig)
 		}
 	case protocol.KindExited:
+		sv.lap("analysis") // the target's run, as the supervisor saw it
 		sv.exited = &m
 		sv.ended.Store(true)
 		if sv.killTimer != nil {
@@ -389,9 +394,8 @@ func (sv *supervisor) handle(m protocol.InitMsg) {
 		sv.rep.WallSeconds = float64(m.WallUsec) / 1e6
 		// The init waits, with the namespace emptied, until we have read
 		// the run directory through its root; then it may go.
-		t := time.Now()
 		sv.readOutputs(fmt.Sprintf("/proc/%d/root%s", sv.cmd.Process.Pid, sv.dir.path))
-		sv.phase("outputs", t)
+		sv.lap("outputs")
 		sv.tRelease = time.Now()
 		unix.Shutdown(int(sv.sock.Fd()), unix.SHUT_WR)
 	}

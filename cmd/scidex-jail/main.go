@@ -10,6 +10,7 @@ import (
 	"os"
 	"reflect"
 	"strings"
+	"time"
 
 	"github.com/alecthomas/kong"
 	"golang.org/x/sys/unix"
@@ -52,11 +53,16 @@ type exitError struct{ code int }
 
 func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
 
+// started is when this process started, as the kernel accounts for it:
+// the report's startup phase runs from it to the run's first step.
+var started time.Time
+
 func main() {
 	// The re-executed init must not see kong or any flag parsing.
 	if jail.IsInit(os.Args) {
 		jail.InitMain()
 	}
+	started = jail.ProcessStart()
 	if err := ensureStdio(); err != nil {
 		fmt.Fprintf(os.Stderr, "scidex-jail: %v\n", err)
 		os.Exit(exitSetup)

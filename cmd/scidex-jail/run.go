@@ -72,6 +72,7 @@ func (c *runCmd) spec() (*jail.Spec, error) {
 	s.HostUID, s.HostGID = c.UID, c.GID
 	s.AllowDegraded = append(s.AllowDegraded, c.Degrade...)
 	s.Disable = c.Disable
+	s.Started = started
 	if s.Root == "" {
 		s.Root = cwd
 	}

@@ -31,17 +31,27 @@ import (
 
 // Main is the init. It never returns.
 func Main() {
+	// First, on the thread the process started on: its start.
+	started := protocol.ProcessStart()
 	// Every step below that is per thread (the bounding set, Landlock's and
 	// seccomp's view of "this thread", the fork of the target) happens on
 	// this one thread.
 	runtime.LockOSThread()
-	os.Exit(run())
+	os.Exit(run(started))
 }
 
 // conn is the init's end of the sync socket.
 type conn struct {
-	enc *json.Encoder
-	dec *json.Decoder
+	enc  *json.Encoder
+	dec  *json.Decoder
+	last time.Time // the end of the last phase: the init's phases follow each other without a gap
+}
+
+// lap reports the phase that ends now.
+func (c *conn) lap(name string) {
+	now := time.Now()
+	c.send(protocol.InitMsg{Kind: protocol.KindPhase, Phase: name, Micros: now.Sub(c.last).Microseconds()})
+	c.last = now
 }
 
 func (c *conn) send(m protocol.InitMsg) {
@@ -91,23 +101,28 @@ func setupSteps(cfg *protocol.Config, enforced *protocol.Enforced) []step {
 
 // runStep runs one stage, timing it and reporting a failure with its name.
 func (c *conn) runStep(s step) bool {
-	start := time.Now()
 	if err := s.f(); err != nil {
 		c.fail(s.name, err, protocol.ExitSetup)
 		return false
 	}
-	c.send(protocol.InitMsg{Kind: protocol.KindPhase, Phase: s.name, Micros: time.Since(start).Microseconds()})
+	c.lap(s.name)
 	return true
 }
 
-func run() int {
+func run(started time.Time) int {
 	if os.Getpid() != 1 {
 		fmt.Fprintln(os.Stderr, "scidex-jail: this is the jail's internal init; use `scidex-jail run`")
 		return protocol.ExitSetup
 	}
 	sock := os.NewFile(protocol.SyncFD, "sync")
 	unix.CloseOnExec(protocol.SyncFD)
-	c := &conn{enc: json.NewEncoder(sock), dec: json.NewDecoder(sock)}
+	c := &conn{enc: json.NewEncoder(sock), dec: json.NewDecoder(sock), last: started}
+	if started.IsZero() {
+		c.last = time.Now()
+	}
+	// The init's own start: its exec and Go runtime, as the kernel counts
+	// them; the supervisor's spawn phase overlaps with it.
+	c.lap("runtime")
 
 	sigs := make(chan os.Signal, 16)
 	signal.Notify(sigs, protocol.Forwarded...)
@@ -118,6 +133,7 @@ func run() int {
 	if err := c.dec.Decode(&cfg); err != nil {
 		return c.fail("config", fmt.Errorf("read config from supervisor: %w", err), protocol.ExitSetup)
 	}
+	c.lap("config")
 	enforced := &protocol.Enforced{}
 	for _, s := range setupSteps(&cfg, enforced) {
 		if !c.runStep(s) {
@@ -148,7 +164,7 @@ func run() int {
 // started; on failure it reports the error and returns pid 0 and the exit
 // code (126 cannot execute, 127 not found).
 func (c *conn) startTarget(cfg *protocol.Config, enforced *protocol.Enforced) (pid int, execAt time.Time, code int) {
-	start := time.Now()
+	start := c.last
 	if err := confined(cfg.UID, cfg.GID, cfg.Security.Seccomp != nil); err != nil {
 		return 0, time.Time{}, c.fail("exec", err, protocol.ExitSetup)
 	}
