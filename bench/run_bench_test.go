@@ -1,7 +1,9 @@
 package bench
 
 import (
-	"sort"
+	"fmt"
+	"os"
+	"strings"
 	"testing"
 	"time"
 )
@@ -46,61 +48,60 @@ func benchRuns(b *testing.B, command ...string) {
 	}
 }
 
-// phaseSums adds up the report's phase timings over the runs. A phase that
-// shows up more than once in a run (none does today) counts with its sum.
-// Three more figures place the phases in the caller's wall time:
-// "startup" is from our fork of the supervisor to its first clock reading
-// (exec, Go runtime, flag parsing); "unphased" is the wall time neither in
-// startup nor in a phase (the target itself, the init's exit and the
-// namespaces' teardown, the supervisor's exit).
+// phaseSums collects the report's phase timings over the runs and prints
+// their medians. The supervisor's phases follow each other without a gap
+// from its process's start to its report, so their sum is its wall time
+// but for the report's write and the process's exit; "coverage" is that
+// sum over the wall time we measured around the whole command (fork to
+// reaped), in percent: the report accounts for the run when it is close to
+// 100. The init's phases break down the supervisor's "init" span (they
+// overlap "spawn", "config" and "cgroup-enter") and are not summed again.
 type phaseSums struct {
-	runs  int
-	total map[string]int64 // phase name -> µs over all runs
+	names []string             // in the order of the first report
+	us    map[string][]float64 // "where/name" -> µs, one per run
 }
 
-func (p *phaseSums) add(r *report, forked time.Time, wall time.Duration) {
-	if p.total == nil {
-		p.total = map[string]int64{}
+func (p *phaseSums) add(r *report, _ time.Time, wall time.Duration) {
+	if p.us == nil {
+		p.us = map[string][]float64{}
 	}
-	p.runs++
-	var phases int64
+	var sum int64
 	for _, ph := range r.Phases {
-		p.total[ph.Name] += ph.Micros
-		phases += ph.Micros
+		k := ph.Where + "/" + ph.Name
+		if _, ok := p.us[k]; !ok {
+			p.names = append(p.names, k)
+		}
+		p.us[k] = append(p.us[k], float64(ph.Micros))
+		if ph.Where == "supervisor" {
+			sum += ph.Micros
+		}
 	}
-	startup := r.Started.Sub(forked).Microseconds()
-	p.total["wall"] += wall.Microseconds()
-	p.total["startup"] += startup
-	p.total["phases-total"] += phases
-	p.total["unphased"] += wall.Microseconds() - startup - phases
-}
-
-// means is each figure's mean in µs.
-func (p *phaseSums) means() map[string]float64 {
-	m := map[string]float64{}
-	if p.runs == 0 {
-		return m
+	for k, v := range map[string]float64{"wall": float64(wall.Microseconds()), "supervisor-sum": float64(sum),
+		"coverage": 100 * float64(sum) / float64(wall.Microseconds())} {
+		p.us[k] = append(p.us[k], v)
 	}
-	for name, t := range p.total {
-		m[name] = float64(t) / float64(p.runs)
-	}
-	return m
 }
 
 func (p *phaseSums) report(b *testing.B) {
-	m := p.means()
-	names := make([]string, 0, len(m))
-	for n := range m {
-		names = append(names, n)
+	for _, k := range append(p.names, "supervisor-sum", "wall") {
+		b.ReportMetric(median(p.us[k]), metricUnit(k, "us"))
 	}
-	sort.Strings(names)
-	for _, n := range names {
-		b.ReportMetric(m[n], metricUnit(n, "us"))
+	b.ReportMetric(median(p.us["coverage"]), "coverage-%")
+	if len(p.us["wall"]) > 1 {
+		// Printed, not only reported: benchmark metrics come out on one
+		// long line.
+		var lines []string
+		for _, k := range p.names {
+			lines = append(lines, fmt.Sprintf("  %-24s %7.0f us", k, median(p.us[k])))
+		}
+		fmt.Fprintf(os.Stderr, "bench: %s, median per phase of %d runs:\n%s\n  %-24s %7.0f us\n  %-24s %7.0f us (coverage %.1f%%)\n",
+			b.Name(), len(p.us["wall"]), strings.Join(lines, "\n"), "supervisor phases, sum", median(p.us["supervisor-sum"]),
+			"wall, fork to reaped", median(p.us["wall"]), median(p.us["coverage"]))
 	}
 }
 
 // metricUnit makes a phase name a benchmark unit: units may not hold
-// spaces, and benchstat reads "-us/op" suffixes.
+// spaces or slashes, and benchstat reads "-us/op" suffixes.
 func metricUnit(name, unit string) string {
 	out := []rune{}
 	for _, r := range name {

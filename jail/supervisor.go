@@ -95,6 +95,11 @@ func Run(s *Spec, sigs <-chan os.Signal) (*Report, error) {
 		defer signal.Stop(c)
 		sigs = c
 	}
+	// encoding/json builds its encoder of a type on first use, by
+	// reflection: for the init's config and the report about half a
+	// millisecond each, on the path between the caller and the result.
+	// Built here, beside the run's first steps, on the other CPU.
+	go warmJSON()
 	sv := &supervisor{spec: s, t0: t0, last: t0, msgs: make(chan protocol.InitMsg, 16), sigs: sigs}
 	sv.rep = newReport(s, sv.t0)
 	if !s.Started.IsZero() && s.Started.Before(t0) {
@@ -130,32 +135,85 @@ func Run(s *Spec, sigs <-chan os.Signal) (*Report, error) {
 	return sv.rep, nil
 }
 
-// execute carries out the plan: the run directory, the cgroup leaf, the
-// init, and the run itself. An error means the run could not begin (the ID
-// is in use): nothing is left.
+// execute carries out the plan: the cgroup leaf, the init, the run
+// directory, and the run itself. The init is started as early as it can
+// be, right after its leaf exists (cgroup v2 bears it inside): its exec and
+// Go runtime's start then overlap with the sweep, the run directory and,
+// on cgroup v1, its move into the leaf. An error means the run could not
+// begin (the ID is in use): nothing is left.
 func (sv *supervisor) execute() error {
 	s := sv.spec
+	if err := sv.createLeaf(); err != nil {
+		sv.setupFailed("cgroup", err.Error(), protocol.ExitSetup)
+		return nil
+	}
+	sv.lap("cgroup")
+	if sv.pollSignals() {
+		return nil
+	}
+	if err := sv.startInit(); err != nil {
+		sv.setupFailed("spawn", err.Error(), protocol.ExitSetup)
+		return nil
+	}
+	sv.lap("spawn")
+	// On cgroup v1 moving the init into the leaf costs milliseconds (the
+	// kernel waits for an RCU grace period per hierarchy), waiting, not
+	// working: done beside the steps below; the init starts the target
+	// only on "go", which waits for it.
+	entered := make(chan error, 1)
+	go func() { entered <- sv.enterLeaf(sv.cmd.Process.Pid) }()
 	sv.rep.Warnings = append(sv.rep.Warnings, sweepLeftovers(s.TmpRoot, reportDir(s.Report))...)
 	sv.lap("sweep")
 	dir, stale, err := createRunDir(s.TmpRoot, s.ID, s.HostUID, s.HostGID)
 	if err != nil {
+		// Nothing may be left: the init, never told anything, and the leaf.
+		<-entered
+		sv.abortInit()
+		sv.closeLeaf()
 		return err
 	}
 	sv.dir = dir
-	if dir.path != sv.plan.Init.RunDir {
-		sv.setupFailed("rundir", fmt.Sprintf("bug: run directory %s, planned %s", dir.path, sv.plan.Init.RunDir), protocol.ExitSetup)
-		return nil
-	}
 	if stale {
 		sv.rep.Warnings = append(sv.rep.Warnings, "removed a leftover run directory of a dead earlier run with this ID")
 	}
 	sv.lap("rundir")
-	if stage, err := sv.prepare(); err != nil {
+	if stage, err := sv.configure(entered); err != nil {
 		sv.setupFailed(stage, err.Error(), protocol.ExitSetup)
 	} else if !sv.cancelled {
 		sv.loop()
 	}
 	return nil
+}
+
+// configure sends the init its config and, once it is in its leaf, "go".
+// A cancel that arrived meanwhile ends the init before "go", with no error.
+func (sv *supervisor) configure(entered <-chan error) (string, error) {
+	if sv.dir.path != sv.plan.Init.RunDir {
+		<-entered
+		sv.abortInit()
+		return "rundir", fmt.Errorf("bug: run directory %s, planned %s", sv.dir.path, sv.plan.Init.RunDir)
+	}
+	err := sv.send(sv.plan.Init)
+	sv.lap("config")
+	if eerr := <-entered; err == nil && eerr != nil {
+		sv.abortInit()
+		return "cgroup", eerr
+	}
+	if err != nil {
+		sv.abortInit()
+		return "spawn", fmt.Errorf("send config to init: %w", err)
+	}
+	if sv.pollSignals() {
+		// Cancelled before "go": the target never starts.
+		sv.abortInit()
+		return "", nil
+	}
+	if err := sv.send(protocol.SupervisorMsg{Kind: protocol.KindGo}); err != nil {
+		sv.abortInit()
+		return "spawn", fmt.Errorf("send go to init: %w", err)
+	}
+	sv.lap("cgroup-enter")
+	return "", nil
 }
 
 // lap ends the current phase of the supervisor: the supervisor's phases
@@ -167,27 +225,9 @@ func (sv *supervisor) lap(name string) {
 	sv.last = now
 }
 
-// prepare makes the cgroup leaf and starts the init. A cancel that arrived
-// meanwhile stops it between steps, with no error.
-func (sv *supervisor) prepare() (string, error) {
-	if sv.pollSignals() {
-		return "", nil
-	}
-	if err := sv.createLeaf(); err != nil {
-		return "cgroup", err
-	}
-	sv.lap("cgroup")
-	if sv.pollSignals() {
-		return "", nil
-	}
-	if err := sv.spawn(); err != nil {
-		return "spawn", err
-	}
-	return "", nil
-}
-
-// spawn starts the init in its new namespaces and sends it its config.
-func (sv *supervisor) spawn() error {
+// startInit starts the init in its new namespaces, reading its end of the
+// sync socket; it waits there for its config.
+func (sv *supervisor) startInit() error {
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return fmt.Errorf("socketpair: %w", err)
@@ -207,32 +247,11 @@ func (sv *supervisor) spawn() error {
 		SysProcAttr: sv.sysProcAttr(),
 	}
 	if err := sv.cmd.Start(); err != nil {
+		sv.sock.Close()
+		sv.sock = nil
 		return explainSpawnError(err)
 	}
-	sv.lap("spawn")
-
 	go sv.readInit()
-	if err := sv.send(sv.plan.Init); err != nil {
-		return fmt.Errorf("send config to init: %w", err)
-	}
-	sv.lap("config")
-	// On cgroup v1 moving the init into the leaf costs milliseconds (the
-	// kernel waits for an RCU grace period per hierarchy); it overlaps with
-	// the init's own setup, and the init starts the target only on "go".
-	if err := sv.enterLeaf(sv.cmd.Process.Pid); err != nil {
-		sv.cmd.Process.Kill()
-		sv.cmd.Wait()
-		return err
-	}
-	if sv.pollSignals() {
-		// Cancelled before "go": the target never starts.
-		sv.abortInit()
-		return nil
-	}
-	if err := sv.send(protocol.SupervisorMsg{Kind: protocol.KindGo}); err != nil {
-		return fmt.Errorf("send go to init: %w", err)
-	}
-	sv.lap("cgroup-enter")
 	return nil
 }
 
@@ -403,4 +422,14 @@ func (sv *supervisor) handle(m protocol.InitMsg) {
 
 func (sv *supervisor) setupFailed(stage, msg string, code int) {
 	sv.failed = &protocol.InitMsg{Kind: protocol.KindError, Stage: stage, Error: msg, ExitCode: code}
+}
+
+// warmJSON has encoding/json build, and cache, its encoders for what the
+// supervisor encodes (the init's config, the report) and the decoder for
+// what it decodes (the init's messages). Zero values do: the encoder of a
+// type is built with those of every type it holds.
+func warmJSON() {
+	json.Marshal(&protocol.Config{})
+	json.Marshal(&Report{})
+	json.Unmarshal([]byte(`{}`), &protocol.InitMsg{})
 }
