@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/scidex/scidex-jail/internal/testutil"
 )
 
 func BenchmarkConcurrent50(b *testing.B)  { benchConcurrent(b, 50) }
@@ -134,7 +136,7 @@ func jailBatch(d dirs, n int) (batch, error) {
 		return bt, err
 	}
 	left := leaks(before, after)
-	if pids := processesWith(marker); len(pids) > 0 {
+	if pids := testutil.ProcessesWith(marker); len(pids) > 0 {
 		left = append(left, fmt.Sprintf("processes still running with marker %s: pids %v", marker, pids))
 	}
 	if len(left) > 0 {

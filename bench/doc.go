@@ -11,7 +11,7 @@
 // succeed within 1.3x bwrap's wall time).
 //
 // What the Go benchmarks measure, each through the real binary (built once
-// by TestMain with CGO_ENABLED=0 into a 0755 temp dir, or taken from
+// by TestMain with CGO_ENABLED=0 into a 0755 temp dir, or copied there from
 // $SCIDEX_JAIL_BIN):
 //
 //   - BenchmarkRunTrue, BenchmarkRunPythonPass: one whole

@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/scidex/scidex-jail/internal/testutil"
 )
 
 // jailBin is the binary under test; features is what its help advertises.
@@ -37,34 +39,14 @@ func benchMain(m *testing.M) int {
 	return code
 }
 
-// setupBinary builds the jail, or takes $SCIDEX_JAIL_BIN (what `make bench`
-// just built, or a binary from another tree), and reads its help.
+// setupBinary builds the jail, or copies $SCIDEX_JAIL_BIN (what `make
+// bench` just built, or a binary from another tree), and reads its help.
 func setupBinary() (func(), error) {
-	cleanup := func() {}
-	if p := os.Getenv("SCIDEX_JAIL_BIN"); p != "" {
-		abs, err := filepath.Abs(p)
-		if err != nil {
-			return cleanup, fmt.Errorf("SCIDEX_JAIL_BIN %q: %w", p, err)
-		}
-		jailBin = abs
-	} else {
-		// 0755: the init re-executes the binary as the analysis' uid,
-		// which must be able to reach it.
-		dir, err := os.MkdirTemp("", "scidex-bench-bin-")
-		if err != nil {
-			return cleanup, fmt.Errorf("make build dir: %w", err)
-		}
-		cleanup = func() { os.RemoveAll(dir) }
-		if err := os.Chmod(dir, 0o755); err != nil {
-			return cleanup, fmt.Errorf("chmod build dir %s: %w", dir, err)
-		}
-		jailBin = filepath.Join(dir, "scidex-jail")
-		build := exec.Command("go", "build", "-trimpath", "-o", jailBin, "../cmd/scidex-jail")
-		build.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := build.CombinedOutput(); err != nil {
-			return cleanup, fmt.Errorf("build scidex-jail: %w\n%s", err, out)
-		}
+	bin, cleanup, err := testutil.JailBinary()
+	if err != nil {
+		return cleanup, err
 	}
+	jailBin = bin
 	help, err := exec.Command(jailBin, "run", "--help").CombinedOutput()
 	if err != nil {
 		return cleanup, fmt.Errorf("%s run --help: %w\n%s", jailBin, err, help)

@@ -46,45 +46,6 @@ func TestParseStatusKB(t *testing.T) {
 	}
 }
 
-// hybridMountinfo is this project's development hosts: v1 controllers plus
-// a cgroup2 mount holding nothing.
-const hybridMountinfo = `31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755
-32 31 0:29 / /sys/fs/cgroup/cpu,cpuacct rw,relatime - cgroup cgroup rw,cpu,cpuacct
-35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory
-40 31 0:37 / /sys/fs/cgroup/systemd rw,relatime shared:9 - cgroup cgroup rw,name=systemd
-41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw
-`
-
-func TestCgroupDirs(t *testing.T) {
-	tests := []struct {
-		name       string
-		mountinfo  string
-		procCgroup string
-		want       []string
-	}{
-		{"hybrid", hybridMountinfo,
-			"9:name=systemd:/\n4:memory:/process_api/65f2\n1:cpu,cpuacct:/\n0::/\n",
-			[]string{"/sys/fs/cgroup/systemd", "/sys/fs/cgroup/memory/process_api/65f2", "/sys/fs/cgroup/cpu,cpuacct", "/sys/fs/cgroup/unified"}},
-		{"v2 only", "30 23 0:26 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw,nsdelegate\n",
-			"0::/system.slice/runner.service\n",
-			[]string{"/sys/fs/cgroup/system.slice/runner.service"}},
-		{"container: mount root below ours", "30 23 0:26 /kubepods/pod1 /sys/fs/cgroup ro - cgroup2 cgroup2 rw\n",
-			"0::/kubepods/pod1/c1\n",
-			[]string{"/sys/fs/cgroup/c1"}},
-		{"our cgroup outside the mounted root", "30 23 0:26 /a /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n",
-			"0::/b\n", nil},
-		{"controller not mounted", hybridMountinfo, "8:pids:/\n", nil},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := cgroupDirs(tt.procCgroup, parseCgroupMounts(tt.mountinfo))
-			if !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("cgroupDirs(%q) = %q, want %q", tt.procCgroup, got, tt.want)
-			}
-		})
-	}
-}
-
 func TestLeaks(t *testing.T) {
 	base := hostState{Mounts: []string{"m1"}, Cgroups: []string{"/sys/fs/cgroup/x/scidex-old"}}
 	tests := []struct {
@@ -153,14 +114,6 @@ func TestMetricUnit(t *testing.T) {
 
 // The parsers read what the kernel hands us; they must not panic on any of
 // it.
-func FuzzParseCgroupMounts(f *testing.F) {
-	f.Add(hybridMountinfo, "4:memory:/a\n0::/\n")
-	f.Add("1 2 3 4 5 - cgroup", "::")
-	f.Fuzz(func(t *testing.T, mountinfo, procCgroup string) {
-		cgroupDirs(procCgroup, parseCgroupMounts(mountinfo))
-	})
-}
-
 func FuzzParseStatusKB(f *testing.F) {
 	f.Add("VmRSS:\t  4800 kB\n")
 	f.Fuzz(func(t *testing.T, status string) {

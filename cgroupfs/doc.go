@@ -70,4 +70,20 @@
 //
 // [Probe] reports what the host offers without creating anything; `scidex-jail
 // check` prints it.
+//
+// # Leftovers
+//
+// A leaf's owner holds a lock on it; an owner killed with SIGKILL cannot
+// remove its leaf, and [RemoveStale] takes such leftovers (unlocked, old
+// enough, empty) later. A run that sweeps before it creates reads the host
+// once ([ReadHost]) and uses that [Host] for both, rather than reading and
+// parsing the mount table twice:
+//
+//	h, err := cgroupfs.ReadHost()
+//	if err != nil {
+//		return err
+//	}
+//	gone, err := h.RemoveStale(cfg, "scidex-", 2*time.Second) // a warning, not fatal
+//	...
+//	leaf, err := h.Create(cfg)
 package cgroupfs

@@ -12,11 +12,9 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-)
 
-// requireCgroup2Env is set by the VM harness (cmd/vmtest): there the v2
-// tests must run, and a skip is a failure.
-const requireCgroup2Env = "SCIDEX_REQUIRE_CGROUP2"
+	"github.com/scidex/scidex-jail/internal/testutil"
+)
 
 // requireVersion skips t unless Create would use cgroup version v here. The
 // skip names what the probe found. Under SCIDEX_REQUIRE_CGROUP2=1 a missing
@@ -39,8 +37,8 @@ func requireVersion(t *testing.T, v int) {
 		if _, err2 := h.probeV2(""); err2 != nil {
 			why = err2.Error()
 		}
-		if os.Getenv(requireCgroup2Env) == "1" {
-			t.Fatalf("%s=1 but the cgroup v2 backend is not usable: %s", requireCgroup2Env, why)
+		if testutil.Cgroup2Required() {
+			t.Fatalf("%s=1 but the cgroup v2 backend is not usable: %s", testutil.RequireCgroup2Env, why)
 		}
 	}
 	t.Skipf("cgroup v%d backend not in use: %s", v, why)

@@ -151,16 +151,40 @@ type Info struct {
 	Delegated   bool     // every parent is writable by this process
 }
 
+// Host is where this process sat in the cgroup hierarchies when
+// [ReadHost] read /proc/self/cgroup and /proc/self/mountinfo. Read once, it
+// serves a run's [Host.RemoveStale], [Host.Create] and [Host.Probe]
+// without reading and parsing the mount table again. It does not follow
+// later changes: on v2 a Create may move this process into the parent's
+// supervisor leaf (see "Where leaves go" in the package doc), so read a new
+// Host for another run.
+type Host struct{ h host }
+
+// ReadHost reads this process's cgroups and the cgroup mounts.
+func ReadHost() (Host, error) {
+	h, err := readHost()
+	if err != nil {
+		return Host{}, err
+	}
+	return Host{h}, nil
+}
+
 // Probe reports what the host offers for leaves below parent (see
 // [Config.Parent]) without creating anything. When no backend is usable, or
 // the parent is not writable, the error says why (errors.Is ErrUnsupported)
-// and Info holds what was found up to that point.
+// and Info holds what was found up to that point. It reads the host
+// afresh; [Host.Probe] uses one already read.
 func Probe(parent string) (Info, error) {
-	h, err := readHost()
+	h, err := ReadHost()
 	if err != nil {
 		return Info{}, err
 	}
-	info, _, err := h.choose(parent, Limits{})
+	return h.Probe(parent)
+}
+
+// Probe is [Probe] on h.
+func (h Host) Probe(parent string) (Info, error) {
+	info, _, err := h.h.choose(parent, Limits{})
 	if err != nil {
 		return info, err
 	}

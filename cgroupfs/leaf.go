@@ -129,16 +129,25 @@ type Leaf struct {
 }
 
 // Create probes the host, creates the leaf and writes its limits, before
-// anything runs in it. On error nothing it created is left behind.
+// anything runs in it. On error nothing it created is left behind. It reads
+// the host afresh; [Host.Create] uses one already read.
 func Create(c Config) (*Leaf, error) {
 	if err := c.validate(); err != nil {
 		return nil, err
 	}
-	h, err := readHost()
+	h, err := ReadHost()
 	if err != nil {
 		return nil, err
 	}
-	info, v1dirs, err := h.choose(c.Parent, c.Limits)
+	return h.Create(c)
+}
+
+// Create is [Create] on h.
+func (h Host) Create(c Config) (*Leaf, error) {
+	if err := c.validate(); err != nil {
+		return nil, err
+	}
+	info, v1dirs, err := h.h.choose(c.Parent, c.Limits)
 	if err != nil {
 		return nil, err
 	}
@@ -147,7 +156,7 @@ func Create(c Config) (*Leaf, error) {
 	}
 	l := &Leaf{version: info.Version, role: map[string]string{}, fd: -1, lockFD: -1, written: map[string]string{}}
 	if info.Version == 2 {
-		err = l.createV2(h, info.Parents[0], c)
+		err = l.createV2(h.h, info.Parents[0], c)
 	} else {
 		err = l.createV1(v1dirs, c)
 	}

@@ -40,19 +40,36 @@ func (l *Leaf) unlock() {
 // would place c's leaf) that no live owner holds and that are older than
 // minAge: leftovers of owners that died. The age keeps it off a leaf another
 // process has just made and not yet locked. A leftover that still holds
-// processes is left alone. It returns the directories it removed.
+// processes is left alone. It returns the directories it removed. It reads
+// the host afresh; [Host.RemoveStale] uses one already read.
 func RemoveStale(c Config, prefix string, minAge time.Duration) ([]string, error) {
-	if prefix == "" || strings.ContainsAny(prefix, "/.") {
-		return nil, fmt.Errorf("cgroupfs: remove stale: bad prefix %q", prefix)
+	if err := checkPrefix(prefix); err != nil {
+		return nil, err
 	}
-	h, err := readHost()
+	h, err := ReadHost()
 	if err != nil {
 		return nil, err
 	}
+	return h.RemoveStale(c, prefix, minAge)
+}
+
+func checkPrefix(prefix string) error {
+	if prefix == "" || strings.ContainsAny(prefix, "/.") {
+		return fmt.Errorf("cgroupfs: remove stale: bad prefix %q", prefix)
+	}
+	return nil
+}
+
+// RemoveStale is [RemoveStale] on h. A run calls it before [Host.Create]
+// with the same Host and Config.
+func (h Host) RemoveStale(c Config, prefix string, minAge time.Duration) ([]string, error) {
+	if err := checkPrefix(prefix); err != nil {
+		return nil, err
+	}
 	// Every controller: a leftover may have had limits this caller has not.
-	info, v1dirs, err := h.choose(c.Parent, Limits{MemoryBytes: 1, CPUs: 1, PIDs: 1})
+	info, v1dirs, err := h.h.choose(c.Parent, Limits{MemoryBytes: 1, CPUs: 1, PIDs: 1})
 	if err != nil {
-		info, v1dirs, err = h.choose(c.Parent, c.Limits)
+		info, v1dirs, err = h.h.choose(c.Parent, c.Limits)
 	}
 	if err != nil {
 		return nil, err

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/scidex/scidex-jail/internal/testutil"
 )
 
 // Tests of the v2 backend. The "core" ones need only a writable cgroup2
@@ -37,8 +39,8 @@ func requireCgroup2Mount(t *testing.T) (host, string) {
 	if why == "" {
 		return h, dir
 	}
-	if os.Getenv(requireCgroup2Env) == "1" {
-		t.Fatalf("%s=1 but cgroup v2 is not usable: %s", requireCgroup2Env, why)
+	if testutil.Cgroup2Required() {
+		t.Fatalf("%s=1 but cgroup v2 is not usable: %s", testutil.RequireCgroup2Env, why)
 	}
 	t.Skipf("cgroup v2 not usable: %s", why)
 	return h, ""
@@ -195,13 +197,13 @@ func TestProbeV2(t *testing.T) {
 		if info.Version != 2 || !slices.Contains(info.Controllers, "memory") {
 			t.Errorf("probeV2(\"\") = %+v, nil, want version 2 with memory", info)
 		}
-	case h.v2 != nil && os.Getenv(requireCgroup2Env) != "1":
+	case h.v2 != nil && !testutil.Cgroup2Required():
 		// A hybrid host: the message names the parent and what it offers.
 		if !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "cgroup v2 memory controller not available: ") ||
 			!strings.Contains(err.Error(), " has controllers [") {
 			t.Errorf("probeV2(\"\") = %v, want ErrUnsupported naming the parent's controllers", err)
 		}
 	default:
-		t.Errorf("probeV2(\"\") = %v; the host has cgroup2: %v, %s=%q", err, h.v2 != nil, requireCgroup2Env, os.Getenv(requireCgroup2Env))
+		t.Errorf("probeV2(\"\") = %v; the host has cgroup2: %v, %s=%q", err, h.v2 != nil, testutil.RequireCgroup2Env, os.Getenv(testutil.RequireCgroup2Env))
 	}
 }

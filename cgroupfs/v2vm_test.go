@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/scidex/scidex-jail/internal/testutil"
 )
 
 // Tests that move the test process between cgroups. They run only in the VM
@@ -16,8 +18,8 @@ import (
 func requireVM(t *testing.T) host {
 	t.Helper()
 	requireVersion(t, 2)
-	if os.Getenv(requireCgroup2Env) != "1" {
-		t.Skipf("moves the test process between cgroups: runs only in the VM harness (%s=1)", requireCgroup2Env)
+	if !testutil.Cgroup2Required() {
+		t.Skipf("moves the test process between cgroups: runs only in the VM harness (%s=1)", testutil.RequireCgroup2Env)
 	}
 	h, err := readHost()
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/scidex/scidex-jail/internal/testutil"
 	"github.com/scidex/scidex-jail/jail"
 )
 
@@ -29,38 +30,17 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	dir, err := os.MkdirTemp("", "scidex-deploy-bin-")
+	// The analysis uid must reach the binary's directory (the init is
+	// this binary, re-executed); in the VM harness the binary is built
+	// outside (building inside is slow under emulation).
+	bin, cleanup, err := testutil.JailBinary()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	jailBin = filepath.Join(dir, "scidex-jail")
-	if prebuilt := os.Getenv("SCIDEX_JAIL_BIN"); prebuilt != "" {
-		// In the VM harness: a binary built outside (building inside is
-		// slow under emulation), copied where every uid can reach it.
-		b, err := os.ReadFile(prebuilt)
-		if err == nil {
-			err = os.WriteFile(jailBin, b, 0o755)
-		}
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "SCIDEX_JAIL_BIN:", err)
-			os.Exit(2)
-		}
-	} else {
-		build := exec.Command("go", "build", "-trimpath", "-o", jailBin, "./cmd/scidex-jail")
-		build.Dir = repoRoot
-		build.Env = append(os.Environ(), "CGO_ENABLED=0")
-		build.Stderr = os.Stderr
-		if err := build.Run(); err != nil {
-			fmt.Fprintln(os.Stderr, "build scidex-jail:", err)
-			os.Exit(2)
-		}
-	}
-	// The analysis uid must reach the binary's directory (the init is
-	// this binary, re-executed).
-	os.Chmod(dir, 0o755)
+	jailBin = bin
 	code := m.Run()
-	os.RemoveAll(dir)
+	cleanup()
 	os.Exit(code)
 }
 
@@ -121,23 +101,6 @@ func readReport(t *testing.T, path string) *jail.Report {
 		return nil
 	}
 	return &r
-}
-
-// pidsWith lists the processes whose command line contains s.
-func pidsWith(s string) []int {
-	var out []int
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		var pid int
-		if _, err := fmt.Sscan(e.Name(), &pid); err != nil || pid == os.Getpid() {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err == nil && strings.Contains(strings.ReplaceAll(string(b), "\x00", " "), s) {
-			out = append(out, pid)
-		}
-	}
-	return out
 }
 
 // descendants lists the descendants of pid whose command line starts with

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scidex/scidex-jail/internal/testutil"
 	"github.com/scidex/scidex-jail/jail"
 )
 
@@ -90,7 +91,7 @@ func TestSlurm(t *testing.T) {
 	cancelID := c.jobs(t, cancelled)["0"]["JobId"] + "-0"
 	var supervisor, analysis []int
 	waitFor(t, 60*time.Second, "job "+cancelled+"'s analysis to run", func() bool {
-		supervisor = pidsWith("run --id " + cancelID + " ")
+		supervisor = testutil.ProcessesWith("run --id " + cancelID + " ")
 		if len(supervisor) != 1 {
 			return false
 		}
@@ -142,7 +143,7 @@ func TestSlurm(t *testing.T) {
 	}
 
 	// Nothing left behind by any job: no process, leaf or run directory.
-	if pids := pidsWith(work); len(pids) > 0 {
+	if pids := testutil.ProcessesWith(work); len(pids) > 0 {
 		t.Errorf("processes of the jobs still running: %v", pids)
 	}
 	for _, jobs := range []map[string]map[string]string{arrayJobs, cancelJobs, limitedJobs} {

@@ -1,7 +1,6 @@
 package deploy
 
 import (
-	"bufio"
 	"bytes"
 	"io/fs"
 	"os"
@@ -13,33 +12,25 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/scidex/scidex-jail/internal/testutil"
 )
 
 // The VM tests: they need a pure cgroup v2 hierarchy and run in the VM
 // harness (.ci/vmtests, stage "deploy"), which sets SCIDEX_REQUIRE_CGROUP2=1
 // so that they fail there rather than skip. On a hybrid host they skip,
 // naming what the probe found.
-const requireCgroup2Env = "SCIDEX_REQUIRE_CGROUP2"
 
 // cgroup2Root is the mount point of the whole cgroup v2 hierarchy with the
 // memory, cpu and pids controllers, or a skip.
 func cgroup2Root(t *testing.T) string {
 	t.Helper()
 	requireRoot(t)
-	f, err := os.Open("/proc/self/mountinfo")
+	mounts, err := testutil.ReadMounts()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	mount := ""
-	for sc.Scan() {
-		pre, post, _ := strings.Cut(sc.Text(), " - ")
-		a := strings.Fields(pre)
-		if strings.HasPrefix(post, "cgroup2 ") && len(a) >= 5 && a[3] == "/" {
-			mount = a[4]
-		}
-	}
+	mount := testutil.Cgroup2Mount(mounts)
 	found := "no cgroup2 mount of the whole hierarchy"
 	if mount != "" {
 		b, _ := os.ReadFile(filepath.Join(mount, "cgroup.controllers"))
@@ -49,8 +40,8 @@ func cgroup2Root(t *testing.T) string {
 		}
 		found = "cgroup2 at " + mount + " with controllers " + strings.TrimSpace(string(b)) + " (memory, cpu or pids is on cgroup v1: a hybrid host)"
 	}
-	if os.Getenv(requireCgroup2Env) == "1" {
-		t.Fatalf("%s=1 but found %s: the VM harness should boot a pure cgroup v2 kernel", requireCgroup2Env, found)
+	if testutil.Cgroup2Required() {
+		t.Fatalf("%s=1 but found %s: the VM harness should boot a pure cgroup v2 kernel", testutil.RequireCgroup2Env, found)
 	}
 	t.Skipf("needs the memory, cpu and pids controllers on cgroup v2; found %s: runs in the VM harness (.ci/vmtests)", found)
 	return ""

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"os/exec"
@@ -11,18 +10,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scidex/scidex-jail/internal/testutil"
 	"github.com/scidex/scidex-jail/jail"
 )
 
 // Helpers of the cgroup end-to-end tests (cgroup_test.go). They look at the
-// host's cgroup hierarchies the way the jail should have left them, reading
-// /proc/self/cgroup and /proc/self/mountinfo themselves rather than asking
-// package cgroupfs: a test that shares the code under test proves nothing.
-
-// requireCgroup2Env is set by the VM harness (cmd/vmtest), whose kernel has
-// a pure cgroup v2 hierarchy: there the v2 backend must be used, never
-// skipped.
-const requireCgroup2Env = "SCIDEX_REQUIRE_CGROUP2"
+// host's cgroup hierarchies the way the jail should have left them, through
+// internal/testutil's reading of /proc/self/cgroup and /proc/self/mountinfo
+// rather than asking package cgroupfs: a test that shares the code under
+// test proves nothing.
 
 // cgroupHier is one mounted hierarchy and this process's cgroup in it.
 type cgroupHier struct {
@@ -32,93 +28,23 @@ type cgroupHier struct {
 }
 
 // ownCgroups lists this process's cgroup directory in every mounted
-// hierarchy, v1 and v2 alike. Named v1 hierarchies (name=systemd) hold no
-// controllers and are left out: the jail never makes leaves there.
+// hierarchy, v1 and v2 alike (the first mount that shows it). Named v1
+// hierarchies (name=systemd) hold no controllers and are left out: the jail
+// never makes leaves there.
 func ownCgroups(t *testing.T) []cgroupHier {
 	t.Helper()
-	self, err := os.ReadFile("/proc/self/cgroup")
+	cgs, err := testutil.OwnCgroups()
 	if err != nil {
-		t.Fatalf("read /proc/self/cgroup: %v", err)
+		t.Fatalf("own cgroups: %v", err)
 	}
-	mounts := cgroupMounts(t)
 	var out []cgroupHier
-	for _, line := range strings.Split(strings.TrimSpace(string(self)), "\n") {
-		f := strings.SplitN(line, ":", 3)
-		if len(f) != 3 {
-			t.Fatalf("/proc/self/cgroup line %q: want id:controllers:path", line)
-		}
-		h := cgroupHier{version: 1}
-		if f[0] == "0" && f[1] == "" {
-			h.version = 2
-		} else {
-			h.controllers = strings.Split(f[1], ",")
-			if strings.HasPrefix(h.controllers[0], "name=") {
-				continue
-			}
-		}
-		for _, m := range mounts {
-			if m.version != h.version || (h.version == 1 && !containsAll(m.opts, h.controllers)) {
-				continue
-			}
-			rel, err := filepath.Rel(m.root, f[2])
-			if err != nil || strings.HasPrefix(rel, "..") {
-				continue // mounted from a subtree we are not in
-			}
-			h.dir = filepath.Join(m.point, rel)
-			out = append(out, h)
-			break
-		}
-	}
-	return out
-}
-
-type cgroupMount struct {
-	version int
-	root    string   // the hierarchy's path this mount shows
-	point   string   // where it is mounted
-	opts    []string // super options: the controllers on v1
-}
-
-func cgroupMounts(t *testing.T) []cgroupMount {
-	t.Helper()
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		t.Fatalf("open mountinfo: %v", err)
-	}
-	defer f.Close()
-	var out []cgroupMount
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		// id parent maj:min root point opts [optional...] - fstype source super
-		pre, post, ok := strings.Cut(sc.Text(), " - ")
-		a, b := strings.Fields(pre), strings.Fields(post)
-		if !ok || len(a) < 5 || len(b) < 3 {
+	for _, c := range cgs {
+		if c.Named() || len(c.Dirs) == 0 {
 			continue
 		}
-		m := cgroupMount{root: a[3], point: a[4], opts: strings.Split(b[2], ",")}
-		switch b[0] {
-		case "cgroup":
-			m.version = 1
-		case "cgroup2":
-			m.version = 2
-		default:
-			continue
-		}
-		out = append(out, m)
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatalf("read mountinfo: %v", err)
+		out = append(out, cgroupHier{version: c.Version, controllers: c.Controllers, dir: c.Dirs[0]})
 	}
 	return out
-}
-
-func containsAll(have, want []string) bool {
-	for _, w := range want {
-		if !slices.Contains(have, w) {
-			return false
-		}
-	}
-	return true
 }
 
 // hostCgroupVersion is the version the jail must use here: 1 when the
@@ -132,8 +58,8 @@ func hostCgroupVersion(t *testing.T) int {
 			v = 1
 		}
 	}
-	if os.Getenv(requireCgroup2Env) == "1" && v != 2 {
-		t.Fatalf("%s=1 but the memory controller is on cgroup v1 here: the VM harness should boot a pure cgroup v2 kernel", requireCgroup2Env)
+	if testutil.Cgroup2Required() && v != 2 {
+		t.Fatalf("%s=1 but the memory controller is on cgroup v1 here: the VM harness should boot a pure cgroup v2 kernel", testutil.RequireCgroup2Env)
 	}
 	return v
 }

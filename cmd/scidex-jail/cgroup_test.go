@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 
+	"github.com/scidex/scidex-jail/internal/testutil"
 	"github.com/scidex/scidex-jail/jail"
 )
 
@@ -43,7 +43,7 @@ func TestCgroupMemoryBombInChild(t *testing.T) {
 	if !strings.Contains(r.report.CompletionNotes, "out of memory") {
 		t.Errorf("completion notes = %q, want them to say out of memory", r.report.CompletionNotes)
 	}
-	if pids := processesWith(m); !slices.Contains(pids, strconv.Itoa(outside.Process.Pid)) {
+	if pids := testutil.ProcessesWith(m); !slices.Contains(pids, outside.Process.Pid) {
 		t.Errorf("bystander sleep %d outside the jail is gone (marker pids %v): the OOM kill reached beyond the leaf", outside.Process.Pid, pids)
 	}
 	wantNoLeaf(t, id, r)
@@ -72,7 +72,7 @@ func TestCgroupForkBombContained(t *testing.T) {
 		t.Errorf("written pids.max = %q (present %v), want 50", v, ok)
 	}
 	// Every sleep inside is gone with the run; the one outside is not.
-	if pids := processesWith(m); len(pids) != 1 || pids[0] != strconv.Itoa(outside.Process.Pid) {
+	if pids := testutil.ProcessesWith(m); len(pids) != 1 || pids[0] != outside.Process.Pid {
 		t.Errorf("processes carrying the marker after the run = %v, want only the bystander %d", pids, outside.Process.Pid)
 	}
 	wantNoLeaf(t, id, r)

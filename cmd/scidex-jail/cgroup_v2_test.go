@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/scidex/scidex-jail/internal/testutil"
 	"github.com/scidex/scidex-jail/jail"
 )
 
@@ -60,15 +61,14 @@ func TestCgroupV2BornInLeaf(t *testing.T) {
 func TestCgroupV2DelegatedParent(t *testing.T) {
 	requireRoot(t)
 	requireCgroup2(t)
-	if os.Getenv(requireCgroup2Env) != "1" {
-		t.Skipf("creates a cgroup at the root of the hierarchy: runs only in the VM harness (%s=1)", requireCgroup2Env)
+	if !testutil.Cgroup2Required() {
+		t.Skipf("creates a cgroup at the root of the hierarchy: runs only in the VM harness (%s=1)", testutil.RequireCgroup2Env)
 	}
-	mount := ""
-	for _, m := range cgroupMounts(t) {
-		if m.version == 2 && m.root == "/" {
-			mount = m.point
-		}
+	mounts, err := testutil.ReadMounts()
+	if err != nil {
+		t.Fatal(err)
 	}
+	mount := testutil.Cgroup2Mount(mounts)
 	if mount == "" {
 		t.Fatalf("no cgroup2 mount of the whole hierarchy found in mountinfo")
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scidex/scidex-jail/internal/testutil"
 	"github.com/scidex/scidex-jail/jail"
 )
 
@@ -18,35 +19,14 @@ import (
 var jailBin string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "scidex-jail-bin-")
+	bin, cleanup, err := testutil.JailBinary()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	jailBin = filepath.Join(dir, "scidex-jail")
-	if prebuilt := os.Getenv("SCIDEX_JAIL_BIN"); prebuilt != "" {
-		// In the VM harness: a binary built outside, copied so that it
-		// sits in a directory every uid can traverse.
-		b, err := os.ReadFile(prebuilt)
-		if err == nil {
-			err = os.WriteFile(jailBin, b, 0o755)
-		}
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "SCIDEX_JAIL_BIN:", err)
-			os.Exit(2)
-		}
-	} else {
-		build := exec.Command("go", "build", "-o", jailBin, ".")
-		build.Env = append(os.Environ(), "CGO_ENABLED=0")
-		build.Stderr = os.Stderr
-		if err := build.Run(); err != nil {
-			fmt.Fprintln(os.Stderr, "build scidex-jail:", err)
-			os.Exit(2)
-		}
-	}
-	os.Chmod(dir, 0o755)
+	jailBin = bin
 	code := m.Run()
-	os.RemoveAll(dir)
+	cleanup()
 	os.Exit(code)
 }
 
@@ -158,25 +138,12 @@ func entries(t *testing.T, dir string) []string {
 	return names
 }
 
-// processesWith lists host pids whose command line contains marker.
-func processesWith(marker string) []string {
-	var pids []string
-	ds, _ := os.ReadDir("/proc")
-	for _, d := range ds {
-		b, err := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
-		if err == nil && bytes.Contains(b, []byte(marker)) {
-			pids = append(pids, d.Name())
-		}
-	}
-	return pids
-}
-
 // waitGone waits until no host process carries marker, failing after limit.
 func waitGone(t *testing.T, marker string, limit time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(limit)
 	for {
-		left := processesWith(marker)
+		left := testutil.ProcessesWith(marker)
 		if len(left) == 0 {
 			return
 		}

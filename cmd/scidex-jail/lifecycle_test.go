@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scidex/scidex-jail/internal/testutil"
 	"github.com/scidex/scidex-jail/jail"
 )
 
@@ -124,7 +125,7 @@ func TestJailSIGKILLLeavesNothing(t *testing.T) {
 	root := tmpRoot(t)
 	cmd, wait := startJail(t, "run", "--id", "sigkill", "--tmp-root", root, "--", "/bin/sh", "-c",
 		fmt.Sprintf(`sleep %[1]s & (setsid sleep %[1]s &); echo ready; sleep %[1]s`, m))
-	if n := len(processesWith(m)); n < 3 {
+	if n := len(testutil.ProcessesWith(m)); n < 3 {
 		t.Fatalf("before the kill, %d processes carry the marker, want at least the 3 sleeps", n)
 	}
 	cmd.Process.Kill()
