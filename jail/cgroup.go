@@ -29,14 +29,19 @@ func (sv *supervisor) createLeaf() error {
 			PIDs:        s.Resources.PIDs,
 		},
 	}
+	// One look at the host's cgroups serves the sweep and the leaf.
+	h, err := cgroupfs.ReadHost()
+	if err != nil {
+		return fmt.Errorf("create cgroup leaf: %w", err)
+	}
 	// A jail killed with SIGKILL cannot remove its leaf; the next run
 	// takes such leftovers (unlocked, older than staleLeafAge, empty).
-	if gone, err := cgroupfs.RemoveStale(cfg, "scidex-", staleLeafAge); err != nil {
+	if gone, err := h.RemoveStale(cfg, "scidex-", staleLeafAge); err != nil {
 		sv.rep.Warnings = append(sv.rep.Warnings, fmt.Sprintf("remove leftover cgroup leaves: %v", err))
 	} else if len(gone) > 0 {
 		sv.rep.Warnings = append(sv.rep.Warnings, fmt.Sprintf("removed %d leftover cgroup leaf directories of dead runs", len(gone)))
 	}
-	leaf, err := cgroupfs.Create(cfg)
+	leaf, err := h.Create(cfg)
 	if err != nil {
 		return fmt.Errorf("create cgroup leaf: %w", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scidex/scidex-jail/internal/testutil"
 	"github.com/scidex/scidex-jail/jail"
 )
 
@@ -35,10 +36,11 @@ ts = [threading.Thread(target=time.sleep, args=(3,)) for _ in range(4)]
 	deadline := time.Now().Add(10 * time.Second)
 	for most < 6 && time.Now().Before(deadline) {
 		threads = 0
-		for _, pid := range processesWith(marker) {
-			if pid == fmt.Sprint(cmd.Process.Pid) {
+		for _, p := range testutil.ProcessesWith(marker) {
+			if p == cmd.Process.Pid {
 				continue // the supervisor: its argv holds the marker too
 			}
+			pid := fmt.Sprint(p)
 			tasks, _ := os.ReadDir(filepath.Join("/proc", pid, "task"))
 			for _, task := range tasks {
 				b, err := os.ReadFile(filepath.Join("/proc", pid, "task", task.Name(), "status"))
