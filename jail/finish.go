@@ -1,11 +1,10 @@
 package jail
 
 import (
-	"os"
-	"syscall"
 	"time"
 
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
+	"golang.org/x/sys/unix"
 )
 
 func newReport(s *Spec, t0 time.Time) *Report {
@@ -84,12 +83,10 @@ func (sv *supervisor) finish() {
 		r.CPUUserSecs = float64(m.UserUsec) / 1e6
 		r.CPUSystemSecs = float64(m.SysUsec) / 1e6
 		r.PeakRSSBytes = m.MaxRSSKB * 1024
-	} else if ps := sv.procState(); ps != nil {
-		r.CPUUserSecs = ps.UserTime().Seconds()
-		r.CPUSystemSecs = ps.SystemTime().Seconds()
-		if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
-			r.PeakRSSBytes = ru.Maxrss * 1024
-		}
+	} else if _, ru, ok := sv.initEnded(); ok {
+		r.CPUUserSecs = float64(tvUsec(ru.Utime)) / 1e6
+		r.CPUSystemSecs = float64(tvUsec(ru.Stime)) / 1e6
+		r.PeakRSSBytes = ru.Maxrss * 1024
 	}
 	if sv.started && sv.exited == nil {
 		// The init died before it could report: the supervisor's clock is
@@ -104,13 +101,15 @@ func (sv *supervisor) finish() {
 	}
 }
 
-// procState is the init's wait status, or nil when it never ran.
-func (sv *supervisor) procState() *os.ProcessState {
-	if sv.cmd == nil {
-		return nil
+// initEnded is how the init ended, once reaped (not when it never ran).
+func (sv *supervisor) initEnded() (unix.WaitStatus, unix.Rusage, bool) {
+	if sv.init == nil {
+		return 0, unix.Rusage{}, false
 	}
-	return sv.cmd.ProcessState
+	return sv.init.ended()
 }
+
+func tvUsec(tv unix.Timeval) int64 { return tv.Sec*1e6 + int64(tv.Usec) }
 
 // outcome gathers what decides how the run ended.
 func (sv *supervisor) outcome() outcome {
@@ -130,15 +129,13 @@ func (sv *supervisor) outcome() outcome {
 	}
 	if m := sv.exited; m != nil {
 		o.Code, o.Signal = m.ExitCode, m.Signal
-	} else if ps := sv.procState(); ps != nil {
-		if ws, ok := ps.Sys().(syscall.WaitStatus); ok {
-			switch {
-			case ws.Exited():
-				o.Code = ws.ExitStatus()
-			case ws.Signaled():
-				o.Signal = int(ws.Signal())
-				o.Code = 128 + o.Signal
-			}
+	} else if ws, _, ok := sv.initEnded(); ok {
+		switch {
+		case ws.Exited():
+			o.Code = ws.ExitStatus()
+		case ws.Signaled():
+			o.Signal = int(ws.Signal())
+			o.Code = 128 + o.Signal
 		}
 	}
 	return o

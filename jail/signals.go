@@ -38,8 +38,7 @@ func (sv *supervisor) pollSignals() bool {
 // abortInit ends an init that has not been told "go": no target ever ran,
 // so there is nothing to save; its phase messages are still recorded.
 func (sv *supervisor) abortInit() {
-	sv.cmd.Process.Kill()
-	sv.cmd.Wait()
+	sv.init.kill()
 	// The socket is a blocking fd: Close would not wake readInit's read,
 	// and the init's end is still open here. Shutdown does: the read
 	// returns end of file, and readInit closes msgs.
@@ -59,7 +58,7 @@ func (sv *supervisor) abortInit() {
 func (sv *supervisor) stop(sig syscall.Signal) {
 	sv.pendingSig = sig
 	if sv.started {
-		sv.cmd.Process.Signal(sig)
+		sv.init.signal(sig)
 	}
 	if sv.killTimer == nil {
 		sv.killTimer = time.AfterFunc(sv.spec.Grace, sv.killTree)
@@ -71,12 +70,12 @@ func (sv *supervisor) stop(sig syscall.Signal) {
 // manage, the init itself is killed, and the kernel ends the namespace.
 func (sv *supervisor) killTree() {
 	sv.send(protocol.SupervisorMsg{Kind: protocol.KindKill})
-	// Process.Kill goes through a pidfd: harmless once the init is gone.
-	// Not once it has reported the end: then it only waits for us to read
+	// Harmless once the init is gone: signal checks under the reaper's
+	// lock. Not once it has reported the end: then it only waits for us to read
 	// the run directory, which may take long for big outputs.
 	time.AfterFunc(hardKillDelay, func() {
 		if !sv.ended.Load() {
-			sv.cmd.Process.Kill()
+			sv.init.signal(unix.SIGKILL)
 		}
 	})
 }

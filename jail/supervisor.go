@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"os/signal"
 	"sync"
 	"sync/atomic"
@@ -41,7 +40,7 @@ type supervisor struct {
 	dir      *runDir
 	leaf     *cgroupfs.Leaf
 	usage    *cgroupfs.Usage
-	cmd      *exec.Cmd
+	init     *initChild
 	sock     *os.File
 	sockMu   sync.Mutex
 	t0       time.Time
@@ -161,7 +160,7 @@ func (sv *supervisor) execute() error {
 	// working: done beside the steps below; the init starts the target
 	// only on "go", which waits for it.
 	entered := make(chan error, 1)
-	go func() { entered <- sv.enterLeaf(sv.cmd.Process.Pid) }()
+	go func() { entered <- sv.enterLeaf(sv.init.pid) }()
 	sv.rep.Warnings = append(sv.rep.Warnings, sweepLeftovers(s.TmpRoot, reportDir(s.Report))...)
 	sv.lap("sweep")
 	dir, stale, err := createRunDir(s.TmpRoot, s.ID, s.HostUID, s.HostGID)
@@ -236,17 +235,8 @@ func (sv *supervisor) startInit() error {
 	defer child.Close()
 	sv.sock = parent
 
-	sv.cmd = &exec.Cmd{
-		Path:        "/proc/self/exe",
-		Args:        []string{"scidex-jail", protocol.InitArg},
-		Env:         initEnv,
-		Stdin:       os.Stdin,
-		Stdout:      os.Stdout,
-		Stderr:      os.Stderr,
-		ExtraFiles:  []*os.File{child}, // fd 3 = protocol.SyncFD
-		SysProcAttr: sv.sysProcAttr(),
-	}
-	if err := sv.cmd.Start(); err != nil {
+	sv.init, err = startInitChild(sv.sysProcAttr(), child)
+	if err != nil {
 		sv.sock.Close()
 		sv.sock = nil
 		return explainSpawnError(err)
@@ -326,8 +316,7 @@ func (sv *supervisor) readInit() {
 
 // loop waits for the init to finish while handling the timeout and signals.
 func (sv *supervisor) loop() {
-	waited := make(chan error, 1)
-	go func() { waited <- sv.cmd.Wait() }()
+	waited := sv.init.done
 	var timeout <-chan time.Time
 	if sv.spec.Timeout > 0 {
 		tm := time.NewTimer(sv.spec.Timeout)
@@ -367,7 +356,7 @@ func (sv *supervisor) loop() {
 				continue
 			}
 			if sv.started {
-				sv.cmd.Process.Signal(s)
+				sv.init.signal(s)
 			} else {
 				// The target may already run while "started" is still
 				// on its way: hold the signal until then.
@@ -394,11 +383,11 @@ func (sv *supervisor) handle(m protocol.InitMsg) {
 		sv.rep.Phases = append(sv.rep.Phases, Phase{Name: "exec", Where: "init", Micros: m.Micros})
 		sv.recordEnforced(m.Enforced)
 		for _, s := range sv.heldSigs {
-			sv.cmd.Process.Signal(s)
+			sv.init.signal(s)
 		}
 		if sv.pendingSig != 0 {
 			// A cancel or the timeout came during setup.
-			sv.cmd.Process.Signal(sv.pendingSig)
+			sv.init.signal(sv.pendingSig)
 		}
 	case protocol.KindExited:
 		sv.lap("analysis") // the target's run, as the supervisor saw it
@@ -413,7 +402,7 @@ func (sv *supervisor) handle(m protocol.InitMsg) {
 		sv.rep.WallSeconds = float64(m.WallUsec) / 1e6
 		// The init waits, with the namespace emptied, until we have read
 		// the run directory through its root; then it may go.
-		sv.readOutputs(fmt.Sprintf("/proc/%d/root%s", sv.cmd.Process.Pid, sv.dir.path))
+		sv.readOutputs(fmt.Sprintf("/proc/%d/root%s", sv.init.pid, sv.dir.path))
 		sv.lap("outputs")
 		sv.tRelease = time.Now()
 		unix.Shutdown(int(sv.sock.Fd()), unix.SHUT_WR)
