@@ -68,3 +68,27 @@ func TestSettle(t *testing.T) {
 		})
 	}
 }
+
+// TestDeliveryFailed: a run whose outputs or report could not be delivered
+// ends delivery_failed, exit 122, whatever the analysis did, which the
+// report keeps beside the cause.
+func TestDeliveryFailed(t *testing.T) {
+	for _, o := range []outcome{
+		{Started: true, Code: 0},
+		{Started: true, TimedOut: true, Code: 137, Signal: int(syscall.SIGKILL), Timeout: time.Second},
+	} {
+		v := settle(o)
+		r := &Report{Status: v.Status, ExitCode: v.ExitCode, CompletionNotes: v.Notes}
+		r.deliveryFailed("collect /out: no space left on device")
+		r.deliveryFailed("write report /r.json: read-only file system")
+		if r.Status != StatusDeliveryFailed || r.ExitCode != ExitDeliveryFailed {
+			t.Errorf("after deliveryFailed: %s, %d, want delivery_failed, %d", r.Status, r.ExitCode, ExitDeliveryFailed)
+		}
+		if r.AnalysisStatus != v.Status || r.AnalysisExitCode == nil || *r.AnalysisExitCode != v.ExitCode {
+			t.Errorf("after deliveryFailed: analysis %s, %v, want %s, %d kept", r.AnalysisStatus, r.AnalysisExitCode, v.Status, v.ExitCode)
+		}
+		if len(r.DeliveryErrors) != 2 || !strings.HasPrefix(r.CompletionNotes, "The results were not delivered (collect /out") || !strings.Contains(r.CompletionNotes, v.Notes) {
+			t.Errorf("after deliveryFailed: errors %q, notes %q, want both causes and the analysis' own notes", r.DeliveryErrors, r.CompletionNotes)
+		}
+	}
+}
