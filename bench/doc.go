@@ -23,6 +23,7 @@
 //     flags, "no-landlock", "no-seccomp", "no-cgroup" (--unsafe-disable) and
 //     "net-loopback", "net-host" (--net). Without them the rows are left out
 //     and the log says why.
+//
 //   - BenchmarkConcurrent50, BenchmarkConcurrent200: 50 or 200 jails of
 //     `sleep 0.5` started at once, then as many bubblewrap sandboxes of the
 //     same. Reports the wall time of each batch, per-run latency (p50, p95)
@@ -30,6 +31,7 @@
 //     leaked: a run directory left in the tmp-root, a process carrying the
 //     run's marker, a new mount in /proc/self/mountinfo, a new scidex-*
 //     cgroup below this process's cgroups.
+//
 //   - BenchmarkMemory: resident memory (VmRSS, VmHWM, RssAnon, in kB) of the
 //     supervisor and of the init while the target runs. The init's memory
 //     counts against the analysis' own budget.
