@@ -99,31 +99,29 @@ var promiseTable = []promiseDef{
 	{PromiseUnixSockets, "no pathname unix socket of the host (PostgreSQL's, D-Bus) is reached", false,
 		layers(LayerMountView, LayerLandlockUnix)},
 	{PromiseNoPostgres, "no TCP connection to PostgreSQL's port or the profile's db_ports (its unix socket: unix_sockets_out)", false,
-		func(n NetMode) []Layer {
-			switch n {
-			case NetHost:
-				return []Layer{LayerLandlockTCP}
-			case NetLoopback:
-				return []Layer{LayerNetNS}
-			}
-			return []Layer{LayerNetNS, LayerSeccomp}
-		}},
+		networkLayers},
 	{PromiseNetwork, "the network mode holds (none: no network; loopback: the run's own only; host: outbound TCP to allowed ports only)", false,
-		func(n NetMode) []Layer {
-			switch n {
-			case NetHost:
-				return []Layer{LayerLandlockTCP}
-			case NetLoopback:
-				return []Layer{LayerNetNS}
-			}
-			return []Layer{LayerNetNS, LayerSeccomp}
-		}},
+		networkLayers},
 	{PromiseKernelSurface, "no mount, bpf, kexec, module, keyring, io_uring, new namespace or terminal injection", false,
 		layers(LayerSeccomp)},
 	{PromiseLimits, "memory, CPU and PID limits enforced", false,
 		layers(LayerCgroup)},
 	{PromiseNothingLeft, "no process of the run outlives it", false,
 		layers(LayerPIDNS, LayerCgroup)},
+}
+
+// networkLayers hold what leaves the run over the network, PostgreSQL's
+// port included: in none, an empty namespace and seccomp's refusal of inet
+// sockets; in loopback, the namespace (its lo is the run's own); in host,
+// which shares the host's network, only Landlock's TCP rules.
+func networkLayers(n NetMode) []Layer {
+	switch n {
+	case NetHost:
+		return []Layer{LayerLandlockTCP}
+	case NetLoopback:
+		return []Layer{LayerNetNS}
+	}
+	return []Layer{LayerNetNS, LayerSeccomp}
 }
 
 // Promises lists every promise's name, in table order.
