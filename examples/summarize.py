@@ -52,6 +52,10 @@ def enforced_lines(e: dict[str, Any]) -> list[str]:
         lines.append(f"cgroup      v{cg['version']} leaf, {limits}")
     else:
         lines.append("cgroup      OFF")
+    promises = e.get("promises") or {}
+    if promises:
+        held = ", ".join(f"{k} {len(v)}" for k, v in promises.items())
+        lines.append(f"promises    layers holding each: {held}")
     degraded = e.get("degraded") or []
     lines.append(f"degraded    {'; '.join(degraded) if degraded else 'nothing'}")
     return lines
