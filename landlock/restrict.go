@@ -13,12 +13,9 @@ import (
 // written to the kernel in one place (Restrict).
 type plan struct {
 	config gll.Config
-	rules  []gll.Rule
-	descr  []string // Result.Rules
-	// The same rules as raw values, for restricting one thread with the
-	// system calls themselves (applyThread).
-	paths []pathRule
-	ports []uint16
+	paths  []pathRule // one rule per path, rights masked to what is handled
+	ports  []uint16   // tcp-connect rules (when TCP is handled)
+	descr  []string   // Result.Rules
 }
 
 type pathRule struct {
@@ -44,14 +41,12 @@ func newPlan(p Policy, abi int) (plan, error) {
 				return plan{}, fmt.Errorf("landlock: %s rule %q: %w", l.tag, path, err)
 			}
 			rights := pathRights(l.rights, fi.IsDir(), pl.config.HandledAccessFS)
-			pl.rules = append(pl.rules, gll.PathAccess(rights, path))
 			pl.paths = append(pl.paths, pathRule{path, rights})
 			pl.descr = append(pl.descr, l.tag+" "+path)
 		}
 	}
 	if pl.config.HandledAccessNet != 0 {
 		for _, port := range p.ConnectTCP {
-			pl.rules = append(pl.rules, gll.ConnectTCP(port))
 			pl.ports = append(pl.ports, port)
 			pl.descr = append(pl.descr, "tcp-connect "+strconv.Itoa(int(port)))
 		}
@@ -82,8 +77,20 @@ func (p Policy) Restrict() (Result, error) {
 		// Not best effort: the config only holds rights this ABI has, and
 		// if go-landlock disagrees about the ABI it refuses instead of
 		// dropping rights behind our back.
-		return pl.config.Restrict(pl.rules...)
+		return pl.config.Restrict(pl.rules()...)
 	})
+}
+
+// rules are the plan's rules as go-landlock's.
+func (pl plan) rules() []gll.Rule {
+	var out []gll.Rule
+	for _, r := range pl.paths {
+		out = append(out, gll.PathAccess(r.rights, r.path))
+	}
+	for _, port := range pl.ports {
+		out = append(out, gll.ConnectTCP(port))
+	}
+	return out
 }
 
 // RestrictThread is Restrict for the calling OS thread only: the ruleset
