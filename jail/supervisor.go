@@ -172,6 +172,12 @@ func (sv *supervisor) execute() error {
 		return err
 	}
 	sv.dir = dir
+	if dir.path != sv.plan.Init.RunDir {
+		<-entered
+		sv.abortInit()
+		sv.setupFailed("rundir", fmt.Sprintf("bug: run directory %s, planned %s", dir.path, sv.plan.Init.RunDir), protocol.ExitSetup)
+		return nil
+	}
 	if stale {
 		sv.rep.Warnings = append(sv.rep.Warnings, "removed a leftover run directory of a dead earlier run with this ID")
 	}
@@ -187,11 +193,6 @@ func (sv *supervisor) execute() error {
 // configure sends the init its config and, once it is in its leaf, "go".
 // A cancel that arrived meanwhile ends the init before "go", with no error.
 func (sv *supervisor) configure(entered <-chan error) (string, error) {
-	if sv.dir.path != sv.plan.Init.RunDir {
-		<-entered
-		sv.abortInit()
-		return "rundir", fmt.Errorf("bug: run directory %s, planned %s", sv.dir.path, sv.plan.Init.RunDir)
-	}
 	err := sv.send(sv.plan.Init)
 	sv.lap("config")
 	if eerr := <-entered; err == nil && eerr != nil {
