@@ -36,12 +36,9 @@ func newReport(s *Spec, t0 time.Time) *Report {
 // plan's static part and what the init applied.
 func (sv *supervisor) recordEnforced(e *protocol.Enforced) {
 	r := &sv.rep.Enforced
-	before := *r // promises and degraded (the plan), the cgroup leaf (made)
+	cg := r.Cgroup // the leaf the supervisor made: not in the plan
 	*r = sv.plan.Enforced
-	r.Promises, r.Degraded, r.Cgroup = before.Promises, before.Degraded, before.Cgroup
-	if r.Degraded == nil {
-		r.Degraded = []string{}
-	}
+	r.Cgroup = cg
 	sv.recordSecurity(e)
 }
 
