@@ -1,10 +1,9 @@
-// The Go runtime's cgroup-aware GOMAXPROCS (Go 1.25) re-reads the CPU
-// quota in the background for the life of the process; the jail's
-// processes need none of it (the supervisor mostly waits, the init runs
-// with GOMAXPROCS=1 inside the run's own quota). The runtime still reads
-// /proc/self/cgroup and mountinfo once at start: Go 1.26 does that
-// unconditionally (for a metric), whatever these settings say.
-//go:debug containermaxprocs=0
+// The Go runtime (1.25 and later) re-reads the cgroup's CPU quota in the
+// background for the life of the process, to update GOMAXPROCS; the jail's
+// processes need none of that (the supervisor mostly waits, the init runs
+// with GOMAXPROCS=1 inside the run's own quota). The quota is still read
+// once at start: Go 1.26 does that whatever any setting says, and it sets
+// a sensible GOMAXPROCS under a service's CPU quota.
 //go:debug updatemaxprocs=0
 
 package main
