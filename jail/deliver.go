@@ -1,6 +1,7 @@
 package jail
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -72,11 +74,22 @@ func tempReportName(base string) string {
 // The directory is opened without following links: path must be resolved
 // (Spec.Validate does that for Spec.Report).
 func (r *Report) WriteFile(path string) error {
+	b, err := r.encode()
+	if err != nil {
+		return err
+	}
+	return writeReport(path, b)
+}
+
+func (r *Report) encode() ([]byte, error) {
 	b, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
-		return fmt.Errorf("encode report: %w", err)
+		return nil, fmt.Errorf("encode report: %w", err)
 	}
-	b = append(b, '\n')
+	return append(b, '\n'), nil
+}
+
+func writeReport(path string, b []byte) error {
 	if err := writeAtomic(path, b); err != nil {
 		return fmt.Errorf("write report %s: %w", path, err)
 	}
@@ -203,9 +216,47 @@ func deliveryNotes(r *Report) string {
 // caller only on stderr, see the command line).
 func (sv *supervisor) deliverReport() {
 	if sv.spec.Report == "" {
+		sv.lap("report")
 		return
 	}
-	if err := sv.rep.WriteFile(sv.spec.Report); err != nil {
+	b, err := sv.encodeTimed()
+	if err == nil {
+		err = writeReport(sv.spec.Report, b)
+	}
+	if err != nil {
 		sv.rep.deliveryFailed(err.Error())
 	}
+}
+
+// reportMark stands for the report phase's length while the report is
+// encoded: a number no phase reaches, as wide as any length can be.
+const reportMark = 999_999_999_999
+
+// encodeTimed encodes the report with its last phase, "report", covering
+// its own encoding too: the phase is encoded as reportMark and its true
+// length written over the mark once the bytes are complete, padded with
+// the spaces JSON allows after a number. `"us": ` only ever starts a
+// phase's length (a quote inside a string is escaped), and the report
+// phase is the last.
+func (sv *supervisor) encodeTimed() ([]byte, error) {
+	sv.rep.Phases = append(sv.rep.Phases, Phase{Name: "report", Where: "supervisor", Micros: reportMark})
+	b, err := sv.rep.encode()
+	mark := []byte(`"us": ` + strconv.FormatInt(reportMark, 10))
+	i := bytes.LastIndex(b, mark)
+	now := time.Now()
+	us := now.Sub(sv.last).Microseconds()
+	sv.rep.Phases[len(sv.rep.Phases)-1].Micros = us
+	sv.last = now
+	if err != nil {
+		return nil, err
+	}
+	if i < 0 {
+		return nil, fmt.Errorf("encode report: bug: the report phase's mark is not in the encoding")
+	}
+	digits := mark[len(`"us": `):]
+	n := copy(b[i+len(`"us": `):], strconv.FormatInt(us, 10))
+	for j := n; j < len(digits); j++ {
+		b[i+len(`"us": `)+j] = ' '
+	}
+	return b, nil
 }

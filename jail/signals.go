@@ -36,7 +36,8 @@ func (sv *supervisor) pollSignals() bool {
 }
 
 // abortInit ends an init that has not been told "go": no target ever ran,
-// so there is nothing to save; its phase messages are still recorded.
+// so there is nothing to save; the phases of an init that reported an
+// error are still recorded.
 func (sv *supervisor) abortInit() {
 	sv.init.kill()
 	// The socket is a blocking fd: Close would not wake readInit's read,
@@ -45,20 +46,20 @@ func (sv *supervisor) abortInit() {
 	unix.Shutdown(int(sv.sock.Fd()), unix.SHUT_RDWR)
 	sv.sock.Close()
 	for m := range sv.msgs {
-		if m.Kind == protocol.KindPhase {
-			sv.handle(m)
+		if m.Kind == protocol.KindError {
+			sv.initPhases(m.Phases)
 		}
 	}
 }
 
 // stop asks the target to end (the init forwards sig) and arms the kill of
 // the whole tree after the grace period. Before the init has reported the
-// target started, the signal is held and sent on "started": an init still
-// in setup has no handler yet and would drop it.
+// target started, the signal is held and sent on "started": there is no
+// target to pass it to yet.
 func (sv *supervisor) stop(sig syscall.Signal) {
 	sv.pendingSig = sig
 	if sv.started {
-		sv.init.signal(sig)
+		sv.forward(sig)
 	}
 	if sv.killTimer == nil {
 		sv.killTimer = time.AfterFunc(sv.spec.Grace, sv.killTree)

@@ -357,7 +357,7 @@ func (sv *supervisor) loop() {
 				continue
 			}
 			if sv.started {
-				sv.init.signal(s)
+				sv.forward(s.(syscall.Signal))
 			} else {
 				// The target may already run while "started" is still
 				// on its way: hold the signal until then.
@@ -373,22 +373,22 @@ func (sv *supervisor) loop() {
 
 func (sv *supervisor) handle(m protocol.InitMsg) {
 	switch m.Kind {
-	case protocol.KindPhase:
-		sv.rep.Phases = append(sv.rep.Phases, Phase{Name: m.Phase, Where: "init", Micros: m.Micros})
 	case protocol.KindError:
+		sv.initPhases(m.Phases)
 		sv.failed = &m
 	case protocol.KindStarted:
+		sv.initPhases(m.Phases)
 		sv.lap("init") // from "go" to the target's start, in the init
 		sv.started = true
 		sv.tStart = time.Now()
 		sv.rep.Phases = append(sv.rep.Phases, Phase{Name: "exec", Where: "init", Micros: m.Micros})
 		sv.recordEnforced(m.Enforced)
 		for _, s := range sv.heldSigs {
-			sv.init.signal(s)
+			sv.forward(s.(syscall.Signal))
 		}
 		if sv.pendingSig != 0 {
 			// A cancel or the timeout came during setup.
-			sv.init.signal(sv.pendingSig)
+			sv.forward(sv.pendingSig)
 		}
 	case protocol.KindExited:
 		sv.lap("analysis") // the target's run, as the supervisor saw it
@@ -408,6 +408,20 @@ func (sv *supervisor) handle(m protocol.InitMsg) {
 		sv.tRelease = time.Now()
 		unix.Shutdown(int(sv.sock.Fd()), unix.SHUT_WR)
 	}
+}
+
+// initPhases records the init's setup phases, sent with its last message
+// of the setup.
+func (sv *supervisor) initPhases(ps []protocol.Phase) {
+	for _, p := range ps {
+		sv.rep.Phases = append(sv.rep.Phases, Phase{Name: p.Name, Where: "init", Micros: p.Micros})
+	}
+}
+
+// forward passes sig on to the target, through the init. A failed send
+// means the init is gone, and the target with it.
+func (sv *supervisor) forward(sig syscall.Signal) {
+	sv.send(protocol.SupervisorMsg{Kind: protocol.KindSignal, Signal: int(sig)})
 }
 
 func (sv *supervisor) setupFailed(stage, msg string, code int) {

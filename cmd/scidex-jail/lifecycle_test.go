@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -97,6 +98,77 @@ func TestSignalsForwarded(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSignalToInitForwarded: a signal the analysis sends to PID 1 (the
+// init; "kill 0" in a shell of its process group reaches it too) goes on
+// to the target, as the supervisor's do, instead of ending the init and
+// with it the run. The init registers for them once the target runs: the
+// test waits until the init handles them, then lets the target signal.
+func TestSignalToInitForwarded(t *testing.T) {
+	requireRoot(t)
+	for _, sig := range []string{"TERM", "USR1", "QUIT"} {
+		t.Run(sig, func(t *testing.T) {
+			cmd, rep, out, errb := jailCmd(t, runOpts{}, "run", "--id", "sig1", "--tmp-root", tmpRoot(t), "--", "/bin/sh", "-c",
+				fmt.Sprintf(`trap 'echo got-%[1]s; exit 9' %[1]s; read go; kill -%[1]s 1; while :; do sleep 0.05; done`, sig))
+			cmd.Stdin = nil
+			in, err := cmd.StdinPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			waitSignalsHandled(t, initOf(t, cmd.Process.Pid))
+			in.Write([]byte("go\n"))
+			r := finishJail(t, cmd, cmd.Wait(), rep, out, errb)
+			in.Close()
+			wantStatus(t, r, jail.StatusExitNonzero, 9)
+			if !strings.Contains(r.stdout, "got-"+sig) {
+				t.Errorf("stdout = %q, want the target to have got SIG%s back from PID 1", r.stdout, sig)
+			}
+		})
+	}
+}
+
+// initOf is the pid of the init of the jail pid: its one child (forked by
+// whichever of its threads), once there is one.
+func initOf(t *testing.T, jailPid int) int {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if pid, ok := childOf(t, jailPid); ok {
+			return pid
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("jail %d has no init after 10 s", jailPid)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func childOf(t *testing.T, jailPid int) (int, bool) {
+	t.Helper()
+	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", jailPid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f []string
+	for _, task := range tasks {
+		b, _ := os.ReadFile(task)
+		f = append(f, strings.Fields(string(b))...)
+	}
+	if len(f) > 1 {
+		t.Fatalf("jail %d has children %q, want its init alone", jailPid, f)
+	}
+	if len(f) == 0 {
+		return 0, false
+	}
+	pid, err := strconv.Atoi(f[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pid, true
 }
 
 func jailSigName(s syscall.Signal) string {

@@ -19,7 +19,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/signal"
 	"runtime"
 	"syscall"
 	"time"
@@ -42,15 +41,16 @@ func Main() {
 
 // conn is the init's end of the sync socket.
 type conn struct {
-	enc  *json.Encoder
-	dec  *json.Decoder
-	last time.Time // the end of the last phase: the init's phases follow each other without a gap
+	enc    *json.Encoder
+	dec    *json.Decoder
+	last   time.Time        // the end of the last phase: the init's phases follow each other without a gap
+	phases []protocol.Phase // sent with the message that ends setup
 }
 
-// lap reports the phase that ends now.
+// lap records the phase that ends now.
 func (c *conn) lap(name string) {
 	now := time.Now()
-	c.send(protocol.InitMsg{Kind: protocol.KindPhase, Phase: name, Micros: now.Sub(c.last).Microseconds()})
+	c.phases = append(c.phases, protocol.Phase{Name: name, Micros: now.Sub(c.last).Microseconds()})
 	c.last = now
 }
 
@@ -62,7 +62,7 @@ func (c *conn) send(m protocol.InitMsg) {
 
 // fail reports a setup failure of stage and returns the exit code.
 func (c *conn) fail(stage string, err error, code int) int {
-	c.send(protocol.InitMsg{Kind: protocol.KindError, Stage: stage, Error: err.Error(), ExitCode: code})
+	c.send(protocol.InitMsg{Kind: protocol.KindError, Stage: stage, Error: err.Error(), ExitCode: code, Phases: c.phases})
 	return code
 }
 
@@ -124,11 +124,6 @@ func run(started time.Time) int {
 	// them; the supervisor's spawn phase overlaps with it.
 	c.lap("runtime")
 
-	sigs := make(chan os.Signal, 16)
-	signal.Notify(sigs, protocol.Forwarded...)
-	sigchld := make(chan os.Signal, 1)
-	signal.Notify(sigchld, unix.SIGCHLD)
-
 	var cfg protocol.Config
 	if err := c.dec.Decode(&cfg); err != nil {
 		return c.fail("config", fmt.Errorf("read config from supervisor: %w", err), protocol.ExitSetup)
@@ -147,10 +142,11 @@ func run(started time.Time) int {
 	if pid == 0 {
 		return code
 	}
-	kills := make(chan struct{}, 1)
+	t := &tree{target: pid}
 	released := make(chan struct{})
-	go obey(c.dec, kills, released)
-	ws, reaped := superviseTarget(pid, sigs, sigchld, kills)
+	go obey(c.dec, t, released)
+	go passInbound(t)
+	ws, reaped := t.reapAll()
 	m := exitedMsg(ws, reaped.Sub(execAt))
 	c.send(m)
 	// Stay, with nothing else left in the namespace, until the supervisor
@@ -190,7 +186,7 @@ func (c *conn) startTarget(cfg *protocol.Config, enforced *protocol.Enforced) (p
 	if err != nil {
 		return 0, execAt, c.fail("exec", err, code)
 	}
-	c.send(protocol.InitMsg{Kind: protocol.KindStarted, Pid: pid, Micros: time.Since(start).Microseconds(), Enforced: enforced})
+	c.send(protocol.InitMsg{Kind: protocol.KindStarted, Pid: pid, Micros: time.Since(start).Microseconds(), Enforced: enforced, Phases: c.phases})
 	return pid, execAt, 0
 }
 

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 
@@ -25,66 +27,89 @@ func waitGo(dec *json.Decoder) error {
 	return nil
 }
 
-// obey reads the supervisor's messages after the start, passing kill
-// requests to the init's main thread; it closes
-// released when the supervisor is done with us (or gone).
-func obey(dec *json.Decoder, kills chan<- struct{}, released chan struct{}) {
+// tree is the target as the init holds it: signals for it are sent under
+// the lock the reaping takes, so none goes to its pid once it is reaped.
+// (A pid of the namespace is only ever reused by another process of the
+// same analysis, and pids are allocated cyclically, but there is no need
+// to lean on either.)
+type tree struct {
+	target int
+	mu     sync.Mutex
+	done   bool
+}
+
+// forward sends sig to the target unless it has ended. From any thread of
+// the init: the others are not in the target's Landlock domain at all, so
+// signal scoping does not hold them back; the locked thread shares it.
+func (t *tree) forward(sig syscall.Signal) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.done {
+		unix.Kill(t.target, sig)
+	}
+}
+
+// obey carries out the supervisor's orders once the target runs: signals
+// for the target, and the kill of the whole tree. It closes released when
+// the supervisor is done with us (or gone).
+func obey(dec *json.Decoder, t *tree, released chan struct{}) {
 	defer close(released)
 	for {
 		var m protocol.SupervisorMsg
 		if err := dec.Decode(&m); err != nil {
 			return
 		}
-		if m.Kind == protocol.KindKill {
-			select {
-			case kills <- struct{}{}:
-			default:
+		switch m.Kind {
+		case protocol.KindKill:
+			// From PID 1, kill(-1) reaches every other process of the
+			// namespace.
+			unix.Kill(-1, unix.SIGKILL)
+		case protocol.KindSignal:
+			if m.Signal > 0 && m.Signal < 65 {
+				t.forward(syscall.Signal(m.Signal))
 			}
 		}
 	}
 }
 
-// superviseTarget forwards signals to the target and reaps every child,
-// orphans included, until none is left. When the target itself ends,
-// whatever it left running is killed: the run ends with its main process.
-//
-// Everything here runs on the init's one locked thread, the thread that
-// forked the target. That matters: before Landlock ABI 8, restricting a
-// multi-threaded process gives each thread its own sibling domain, and
-// with signal scoping only the forking thread's domain may signal the
-// target.
-func superviseTarget(target int, sigs, sigchld <-chan os.Signal, kills <-chan struct{}) (unix.WaitStatus, time.Time) {
+// passInbound passes the signals the analysis sends to PID 1 (kill 1, or
+// kill 0 from a shell in the init's process group) on to the target, as
+// those of the supervisor are, instead of letting them end the init. It
+// registers them only now, beside the target's run: os/signal's start
+// costs about half a millisecond of thread hand-offs, which the way to the
+// target's start does not pay.
+func passInbound(t *tree) {
+	c := make(chan os.Signal, 16)
+	signal.Notify(c, protocol.Forwarded...)
+	for s := range c {
+		t.forward(s.(syscall.Signal))
+	}
+}
+
+// reapAll reaps every child of the init, orphans of the namespace
+// included, until none is left, and returns how the target ended and when
+// it was reaped. When the target itself ends, whatever it left running is
+// killed: the run ends with its main process. A blocking wait4 on the
+// init's locked thread, not SIGCHLD: nothing else runs on the way from the
+// target's exit to the report of it.
+func (t *tree) reapAll() (unix.WaitStatus, time.Time) {
 	var status unix.WaitStatus
-	var reaped time.Time
-	targetDone := false
+	var at time.Time
 	for {
-		for {
-			var ws unix.WaitStatus
-			pid, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
-			if errors.Is(err, unix.EINTR) {
-				continue
-			}
-			if err != nil { // ECHILD: nothing left
-				return status, reaped
-			}
-			if pid == 0 {
-				break
-			}
-			if pid == target {
-				status, targetDone, reaped = ws, true, time.Now()
-				// From PID 1, kill(-1) reaches every other process of
-				// the namespace.
-				unix.Kill(-1, unix.SIGKILL)
-			}
+		var ws unix.WaitStatus
+		pid, err := unix.Wait4(-1, &ws, 0, nil)
+		if errors.Is(err, unix.EINTR) {
+			continue
 		}
-		select {
-		case s := <-sigs:
-			if !targetDone {
-				unix.Kill(target, s.(syscall.Signal))
-			}
-		case <-kills:
+		if err != nil { // ECHILD: nothing left
+			return status, at
+		}
+		if pid == t.target {
+			t.mu.Lock()
+			t.done = true
+			t.mu.Unlock()
+			status, at = ws, time.Now()
 			unix.Kill(-1, unix.SIGKILL)
-		case <-sigchld:
 		}
 	}
 }

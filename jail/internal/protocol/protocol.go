@@ -13,13 +13,13 @@
 //	    |                                            |  blocks reading fd 3
 //	    |-- Config -------------------------------->|
 //	    |  [cgroup v1: move the init into the leaf]  |  mounts, hostname, network,
-//	    |<-- {kind:"phase"} per step ----------------|  identity, landlock, fds,
+//	    |                                            |  identity, landlock, fds,
 //	    |                                            |  seccomp
 //	    |-- {kind:"go"} ---------------------------->|  waits for it before the exec
-//	    |<-- {kind:"error", stage} and exit 125 -----|  (on any failure, any time
-//	    |                                            |  before the target runs)
-//	    |<-- {kind:"started", pid, enforced} --------|  target running
-//	    |    signals: supervisor kill(init) -------->|  init forwards to the target
+//	    |<-- {kind:"error", stage, phases} ----------|  (on any failure, any time
+//	    |    and exit 125                            |  before the target runs)
+//	    |<-- {kind:"started", pid, enforced, phases}-|  target running
+//	    |-- {kind:"signal", signal} ---------------->|  init forwards it to the target
 //	    |-- {kind:"kill"} (grace over) ------------->|  init SIGKILLs every other
 //	    |                                            |  process of the namespace
 //	    |<-- {kind:"exited", status, rusage, wall} --|  target reaped, rest killed;
@@ -30,6 +30,14 @@
 //	    |                                            |  exits with the target's
 //	    |                                            |  status; the kernel tears
 //	    |                                            |  the namespaces down
+//
+// The init's setup phases travel in its one message at the end of setup
+// ("started" or "error"), not one message each: every message wakes the
+// supervisor, which shares the CPUs with the init while it sets up.
+// Signals for the target travel as messages too: the init registers no
+// signal handler before the target runs (os/signal's start costs about
+// half a millisecond of thread hand-offs), and as PID 1 it would receive
+// none without one.
 //
 // The config travels over the socket, never argv or the environment, so
 // nothing of it shows in /proc/<pid>/cmdline or environ. The init cannot
@@ -67,10 +75,11 @@ const (
 	ExitNotFound      = 127 // the command is not found inside
 )
 
-// Forwarded are the signals the supervisor passes to the init and the init
-// to the target. As PID 1 of its namespace the init only ever receives
-// signals it has a handler for, so registering them is also what lets them
-// in at all. SIGTERM, SIGINT and SIGHUP also cancel the run.
+// Forwarded are the signals the supervisor passes to the target, as
+// KindSignal messages to the init. SIGTERM, SIGINT and SIGHUP also cancel
+// the run. Once the target runs, the init also handles them itself: one the
+// analysis sends to PID 1 (kill 0 in a shell of the init's process group,
+// kill 1) goes on to the target instead of ending the init.
 var Forwarded = []os.Signal{unix.SIGTERM, unix.SIGINT, unix.SIGHUP, unix.SIGQUIT, unix.SIGUSR1, unix.SIGUSR2}
 
 // Kind says what a message is.
@@ -78,13 +87,13 @@ type Kind string
 
 const (
 	// init -> supervisor
-	KindPhase   Kind = "phase"   // a setup step ended: Phase, Micros
-	KindError   Kind = "error"   // setup failed: Stage, Error, ExitCode; the init exits
-	KindStarted Kind = "started" // the target runs: Pid, Micros (exec), Enforced
+	KindError   Kind = "error"   // setup failed: Stage, Error, ExitCode, Phases; the init exits
+	KindStarted Kind = "started" // the target runs: Pid, Micros (exec), Enforced, Phases
 	KindExited  Kind = "exited"  // the target was reaped: status, rusage, WallUsec
 	// supervisor -> init
-	KindGo   Kind = "go"   // the target may start (it is in its cgroup)
-	KindKill Kind = "kill" // SIGKILL every other process of the namespace now
+	KindGo     Kind = "go"     // the target may start (it is in its cgroup)
+	KindKill   Kind = "kill"   // SIGKILL every other process of the namespace now
+	KindSignal Kind = "signal" // send Signal to the target
 )
 
 // Config is everything the init needs. Paths are host paths, checked by
@@ -156,8 +165,10 @@ type Seccomp struct {
 type InitMsg struct {
 	Kind Kind `json:"kind"`
 
-	Phase  string `json:"phase,omitempty"`
-	Micros int64  `json:"us,omitempty"`
+	// Phases are the init's setup steps so far, in order, each timed
+	// from the end of the one before (the first from the process's start).
+	Phases []Phase `json:"phases,omitempty"`
+	Micros int64   `json:"us,omitempty"` // started: the exec step
 
 	Stage    string `json:"stage,omitempty"`
 	Error    string `json:"error,omitempty"`
@@ -177,7 +188,14 @@ type InitMsg struct {
 	Enforced *Enforced `json:"enforced,omitempty"`
 }
 
+// Phase is one setup step of the init and how long it took.
+type Phase struct {
+	Name   string `json:"name"`
+	Micros int64  `json:"us"`
+}
+
 // SupervisorMsg is every message to the init after the config.
 type SupervisorMsg struct {
-	Kind Kind `json:"kind"`
+	Kind   Kind `json:"kind"`
+	Signal int  `json:"signal,omitempty"` // KindSignal
 }
