@@ -3,8 +3,11 @@ package bench
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -115,7 +118,7 @@ func jailBatch(d dirs, n int) (batch, error) {
 	}
 	marker := sleepMarker()
 	bt, err := launch(n, func(i int) (func() error, error) {
-		j := newJailCmd(d, newID("c"), nil, "/usr/bin/sleep", marker)
+		j := newJailCmd(d, newID(batchIDPrefix()), nil, "/usr/bin/sleep", marker)
 		if err := j.Cmd.Start(); err != nil {
 			return nil, fmt.Errorf("start jail %s: %w", j.ID, err)
 		}
@@ -135,7 +138,7 @@ func jailBatch(d dirs, n int) (batch, error) {
 	if err != nil {
 		return bt, err
 	}
-	left := leaks(before, after)
+	left := leaks(ownLeaves(before), ownLeaves(after))
 	if pids := testutil.ProcessesWith(marker); len(pids) > 0 {
 		left = append(left, fmt.Sprintf("processes still running with marker %s: pids %v", marker, pids))
 	}
@@ -143,6 +146,21 @@ func jailBatch(d dirs, n int) (batch, error) {
 		return bt, fmt.Errorf("%d jails at once leaked:\n%s", n, joinLines(left))
 	}
 	return bt, nil
+}
+
+// batchIDPrefix starts the IDs of this process's concurrent runs. Other
+// benchmarks and tests on the machine make and remove scidex-* leaves in
+// the same cgroups meanwhile; only leaves named after our own IDs
+// (scidex-<ID>-<hex>) can be our leaks.
+func batchIDPrefix() string { return fmt.Sprintf("c%d", os.Getpid()) }
+
+// ownLeaves is s with only the cgroup leaves of this process's runs.
+func ownLeaves(s hostState) hostState {
+	own := "scidex-" + batchIDPrefix() + "-"
+	s.Cgroups = slices.DeleteFunc(slices.Clone(s.Cgroups), func(c string) bool {
+		return !strings.HasPrefix(filepath.Base(c), own)
+	})
+	return s
 }
 
 func bwrapBatch(bwrap string, n int) (batch, error) {

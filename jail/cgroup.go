@@ -34,13 +34,8 @@ func (sv *supervisor) createLeaf() error {
 	if err != nil {
 		return fmt.Errorf("create cgroup leaf: %w", err)
 	}
-	// A jail killed with SIGKILL cannot remove its leaf; the next run
-	// takes such leftovers (unlocked, older than staleLeafAge, empty).
-	if gone, err := h.RemoveStale(cfg, "scidex-", staleLeafAge); err != nil {
-		sv.rep.Warnings = append(sv.rep.Warnings, fmt.Sprintf("remove leftover cgroup leaves: %v", err))
-	} else if len(gone) > 0 {
-		sv.rep.Warnings = append(sv.rep.Warnings, fmt.Sprintf("removed %d leftover cgroup leaf directories of dead runs", len(gone)))
-	}
+	// Leaves of dead jails, when a sweep is due (sweep.go).
+	sv.rep.Warnings = append(sv.rep.Warnings, sweepStaleLeaves(h, cfg, s.TmpRoot)...)
 	leaf, err := h.Create(cfg)
 	if err != nil {
 		return fmt.Errorf("create cgroup leaf: %w", err)

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -32,9 +34,76 @@ import (
 // removes without following links: a link the analysis planted in a --disk
 // 0 run directory is removed as a link.
 //
-// Every run sweeps its own tmp-root and report directory before it starts
-// (cheap: one directory read, and an open only of names that match);
-// `scidex-jail gc` does the same for a timer, and the cgroup leaves too.
+// When a run sweeps: a sweep opens, and tries to lock, every matching name,
+// live ones included, so with many runs sharing a tmp-root (or a cgroup
+// parent) a sweep by every run costs each run in proportion to the runs
+// alive, all runs together in proportion to its square. So a run sweeps
+// only when no run has swept for SweepInterval: each tmp-root carries a
+// stamp, an extended attribute (sweepStamp) holding the time of the last
+// sweep, set by the run that sweeps just before it does. A run that finds
+// a stamp less than SweepInterval old skips the sweep (one getxattr); any
+// doubt (no stamp, unreadable, in the future, cannot be set: no extended
+// attributes, or a rootless run in a tmp-root it does not own) means it
+// sweeps, as every run did before. The stamp is root's alone (trusted.*),
+// as the mark is; two runs that read an old stamp at the same moment both
+// sweep, which is harmless. Two stamps, one per kind of leftover:
+//
+//	trusted.scidex-jail.swept-files   the tmp-root's run directories and
+//	                                  the run's report directory
+//	                                  (sweepLeftovers)
+//	trusted.scidex-jail.swept-leaves  the scidex-* cgroup leaves below the
+//	                                  parent the run's leaf goes in
+//	                                  (sweepStaleLeaves)
+//
+// The leaves' stamp is on the tmp-root too: a cgroup v1 hierarchy takes no
+// extended attributes unless mounted with -o xattr. Runs that share a
+// tmp-root but not a cgroup parent share that stamp, so the leaves below
+// one parent wait for one of its own runs to find the stamp old.
+//
+// So a leftover is removed by the first run that starts SweepInterval
+// after the last sweep in its tmp-root (a leftover run directory of the
+// same ID at once, by that run's createRunDir), and at any time by
+// `scidex-jail gc`, which always sweeps, for a timer. What a sweep removes
+// is decided as above, by name, owner or mark, and lock: the stamp only
+// decides whether to look.
+
+// SweepInterval is how often, at most, runs sweep one tmp-root: a run
+// sweeps when the tmp-root's stamp is older than this.
+const SweepInterval = time.Second
+
+// sweepStamp is the extended attribute on a tmp-root that holds when a run
+// last swept the leftovers of kind what, in Unix nanoseconds. As root a
+// trusted.* one, which only root can set or remove; rootless a user.* one.
+func sweepStamp(what string) string {
+	if os.Geteuid() == 0 {
+		return "trusted.scidex-jail.swept-" + what
+	}
+	return "user.scidex-jail.swept-" + what
+}
+
+// sweepDue reports whether a run that starts at now sweeps the leftovers of
+// kind what ("files", "leaves") for tmpRoot: no when the tmp-root's stamp
+// says a run swept them less than SweepInterval before now. When yes it
+// stamps now first, so the runs that start after it skip. It fails safe:
+// when the stamp cannot be read or set, it says yes.
+func sweepDue(tmpRoot, what string, now time.Time) bool {
+	if tmpRoot == "" {
+		return true
+	}
+	name := sweepStamp(what)
+	var b [24]byte
+	if n, err := unix.Lgetxattr(tmpRoot, name, b[:]); err == nil {
+		if ns, err := strconv.ParseInt(string(b[:n]), 10, 64); err == nil {
+			last := time.Unix(0, ns)
+			if !last.After(now) && now.Sub(last) < SweepInterval {
+				return false
+			}
+		}
+	}
+	// Not being able to stamp is not an error: every run then sweeps.
+	_ = unix.Lsetxattr(tmpRoot, name, []byte(strconv.FormatInt(now.UnixNano(), 10)), 0)
+	return true
+}
 
 // runDirMark is the extended attribute a live run's directory carries. As
 // root it is a trusted.* attribute, which only a process with CAP_SYS_ADMIN
@@ -103,8 +172,12 @@ func SweepLeaves(parent string) ([]string, error) {
 	return cgroupfs.RemoveStale(cgroupfs.Config{Parent: parent}, "scidex-", staleLeafAge)
 }
 
-// sweepLeftovers is a run's own sweep, as report warnings.
+// sweepLeftovers is a run's own sweep of its tmp-root and report
+// directory, when one is due, as report warnings.
 func sweepLeftovers(tmpRoot, reportDir string) []string {
+	if !sweepDue(tmpRoot, "files", time.Now()) {
+		return nil
+	}
 	var dirs []string
 	if reportDir != "" {
 		dirs = append(dirs, reportDir)
@@ -118,6 +191,25 @@ func sweepLeftovers(tmpRoot, reportDir string) []string {
 		warn = append(warn, fmt.Sprintf("remove leftovers of dead runs: %v", err))
 	}
 	return warn
+}
+
+// sweepStaleLeaves is a run's own sweep of the cgroup leaves below the
+// parent its leaf goes in (cfg, with the Host it makes the leaf with), when
+// one is due, as report warnings. A jail killed with SIGKILL cannot remove
+// its leaf; a later run takes it once it is unlocked, older than
+// staleLeafAge and empty.
+func sweepStaleLeaves(h cgroupfs.Host, cfg cgroupfs.Config, tmpRoot string) []string {
+	if !sweepDue(tmpRoot, "leaves", time.Now()) {
+		return nil
+	}
+	gone, err := h.RemoveStale(cfg, "scidex-", staleLeafAge)
+	switch {
+	case err != nil:
+		return []string{fmt.Sprintf("remove leftover cgroup leaves: %v", err)}
+	case len(gone) > 0:
+		return []string{fmt.Sprintf("removed %d leftover cgroup leaf directories of dead runs", len(gone))}
+	}
+	return nil
 }
 
 // reportDir is the directory of a report path, "" for none.

@@ -45,8 +45,10 @@ func killedRun(t *testing.T, root, id string, extra ...string) string {
 }
 
 // TestSweepDeadRunOfAnotherID: a run directory a SIGKILLed jail left, with
-// its files (--disk 0), is removed by the next run of any ID, and by gc;
-// links in it are removed as links. A kept directory is left alone.
+// its files (--disk 0), is removed by a later run of any ID (the first that
+// starts jail.SweepInterval after the tmp-root was last swept), and by gc
+// at any time; links in it are removed as links. A kept directory is left
+// alone.
 func TestSweepDeadRunOfAnotherID(t *testing.T) {
 	requireRoot(t)
 	root := tmpRoot(t)
@@ -54,6 +56,9 @@ func TestSweepDeadRunOfAnotherID(t *testing.T) {
 	wantStatus(t, r, jail.StatusOK, 0)
 	dead := killedRun(t, root, "dead1")
 
+	// The runs above swept (or skipped, just after one that did); the next
+	// one that starts an interval later sweeps.
+	time.Sleep(jail.SweepInterval)
 	r = runJail(t, runOpts{}, "run", "--id", "other", "--tmp-root", root, "--", "/bin/true")
 	wantStatus(t, r, jail.StatusOK, 0)
 	if _, err := os.Lstat(dead); !os.IsNotExist(err) {
