@@ -15,6 +15,14 @@ import (
 // we hold: the target runs for exactly as long as we sample, with no sleep
 // to guess. Once cat runs, it reads the supervisor's and the init's memory,
 // then closes the pipe and the run ends with status ok.
+//
+// What the resident size is made of, per process: RssFile, pages of the
+// binary mapped (shared with the page cache and every other jail process;
+// the kernel maps 64 kB around each page touched, so it follows how much
+// of the binary's code runs, package initialisers included, more than its
+// size), RssAnon (heap, stacks, written data: the process's own), Pss (each
+// shared page divided among the processes mapping it), Private (pages no
+// other process maps: what one more run costs) and the thread count.
 func BenchmarkMemory(b *testing.B) {
 	d := newDirs(b)
 	var sums map[string]float64
@@ -38,7 +46,11 @@ func BenchmarkMemory(b *testing.B) {
 // memFields are the /proc/<pid>/status lines reported. RssAnon is the part
 // a memory cgroup charges for sure; file pages of the binary are shared
 // with the page cache.
-var memFields = []string{"VmRSS", "VmHWM", "RssAnon"}
+var memFields = []string{"VmRSS", "VmHWM", "RssAnon", "RssFile"}
+
+// rollupFields are the /proc/<pid>/smaps_rollup lines reported; Private is
+// their Private_Clean plus Private_Dirty.
+var rollupFields = []string{"Pss", "Private_Clean", "Private_Dirty"}
 
 func sampleRun(d dirs) (map[string]int64, error) {
 	pr, pw, err := os.Pipe()
@@ -65,6 +77,9 @@ func sampleRun(d dirs) (map[string]int64, error) {
 			for _, f := range memFields {
 				out[who+"-"+f+"-kB"] = m[f]
 			}
+			out[who+"-Pss-kB"] = m["Pss"]
+			out[who+"-Private-kB"] = m["Private_Clean"] + m["Private_Dirty"]
+			out[who+"-threads"] = m["Threads"]
 		}
 	}
 	pw.Close()
@@ -113,6 +128,8 @@ func children(pid int) []int {
 	return out
 }
 
+// readStatus reads the memory lines of pid's status and smaps_rollup, and
+// its thread count ("Threads").
 func readStatus(pid int) (map[string]int64, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
@@ -124,10 +141,31 @@ func readStatus(pid int) (map[string]int64, error) {
 			return nil, fmt.Errorf("/proc/%d/status has no %s line", pid, f)
 		}
 	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "Threads:"); ok {
+			m["Threads"], err = strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		}
+	}
+	if m["Threads"] == 0 {
+		return nil, fmt.Errorf("/proc/%d/status has no thread count (%v)", pid, err)
+	}
+	b, err = os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
+	if err != nil {
+		return nil, fmt.Errorf("read smaps_rollup of pid %d: %w", pid, err)
+	}
+	r := parseStatusKB(string(b))
+	for _, f := range rollupFields {
+		v, ok := r[f]
+		if !ok {
+			return nil, fmt.Errorf("/proc/%d/smaps_rollup has no %s line", pid, f)
+		}
+		m[f] = v
+	}
 	return m, nil
 }
 
-// parseStatusKB reads the "Name:   123 kB" lines of /proc/<pid>/status.
+// parseStatusKB reads the "Name:   123 kB" lines of /proc/<pid>/status (or
+// smaps_rollup, which has the same form).
 func parseStatusKB(status string) map[string]int64 {
 	m := map[string]int64{}
 	sc := bufio.NewScanner(strings.NewReader(status))

@@ -44,7 +44,7 @@ func runInChild(t *testing.T, abi int, env ...string) {
 
 // requireABI skips the test on kernels older than abi, naming what the probe
 // found. The development hosts have ABI 7: a skip there is a failure.
-func requireABI(t *testing.T, abi int) {
+func requireABI(t testing.TB, abi int) {
 	t.Helper()
 	if got, err := ProbeABI(); got < abi {
 		t.Skipf("needs Landlock ABI %d, ProbeABI() = %d, %v", abi, got, err)

@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 
 	gll "github.com/landlock-lsm/go-landlock/landlock"
@@ -61,51 +59,14 @@ func (p Policy) lists() []list {
 // Validate checks p without touching kernel state: every path is absolute
 // and exists (a missing path is an error naming it), devices are character
 // devices or directories, no read-only or read-exec path lies inside a
-// read-write tree (Landlock grants the union, so it would be writable), and
-// the TCP ports are sane. It reports every problem it finds.
+// read-write tree once symbolic links are resolved (Landlock grants the
+// union, so it would be writable), and the TCP ports are sane. It reports
+// every problem it finds. Restrict makes the same checks on the files it
+// then adds rules for.
 func (p Policy) Validate() error {
-	var errs []error
-	resolved := map[string][]string{} // tag -> paths with symlinks resolved
-	for _, l := range p.lists() {
-		for _, path := range l.paths {
-			fi, err := checkPath(l.tag, path)
-			if err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			if l.tag == "dev" && fi.Mode()&fs.ModeCharDevice == 0 && !fi.IsDir() {
-				errs = append(errs, fmt.Errorf("landlock: policy: dev %q is a %s, want a character device or a directory of them", path, kind(fi.Mode())))
-			}
-			if real, err := filepath.EvalSymlinks(path); err == nil {
-				resolved[l.tag] = append(resolved[l.tag], real)
-			}
-		}
-	}
-	for _, tag := range []string{"ro", "rx"} {
-		for _, inner := range resolved[tag] {
-			for _, outer := range resolved["rw"] {
-				if within(inner, outer) {
-					errs = append(errs, fmt.Errorf("landlock: policy: %s %q lies inside rw %q: Landlock grants the union of rules, so it would be writable", tag, inner, outer))
-				}
-			}
-		}
-	}
-	errs = append(errs, p.validatePorts()...)
-	if p.MinABI < 0 || (p.MinABI > 0 && !p.AllowDegraded) {
-		errs = append(errs, fmt.Errorf("landlock: policy: MinABI %d: only a positive floor with AllowDegraded makes sense", p.MinABI))
-	}
-	return errors.Join(errs...)
-}
-
-func checkPath(tag, path string) (os.FileInfo, error) {
-	if !filepath.IsAbs(path) {
-		return nil, fmt.Errorf("landlock: policy: %s %q: path is not absolute", tag, path)
-	}
-	fi, err := os.Stat(path)
-	if err != nil {
-		return nil, fmt.Errorf("landlock: policy: %s %q: %w", tag, path, err)
-	}
-	return fi, nil
+	objs, err := p.open()
+	objs.close()
+	return err
 }
 
 func (p Policy) validatePorts() []error {

@@ -26,6 +26,10 @@ func TestValidate(t *testing.T) {
 	if err := os.Symlink(filepath.Join(run, "inner"), link); err != nil {
 		t.Fatalf("os.Symlink(%q) = %v, want nil", link, err)
 	}
+	linkDir := filepath.Join(dir, "linkdir")
+	if err := os.Symlink(run, linkDir); err != nil {
+		t.Fatalf("os.Symlink(%q) = %v, want nil", linkDir, err)
+	}
 	missing := filepath.Join(dir, "no-such-dir")
 
 	tests := []struct {
@@ -46,6 +50,8 @@ func TestValidate(t *testing.T) {
 		{"ro inside rw", Policy{ReadOnly: []string{filepath.Join(run, "inner")}, ReadWrite: []string{run}}, []string{"lies inside rw", "would be writable"}, nil},
 		{"rx is rw", Policy{ReadExec: []string{run}, ReadWrite: []string{run}}, []string{`rx "` + run + `" lies inside rw`}, nil},
 		{"ro link into rw", Policy{ReadOnly: []string{link}, ReadWrite: []string{run}}, []string{"lies inside rw"}, nil},
+		{"ro through a linked dir into rw", Policy{ReadOnly: []string{filepath.Join(linkDir, "inner")}, ReadWrite: []string{run}}, []string{"lies inside rw"}, nil},
+		{"rw through a link", Policy{ReadOnly: []string{filepath.Join(run, "inner")}, ReadWrite: []string{linkDir}}, []string{"lies inside rw"}, nil},
 		{"rw inside ro", Policy{ReadOnly: []string{dir}, ReadWrite: []string{run}}, nil, nil},
 		{"ports without HandleTCP", Policy{ConnectTCP: []uint16{443}}, []string{"without HandleTCP"}, nil},
 		{"port 0", Policy{HandleTCP: true, ConnectTCP: []uint16{0}}, []string{"port 0"}, nil},

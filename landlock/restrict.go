@@ -3,7 +3,6 @@ package landlock
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 
 	gll "github.com/landlock-lsm/go-landlock/landlock"
@@ -21,27 +20,26 @@ type plan struct {
 type pathRule struct {
 	path   string
 	rights gll.AccessFSSet
+	fd     int // the path opened O_PATH by Policy.open: the file that was checked
 }
 
 // newPlan builds the ruleset that enforces p on a kernel with the given ABI
 // (>= 1): every right that kernel knows is handled, each path gets its
 // list's rights masked to what is handled and, on files, to file rights.
-// It stats the paths, so it must run in the mount view the rules are meant
-// for.
-func newPlan(p Policy, abi int) (plan, error) {
+// objs are p's paths opened (Policy.open), in the order of its lists.
+func newPlan(p Policy, abi int, objs opened) plan {
 	pl := plan{config: gll.Config{
 		HandledAccessFS:  handledFS(abi),
 		HandledAccessNet: handledNet(p, abi),
 		Scoped:           scoped(p, abi),
 	}}
+	i := 0
 	for _, l := range p.lists() {
 		for _, path := range l.paths {
-			fi, err := os.Stat(path)
-			if err != nil {
-				return plan{}, fmt.Errorf("landlock: %s rule %q: %w", l.tag, path, err)
-			}
-			rights := pathRights(l.rights, fi.IsDir(), pl.config.HandledAccessFS)
-			pl.paths = append(pl.paths, pathRule{path, rights})
+			obj := objs[i]
+			i++
+			rights := pathRights(l.rights, obj.mode.IsDir(), pl.config.HandledAccessFS)
+			pl.paths = append(pl.paths, pathRule{path, rights, obj.fd})
 			pl.descr = append(pl.descr, l.tag+" "+path)
 		}
 	}
@@ -58,7 +56,7 @@ func newPlan(p Policy, abi int) (plan, error) {
 	if pl.config.Scoped != 0 {
 		pl.descr = append(pl.descr, "scope signal", "scope abstract-unix-socket")
 	}
-	return pl, nil
+	return pl
 }
 
 // Restrict validates p and applies it to the calling process, every thread
@@ -108,9 +106,11 @@ func (p Policy) RestrictThread() (Result, error) {
 
 func (p Policy) restrict(apply func(plan) error) (Result, error) {
 	res := Result{Required: required(p)}
-	if err := p.Validate(); err != nil {
+	objs, err := p.open()
+	if err != nil {
 		return res, err
 	}
+	defer objs.close()
 	k, err := probe()
 	res.ABI = k.abi
 	if err != nil {
@@ -135,10 +135,7 @@ func (p Policy) restrict(apply func(plan) error) (Result, error) {
 	case k.abi < p.MinABI:
 		return res, &UnsupportedError{Found: k.abi, Needed: p.MinABI, Lost: lostFeatures(p, k.abi), Reason: k.reason()}
 	}
-	pl, err := newPlan(p, k.abi)
-	if err != nil {
-		return res, err
-	}
+	pl := newPlan(p, k.abi, objs)
 	if err := apply(pl); err != nil {
 		return res, fmt.Errorf("landlock: restrict self with %v: %w", pl.config, err)
 	}

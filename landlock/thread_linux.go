@@ -8,9 +8,9 @@ import (
 )
 
 // applyThread enforces pl on the calling thread with the raw system calls:
-// a ruleset handling what pl's config handles, one rule per path (opened
-// O_PATH, as go-landlock does) and per TCP port, no_new_privs on this
-// thread, then landlock_restrict_self.
+// a ruleset handling what pl's config handles, one rule per path (on the
+// O_PATH descriptor the checks were made on) and per TCP port, no_new_privs
+// on this thread, then landlock_restrict_self.
 func applyThread(pl plan) error {
 	cfg := pl.config
 	attr := llsys.RulesetAttr{
@@ -24,13 +24,7 @@ func applyThread(pl plan) error {
 	}
 	defer unix.Close(fd)
 	for _, r := range pl.paths {
-		pfd, err := unix.Open(r.path, unix.O_PATH|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return fmt.Errorf("landlock: open %s for its rule: %w", r.path, err)
-		}
-		err = llsys.LandlockAddPathBeneathRule(fd, &llsys.PathBeneathAttr{AllowedAccess: uint64(r.rights), ParentFd: pfd}, 0)
-		unix.Close(pfd)
-		if err != nil {
+		if err := llsys.LandlockAddPathBeneathRule(fd, &llsys.PathBeneathAttr{AllowedAccess: uint64(r.rights), ParentFd: r.fd}, 0); err != nil {
 			return fmt.Errorf("landlock: add rule %v on %s: %w", r.rights, r.path, err)
 		}
 	}

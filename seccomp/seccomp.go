@@ -64,7 +64,7 @@ func Lookup(p Policy) (Program, error) {
 }
 
 func lookup(p Policy, arch string) (Program, error) {
-	if _, err := rules.Groups(p.Name, string(p.Net)); err != nil {
+	if err := rules.Check(p.Name, string(p.Net)); err != nil {
 		return Program{}, fmt.Errorf("look up seccomp program: %w", err)
 	}
 	file := "bpf/" + rules.FileName(p.Name, string(p.Net), arch)
@@ -114,7 +114,7 @@ func decode(raw []byte) ([]unix.SockFilter, error) {
 // Denied lists, one short line each, what the program refuses and how, for
 // the run report.
 func (p Program) Denied() []string {
-	groups, err := rules.Groups(p.Policy.Name, string(p.Policy.Net))
+	groups, err := rules.Heads(p.Policy.Name, string(p.Policy.Net))
 	if err != nil {
 		// Programs come from Lookup, which checked the policy.
 		return []string{fmt.Sprintf("unknown policy %s (bug): %v", p.Policy, err)}

@@ -3,8 +3,9 @@ package initproc
 import (
 	"bytes"
 	"fmt"
-	"os"
-	"strings"
+	"strconv"
+
+	"golang.org/x/sys/unix"
 )
 
 // confined checks, right before the fork, that the thread about to fork
@@ -17,30 +18,72 @@ import (
 // the Go runtime and the init's own goroutines. A thread that is not as
 // planned fails the run closed, stage "exec".
 func confined(uid, gid int, seccomp bool) error {
-	b, err := os.ReadFile("/proc/thread-self/status")
+	b, err := readProc("/proc/thread-self/status")
 	if err != nil {
 		return fmt.Errorf("read the forking thread's status: %w", err)
 	}
-	id := func(v int) string { return fmt.Sprintf("%d\t%d\t%d\t%d", v, v, v, v) }
-	want := map[string]string{
-		"Uid": id(uid), "Gid": id(gid), "Groups": "",
-		"CapInh": "0000000000000000", "CapPrm": "0000000000000000", "CapEff": "0000000000000000",
-		"CapBnd": "0000000000000000", "CapAmb": "0000000000000000", "NoNewPrivs": "1",
+	return checkStatus(b, uid, gid, seccomp)
+}
+
+// checkStatus checks the lines of a /proc/<tid>/status (see confined). A
+// line that is missing counts as empty.
+func checkStatus(status []byte, uid, gid int, seccomp bool) error {
+	const none = "0000000000000000"
+	ids := func(v int) string {
+		s := strconv.Itoa(v)
+		return s + "\t" + s + "\t" + s + "\t" + s
+	}
+	want := []struct{ key, val string }{
+		{"Uid", ids(uid)}, {"Gid", ids(gid)}, {"Groups", ""},
+		{"CapInh", none}, {"CapPrm", none}, {"CapEff", none}, {"CapBnd", none}, {"CapAmb", none},
+		{"NoNewPrivs", "1"},
 	}
 	if seccomp {
-		want["Seccomp"] = "2"
+		want = append(want, struct{ key, val string }{"Seccomp", "2"})
 	}
-	got := map[string]string{}
-	for _, line := range bytes.Split(b, []byte("\n")) {
-		k, v, ok := strings.Cut(string(line), ":")
-		if ok {
-			got[k] = strings.TrimSpace(v)
+	got := make([][]byte, len(want))
+	for line := range bytes.SplitSeq(status, []byte("\n")) {
+		k, v, ok := bytes.Cut(line, []byte(":"))
+		if !ok {
+			continue
+		}
+		for i, w := range want {
+			if string(k) == w.key {
+				got[i] = bytes.TrimSpace(v)
+			}
 		}
 	}
-	for k, w := range want {
-		if got[k] != w {
-			return fmt.Errorf("bug: the thread forking the target has %s %q, want %q: it is not confined as planned", k, got[k], w)
+	for i, w := range want {
+		if string(got[i]) != w.val {
+			return fmt.Errorf("bug: the thread forking the target has %s %q, want %q: it is not confined as planned", w.key, got[i], w.val)
 		}
 	}
 	return nil
+}
+
+// readProc reads a small file of /proc whole, with the plain system calls
+// (os.ReadFile would register it with the poller, for one read).
+func readProc(path string) ([]byte, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	defer unix.Close(fd)
+	buf := make([]byte, 4096)
+	n := 0
+	for {
+		if n == len(buf) {
+			buf = append(buf, make([]byte, len(buf))...)
+		}
+		m, err := unix.Read(fd, buf[n:])
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			return nil, fmt.Errorf("read %s: %w", path, err)
+		case m == 0:
+			return buf[:n], nil
+		}
+		n += m
+	}
 }

@@ -2,9 +2,6 @@ package initproc
 
 import (
 	"fmt"
-	"os"
-	"strconv"
-	"strings"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -25,14 +22,17 @@ import (
 // ever run the Go runtime and the init's own goroutines, never anything
 // of the analysis (confined() checks the forking thread before the fork).
 func dropIdentity(uid, gid int, setgroups bool) error {
-	last, err := capLastCap()
-	if err != nil {
-		return err
-	}
-	// The bounding set needs CAP_SETPCAP, so it goes first.
-	for c := 0; c <= last; c++ {
-		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil {
-			return fmt.Errorf("drop capability %d from the bounding set: %w", c, err)
+	// The bounding set needs CAP_SETPCAP, so it goes first: every
+	// capability up to the first number the kernel calls invalid (EINVAL
+	// means exactly that: past CAP_LAST_CAP), which spares reading
+	// /proc/sys/kernel/cap_last_cap. confined() checks the set is empty.
+	for c := 0; c <= maxCap; c++ {
+		_, _, e := unix.RawSyscall6(unix.SYS_PRCTL, unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0, 0)
+		if e == unix.EINVAL && c > 0 {
+			break
+		}
+		if e != 0 {
+			return fmt.Errorf("drop capability %d from the bounding set: %w", c, e)
 		}
 	}
 	if setgroups {
@@ -59,17 +59,9 @@ func dropIdentity(uid, gid int, setgroups bool) error {
 	return nil
 }
 
-func capLastCap() (int, error) {
-	b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap")
-	if err != nil {
-		return 0, fmt.Errorf("read cap_last_cap: %w", err)
-	}
-	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil {
-		return 0, fmt.Errorf("parse cap_last_cap %q: %w", b, err)
-	}
-	return n, nil
-}
+// maxCap is the highest capability the kernel's 64-bit capability sets
+// can hold.
+const maxCap = 63
 
 // loopbackUp sets IFF_UP on lo in the init's own network namespace.
 func loopbackUp() error {

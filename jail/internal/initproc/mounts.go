@@ -3,6 +3,7 @@ package initproc
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -32,7 +33,7 @@ func buildMountView(p *protocol.Mounts) error {
 	binds, err := openSources(p)
 	defer func() {
 		for _, b := range binds {
-			b.src.Close()
+			unix.Close(b.fd)
 		}
 	}()
 	if err != nil {
@@ -44,9 +45,12 @@ func buildMountView(p *protocol.Mounts) error {
 	return sealAndPivot()
 }
 
-// bind is one host object to bind into the view, opened as O_PATH.
+// bind is one host object to bind into the view, opened as O_PATH. The
+// descriptors are plain ints: an *os.File would ask the kernel for the
+// flags of each and set up a finalizer, for nothing.
 type bind struct {
-	src  *os.File
+	fd   int
+	src  string // the host path, for errors
 	dst  string
 	attr uint64
 }
@@ -64,7 +68,7 @@ func openSources(p *protocol.Mounts) ([]bind, error) {
 		if err != nil {
 			return fmt.Errorf("open %s: %w", path, err)
 		}
-		binds = append(binds, bind{os.NewFile(uintptr(fd), path), path, attr})
+		binds = append(binds, bind{fd, path, path, attr})
 		return nil
 	}
 	const ro = unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV
@@ -100,7 +104,7 @@ func openSources(p *protocol.Mounts) ([]bind, error) {
 		if err != nil {
 			continue // e.g. no /dev/tty without a controlling terminal device
 		}
-		binds = append(binds, bind{os.NewFile(uintptr(fd), d), "/dev/" + d, unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NOEXEC})
+		binds = append(binds, bind{fd, "/dev/" + d, "/dev/" + d, unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NOEXEC})
 	}
 	return binds, nil
 }
@@ -114,7 +118,7 @@ func layRoot(p *protocol.Mounts, binds []bind) error {
 	}
 	for _, e := range p.System {
 		if e.Symlink != "" {
-			if err := os.Symlink(e.Symlink, newRoot+e.Path); err != nil {
+			if err := symlink(e.Symlink, newRoot+e.Path); err != nil {
 				return fmt.Errorf("recreate symlink %s: %w", e.Path, err)
 			}
 		}
@@ -125,7 +129,7 @@ func layRoot(p *protocol.Mounts, binds []bind) error {
 		return err
 	}
 	for _, b := range binds {
-		if err := bindAt(b.src, newRoot+b.dst, b.attr); err != nil {
+		if err := bindAt(b, newRoot+b.dst); err != nil {
 			return err
 		}
 	}
@@ -147,15 +151,61 @@ func layRoot(p *protocol.Mounts, binds []bind) error {
 	// Socket directories of the host (PostgreSQL's /var/run/postgresql,
 	// D-Bus, ...) are not bound: these stay empty, read-only directories.
 	for _, d := range []string{"/run", "/var/run", "/var/tmp"} {
-		if err := os.MkdirAll(newRoot+d, 0o755); err != nil {
+		if err := mkdirAll(newRoot + d); err != nil {
 			return fmt.Errorf("create %s: %w", d, err)
 		}
 	}
 	return nil
 }
 
+// mkdirAll is os.MkdirAll (mode 0755) for the new root, which holds only
+// what the init made: one mkdir where the parent exists, a climb only where
+// it does not, instead of a stat of every level first.
+func mkdirAll(dir string) error {
+	err := unix.Mkdir(dir, 0o755)
+	if errors.Is(err, unix.ENOENT) && dir != "/" {
+		if err = mkdirAll(filepath.Dir(dir)); err != nil {
+			return err
+		}
+		err = unix.Mkdir(dir, 0o755)
+	}
+	if errors.Is(err, unix.EEXIST) {
+		var st unix.Stat_t
+		if err = unix.Stat(dir, &st); err == nil && st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			err = unix.ENOTDIR
+		}
+	}
+	if err != nil {
+		return &fs.PathError{Op: "mkdir", Path: dir, Err: err}
+	}
+	return nil
+}
+
+// mkfile makes an empty regular file at path (an existing one will do),
+// and its parents where they are missing.
+func mkfile(path string) error {
+	err := unix.Mknod(path, unix.S_IFREG|0o644, 0)
+	if errors.Is(err, unix.ENOENT) {
+		if err = mkdirAll(filepath.Dir(path)); err != nil {
+			return err
+		}
+		err = unix.Mknod(path, unix.S_IFREG|0o644, 0)
+	}
+	if err != nil && !errors.Is(err, unix.EEXIST) {
+		return &fs.PathError{Op: "mknod", Path: path, Err: err}
+	}
+	return nil
+}
+
+func symlink(target, link string) error {
+	if err := unix.Symlink(target, link); err != nil {
+		return &os.LinkError{Op: "symlink", Old: target, New: link, Err: err}
+	}
+	return nil
+}
+
 func mkdirMount(src, dst, fstype string, flags uintptr, data string) error {
-	if err := os.MkdirAll(dst, 0o755); err != nil {
+	if err := mkdirAll(dst); err != nil {
 		return fmt.Errorf("create %s: %w", dst, err)
 	}
 	if err := unix.Mount(src, dst, fstype, flags, data); err != nil {
@@ -164,38 +214,31 @@ func mkdirMount(src, dst, fstype string, flags uintptr, data string) error {
 	return nil
 }
 
-// bindAt bind-mounts an O_PATH fd's object at dst (created as a directory or
-// an empty file to match) and sets attr on the whole bound tree.
-func bindAt(src *os.File, dst string, attr uint64) error {
+// bindAt bind-mounts b's object at dst (created as a directory or an empty
+// file to match) and sets b's attributes on the whole bound tree.
+func bindAt(b bind, dst string) error {
 	var st unix.Stat_t
-	if err := unix.Fstat(int(src.Fd()), &st); err != nil {
-		return fmt.Errorf("stat %s: %w", src.Name(), err)
+	if err := unix.Fstat(b.fd, &st); err != nil {
+		return fmt.Errorf("stat %s: %w", b.src, err)
 	}
 	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
-		if err := os.MkdirAll(dst, 0o755); err != nil {
+		if err := mkdirAll(dst); err != nil {
 			return fmt.Errorf("create mount point %s: %w", dst, err)
 		}
-	} else {
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return fmt.Errorf("create mount point %s: %w", dst, err)
-		}
-		f, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY, 0o644)
-		if err != nil {
-			return fmt.Errorf("create mount point %s: %w", dst, err)
-		}
-		f.Close()
+	} else if err := mkfile(dst); err != nil {
+		return fmt.Errorf("create mount point %s: %w", dst, err)
 	}
 	// A bind through /proc/self/fd reaches the object even when its path is
 	// now hidden under the new root tmpfs.
-	srcPath := "/proc/self/fd/" + strconv.Itoa(int(src.Fd()))
+	srcPath := "/proc/self/fd/" + strconv.Itoa(b.fd)
 	if err := unix.Mount(srcPath, dst, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
-		return fmt.Errorf("bind %s on %s: %w", src.Name(), dst, err)
+		return fmt.Errorf("bind %s on %s: %w", b.src, dst, err)
 	}
 	// mount_setattr only adds flags: the locked flags a user namespace
 	// inherits from the host mount (nosuid, nodev, ...) stay as they were,
 	// which a MS_REMOUNT|MS_BIND would have to repeat or fail with EPERM.
-	if attr != 0 {
-		if err := unix.MountSetattr(unix.AT_FDCWD, dst, unix.AT_RECURSIVE, &unix.MountAttr{Attr_set: attr}); err != nil {
+	if b.attr != 0 {
+		if err := unix.MountSetattr(unix.AT_FDCWD, dst, unix.AT_RECURSIVE, &unix.MountAttr{Attr_set: b.attr}); err != nil {
 			return fmt.Errorf("set mount attributes on %s: %w", dst, err)
 		}
 	}
@@ -207,7 +250,7 @@ func populateDev(dev string, shmBytes int64) error {
 		{"/proc/self/fd", "fd"}, {"/proc/self/fd/0", "stdin"}, {"/proc/self/fd/1", "stdout"},
 		{"/proc/self/fd/2", "stderr"}, {"pts/ptmx", "ptmx"},
 	} {
-		if err := os.Symlink(l[0], filepath.Join(dev, l[1])); err != nil {
+		if err := symlink(l[0], dev+"/"+l[1]); err != nil {
 			return fmt.Errorf("create /dev/%s: %w", l[1], err)
 		}
 	}

@@ -56,6 +56,19 @@ type Group struct {
 	Rules   []Rule
 }
 
+// Head is a group without its rules: its line in the report and its errno,
+// all a report needs, at a fraction of the cost of building the rules.
+type Head struct {
+	Summary string
+	Errno   unix.Errno
+}
+
+// A def is one group of the table, with its rules not yet built.
+type def struct {
+	Head
+	rules func() []Rule
+}
+
 // ForeignABI says, per GOARCH, which syscall ABIs the program refuses and
 // how: any syscall made through them kills the whole process (SIGSYS).
 // Killing rather than EPERM because no analysis has a reason to use them, and
@@ -71,25 +84,53 @@ func FileName(name, net, arch string) string {
 	return name + "_" + net + "_" + arch + ".bpf"
 }
 
+// Check returns the error Groups and Heads return for an unknown policy
+// name or network mode, and nil for a known pair.
+func Check(name, net string) error {
+	_, err := defs(name, net)
+	return err
+}
+
 // Groups returns the deny rules of policy name in network mode net.
 func Groups(name, net string) ([]Group, error) {
+	ds, err := defs(name, net)
+	if err != nil {
+		return nil, err
+	}
+	gs := make([]Group, len(ds))
+	for i, d := range ds {
+		gs[i] = Group{Summary: d.Summary, Errno: d.Errno, Rules: d.rules()}
+	}
+	return gs, nil
+}
+
+// Heads returns the groups of Groups(name, net) without their rules, in
+// the same order.
+func Heads(name, net string) ([]Head, error) {
+	ds, err := defs(name, net)
+	if err != nil {
+		return nil, err
+	}
+	hs := make([]Head, len(ds))
+	for i, d := range ds {
+		hs[i] = d.Head
+	}
+	return hs, nil
+}
+
+func defs(name, net string) ([]def, error) {
 	if name != "default" {
 		return nil, fmt.Errorf("seccomp policy %q: unknown (known: %q)", name, Names)
 	}
-	var sock []Group
 	switch net {
 	case NetNone:
-		sock = socketGroups(map[uint64]bool{unix.AF_UNIX: true}, false)
+		return append(baseDefs(), socketDefs(false)...), nil
 	case NetLoopback, NetHost:
 		// loopback and host differ in the network namespace, not in the
 		// filter: both need inet sockets.
-		sock = socketGroups(map[uint64]bool{
-			unix.AF_UNIX: true, unix.AF_INET: true, unix.AF_INET6: true, unix.AF_NETLINK: true,
-		}, true)
-	default:
-		return nil, fmt.Errorf("seccomp policy %q: network mode %q unknown (known: %q)", name, net, NetModes)
+		return append(baseDefs(), socketDefs(true)...), nil
 	}
-	return append(baseGroups(), sock...), nil
+	return nil, fmt.Errorf("seccomp policy %q: network mode %q unknown (known: %q)", name, net, NetModes)
 }
 
 func names(syscalls ...string) []Rule {
@@ -119,61 +160,77 @@ var cloneNewFlags = []uint{
 	30, // CLONE_NEWNET 0x40000000
 }
 
-func baseGroups() []Group {
+// cloneRules refuse clone with any namespace flag.
+func cloneRules() []Rule {
 	var clone []Rule
 	for _, b := range cloneNewFlags {
 		// clone's flags are arg0 on both amd64 and arm64 (s390 swaps them,
 		// which is one reason programs exist only for these two).
 		clone = append(clone, Rule{Syscall: "clone", Conds: []Cmp{bit(0, b)}})
 	}
-	// personality: allow only PER_LINUX (0) and the query 0xffffffff. The
-	// kernel reads an unsigned int, so that is "low 32 bits not all zero and
-	// not all one", which holds exactly when, going round the 32 bits as a
-	// ring, some set bit is followed by a clear one: 32 masked comparisons.
+	return clone
+}
+
+// personalityRules allow only PER_LINUX (0) and the query 0xffffffff. The
+// kernel reads an unsigned int, so that is "low 32 bits not all zero and
+// not all one", which holds exactly when, going round the 32 bits as a
+// ring, some set bit is followed by a clear one: 32 masked comparisons.
+func personalityRules() []Rule {
 	var pers []Rule
 	for i := uint(0); i < 32; i++ {
 		j := (i + 1) % 32
 		pers = append(pers, Rule{Syscall: "personality", Conds: []Cmp{{Arg: 0, Mask: 1<<i | 1<<j, Value: 1 << i}}})
 	}
-	return []Group{
-		{Summary: "mount and the mount API (mount, umount2, pivot_root, move_mount, open_tree, fs*, mount_setattr)", Errno: unix.EPERM,
-			Rules: names("mount", "umount", "umount2", "pivot_root", "move_mount", "open_tree",
+	return pers
+}
+
+// namesOf returns a rules function refusing the syscalls whole.
+func namesOf(syscalls ...string) func() []Rule {
+	return func() []Rule { return names(syscalls...) }
+}
+
+func baseDefs() []def {
+	return []def{
+		{Head{"mount and the mount API (mount, umount2, pivot_root, move_mount, open_tree, fs*, mount_setattr)", unix.EPERM},
+			namesOf("mount", "umount", "umount2", "pivot_root", "move_mount", "open_tree",
 				"fsopen", "fsmount", "fsconfig", "fspick", "mount_setattr")},
-		{Summary: "new namespaces (unshare, setns, clone with CLONE_NEW*)", Errno: unix.EPERM,
-			Rules: append(names("unshare", "setns"), clone...)},
+		{Head{"new namespaces (unshare, setns, clone with CLONE_NEW*)", unix.EPERM},
+			func() []Rule { return append(names("unshare", "setns"), cloneRules()...) }},
 		// clone3 passes its flags in a struct a filter cannot read, so it is
 		// refused whole; ENOSYS makes glibc (>= 2.34) fall back to clone(2),
 		// whose flags the rule above checks.
-		{Summary: "clone3 (libc falls back to clone)", Errno: unix.ENOSYS, Rules: names("clone3")},
-		{Summary: "ptrace and access to other processes (process_vm_*, kcmp, pidfd_getfd, process_madvise, migrate_pages)", Errno: unix.EPERM,
-			Rules: names("ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "pidfd_getfd",
+		{Head{"clone3 (libc falls back to clone)", unix.ENOSYS}, namesOf("clone3")},
+		{Head{"ptrace and access to other processes (process_vm_*, kcmp, pidfd_getfd, process_madvise, migrate_pages)", unix.EPERM},
+			namesOf("ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "pidfd_getfd",
 				"process_madvise", "migrate_pages")},
-		{Summary: "kernel modules, kexec, reboot, swap, accounting, quotas, syslog, raw I/O ports", Errno: unix.EPERM,
-			Rules: names("init_module", "finit_module", "delete_module", "create_module",
+		{Head{"kernel modules, kexec, reboot, swap, accounting, quotas, syslog, raw I/O ports", unix.EPERM},
+			namesOf("init_module", "finit_module", "delete_module", "create_module",
 				"get_kernel_syms", "query_module", "kexec_load", "kexec_file_load", "reboot",
 				"swapon", "swapoff", "acct", "quotactl", "quotactl_fd", "lookup_dcookie", "syslog",
 				"vhangup", "nfsservctl", "pciconfig_read", "pciconfig_write", "pciconfig_iobase",
 				"iopl", "ioperm", "modify_ldt", "uselib", "_sysctl", "ustat", "sysfs", "fanotify_init")},
 		// io_uring is here because its requests (IORING_OP_SOCKET, ...) do
 		// not pass through the socket rules below.
-		{Summary: "bpf, perf_event_open, userfaultfd, io_uring", Errno: unix.EPERM,
-			Rules: names("bpf", "perf_event_open", "userfaultfd",
+		{Head{"bpf, perf_event_open, userfaultfd, io_uring", unix.EPERM},
+			namesOf("bpf", "perf_event_open", "userfaultfd",
 				"io_uring_setup", "io_uring_enter", "io_uring_register")},
-		{Summary: "kernel keyrings (keyctl, add_key, request_key)", Errno: unix.EPERM,
-			Rules: names("keyctl", "add_key", "request_key")},
-		{Summary: "file handles (open_by_handle_at, name_to_handle_at)", Errno: unix.EPERM,
-			Rules: names("open_by_handle_at", "name_to_handle_at")},
-		{Summary: "setting clocks (settimeofday, clock_settime, clock_adjtime, adjtimex, stime)", Errno: unix.EPERM,
-			Rules: names("settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "stime")},
+		{Head{"kernel keyrings (keyctl, add_key, request_key)", unix.EPERM},
+			namesOf("keyctl", "add_key", "request_key")},
+		{Head{"file handles (open_by_handle_at, name_to_handle_at)", unix.EPERM},
+			namesOf("open_by_handle_at", "name_to_handle_at")},
+		{Head{"setting clocks (settimeofday, clock_settime, clock_adjtime, adjtimex, stime)", unix.EPERM},
+			namesOf("settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "stime")},
 		// TIOCSTI pushes input into a terminal the jail shares with its
 		// caller (CVE-2017-5226 in bubblewrap); TIOCLINUX can do the same
 		// on a virtual console.
-		{Summary: "terminal injection ioctls (TIOCSTI, TIOCLINUX)", Errno: unix.EPERM,
-			Rules: []Rule{
-				{Syscall: "ioctl", Conds: []Cmp{low32(1, unix.TIOCSTI)}},
-				{Syscall: "ioctl", Conds: []Cmp{low32(1, unix.TIOCLINUX)}},
+		{Head{"terminal injection ioctls (TIOCSTI, TIOCLINUX)", unix.EPERM},
+			func() []Rule {
+				return []Rule{
+					{Syscall: "ioctl", Conds: []Cmp{low32(1, unix.TIOCSTI)}},
+					{Syscall: "ioctl", Conds: []Cmp{low32(1, unix.TIOCLINUX)}},
+				}
 			}},
-		{Summary: "personality other than PER_LINUX", Errno: unix.EPERM, Rules: pers},
+		{Head{"personality other than PER_LINUX", unix.EPERM}, personalityRules},
 	}
 }
 
@@ -200,11 +257,32 @@ func deniedFamilies(syscall string, allow map[uint64]bool) []Rule {
 // IPPROTO_MPTCP is missing from x/sys/unix.
 const ipprotoMPTCP = 262
 
-func socketGroups(allow map[uint64]bool, inet bool) []Group {
+// socketDefs are the socket groups: only unix sockets, or (inet) unix,
+// inet, inet6 and netlink route sockets.
+func socketDefs(inet bool) []def {
+	allow := map[uint64]bool{unix.AF_UNIX: true}
 	summary := "sockets other than unix"
 	if inet {
+		allow = map[uint64]bool{unix.AF_UNIX: true, unix.AF_INET: true, unix.AF_INET6: true, unix.AF_NETLINK: true}
 		summary = "sockets other than unix, inet, inet6 and netlink route"
 	}
+	ds := []def{
+		{Head{summary, unix.EAFNOSUPPORT}, func() []Rule { return socketRules(allow) }},
+		// socketpair exists for unix sockets only in practice.
+		{Head{"socketpair other than unix", unix.EAFNOSUPPORT},
+			func() []Rule { return deniedFamilies("socketpair", map[uint64]bool{unix.AF_UNIX: true}) }},
+	}
+	if !inet {
+		return ds
+	}
+	return append(ds,
+		def{Head{"MPTCP sockets", unix.EPROTONOSUPPORT}, mptcpRules},
+		def{Head{"raw and packet inet sockets", unix.EPERM}, rawRules},
+	)
+}
+
+// socketRules refuse socket(2) for every family not in allow.
+func socketRules(allow map[uint64]bool) []Rule {
 	families := deniedFamilies("socket", allow)
 	if allow[unix.AF_NETLINK] {
 		// Only NETLINK_ROUTE (0), which glibc's getaddrinfo uses. A
@@ -214,32 +292,32 @@ func socketGroups(allow map[uint64]bool, inet bool) []Group {
 				Conds: []Cmp{low32(0, unix.AF_NETLINK), bit(2, b)}})
 		}
 	}
-	gs := []Group{
-		{Summary: summary, Errno: unix.EAFNOSUPPORT, Rules: families},
-		// socketpair exists for unix sockets only in practice.
-		{Summary: "socketpair other than unix", Errno: unix.EAFNOSUPPORT,
-			Rules: deniedFamilies("socketpair", map[uint64]bool{unix.AF_UNIX: true})},
-	}
-	if !inet {
-		return gs
-	}
-	var mptcp, raw []Rule
+	return families
+}
+
+// mptcpRules refuse MPTCP whatever the type: the kernel accepts it only
+// with SOCK_STREAM, and Landlock's TCP port rules do not see it.
+// EPROTONOSUPPORT is what a kernel without MPTCP says, and what libraries
+// that try MPTCP first fall back on.
+func mptcpRules() []Rule {
+	var mptcp []Rule
 	for _, f := range []uint64{unix.AF_INET, unix.AF_INET6} {
-		// MPTCP is refused whatever the type: the kernel accepts it only
-		// with SOCK_STREAM, and Landlock's TCP port rules do not see it.
-		// EPROTONOSUPPORT is what a kernel without MPTCP says, and what
-		// libraries that try MPTCP first fall back on.
 		mptcp = append(mptcp, Rule{Syscall: "socket",
 			Conds: []Cmp{low32(0, f), low32(2, ipprotoMPTCP)}})
-		// The type carries SOCK_NONBLOCK|SOCK_CLOEXEC in its high bits;
-		// the kind is the low four (SOCK_TYPE_MASK).
+	}
+	return mptcp
+}
+
+// rawRules refuse raw and packet inet sockets. The type carries
+// SOCK_NONBLOCK|SOCK_CLOEXEC in its high bits; the kind is the low four
+// (SOCK_TYPE_MASK).
+func rawRules() []Rule {
+	var raw []Rule
+	for _, f := range []uint64{unix.AF_INET, unix.AF_INET6} {
 		for _, typ := range []uint64{unix.SOCK_RAW, unix.SOCK_PACKET} {
 			raw = append(raw, Rule{Syscall: "socket",
 				Conds: []Cmp{low32(0, f), {Arg: 1, Mask: 0xf, Value: typ}}})
 		}
 	}
-	return append(gs,
-		Group{Summary: "MPTCP sockets", Errno: unix.EPROTONOSUPPORT, Rules: mptcp},
-		Group{Summary: "raw and packet inet sockets", Errno: unix.EPERM, Rules: raw},
-	)
+	return raw
 }

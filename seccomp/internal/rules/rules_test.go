@@ -137,3 +137,32 @@ func TestGroupsErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestHeads: Heads is Groups without the rules, in the same order, and
+// Check, Heads and Groups agree on which policies exist.
+func TestHeads(t *testing.T) {
+	for _, name := range append([]string{"nosuch"}, Names...) {
+		for _, net := range append([]string{"nosuch"}, NetModes...) {
+			groups, gerr := Groups(name, net)
+			heads, herr := Heads(name, net)
+			cerr := Check(name, net)
+			if (gerr == nil) != (herr == nil) || (gerr == nil) != (cerr == nil) {
+				t.Fatalf("Groups(%s, %s), Heads, Check = %v, %v, %v, want the same verdict", name, net, gerr, herr, cerr)
+			}
+			if gerr != nil {
+				if gerr.Error() != herr.Error() || gerr.Error() != cerr.Error() {
+					t.Errorf("Groups(%s, %s), Heads, Check = %q, %q, %q, want one message", name, net, gerr, herr, cerr)
+				}
+				continue
+			}
+			if len(heads) != len(groups) {
+				t.Fatalf("Heads(%s, %s) = %d heads, want %d (one per group)", name, net, len(heads), len(groups))
+			}
+			for i, g := range groups {
+				if want := (Head{g.Summary, g.Errno}); heads[i] != want {
+					t.Errorf("Heads(%s, %s)[%d] = %+v, want %+v", name, net, i, heads[i], want)
+				}
+			}
+		}
+	}
+}

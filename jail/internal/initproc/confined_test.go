@@ -1,0 +1,77 @@
+package initproc
+
+import (
+	"strings"
+	"testing"
+)
+
+// status is a /proc/<tid>/status of a confined thread, uid and gid 1000,
+// with seccomp, cut to the lines around the ones checked.
+const status = `Name:	exe
+Umask:	0022
+State:	R (running)
+Tgid:	1
+Pid:	1
+Uid:	1000	1000	1000	1000
+Gid:	1000	1000	1000	1000
+FDSize:	64
+Groups:	
+NStgid:	1
+CapInh:	0000000000000000
+CapPrm:	0000000000000000
+CapEff:	0000000000000000
+CapBnd:	0000000000000000
+CapAmb:	0000000000000000
+NoNewPrivs:	1
+Seccomp:	2
+Seccomp_filters:	1
+Speculation_Store_Bypass:	thread vulnerable
+`
+
+func TestCheckStatus(t *testing.T) {
+	tests := []struct {
+		name    string
+		status  string
+		uid     int
+		seccomp bool
+		want    string // substring of the error; "": nil
+	}{
+		{"confined", status, 1000, true, ""},
+		{"confined, no filter asked", status, 1000, false, ""},
+		{"other uid", status, 1001, true, `Uid "1000\t1000\t1000\t1000", want "1001\t1001\t1001\t1001"`},
+		{"saved uid left", strings.Replace(status, "Uid:	1000	1000	1000	1000", "Uid:	1000	1000	0	1000", 1), 1000, true, "has Uid"},
+		{"a group", strings.Replace(status, "Groups:	", "Groups:	27", 1), 1000, true, `has Groups "27", want ""`},
+		{"bounding set", strings.Replace(status, "CapBnd:	0000000000000000", "CapBnd:	0000000000200000", 1), 1000, true, "has CapBnd"},
+		{"ambient", strings.Replace(status, "CapAmb:	0000000000000000", "CapAmb:	0000000000000001", 1), 1000, true, "has CapAmb"},
+		{"no no_new_privs", strings.Replace(status, "NoNewPrivs:	1", "NoNewPrivs:	0", 1), 1000, true, "has NoNewPrivs"},
+		{"no filter", strings.Replace(status, "Seccomp:	2", "Seccomp:	0", 1), 1000, true, `has Seccomp "0", want "2"`},
+		{"line missing", strings.Replace(status, "CapEff:	0000000000000000\n", "", 1), 1000, true, `has CapEff "", want`},
+		{"empty", "", 1000, false, "has Uid"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := checkStatus([]byte(tt.status), tt.uid, tt.uid, tt.seccomp)
+			switch {
+			case tt.want == "" && err != nil:
+				t.Errorf("checkStatus(%s) = %v, want nil", tt.name, err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Errorf("checkStatus(%s) = %v, want an error containing %q", tt.name, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestReadProc(t *testing.T) {
+	b, err := readProc("/proc/self/status")
+	if err != nil || !strings.Contains(string(b), "\nCapBnd:") || !strings.HasSuffix(string(b), "\n") {
+		t.Errorf("readProc(/proc/self/status) = %q, %v, want the whole status", b, err)
+	}
+	// Larger than the first buffer: read whole all the same.
+	b, err = readProc("/proc/self/smaps")
+	if err != nil || len(b) <= 4096 || !strings.HasSuffix(string(b), "\n") {
+		t.Errorf("readProc(/proc/self/smaps) = %d bytes, %v, want more than 4096, whole", len(b), err)
+	}
+	if _, err := readProc("/proc/self/no-such-file"); err == nil || !strings.Contains(err.Error(), "no-such-file") {
+		t.Errorf("readProc(missing) = %v, want an error naming the file", err)
+	}
+}

@@ -1,0 +1,105 @@
+package seccomp
+
+import (
+	"runtime"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// The init's seccomp step, in parts: finding the program (Lookup), the
+// report's list (Denied), and the kernel's load of it on one thread
+// (LoadThread). Each load runs on a fresh locked thread that exits with
+// its goroutine, so the test binary's own threads stay unfiltered.
+//
+// Besides ns/op (wall time, which other work on a shared machine inflates)
+// each reports cpu-ns/op: the CPU time of the thread doing the work, user
+// and kernel, which is what the init spends.
+
+var benchPolicies = []Policy{{"default", NetNone}, {"default", NetLoopback}}
+
+func BenchmarkLookup(b *testing.B) {
+	for _, p := range benchPolicies {
+		b.Run(p.String(), func(b *testing.B) {
+			onThisThread(b, func() {
+				if _, err := Lookup(p); err != nil {
+					b.Fatal(err)
+				}
+			})
+		})
+	}
+}
+
+func BenchmarkDenied(b *testing.B) {
+	prog, err := Lookup(benchPolicies[0])
+	if err != nil {
+		b.Fatal(err)
+	}
+	onThisThread(b, func() { _ = prog.Denied() })
+}
+
+func BenchmarkLoadThread(b *testing.B) {
+	for _, p := range benchPolicies {
+		b.Run(p.String(), func(b *testing.B) {
+			prog, err := Lookup(p)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var cpu time.Duration
+			for b.Loop() {
+				d, err := onDyingThread(prog.LoadThread)
+				if err != nil {
+					b.Fatal(err)
+				}
+				cpu += d
+			}
+			b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
+		})
+	}
+}
+
+// onThisThread runs f b.N times on the benchmark's goroutine, locked to
+// its thread, and reports the thread's CPU time per call.
+func onThisThread(b *testing.B, f func()) {
+	b.Helper()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	start := threadCPU()
+	for b.Loop() {
+		f()
+	}
+	b.ReportMetric(float64((threadCPU()-start).Nanoseconds())/float64(b.N), "cpu-ns/op")
+}
+
+// onDyingThread runs f on a new locked thread with no_new_privs set, and
+// ends the thread afterwards (its goroutine returns still locked). It
+// returns the thread's CPU time spent in f.
+func onDyingThread(f func() error) (time.Duration, error) {
+	type result struct {
+		cpu time.Duration
+		err error
+	}
+	done := make(chan result)
+	go func() {
+		runtime.LockOSThread()
+		if _, _, e := unix.RawSyscall6(unix.SYS_PRCTL, unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0, 0); e != 0 {
+			done <- result{0, e}
+			return
+		}
+		start := threadCPU()
+		err := f()
+		done <- result{threadCPU() - start, err}
+	}()
+	r := <-done
+	return r.cpu, r.err
+}
+
+// threadCPU is the calling thread's CPU time.
+func threadCPU() time.Duration {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
+		panic("bug: clock_gettime(CLOCK_THREAD_CPUTIME_ID): " + err.Error())
+	}
+	return time.Duration(ts.Nano())
+}
