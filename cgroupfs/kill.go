@@ -13,7 +13,10 @@ import (
 )
 
 // procsOf is the union of cgroup.procs of dirs. A directory already gone
-// holds nothing.
+// holds nothing. The calling process is never listed: on cgroup v1 one of
+// its threads may still sit in a leaf it spawned from (EnterThread), and a
+// kill of the leaf must never reach the jail itself (that thread only
+// keeps the leaf busy until it ends; rmdir waits for it).
 func procsOf(dirs []string) ([]int, error) {
 	var all []int
 	for _, d := range dirs {
@@ -31,6 +34,7 @@ func procsOf(dirs []string) ([]int, error) {
 		}
 		all = append(all, pids...)
 	}
+	all = slices.DeleteFunc(all, func(pid int) bool { return pid == os.Getpid() })
 	slices.Sort(all)
 	return slices.Compact(all), nil
 }

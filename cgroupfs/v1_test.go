@@ -3,8 +3,12 @@ package cgroupfs
 import (
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // Tests of the v1 backend only.
@@ -67,4 +71,43 @@ func TestV1LeafSpansHierarchies(t *testing.T) {
 	if _, ok := l.FD(); ok {
 		t.Errorf("FD() ok = true on v1, want false")
 	}
+}
+
+// TestV1EnterThread: a thread that moves itself into the leaf forks a
+// child born there, in every hierarchy; the jail's own process is never
+// listed for a kill (a Kill of the leaf kills the child and not the test);
+// and once the thread has ended the leaf is removed.
+func TestV1EnterThread(t *testing.T) {
+	requireVersion(t, 1)
+	l := newLeaf(t, Config{Limits: Limits{MemoryBytes: 64 << 20, CPUs: 1, PIDs: 20}})
+	type res struct {
+		cmd *exec.Cmd
+		err error
+	}
+	got := make(chan res)
+	tid := make(chan int, 1)
+	l.FromThread(func(err error) {
+		tid <- unix.Gettid()
+		if err != nil {
+			got <- res{err: err}
+			return
+		}
+		cmd := exec.Command("/bin/sleep", "30")
+		got <- res{cmd, cmd.Start()}
+	})
+	if <-tid == os.Getpid() {
+		t.Errorf("FromThread ran f on the main thread, which cannot end")
+	}
+	r := <-got
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	assertIn(t, l, r.cmd.Process.Pid)
+	if pids := procsIn(t, l); slices.Contains(pids, os.Getpid()) {
+		t.Errorf("procsOf(leaf) = %v, holds the caller %d (a thread of it is in the leaf)", pids, os.Getpid())
+	}
+	if err := l.Kill(); err != nil {
+		t.Fatalf("Kill() = %v", err)
+	}
+	waitSignaled(t, r.cmd)
 }

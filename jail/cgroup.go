@@ -13,7 +13,9 @@ import (
 const staleLeafAge = 2 * time.Second
 
 // createLeaf makes the run's cgroup leaf with its limits written, before
-// the init exists. nil when the caller disabled the cgroup layer.
+// the init exists. nil when the caller disabled the cgroup layer. On v1 the
+// thread the init is forked from (spawner) holds one of its pids while the
+// init runs, as the init's own threads do.
 func (sv *supervisor) createLeaf() error {
 	s := sv.spec
 	if s.disabled("cgroup") {
@@ -45,21 +47,6 @@ func (sv *supervisor) createLeaf() error {
 	return nil
 }
 
-// enterLeaf puts the init into the leaf on cgroup v1, where it cannot be
-// born there. The init blocks on its config until after this.
-func (sv *supervisor) enterLeaf(pid int) error {
-	if sv.leaf == nil {
-		return nil
-	}
-	if _, ok := sv.leaf.FD(); ok {
-		return nil // born inside with CLONE_INTO_CGROUP
-	}
-	if err := sv.leaf.AddProcess(pid); err != nil {
-		return fmt.Errorf("move the init into its cgroup leaf: %w", err)
-	}
-	return nil
-}
-
 // closeLeaf reads the usage, kills whatever is left and removes the leaf.
 // It returns warnings rather than touching the report's list, since it runs
 // beside the run directory's removal.
@@ -68,6 +55,15 @@ func (sv *supervisor) closeLeaf() []string {
 		return nil
 	}
 	var warn []string
+	if sv.spawner != nil {
+		// The spawning thread goes first: the leaf cannot be removed
+		// while it is in it.
+		if err := sv.spawner.end(sv.init); err != nil {
+			warn = append(warn, fmt.Sprintf("remove cgroup leaf: %v; left in place", err))
+			sv.leaf = nil
+			return warn
+		}
+	}
 	if u, err := sv.leaf.Usage(); err == nil {
 		sv.usage = &u
 		sv.rep.Enforced.Cgroup.Usage = &u

@@ -2,6 +2,8 @@ package jail
 
 import (
 	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"sync"
 	"syscall"
@@ -9,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/scidex/scidex-jail/cgroupfs"
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
 )
 
@@ -92,5 +95,71 @@ func (c *initChild) ended() (ws unix.WaitStatus, ru unix.Rusage, ok bool) {
 		return c.ws, c.ru, true
 	default:
 		return 0, unix.Rusage{}, false
+	}
+}
+
+// spawner is the supervisor's thread an init is forked from on cgroup v1.
+// It moves itself, alone, into the run's leaf first (cgroupfs.EnterThread:
+// cheap, where moving the init afterwards waits for an RCU grace period),
+// so the init is born in the leaf, never a moment outside its limits. It
+// stays until the init has ended, because the init's parent-death signal
+// follows the thread that forked it, and then ends, in the leaf: it never
+// moves back out, and nothing else ever runs on it.
+type spawner struct {
+	tid     int
+	release chan struct{}
+	once    sync.Once
+}
+
+// enterError is a spawner that could not enter the leaf.
+type enterError struct{ err error }
+
+func (e *enterError) Error() string { return e.err.Error() }
+func (e *enterError) Unwrap() error { return e.err }
+
+// startInitInLeaf starts the init from a spawner in leaf (v1).
+func startInitInLeaf(leaf *cgroupfs.Leaf, attr *syscall.SysProcAttr, sync *os.File) (*initChild, *spawner, error) {
+	type result struct {
+		c   *initChild
+		err error
+	}
+	sp := &spawner{release: make(chan struct{})}
+	tid := make(chan int, 1)
+	res := make(chan result, 1)
+	leaf.FromThread(func(err error) {
+		tid <- unix.Gettid()
+		if err != nil {
+			res <- result{err: &enterError{err}}
+			return
+		}
+		c, err := startInitChild(attr, sync)
+		res <- result{c, err}
+		if err == nil {
+			<-sp.release
+		}
+	})
+	sp.tid = <-tid
+	r := <-res
+	return r.c, sp, r.err
+}
+
+// end lets the spawner's thread end once the init has (killing it if it
+// still runs), and waits until the thread is gone, and with it out of the
+// leaf. An error means it is still there: the leaf must then be left.
+func (sp *spawner) end(init *initChild) error {
+	if init != nil {
+		init.kill()
+	}
+	sp.once.Do(func() { close(sp.release) })
+	task := fmt.Sprintf("/proc/self/task/%d", sp.tid)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if _, err := os.Stat(task); errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the thread that spawned the init (%d) has not ended after 5 s", sp.tid)
+		}
+		time.Sleep(20 * time.Microsecond)
 	}
 }

@@ -39,6 +39,7 @@ type supervisor struct {
 	rep      *Report
 	dir      *runDir
 	leaf     *cgroupfs.Leaf
+	spawner  *spawner // cgroup v1: the thread the init was forked from, in the leaf
 	usage    *cgroupfs.Usage
 	init     *initChild
 	sock     *os.File
@@ -136,10 +137,11 @@ func Run(s *Spec, sigs <-chan os.Signal) (*Report, error) {
 
 // execute carries out the plan: the cgroup leaf, the init, the run
 // directory, and the run itself. The init is started as early as it can
-// be, right after its leaf exists (cgroup v2 bears it inside): its exec and
-// Go runtime's start then overlap with the sweep, the run directory and,
-// on cgroup v1, its move into the leaf. An error means the run could not
-// begin (the ID is in use): nothing is left.
+// be, right after its leaf exists, and born in it (cgroup v2:
+// CLONE_INTO_CGROUP; v1: forked by a thread that moved itself into the
+// leaf): its exec and Go runtime's start then overlap with the sweep and
+// the run directory. An error means the run could not begin (the ID is in
+// use): nothing is left.
 func (sv *supervisor) execute() error {
 	s := sv.spec
 	if err := sv.createLeaf(); err != nil {
@@ -151,29 +153,25 @@ func (sv *supervisor) execute() error {
 		return nil
 	}
 	if err := sv.startInit(); err != nil {
-		sv.setupFailed("spawn", err.Error(), protocol.ExitSetup)
+		stage := "spawn"
+		if _, ok := err.(*enterError); ok {
+			stage = "cgroup"
+		}
+		sv.setupFailed(stage, err.Error(), protocol.ExitSetup)
 		return nil
 	}
 	sv.lap("spawn")
-	// On cgroup v1 moving the init into the leaf costs milliseconds (the
-	// kernel waits for an RCU grace period per hierarchy), waiting, not
-	// working: done beside the steps below; the init starts the target
-	// only on "go", which waits for it.
-	entered := make(chan error, 1)
-	go func() { entered <- sv.enterLeaf(sv.init.pid) }()
 	sv.rep.Warnings = append(sv.rep.Warnings, sweepLeftovers(s.TmpRoot, reportDir(s.Report))...)
 	sv.lap("sweep")
 	dir, stale, err := createRunDir(s.TmpRoot, s.ID, s.HostUID, s.HostGID)
 	if err != nil {
 		// Nothing may be left: the init, never told anything, and the leaf.
-		<-entered
 		sv.abortInit()
 		sv.closeLeaf()
 		return err
 	}
 	sv.dir = dir
 	if dir.path != sv.plan.Init.RunDir {
-		<-entered
 		sv.abortInit()
 		sv.setupFailed("rundir", fmt.Sprintf("bug: run directory %s, planned %s", dir.path, sv.plan.Init.RunDir), protocol.ExitSetup)
 		return nil
@@ -182,7 +180,7 @@ func (sv *supervisor) execute() error {
 		sv.rep.Warnings = append(sv.rep.Warnings, "removed a leftover run directory of a dead earlier run with this ID")
 	}
 	sv.lap("rundir")
-	if stage, err := sv.configure(entered); err != nil {
+	if stage, err := sv.configure(); err != nil {
 		sv.setupFailed(stage, err.Error(), protocol.ExitSetup)
 	} else if !sv.cancelled {
 		sv.loop()
@@ -190,15 +188,11 @@ func (sv *supervisor) execute() error {
 	return nil
 }
 
-// configure sends the init its config and, once it is in its leaf, "go".
-// A cancel that arrived meanwhile ends the init before "go", with no error.
-func (sv *supervisor) configure(entered <-chan error) (string, error) {
+// configure sends the init its config and "go". A cancel that arrived
+// meanwhile ends the init before "go", with no error.
+func (sv *supervisor) configure() (string, error) {
 	err := sv.send(sv.plan.Init)
 	sv.lap("config")
-	if eerr := <-entered; err == nil && eerr != nil {
-		sv.abortInit()
-		return "cgroup", eerr
-	}
 	if err != nil {
 		sv.abortInit()
 		return "spawn", fmt.Errorf("send config to init: %w", err)
@@ -212,7 +206,7 @@ func (sv *supervisor) configure(entered <-chan error) (string, error) {
 		sv.abortInit()
 		return "spawn", fmt.Errorf("send go to init: %w", err)
 	}
-	sv.lap("cgroup-enter")
+	sv.lap("go")
 	return "", nil
 }
 
@@ -236,10 +230,17 @@ func (sv *supervisor) startInit() error {
 	defer child.Close()
 	sv.sock = parent
 
-	sv.init, err = startInitChild(sv.sysProcAttr(), child)
+	if sv.leaf != nil && sv.leaf.Version() == 1 {
+		sv.init, sv.spawner, err = startInitInLeaf(sv.leaf, sv.sysProcAttr(), child)
+	} else {
+		sv.init, err = startInitChild(sv.sysProcAttr(), child)
+	}
 	if err != nil {
 		sv.sock.Close()
 		sv.sock = nil
+		if _, ok := err.(*enterError); ok {
+			return err
+		}
 		return explainSpawnError(err)
 	}
 	go sv.readInit()

@@ -12,7 +12,7 @@
 //	    |  spawn /proc/self/exe InitArg (fd 3) ---->|
 //	    |                                            |  blocks reading fd 3
 //	    |-- Config -------------------------------->|
-//	    |  [cgroup v1: move the init into the leaf]  |  mounts, hostname, network,
+//	    |                                            |  mounts, hostname, network,
 //	    |                                            |  identity, landlock, fds,
 //	    |                                            |  seccomp
 //	    |-- {kind:"go"} ---------------------------->|  waits for it before the exec
@@ -41,9 +41,8 @@
 //
 // The config travels over the socket, never argv or the environment, so
 // nothing of it shows in /proc/<pid>/cmdline or environ. The init cannot
-// start the target before the supervisor has sent "go", which is what closes
-// the window on cgroup v1 hosts, where the init cannot be born in the leaf
-// and is moved there while it sets up. The release is the end of the
+// start the target before the supervisor has sent "go": a cancel that comes
+// during setup ends the init before any of the analysis runs. The release is the end of the
 // supervisor's side of the stream, not a message: a supervisor that dies
 // releases the init all the same (and its parent-death signal ends it).
 package protocol
@@ -91,7 +90,7 @@ const (
 	KindStarted Kind = "started" // the target runs: Pid, Micros (exec), Enforced, Phases
 	KindExited  Kind = "exited"  // the target was reaped: status, rusage, WallUsec
 	// supervisor -> init
-	KindGo     Kind = "go"     // the target may start (it is in its cgroup)
+	KindGo     Kind = "go"     // the target may start
 	KindKill   Kind = "kill"   // SIGKILL every other process of the namespace now
 	KindSignal Kind = "signal" // send Signal to the target
 )
