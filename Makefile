@@ -13,6 +13,9 @@ NSPROTO_SRC := $(CURDIR)/../shared/perf/nsproto
 NSPROTO := $(CURDIR)/bin/nsproto
 BENCH_ENV = CGO_ENABLED=0 SCIDEX_JAIL_BIN=$(CURDIR)/$(BIN) SCIDEX_NSPROTO=$(if $(wildcard $(NSPROTO)),$(NSPROTO))
 PKGS := ./...
+# Interleaved startup pairs inside the cgroup v2 VM (make bench-vm and
+# bench-compare); .ci/vmtests runs a short version in make test.
+VM_PAIRS ?= 100
 
 # Go tools, pinned by semantic version (the module proxy serves releases only
 # under those), installed into the repository's own ignored .tools/bin. A
@@ -21,7 +24,7 @@ TOOLS_BIN := $(CURDIR)/.tools/bin
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := $(TOOLS_BIN)/staticcheck-$(STATICCHECK_VERSION)
 
-.PHONY: help build deb deps deps-example tools nsproto example test check vet lint generate generate-check test-host test-vm test-python bench bench-compare clean
+.PHONY: help build deb deps deps-example tools nsproto example test check vet lint generate generate-check test-host test-vm test-python bench bench-vm bench-compare clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -97,14 +100,18 @@ test-python: build ## the Python package's tests (pytest, Debian's python3) thro
 $(VMTEST): FORCE
 	CGO_ENABLED=0 $(GO) build -o $(VMTEST) ./cmd/vmtest
 
-test-vm: $(VMTEST) ## cgroup v2 and old-kernel tests inside QEMU VMs
+test-vm: nsproto $(VMTEST) ## cgroup v2 and old-kernel tests inside QEMU VMs, and the startup ratios there (printed, not enforced)
 	.ci/vmtests $(VMTEST)
 
 bench: build nsproto ## Go benchmarks of a whole run, its phases, and the startup pairs against the peers
 	$(BENCH_ENV) $(GO) test -run '^$$' -bench . -benchtime 200x ./bench/
 
-bench-compare: deps build nsproto ## startup targets (interleaved pairs against bwrap and nsproto, 200 concurrent runs, init memory), then a hyperfine table against bare exec, unshare and bubblewrap
+bench-vm: build nsproto $(VMTEST) ## the startup pairs on cgroup v2 inside the QEMU VM (VM_PAIRS interleaved pairs, default 100), with the jail's phases
+	JAIL=$(BIN) bench/vmpairs.sh $(VMTEST) $(VM_PAIRS)
+
+bench-compare: deps build nsproto $(VMTEST) ## startup targets (interleaved pairs against bwrap and nsproto, here and in the cgroup v2 VM, 200 concurrent runs, init memory), then a hyperfine table against bare exec, unshare and bubblewrap
 	$(BENCH_ENV) $(GO) test -run '^$$' -bench 'Pairs' -benchtime 100x ./bench/
+	JAIL=$(BIN) bench/vmpairs.sh $(VMTEST) $(VM_PAIRS)
 	$(BENCH_ENV) $(GO) test -run '^$$' -bench 'Concurrent200|Memory' -benchtime 3x ./bench/
 	bench/compare.sh $(BIN)
 

@@ -41,6 +41,12 @@
 //     ($SCIDEX_NSPROTO, built by make from ../shared/perf/nsproto; the pair
 //     is left out with a note without it): the median of each side and of
 //     the per-pair ratio, printed at the end with the target beside it.
+//     Inside the vmtest VM (SCIDEX_IN_VM=1: pure cgroup v2, the init born
+//     in its leaf with CLONE_INTO_CGROUP) it times the VM's pairs instead,
+//     "vm-jail-vs-bwrap-true" (target 1.2) and "vm-jail-vs-nsproto-true"
+//     (for reference), and prints the median of each phase of the jail's
+//     reports. vmpairs.sh runs them there (make bench-vm, bench-compare;
+//     .ci/vmtests a short version).
 //
 // BenchmarkRunTrue and BenchmarkRunPythonPass also print the median of every
 // phase of the report and the share of the caller's wall time the
@@ -59,6 +65,7 @@
 //	go test -run '^$' -bench . -benchtime 1x ./bench/    # CI smoke: each once
 //	make bench                                            # -benchtime 200x
 //	SCIDEX_JAIL_BIN=$PWD/bin/scidex-jail go test -run '^$' -bench RunTrue ./bench/
-//	make bench-compare                                    # bench/compare.sh bin/scidex-jail
+//	make bench-compare                                    # pairs here and in the VM, bench/compare.sh
+//	make bench-vm VM_PAIRS=40                             # bench/vmpairs.sh bin/scidex-vmtest 40
 //	PIN=1 bench/compare.sh bin/scidex-jail                # all on CPU 0 (taskset -c 0)
 package bench

@@ -16,8 +16,14 @@ import (
 // median of the per-pair ratios A/B, beside each side's median.
 type pair struct {
 	name   string
-	target float64 // the bound on A/B (printed, never enforced)
+	target float64 // the bound on A/B (printed, never enforced); 0: none, for reference
 	a, b   func(d dirs) *exec.Cmd
+	// phases: A is a jail run with --report; each report's phases are
+	// collected and their medians printed, as BenchmarkRunTrue does.
+	phases bool
+	// prepare, when set, readies the machine for the pair (cleaned up
+	// with tb.Cleanup) before its first run.
+	prepare func(tb testing.TB) error
 }
 
 // pairsNsproto is the design's yardstick (../shared/perf/nsproto), built by
@@ -50,16 +56,18 @@ func nsprotoCmd(command ...string) *exec.Cmd {
 	return exec.Command(pairsNsproto(), append(args, command...)...)
 }
 
+// pairs are the startup targets on the host (hybrid cgroups here); in the
+// vmtest VM, startupPairs gives vmPairs instead.
 var pairs = []pair{
-	{"jail-vs-bwrap-true", 1.5,
-		func(d dirs) *exec.Cmd { return fullJail(d, "/usr/bin/true") },
-		func(dirs) *exec.Cmd { return bwrapCmd("/usr/bin/true") }},
-	{"jail-vs-nsproto-true", 1.2,
-		func(d dirs) *exec.Cmd { return fullJail(d, "/usr/bin/true") },
-		func(dirs) *exec.Cmd { return nsprotoCmd("/usr/bin/true") }},
-	{"jail-vs-bwrap-python", 1.15,
-		func(d dirs) *exec.Cmd { return fullJail(d, "/usr/bin/python3", "-c", "pass") },
-		func(dirs) *exec.Cmd { return bwrapCmd("/usr/bin/python3", "-c", "pass") }},
+	{name: "jail-vs-bwrap-true", target: 1.5,
+		a: func(d dirs) *exec.Cmd { return fullJail(d, "/usr/bin/true") },
+		b: func(dirs) *exec.Cmd { return bwrapCmd("/usr/bin/true") }},
+	{name: "jail-vs-nsproto-true", target: 1.2,
+		a: func(d dirs) *exec.Cmd { return fullJail(d, "/usr/bin/true") },
+		b: func(dirs) *exec.Cmd { return nsprotoCmd("/usr/bin/true") }},
+	{name: "jail-vs-bwrap-python", target: 1.15,
+		a: func(d dirs) *exec.Cmd { return fullJail(d, "/usr/bin/python3", "-c", "pass") },
+		b: func(dirs) *exec.Cmd { return bwrapCmd("/usr/bin/python3", "-c", "pass") }},
 }
 
 // pairLines holds each pair's summary, printed after all benchmarks.
@@ -70,8 +78,8 @@ func printPairs() {
 	if len(pairLines) == 0 {
 		return
 	}
-	fmt.Fprintln(os.Stderr, "bench: startup against the peers (A/B: median of the per-pair ratios):")
-	for _, p := range pairs {
+	fmt.Fprintf(os.Stderr, "bench: startup against the peers%s (A/B: median of the per-pair ratios):\n", pairsWhere())
+	for _, p := range startupPairs() {
 		if l, ok := pairLines[p.name]; ok {
 			fmt.Fprintln(os.Stderr, "bench:   "+l)
 		}
@@ -85,11 +93,16 @@ func BenchmarkPairs(b *testing.B) {
 	if _, err := exec.LookPath("bwrap"); err != nil {
 		b.Fatal(errNoBwrap)
 	}
-	for _, p := range pairs {
+	for _, p := range startupPairs() {
 		b.Run(p.name, func(b *testing.B) {
 			if strings.Contains(p.name, "nsproto") && pairsNsproto() == "" {
 				fmt.Fprintf(os.Stderr, "bench: %s left out: SCIDEX_NSPROTO is not set (make bench-compare builds ../shared/perf/nsproto when it is there)\n", p.name)
 				return
+			}
+			if p.prepare != nil {
+				if err := p.prepare(b); err != nil {
+					b.Fatalf("%s: %v", p.name, err)
+				}
 			}
 			d := newDirs(b)
 			// One of each first, unmeasured: caches, and a message if a
@@ -100,52 +113,100 @@ func BenchmarkPairs(b *testing.B) {
 				}
 			}
 			var as, bs, ratios []float64
+			var ph phaseSums
 			for i := 0; i < b.N; i++ {
-				ta, tb, err := timePair(d, p, i%2 == 1)
+				ca, cb := p.a(d), p.b(d)
+				ta, tb, err := timePair(p.name, ca, cb, i%2 == 1)
 				if err != nil {
 					b.Fatal(err)
 				}
 				as, bs, ratios = append(as, ta), append(bs, tb), append(ratios, ta/tb)
+				if p.phases {
+					if err := addPhases(&ph, ca, ta); err != nil {
+						b.Fatalf("%s: %v", p.name, err)
+					}
+				}
 			}
 			ma, mb, mr := median(as), median(bs), median(ratios)
 			b.ReportMetric(ma*1e3, "a-ms")
 			b.ReportMetric(mb*1e3, "b-ms")
 			b.ReportMetric(mr, "a/b")
-			verdict := "met"
-			if mr > p.target {
-				verdict = "NOT met"
+			if p.phases {
+				ph.report(b)
 			}
 			// Kept, not printed: the benchmark runs again with a larger
 			// b.N, and TestMain prints the last of each at the end.
-			pairLines[p.name] = fmt.Sprintf("%-22s A %7.2f ms  B %7.2f ms  A/B %5.2f  (median of %d interleaved pairs)  target <= %.2f: %s",
-				p.name, ma*1e3, mb*1e3, mr, b.N, p.target, verdict)
+			pairLines[p.name] = fmt.Sprintf("%-24s A %7.2f ms  B %7.2f ms  A/B %5.2f  (median of %d interleaved pairs)  %s",
+				p.name, ma*1e3, mb*1e3, mr, b.N, verdict(mr, p.target))
 		})
 	}
 }
 
-// timePair runs both sides of p once, B first when swap, and returns the
-// wall time of each as its caller sees it (start to reaped).
-func timePair(d dirs, p pair, swap bool) (ta, tb float64, err error) {
-	run := func(mk func(dirs) *exec.Cmd) (float64, error) {
-		c := mk(d)
+// verdict is the target beside a ratio: met, NOT met, or none to meet.
+func verdict(ratio, target float64) string {
+	switch {
+	case target <= 0:
+		return "no target (for reference)"
+	case ratio > target:
+		return fmt.Sprintf("target <= %.2f: NOT met", target)
+	}
+	return fmt.Sprintf("target <= %.2f: met", target)
+}
+
+// timePair runs both sides of the pair once, B first when swap, and
+// returns the wall time of each as its caller sees it (start to reaped).
+func timePair(name string, ca, cb *exec.Cmd, swap bool) (ta, tb float64, err error) {
+	run := func(c *exec.Cmd) (float64, error) {
 		t0 := time.Now()
 		out, err := c.CombinedOutput()
 		el := time.Since(t0).Seconds()
 		if err != nil {
-			return 0, fmt.Errorf("%s: %s: %w\n%s", p.name, strings.Join(c.Args, " "), err, out)
+			return 0, fmt.Errorf("%s: %s: %w\n%s", name, strings.Join(c.Args, " "), err, out)
 		}
 		return el, nil
 	}
 	if swap {
-		if tb, err = run(p.b); err == nil {
-			ta, err = run(p.a)
+		if tb, err = run(cb); err == nil {
+			ta, err = run(ca)
 		}
 		return ta, tb, err
 	}
-	if ta, err = run(p.a); err == nil {
-		tb, err = run(p.b)
+	if ta, err = run(ca); err == nil {
+		tb, err = run(cb)
 	}
 	return ta, tb, err
+}
+
+// addPhases adds the report of the finished jail run c, timed at wall
+// seconds by its caller, to ph, and removes the report.
+func addPhases(ph *phaseSums, c *exec.Cmd, wall float64) error {
+	path := reportArg(c.Args)
+	if path == "" {
+		return fmt.Errorf("%s: no --report: its phases cannot be read", strings.Join(c.Args, " "))
+	}
+	j := &jailCmd{ID: filepath.Base(path), report: path}
+	r, err := j.Finish(nil, "")
+	if err != nil {
+		return err
+	}
+	ph.add(r, time.Time{}, time.Duration(wall*float64(time.Second)))
+	return nil
+}
+
+// reportArg is the value of a jail command line's --report (as "--report F"
+// or "--report=F", before "--"), or "".
+func reportArg(args []string) string {
+	for i, a := range args {
+		switch {
+		case a == "--":
+			return ""
+		case a == "--report" && i+1 < len(args):
+			return args[i+1]
+		case strings.HasPrefix(a, "--report="):
+			return strings.TrimPrefix(a, "--report=")
+		}
+	}
+	return ""
 }
 
 func median(xs []float64) float64 {
