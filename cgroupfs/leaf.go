@@ -7,7 +7,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"time"
 
@@ -202,7 +201,7 @@ func (l *Leaf) FD() (fd int, ok bool) {
 // (here 5-7 ms unless another move just happened, against 0.2-0.4 ms),
 // holding up every fork and exit on the host meanwhile. The caller holds
 // the thread (runtime.LockOSThread) and lets it end in the leaf, running
-// nothing else: it never moves back out (FromThread does all that). The
+// nothing else: it never moves back out (package internal/osthread). The
 // thread counts against pids.max while it lives. On v2 it is an error: use
 // FD.
 func (l *Leaf) EnterThread() error {
@@ -215,33 +214,6 @@ func (l *Leaf) EnterThread() error {
 		}
 	}
 	return nil
-}
-
-// FromThread runs f on an OS thread of its own that has moved itself into
-// the v1 leaf (EnterThread), or that could not (f gets the error). The
-// thread ends when f returns, in the leaf. The Go runtime ends the thread
-// of a goroutine that returns locked, except the process's main thread,
-// which it parks instead: a goroutine that finds itself there hands f to
-// another thread while it holds the main one.
-func (l *Leaf) FromThread(f func(err error)) {
-	run := func() {
-		f(l.EnterThread())
-	}
-	go func() {
-		runtime.LockOSThread() // unlocked only on the main thread, below
-		if unix.Gettid() != unix.Getpid() {
-			run()
-			return
-		}
-		held := make(chan struct{})
-		go func() {
-			runtime.LockOSThread() // never unlocked
-			close(held)
-			run()
-		}()
-		<-held
-		runtime.UnlockOSThread()
-	}()
 }
 
 // AddProcess moves pid (the whole thread group) into the leaf, in every

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/scidex/scidex-jail/internal/osthread"
 )
 
 // Tests of the v1 backend only.
@@ -86,9 +88,9 @@ func TestV1EnterThread(t *testing.T) {
 	}
 	got := make(chan res)
 	tid := make(chan int, 1)
-	l.FromThread(func(err error) {
+	osthread.Run(func() {
 		tid <- unix.Gettid()
-		if err != nil {
+		if err := l.EnterThread(); err != nil {
 			got <- res{err: err}
 			return
 		}
@@ -96,7 +98,7 @@ func TestV1EnterThread(t *testing.T) {
 		got <- res{cmd, cmd.Start()}
 	})
 	if <-tid == os.Getpid() {
-		t.Errorf("FromThread ran f on the main thread, which cannot end")
+		t.Errorf("osthread.Run ran f on the main thread, which cannot end")
 	}
 	r := <-got
 	if r.err != nil {

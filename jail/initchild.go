@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/scidex/scidex-jail/cgroupfs"
+	"github.com/scidex/scidex-jail/internal/osthread"
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
 )
 
@@ -126,9 +127,9 @@ func startInitInLeaf(leaf *cgroupfs.Leaf, attr *syscall.SysProcAttr, sync *os.Fi
 	sp := &spawner{release: make(chan struct{})}
 	tid := make(chan int, 1)
 	res := make(chan result, 1)
-	leaf.FromThread(func(err error) {
+	osthread.Run(func() {
 		tid <- unix.Gettid()
-		if err != nil {
+		if err := leaf.EnterThread(); err != nil {
 			res <- result{err: &enterError{err}}
 			return
 		}

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/scidex/scidex-jail/internal/osthread"
 )
 
 // The init's Landlock step, in parts, on a policy shaped like a run's (the
@@ -46,13 +46,13 @@ func BenchmarkValidate(b *testing.B) {
 	p := benchPolicy(b)
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	start := threadCPU()
+	start := osthread.CPU()
 	for b.Loop() {
 		if err := p.Validate(); err != nil {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(float64((threadCPU()-start).Nanoseconds())/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64((osthread.CPU()-start).Nanoseconds())/float64(b.N), "cpu-ns/op")
 	b.ReportMetric(float64(len(p.ReadExec)+len(p.ReadOnly)+len(p.ReadWrite)+len(p.Devices)), "paths")
 }
 
@@ -74,29 +74,7 @@ func BenchmarkRestrictThread(b *testing.B) {
 }
 
 // onDyingThread runs f on a new locked thread and ends the thread
-// afterwards (its goroutine returns still locked). It returns the thread's
-// CPU time spent in f.
+// afterwards, returning the thread's CPU time spent in f.
 func onDyingThread(f func() error) (time.Duration, error) {
-	type result struct {
-		cpu time.Duration
-		err error
-	}
-	done := make(chan result)
-	go func() {
-		runtime.LockOSThread()
-		start := threadCPU()
-		err := f()
-		done <- result{threadCPU() - start, err}
-	}()
-	r := <-done
-	return r.cpu, r.err
-}
-
-// threadCPU is the calling thread's CPU time.
-func threadCPU() time.Duration {
-	var ts unix.Timespec
-	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
-		panic("bug: clock_gettime(CLOCK_THREAD_CPUTIME_ID): " + err.Error())
-	}
-	return time.Duration(ts.Nano())
+	return osthread.RunWait(f)
 }

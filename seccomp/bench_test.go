@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/scidex/scidex-jail/internal/osthread"
 )
 
 // The init's seccomp step, in parts: finding the program (Lookup), the
@@ -65,41 +67,20 @@ func onThisThread(b *testing.B, f func()) {
 	b.Helper()
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	start := threadCPU()
+	start := osthread.CPU()
 	for b.Loop() {
 		f()
 	}
-	b.ReportMetric(float64((threadCPU()-start).Nanoseconds())/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64((osthread.CPU()-start).Nanoseconds())/float64(b.N), "cpu-ns/op")
 }
 
 // onDyingThread runs f on a new locked thread with no_new_privs set, and
-// ends the thread afterwards (its goroutine returns still locked). It
-// returns the thread's CPU time spent in f.
+// ends the thread afterwards, returning the thread's CPU time spent in f.
 func onDyingThread(f func() error) (time.Duration, error) {
-	type result struct {
-		cpu time.Duration
-		err error
-	}
-	done := make(chan result)
-	go func() {
-		runtime.LockOSThread()
+	return osthread.RunWait(func() error {
 		if _, _, e := unix.RawSyscall6(unix.SYS_PRCTL, unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0, 0); e != 0 {
-			done <- result{0, e}
-			return
+			return e
 		}
-		start := threadCPU()
-		err := f()
-		done <- result{threadCPU() - start, err}
-	}()
-	r := <-done
-	return r.cpu, r.err
-}
-
-// threadCPU is the calling thread's CPU time.
-func threadCPU() time.Duration {
-	var ts unix.Timespec
-	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
-		panic("bug: clock_gettime(CLOCK_THREAD_CPUTIME_ID): " + err.Error())
-	}
-	return time.Duration(ts.Nano())
+		return f()
+	})
 }
