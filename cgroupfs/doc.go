@@ -20,8 +20,10 @@
 //     memory.memsw.limit_in_bytes, cpu.cfs_quota_us and pids.max, usage from
 //     memory.max_usage_in_bytes, memory.failcnt, memory.oom_control
 //     (oom_kill needs 4.13+), pids.events, cpuacct.* and cpu.stat. There is
-//     no CLONE_INTO_CGROUP on v1: start the child blocked, [Leaf.AddProcess]
-//     it, then let it go.
+//     no CLONE_INTO_CGROUP on v1: fork the child from a thread that moved
+//     itself into the leaf ([Leaf.EnterThread]: cheap, and the child is
+//     born there), or start it blocked, [Leaf.AddProcess] it (the kernel's
+//     global lock and an RCU grace period), then let it go.
 //
 // The report names the version used ([Leaf.Version]) and the values written
 // ([Leaf.Written]).

@@ -22,8 +22,9 @@
 //	                                          fresh, locked, marked
 //	createLeaf         cgroup.go              the leaf, limits written first
 //	spawn              supervisor.go          /proc/self/exe as PID 1 of the
-//	                                          plan's namespaces (Plan.ProcAttr);
-//	                                          config over fd 3
+//	                   initchild.go           plan's namespaces (Plan.ProcAttr),
+//	                                          born in the leaf (v1: forked by a
+//	                                          thread in it); config over fd 3
 //	--- init (internal/initproc; protocol: internal/protocol) ---
 //	mounts             initproc/mounts.go     new read-only root, pivot_root
 //	identity           initproc/identity.go   uid 1000, no capabilities,
