@@ -239,10 +239,11 @@ const reportMark = 999_999_999_999
 // phase's length (a quote inside a string is escaped), and the report
 // phase is the last.
 func (sv *supervisor) encodeTimed() ([]byte, error) {
+	const key = `"us": `
 	sv.rep.Phases = append(sv.rep.Phases, Phase{Name: "report", Where: "supervisor", Micros: reportMark})
 	b, err := sv.rep.encode()
-	mark := []byte(`"us": ` + strconv.FormatInt(reportMark, 10))
-	i := bytes.LastIndex(b, mark)
+	mark := key + strconv.FormatInt(reportMark, 10)
+	i := bytes.LastIndex(b, []byte(mark))
 	now := time.Now()
 	us := now.Sub(sv.last).Microseconds()
 	sv.rep.Phases[len(sv.rep.Phases)-1].Micros = us
@@ -253,10 +254,10 @@ func (sv *supervisor) encodeTimed() ([]byte, error) {
 	if i < 0 {
 		return nil, fmt.Errorf("encode report: bug: the report phase's mark is not in the encoding")
 	}
-	digits := mark[len(`"us": `):]
-	n := copy(b[i+len(`"us": `):], strconv.FormatInt(us, 10))
+	digits := b[i+len(key) : i+len(mark)]
+	n := copy(digits, strconv.FormatInt(us, 10))
 	for j := n; j < len(digits); j++ {
-		b[i+len(`"us": `)+j] = ' '
+		digits[j] = ' '
 	}
 	return b, nil
 }
