@@ -30,13 +30,27 @@ import (
 
 // Main is the init. It never returns.
 func Main() {
-	// First, on the thread the process started on: its start.
+	// First, on the thread the process started on (init below): its start.
 	started := protocol.ProcessStart()
 	// Every step below that is per thread (the bounding set, Landlock's and
 	// seccomp's view of "this thread", the fork of the target) happens on
 	// this one thread.
 	runtime.LockOSThread()
 	os.Exit(run(started))
+}
+
+// init keeps the init's main goroutine on the process's main thread, its
+// thread-group leader (a lock taken while packages initialise holds for
+// main): the one thread the init confines. A signal to PID 1 is checked
+// against the leader's Landlock domain, and with signal scoping only a
+// leader in the analysis' own domain lets what the analysis sends to PID 1
+// in (passInbound); on another thread it would be refused with EPERM, or
+// not, by chance of scheduling. Only in the init: the supervisor's main
+// goroutine moves freely.
+func init() {
+	if len(os.Args) > 1 && os.Args[1] == protocol.InitArg {
+		runtime.LockOSThread()
+	}
 }
 
 // conn is the init's end of the sync socket.
