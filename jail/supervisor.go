@@ -100,6 +100,14 @@ func Run(s *Spec, sigs <-chan os.Signal) (*Report, error) {
 	// millisecond each, on the path between the caller and the result.
 	// Built here, beside the run's first steps, on the other CPU.
 	go warmJSON()
+	// The kernel's start of this process, asked on the other CPU too: the
+	// report's startup phase runs from it when the caller gave a start.
+	created := make(chan time.Time, 1)
+	if !s.Started.IsZero() {
+		go func() { created <- processCreated() }()
+	} else {
+		created <- time.Time{}
+	}
 	sv := &supervisor{spec: s, t0: t0, last: t0, msgs: make(chan protocol.InitMsg, 16), sigs: sigs}
 	sv.rep = newReport(s, sv.t0)
 	if !s.Started.IsZero() && s.Started.Before(t0) {
@@ -131,6 +139,7 @@ func Run(s *Spec, sigs <-chan os.Signal) (*Report, error) {
 		}
 	}
 	sv.finish()
+	sv.settleStartup(<-created)
 	sv.deliverReport()
 	return sv.rep, nil
 }
