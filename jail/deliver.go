@@ -78,7 +78,7 @@ func (r *Report) WriteFile(path string) error {
 	if err != nil {
 		return err
 	}
-	return writeReport(path, b)
+	return writeReport(path, b, nil)
 }
 
 func (r *Report) encode() ([]byte, error) {
@@ -89,14 +89,17 @@ func (r *Report) encode() ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-func writeReport(path string, b []byte) error {
-	if err := writeAtomic(path, b); err != nil {
+func writeReport(path string, b []byte, stamp func(*os.File) error) error {
+	if err := writeAtomic(path, b, stamp); err != nil {
 		return fmt.Errorf("write report %s: %w", path, err)
 	}
 	return nil
 }
 
-func writeAtomic(path string, b []byte) error {
+// writeAtomic writes b to a new file at path, whole or not at all. stamp,
+// when set, runs once b is written, before the file gets its name: it may
+// write over what it knows the place of (the report's own phase).
+func writeAtomic(path string, b []byte, stamp func(*os.File) error) error {
 	dir, base := filepath.Dir(path), filepath.Base(path)
 	d, err := openDirPath(dir, false)
 	if err != nil {
@@ -121,6 +124,11 @@ func writeAtomic(path string, b []byte) error {
 	// worth milliseconds on every run.
 	if _, err := f.Write(b); err != nil {
 		return fail(err)
+	}
+	if stamp != nil {
+		if err := stamp(f); err != nil {
+			return fail(err)
+		}
 	}
 	if err := f.Chmod(0o644); err != nil {
 		return fail(err)
@@ -214,14 +222,22 @@ func deliveryNotes(r *Report) string {
 // deliverReport writes the report to s.Report, if one was asked for. A
 // failure makes the run a delivery failure (the report then reaches the
 // caller only on stderr, see the command line).
+//
+// The report's last phase, "report", covers its own encoding and its write
+// to the file: the phase is encoded as reportMark, and its true length
+// written over the mark, in the bytes and in the file, once the bytes are
+// in the file and before it gets its name.
 func (sv *supervisor) deliverReport() {
 	if sv.spec.Report == "" {
 		sv.lap("report")
 		return
 	}
-	b, err := sv.encodeTimed()
+	b, at, err := sv.encodeMarked()
 	if err == nil {
-		err = writeReport(sv.spec.Report, b)
+		err = writeReport(sv.spec.Report, b, func(f *os.File) error {
+			_, err := f.WriteAt(sv.stampReport(b, at), int64(at))
+			return err
+		})
 	}
 	if err != nil {
 		sv.rep.deliveryFailed(err.Error())
@@ -232,32 +248,41 @@ func (sv *supervisor) deliverReport() {
 // encoded: a number no phase reaches, as wide as any length can be.
 const reportMark = 999_999_999_999
 
-// encodeTimed encodes the report with its last phase, "report", covering
-// its own encoding too: the phase is encoded as reportMark and its true
-// length written over the mark once the bytes are complete, padded with
-// the spaces JSON allows after a number. `"us": ` only ever starts a
-// phase's length (a quote inside a string is escaped), and the report
-// phase is the last.
-func (sv *supervisor) encodeTimed() ([]byte, error) {
+// encodeMarked encodes the report with its last phase, "report", as
+// reportMark, and returns where the mark's digits are in the encoding.
+// `"us": ` only ever starts a phase's length (a quote inside a string is
+// escaped), and the report phase is the last.
+func (sv *supervisor) encodeMarked() (b []byte, at int, err error) {
 	const key = `"us": `
 	sv.rep.Phases = append(sv.rep.Phases, Phase{Name: "report", Where: "supervisor", Micros: reportMark})
-	b, err := sv.rep.encode()
-	mark := key + strconv.FormatInt(reportMark, 10)
-	i := bytes.LastIndex(b, []byte(mark))
+	b, err = sv.rep.encode()
+	if err != nil {
+		sv.stampReport(nil, 0)
+		return nil, 0, err
+	}
+	i := bytes.LastIndex(b, []byte(key+strconv.FormatInt(reportMark, 10)))
+	if i < 0 {
+		sv.stampReport(nil, 0)
+		return nil, 0, fmt.Errorf("encode report: bug: the report phase's mark is not in the encoding")
+	}
+	return b, i + len(key), nil
+}
+
+// stampReport ends the report phase: its length goes into the report in
+// memory and over the mark's digits at b[at:], padded with the spaces JSON
+// allows after a number; it returns those digits.
+func (sv *supervisor) stampReport(b []byte, at int) []byte {
 	now := time.Now()
 	us := now.Sub(sv.last).Microseconds()
 	sv.rep.Phases[len(sv.rep.Phases)-1].Micros = us
 	sv.last = now
-	if err != nil {
-		return nil, err
+	if b == nil {
+		return nil
 	}
-	if i < 0 {
-		return nil, fmt.Errorf("encode report: bug: the report phase's mark is not in the encoding")
-	}
-	digits := b[i+len(key) : i+len(mark)]
+	digits := b[at : at+len(strconv.FormatInt(reportMark, 10))]
 	n := copy(digits, strconv.FormatInt(us, 10))
 	for j := n; j < len(digits); j++ {
 		digits[j] = ' '
 	}
-	return b, nil
+	return digits
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/scidex/scidex-jail/jail"
 )
@@ -169,4 +170,40 @@ func TestBackgroundKilledWhenTargetExits(t *testing.T) {
 		"sleep "+m+" >/dev/null 2>&1 & (setsid sleep "+m+" >/dev/null 2>&1 &); exit 0")
 	wantStatus(t, r, jail.StatusOK, 0)
 	waitGone(t, m, 0)
+}
+
+// TestPhasesSpanTheRun: the report's supervisor phases follow each other
+// from the jail's creation to its report: the startup phase begins between
+// the caller's fork and the return of its exec (the kernel's own record of
+// the process, as root), and the last phase ends before the caller has
+// reaped the jail.
+func TestPhasesSpanTheRun(t *testing.T) {
+	requireRoot(t)
+	cmd, rep, out, errb := jailCmd(t, runOpts{}, "run", "--id", runID(t, "phases"), "--tmp-root", tmpRoot(t), "--", "/bin/true")
+	before := time.Now()
+	err := cmd.Start()
+	execed := time.Now()
+	if err == nil {
+		err = cmd.Wait()
+	}
+	reaped := time.Now()
+	r := finishJail(t, cmd, err, rep, out, errb)
+	wantStatus(t, r, jail.StatusOK, 0)
+	ph := r.report.Phases
+	if len(ph) == 0 || ph[0].Name != "startup" || ph[len(ph)-1].Name != "report" {
+		t.Fatalf("phases = %+v, want startup first and report last", ph)
+	}
+	begin := r.report.Started.Add(-time.Duration(ph[0].Micros) * time.Microsecond)
+	if begin.Before(before) || begin.After(execed) {
+		t.Errorf("startup begins %v after the caller's fork began, want between 0 and %v (its exec returned)", begin.Sub(before), execed.Sub(before))
+	}
+	var sum time.Duration
+	for _, p := range ph {
+		if p.Where == "supervisor" {
+			sum += time.Duration(p.Micros) * time.Microsecond
+		}
+	}
+	if end := begin.Add(sum); end.After(reaped) {
+		t.Errorf("the supervisor's phases end %v after the caller reaped the jail, want before", end.Sub(reaped))
+	}
 }
