@@ -171,8 +171,8 @@ func waitSignaled(t *testing.T, cmd *exec.Cmd) {
 	}
 }
 
-// readFile reads a cgroup file, trimmed.
-func readFile(t *testing.T, path string) string {
+// readTrimmed reads a cgroup file, trimmed.
+func readTrimmed(t *testing.T, path string) string {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {

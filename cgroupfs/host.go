@@ -77,11 +77,11 @@ func under(root, p string) (string, bool) {
 
 // readHost reads this process's cgroups and the cgroup mounts.
 func readHost() (host, error) {
-	self, err := os.ReadFile("/proc/self/cgroup")
+	self, err := readFile("/proc/self/cgroup")
 	if err != nil {
 		return host{}, &UnsupportedError{Feature: "cgroups", Found: err.Error(), Fix: "a kernel with CONFIG_CGROUPS and /proc mounted"}
 	}
-	mi, err := os.ReadFile("/proc/self/mountinfo")
+	mi, err := readFile("/proc/self/mountinfo")
 	if err != nil {
 		return host{}, fmt.Errorf("cgroupfs: read mountinfo: %w", err)
 	}
@@ -237,7 +237,7 @@ func (h host) probeV2(parent string) (Info, error) {
 	if err != nil {
 		return Info{}, err
 	}
-	data, err := os.ReadFile(filepath.Join(dir, "cgroup.controllers"))
+	data, err := readFile(filepath.Join(dir, "cgroup.controllers"))
 	if err != nil {
 		return Info{}, fmt.Errorf("cgroupfs: read controllers of cgroup v2 parent: %w", err)
 	}

@@ -21,7 +21,7 @@ func procsOf(dirs []string) ([]int, error) {
 	var all []int
 	for _, d := range dirs {
 		file := filepath.Join(d, "cgroup.procs")
-		data, err := os.ReadFile(file)
+		data, err := readFile(file)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}

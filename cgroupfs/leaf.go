@@ -327,27 +327,10 @@ func (l *Leaf) set(file, value string) error {
 	return nil
 }
 
-// writeFile writes a cgroup control file in a single write(2): the kernel
-// parses each write on its own.
-func writeFile(path, value string) error {
-	f, err := os.OpenFile(path, os.O_WRONLY, 0)
-	if err != nil {
-		return err
-	}
-	_, err = f.WriteString(value)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("write %q to %s: %w", value, path, err)
-	}
-	return nil
-}
-
 // readOptional reads a file that older kernels or unmounted controllers may
 // lack; ok is false when it does not exist.
 func readOptional(path string) (data string, ok bool, err error) {
-	b, err := os.ReadFile(path)
+	b, err := readFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", false, nil
 	}

@@ -45,7 +45,7 @@ func TestCreateWritesLimits(t *testing.T) {
 			if !slices.Contains(l.Paths(), filepath.Dir(file)) {
 				continue // the parent's subtree_control or the supervisor move
 			}
-			got := readFile(t, file)
+			got := readTrimmed(t, file)
 			if got != val {
 				t.Errorf("ReadFile(%s) = %q, want %q", file, got, val)
 			}

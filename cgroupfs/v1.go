@@ -189,7 +189,7 @@ func cpuacctUsage(dir string, u *Usage) error {
 
 // readInt reads a one-integer file that must exist.
 func readInt(path string) (int64, error) {
-	data, err := os.ReadFile(path)
+	data, err := readFile(path)
 	if err != nil {
 		return 0, fmt.Errorf("cgroupfs: usage: %w", err)
 	}

@@ -80,7 +80,7 @@ func (l *Leaf) setSwapV2(leaf string, swap int64) error {
 	if _, err := os.Stat(file); err == nil {
 		return l.set(file, fmt.Sprint(swap))
 	}
-	swaps, err := os.ReadFile("/proc/swaps")
+	swaps, err := readFile("/proc/swaps")
 	if err != nil {
 		return fmt.Errorf("cgroupfs: check swap: %w", err)
 	}
@@ -98,7 +98,7 @@ func (l *Leaf) setSwapV2(leaf string, swap int64) error {
 // cgroup.subtree_control, so that the leaf gets their files.
 func (l *Leaf) enableV2(h host, parent string, need []string) error {
 	file := filepath.Join(parent, "cgroup.subtree_control")
-	data, err := os.ReadFile(file)
+	data, err := readFile(file)
 	if err != nil {
 		return fmt.Errorf("cgroupfs: read %s: %w", file, err)
 	}
@@ -138,7 +138,7 @@ func (l *Leaf) enableV2(h host, parent string, need []string) error {
 // that are not ours, since moving those is not ours to do.
 func (l *Leaf) moveSelf(h host, parent string) error {
 	procsFile := filepath.Join(parent, "cgroup.procs")
-	data, err := os.ReadFile(procsFile)
+	data, err := readFile(procsFile)
 	if err != nil {
 		return fmt.Errorf("cgroupfs: read %s: %w", procsFile, err)
 	}

@@ -70,7 +70,7 @@ func newV2CoreLeaf(t *testing.T) (*Leaf, host) {
 // cgroup2Of is the "0::" path of /proc/<pid>/cgroup.
 func cgroup2Of(t *testing.T, pid int) string {
 	t.Helper()
-	lines, err := parseProcCgroup(readFile(t, fmt.Sprintf("/proc/%d/cgroup", pid)))
+	lines, err := parseProcCgroup(readTrimmed(t, fmt.Sprintf("/proc/%d/cgroup", pid)))
 	if err != nil {
 		t.Fatalf("parseProcCgroup(/proc/%d/cgroup) = %v", pid, err)
 	}
@@ -127,7 +127,7 @@ func TestV2KillFrozenFallback(t *testing.T) {
 	if got := procsIn(t, l); len(got) != 0 {
 		t.Errorf("procs after killFrozen() = %v, want none", got)
 	}
-	if got := readFile(t, filepath.Join(l.Paths()[0], "cgroup.freeze")); got != "0" {
+	if got := readTrimmed(t, filepath.Join(l.Paths()[0], "cgroup.freeze")); got != "0" {
 		t.Errorf("cgroup.freeze after killFrozen() = %q, want \"0\" (thawed)", got)
 	}
 }

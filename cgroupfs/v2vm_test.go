@@ -79,7 +79,7 @@ func TestV2DelegatedParent(t *testing.T) {
 			if got := filepath.Dir(l.Paths()[0]); got != parent {
 				t.Errorf("leaf %s is in %s, want in %s", l.Paths()[0], got, parent)
 			}
-			sc := parseList(readFile(t, filepath.Join(parent, "cgroup.subtree_control")))
+			sc := parseList(readTrimmed(t, filepath.Join(parent, "cgroup.subtree_control")))
 			for _, c := range []string{"memory", "cpu", "pids"} {
 				if !slices.Contains(sc, c) {
 					t.Errorf("%s/cgroup.subtree_control = %v, want %s enabled", parent, sc, c)
