@@ -24,9 +24,8 @@ import (
 var initCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETUID, unix.CAP_SETGID, unix.CAP_SETPCAP, unix.CAP_NET_ADMIN}
 
 // initEnv is the init's own environment (the target's is in its config).
-// One P: the init does one thing at a time, and every thread it has must be
-// visited by each all-threads syscall of its setup (setresuid, capset,
-// no_new_privs, Landlock), so fewer threads make those cheaper.
+// One P: the init does one thing at a time, and every thread it starts
+// counts toward the run's PID limit and memory.
 var initEnv = []string{"GOMAXPROCS=1"}
 
 // hardKillDelay is how long the init gets to kill and reap the tree when
