@@ -50,11 +50,10 @@ func benchRuns(b *testing.B, command ...string) {
 
 // phaseSums collects the report's phase timings over the runs and prints
 // their medians. The supervisor's phases follow each other without a gap
-// from its process's start to its report, so their sum is its wall time
-// but for the report's write and the process's exit; "coverage" is that
-// sum over the wall time we measured around the whole command (fork to
-// reaped), in percent: the report accounts for the run when it is close to
-// 100. The init's phases break down the supervisor's "init" span (they
+// from its process's start to its report file's rename, so their sum is
+// its wall time but for the process's exit; "coverage" is that sum over the
+// wall time we measured around the whole command (fork to reaped), in
+// percent: the report accounts for the run when it is close to 100. The init's phases break down the supervisor's "init" span (they
 // overlap "spawn", "config" and "go") and are not summed again.
 type phaseSums struct {
 	names []string             // in the order of the first report
