@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/scidex/scidex-jail/internal/sysfile"
 )
 
 // host is what /proc/self/cgroup and /proc/self/mountinfo say about where
@@ -77,11 +79,11 @@ func under(root, p string) (string, bool) {
 
 // readHost reads this process's cgroups and the cgroup mounts.
 func readHost() (host, error) {
-	self, err := readFile("/proc/self/cgroup")
+	self, err := sysfile.Read("/proc/self/cgroup")
 	if err != nil {
 		return host{}, &UnsupportedError{Feature: "cgroups", Found: err.Error(), Fix: "a kernel with CONFIG_CGROUPS and /proc mounted"}
 	}
-	mi, err := readFile("/proc/self/mountinfo")
+	mi, err := sysfile.Read("/proc/self/mountinfo")
 	if err != nil {
 		return host{}, fmt.Errorf("cgroupfs: read mountinfo: %w", err)
 	}
@@ -237,7 +239,7 @@ func (h host) probeV2(parent string) (Info, error) {
 	if err != nil {
 		return Info{}, err
 	}
-	data, err := readFile(filepath.Join(dir, "cgroup.controllers"))
+	data, err := sysfile.Read(filepath.Join(dir, "cgroup.controllers"))
 	if err != nil {
 		return Info{}, fmt.Errorf("cgroupfs: read controllers of cgroup v2 parent: %w", err)
 	}

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/scidex/scidex-jail/internal/sysfile"
 )
 
 // procsOf is the union of cgroup.procs of dirs. A directory already gone
@@ -21,7 +23,7 @@ func procsOf(dirs []string) ([]int, error) {
 	var all []int
 	for _, d := range dirs {
 		file := filepath.Join(d, "cgroup.procs")
-		data, err := readFile(file)
+		data, err := sysfile.Read(file)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}

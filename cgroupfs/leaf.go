@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/scidex/scidex-jail/internal/sysfile"
 )
 
 // MinCPUs is the smallest CPU quota the kernel takes: 1 ms per 100 ms
@@ -209,7 +211,7 @@ func (l *Leaf) EnterThread() error {
 		return fmt.Errorf("cgroupfs: enter thread: a v%d leaf: use FD (CLONE_INTO_CGROUP)", l.version)
 	}
 	for _, d := range l.dirs {
-		if err := writeFile(filepath.Join(d, "tasks"), "0"); err != nil {
+		if err := sysfile.Write(filepath.Join(d, "tasks"), "0"); err != nil {
 			return fmt.Errorf("cgroupfs: move this thread into the leaf: %w", err)
 		}
 	}
@@ -223,7 +225,7 @@ func (l *Leaf) AddProcess(pid int) error {
 		return fmt.Errorf("cgroupfs: add process %d: bad pid", pid)
 	}
 	for _, d := range l.dirs {
-		if err := writeFile(filepath.Join(d, "cgroup.procs"), fmt.Sprint(pid)); err != nil {
+		if err := sysfile.Write(filepath.Join(d, "cgroup.procs"), fmt.Sprint(pid)); err != nil {
 			return fmt.Errorf("cgroupfs: add process %d: %w", pid, err)
 		}
 	}
@@ -320,7 +322,7 @@ func (l *Leaf) mkLeaf(dir string) error {
 
 // set writes value to a file and records it in Written.
 func (l *Leaf) set(file, value string) error {
-	if err := writeFile(file, value); err != nil {
+	if err := sysfile.Write(file, value); err != nil {
 		return fmt.Errorf("cgroupfs: set limit: %w", err)
 	}
 	l.written[file] = value
@@ -330,7 +332,7 @@ func (l *Leaf) set(file, value string) error {
 // readOptional reads a file that older kernels or unmounted controllers may
 // lack; ok is false when it does not exist.
 func readOptional(path string) (data string, ok bool, err error) {
-	b, err := readFile(path)
+	b, err := sysfile.Read(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", false, nil
 	}

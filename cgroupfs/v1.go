@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+
+	"github.com/scidex/scidex-jail/internal/sysfile"
 )
 
 // The cgroup v1 backend, for hybrid hosts whose controllers are still on v1.
@@ -189,7 +191,7 @@ func cpuacctUsage(dir string, u *Usage) error {
 
 // readInt reads a one-integer file that must exist.
 func readInt(path string) (int64, error) {
-	data, err := readFile(path)
+	data, err := sysfile.Read(path)
 	if err != nil {
 		return 0, fmt.Errorf("cgroupfs: usage: %w", err)
 	}

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/scidex/scidex-jail/internal/sysfile"
 )
 
 // The cgroup v2 backend.
@@ -80,7 +82,7 @@ func (l *Leaf) setSwapV2(leaf string, swap int64) error {
 	if _, err := os.Stat(file); err == nil {
 		return l.set(file, fmt.Sprint(swap))
 	}
-	swaps, err := readFile("/proc/swaps")
+	swaps, err := sysfile.Read("/proc/swaps")
 	if err != nil {
 		return fmt.Errorf("cgroupfs: check swap: %w", err)
 	}
@@ -98,7 +100,7 @@ func (l *Leaf) setSwapV2(leaf string, swap int64) error {
 // cgroup.subtree_control, so that the leaf gets their files.
 func (l *Leaf) enableV2(h host, parent string, need []string) error {
 	file := filepath.Join(parent, "cgroup.subtree_control")
-	data, err := readFile(file)
+	data, err := sysfile.Read(file)
 	if err != nil {
 		return fmt.Errorf("cgroupfs: read %s: %w", file, err)
 	}
@@ -113,14 +115,14 @@ func (l *Leaf) enableV2(h host, parent string, need []string) error {
 		return nil
 	}
 	value := strings.Join(add, " ")
-	err = writeFile(file, value)
+	err = sysfile.Write(file, value)
 	if errors.Is(err, unix.EBUSY) {
 		// "No internal processes": a non-root cgroup that holds processes
 		// cannot pass controllers down. The jail's own cgroup holds the jail.
 		if err := l.moveSelf(h, parent); err != nil {
 			return err
 		}
-		err = writeFile(file, value)
+		err = sysfile.Write(file, value)
 	}
 	if errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) {
 		return &UnsupportedError{Feature: "write access to " + file, Found: err.Error(), Fix: fixDelegateV2}
@@ -138,7 +140,7 @@ func (l *Leaf) enableV2(h host, parent string, need []string) error {
 // that are not ours, since moving those is not ours to do.
 func (l *Leaf) moveSelf(h host, parent string) error {
 	procsFile := filepath.Join(parent, "cgroup.procs")
-	data, err := readFile(procsFile)
+	data, err := sysfile.Read(procsFile)
 	if err != nil {
 		return fmt.Errorf("cgroupfs: read %s: %w", procsFile, err)
 	}
@@ -161,7 +163,7 @@ func (l *Leaf) moveSelf(h host, parent string) error {
 		return fmt.Errorf("cgroupfs: create supervisor leaf: %w", err)
 	}
 	supProcs := filepath.Join(sup, "cgroup.procs")
-	if err := writeFile(supProcs, fmt.Sprint(self)); err != nil {
+	if err := sysfile.Write(supProcs, fmt.Sprint(self)); err != nil {
 		return fmt.Errorf("cgroupfs: move supervisor: %w", err)
 	}
 	l.written[supProcs] = fmt.Sprint(self)
@@ -198,7 +200,7 @@ func (l *Leaf) usageV2() (Usage, error) {
 // killV2 writes cgroup.kill (5.14+), which kills every process in the leaf
 // at once, forks in flight included.
 func (l *Leaf) killV2(deadline time.Time) error {
-	err := writeFile(filepath.Join(l.dirs[0], "cgroup.kill"), "1")
+	err := sysfile.Write(filepath.Join(l.dirs[0], "cgroup.kill"), "1")
 	switch {
 	case err == nil:
 		return waitEmpty(l.dirs, deadline)
@@ -214,7 +216,7 @@ func (l *Leaf) killV2(deadline time.Time) error {
 func (l *Leaf) killFrozen(deadline time.Time) error {
 	dir := l.dirs[0]
 	freeze := filepath.Join(dir, "cgroup.freeze")
-	frozen := writeFile(freeze, "1") == nil
+	frozen := sysfile.Write(freeze, "1") == nil
 	if frozen {
 		for wait := time.Millisecond; time.Now().Before(deadline); wait = min(2*wait, 50*time.Millisecond) {
 			ev, err := keyedOptional(filepath.Join(dir, "cgroup.events"))
@@ -227,7 +229,7 @@ func (l *Leaf) killFrozen(deadline time.Time) error {
 		if err == nil {
 			err = signalListed(l.dirs, pids)
 		}
-		if terr := writeFile(freeze, "0"); terr != nil {
+		if terr := sysfile.Write(freeze, "0"); terr != nil {
 			return fmt.Errorf("cgroupfs: kill: thaw: %w", errors.Join(err, terr))
 		}
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/scidex/scidex-jail/internal/sysfile"
 	"github.com/scidex/scidex-jail/internal/testutil"
 )
 
@@ -31,7 +32,7 @@ func requireVM(t *testing.T) host {
 // moveSelf moves the test process into dir.
 func moveSelfTo(t *testing.T, dir string) {
 	t.Helper()
-	if err := writeFile(filepath.Join(dir, "cgroup.procs"), fmt.Sprint(os.Getpid())); err != nil {
+	if err := sysfile.Write(filepath.Join(dir, "cgroup.procs"), fmt.Sprint(os.Getpid())); err != nil {
 		t.Fatalf("move test process to %s: %v", dir, err)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/scidex/scidex-jail/internal/sysfile"
 )
 
 // What a run needs from a container it is started in, checked before
@@ -33,7 +35,7 @@ func (s *Spec) validateContainer() error {
 		file, flag string
 		id         int
 	}{{"/proc/self/uid_map", "--uid", s.HostUID}, {"/proc/self/gid_map", "--gid", s.HostGID}} {
-		b, err := os.ReadFile(m.file)
+		b, err := sysfile.Read(m.file)
 		if err != nil {
 			return fmt.Errorf("read %s: %w", m.file, err)
 		}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"golang.org/x/sys/unix"
+	"github.com/scidex/scidex-jail/internal/sysfile"
 )
 
 // confined checks, right before the fork, that the thread about to fork
@@ -18,7 +18,7 @@ import (
 // the Go runtime and the init's own goroutines. A thread that is not as
 // planned fails the run closed, stage "exec".
 func confined(uid, gid int, seccomp bool) error {
-	b, err := readProc("/proc/thread-self/status")
+	b, err := sysfile.Read("/proc/thread-self/status")
 	if err != nil {
 		return fmt.Errorf("read the forking thread's status: %w", err)
 	}
@@ -59,31 +59,4 @@ func checkStatus(status []byte, uid, gid int, seccomp bool) error {
 		}
 	}
 	return nil
-}
-
-// readProc reads a small file of /proc whole, with the plain system calls
-// (os.ReadFile would register it with the poller, for one read).
-func readProc(path string) ([]byte, error) {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", path, err)
-	}
-	defer unix.Close(fd)
-	buf := make([]byte, 4096)
-	n := 0
-	for {
-		if n == len(buf) {
-			buf = append(buf, make([]byte, len(buf))...)
-		}
-		m, err := unix.Read(fd, buf[n:])
-		switch {
-		case err == unix.EINTR:
-			continue
-		case err != nil:
-			return nil, fmt.Errorf("read %s: %w", path, err)
-		case m == 0:
-			return buf[:n], nil
-		}
-		n += m
-	}
 }

@@ -60,18 +60,3 @@ func TestCheckStatus(t *testing.T) {
 		})
 	}
 }
-
-func TestReadProc(t *testing.T) {
-	b, err := readProc("/proc/self/status")
-	if err != nil || !strings.Contains(string(b), "\nCapBnd:") || !strings.HasSuffix(string(b), "\n") {
-		t.Errorf("readProc(/proc/self/status) = %q, %v, want the whole status", b, err)
-	}
-	// Larger than the first buffer: read whole all the same.
-	b, err = readProc("/proc/self/smaps")
-	if err != nil || len(b) <= 4096 || !strings.HasSuffix(string(b), "\n") {
-		t.Errorf("readProc(/proc/self/smaps) = %d bytes, %v, want more than 4096, whole", len(b), err)
-	}
-	if _, err := readProc("/proc/self/no-such-file"); err == nil || !strings.Contains(err.Error(), "no-such-file") {
-		t.Errorf("readProc(missing) = %v, want an error naming the file", err)
-	}
-}

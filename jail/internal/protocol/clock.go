@@ -2,11 +2,12 @@ package protocol
 
 import (
 	"bytes"
-	"os"
 	"strconv"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/scidex/scidex-jail/internal/sysfile"
 )
 
 // ProcessStart is when the calling process started, as the kernel accounts
@@ -28,7 +29,7 @@ func ProcessStart() time.Time {
 		return time.Time{}
 	}
 	var wait int64
-	if b, err := os.ReadFile("/proc/thread-self/schedstat"); err == nil {
+	if b, err := sysfile.Read("/proc/thread-self/schedstat"); err == nil {
 		if f := bytes.Fields(b); len(f) >= 2 {
 			if w, err := strconv.ParseInt(string(f[1]), 10, 64); err == nil && w > 0 {
 				wait = w
