@@ -53,8 +53,9 @@ func benchRuns(b *testing.B, command ...string) {
 // from its process's start to its report file's rename, so their sum is
 // its wall time but for the process's exit; "coverage" is that sum over the
 // wall time we measured around the whole command (fork to reaped), in
-// percent: the report accounts for the run when it is close to 100. The init's phases break down the supervisor's "init" span (they
-// overlap "spawn", "config" and "go") and are not summed again.
+// percent: the report accounts for the run when it is close to 100. The
+// init's phases break down the supervisor's "init" span (they overlap
+// "spawn", "config" and "go") and are not summed again.
 type phaseSums struct {
 	names []string             // in the order of the first report
 	us    map[string][]float64 // "where/name" -> µs, one per run
