@@ -69,14 +69,11 @@ from ._report import (
     Output,
     Phase,
     Report,
-    ReportSchemaError,
     Seccomp,
     SetupError,
     Usage,
-    report_schema,
-    schema_text,
-    validate_report,
 )
+from ._schema import ReportSchemaError, report_schema, schema_text, validate_report
 from ._result import Result
 from ._run import Run
 from ._streams import CAPTURE, DEVNULL, Destination

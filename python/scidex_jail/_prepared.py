@@ -14,8 +14,9 @@ from typing import IO, Any, Dict, Optional, Union
 
 from ._errors import JailError, JailSetupError
 from ._options import Spec
-from ._report import Report, validate_report
+from ._report import Report
 from ._result import Result
+from ._schema import validate_report
 from ._streams import Destination, Plan, Tail, check_destination, plan_stderr, plan_stdout
 
 #: What the analysis reads on stdin: None (``/dev/null``), bytes or str

@@ -1,9 +1,8 @@
 """The jail's JSON report, typed: :class:`Report` and its parts.
 
-The report is the jail's interface; its JSON Schema (draft 2020-12) ships in
-this package as ``report.schema.json`` (the same file ``scidex-jail schema``
-prints), and :func:`validate_report` checks a report against it with the
-``jsonschema`` library when that is installed (Debian: python3-jsonschema).
+The report is the jail's interface; its JSON Schema ships in this package
+(:func:`scidex_jail.schema_text`) and :func:`scidex_jail.validate_report`
+checks a report against it.
 
 Parsing is lenient where the schema lets a report grow: fields this version
 does not know stay in :attr:`Report.raw` (and in each part's ``raw``), and
@@ -16,11 +15,9 @@ new version, whose ``schema`` value differs from :data:`REPORT_SCHEMA`.
 from __future__ import annotations
 
 import datetime
-import importlib.resources
-import json
 import os
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple
+from typing import Any, Iterator, Mapping, Optional, Tuple
 
 from ._errors import JailError
 
@@ -423,57 +420,6 @@ class Report(_OverRaw):
         """``started_at`` plus ``usage.wall_seconds``."""
         s = self.started_at
         return s + datetime.timedelta(seconds=self.usage.wall_seconds) if s else None
-
-
-class ReportSchemaError(JailError):
-    """A report does not match the report's JSON Schema; ``errors`` lists
-    each failure as ``"at /path: message"``."""
-
-    def __init__(self, errors: List[str], report: Optional[Mapping[str, Any]] = None) -> None:
-        super().__init__("the jail's report does not match its schema: " + "; ".join(errors), report=report)
-        self.errors = errors
-
-
-def schema_text() -> str:
-    """The report's JSON Schema as shipped in this package (``report.schema.json``)."""
-    return importlib.resources.files(__package__).joinpath("report.schema.json").read_text(encoding="utf-8")
-
-
-_validator: Any = None
-
-
-def report_schema() -> Dict[str, Any]:
-    """The report's JSON Schema, parsed."""
-    s: Dict[str, Any] = json.loads(schema_text())
-    return s
-
-
-def validate_report(report: Mapping[str, Any]) -> None:
-    """Check a report (the parsed JSON, or a :class:`Report`) against the
-    report's JSON Schema with the ``jsonschema`` library (Debian:
-    python3-jsonschema), formats included. Raises
-    :class:`ReportSchemaError` naming every failure, and
-    :class:`ModuleNotFoundError` when jsonschema is not installed."""
-    global _validator
-    data = report.raw if isinstance(report, Report) else report
-    if _validator is None:
-        try:
-            import jsonschema
-        except ModuleNotFoundError as e:
-            raise ModuleNotFoundError(
-                "validate_report needs the jsonschema library: apt-get install python3-jsonschema "
-                "(or pip install jsonschema)",
-                name="jsonschema",
-            ) from e
-        schema = report_schema()
-        cls = jsonschema.validators.validator_for(schema)
-        cls.check_schema(schema)
-        _validator = cls(schema, format_checker=cls.FORMAT_CHECKER)
-    errors = sorted(_validator.iter_errors(data), key=lambda e: list(e.absolute_path))
-    if errors:
-        raise ReportSchemaError(
-            [f"at /{'/'.join(str(p) for p in e.absolute_path)}: {e.message}" for e in errors], report=data
-        )
 
 
 def parse_time(value: Any) -> Optional[datetime.datetime]:

@@ -138,9 +138,9 @@ def test_breaking_reports_fail_naming_the_field(change: Callable[[Dict[str, Any]
 
 
 def test_validate_names_the_missing_library(monkeypatch: pytest.MonkeyPatch) -> None:
-    from scidex_jail import _report
+    from scidex_jail import _schema
 
-    monkeypatch.setattr(_report, "_validator", None)
+    monkeypatch.setattr(_schema, "_validator", None)
     monkeypatch.setitem(sys.modules, "jsonschema", None)
     with pytest.raises(ModuleNotFoundError, match="python3-jsonschema"):
         validate_report(load("ok"))
