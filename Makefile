@@ -24,7 +24,7 @@ TOOLS_BIN := $(CURDIR)/.tools/bin
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := $(TOOLS_BIN)/staticcheck-$(STATICCHECK_VERSION)
 
-.PHONY: help build deb deps deps-example tools nsproto example test check vet lint generate generate-check test-host test-vm test-python bench bench-vm bench-compare clean
+.PHONY: help build deb deps deps-example tools nsproto example test check unit vet lint generate generate-check test-host test-vm test-python bench bench-vm bench-compare clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -60,17 +60,21 @@ example: deps-example build ## run the example analysis under the jail and print
 
 test: deps check ## install what is needed, then vet, lint and every test (as root)
 
-check: vet lint generate-check test-host test-vm test-python ## vet, lint, all tests
+check: vet lint generate-check unit test-host test-vm test-python ## vet, lint, all tests
+
+unit: ## the tests that need no root, no jail run and no PostgreSQL (Go packages with -short, python/tests -m unit), as nobody when run as root
+	.ci/unit
 
 vet: ## go vet, with and without cgo, and for arm64
 	CGO_ENABLED=0 $(GO) vet $(PKGS)
 	CGO_ENABLED=1 $(GO) vet ./seccomp/...
 	GOARCH=arm64 CGO_ENABLED=0 $(GO) vet $(PKGS)
 
-lint: $(STATICCHECK) ## gofmt, staticcheck, layering rules
+lint: $(STATICCHECK) ## gofmt, staticcheck, layering rules, mypy --strict over the Python package
 	@test -z "$$(gofmt -l .)" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
 	CGO_ENABLED=0 $(STATICCHECK) $(PKGS)
 	.ci/layering
+	cd python && /usr/bin/python3 -m mypy --cache-dir=/dev/null
 
 generate: ## regenerate the seccomp programs (cgo + libseccomp)
 	CGO_ENABLED=1 $(GO) generate ./seccomp/...

@@ -26,6 +26,9 @@ var debFiles = []string{
 	"/usr/share/doc/scidex-jail/examples/apparmor/scidex-jail",
 	"/usr/share/doc/scidex-jail/examples/slurm/scidex-analyses.sbatch",
 	"/usr/share/doc/scidex-jail/examples/kubernetes/scidex-analysis-job.yaml",
+	"/usr/share/scidex-jail/report.schema.json",
+	"/usr/lib/python3/dist-packages/scidex_jail/__init__.py",
+	"/usr/lib/python3/dist-packages/scidex_jail/report.schema.json",
 }
 
 const conffile = "/etc/scidex-jail/profiles.json"
@@ -83,7 +86,8 @@ func TestDebianPackage(t *testing.T) {
 			t.Errorf("after dpkg -r: %s left behind", f)
 		}
 	}
-	for _, d := range []string{"/usr/libexec/scidex-jail", "/usr/share/doc/scidex-jail", "/run/scidex-jail"} {
+	for _, d := range []string{"/usr/libexec/scidex-jail", "/usr/share/doc/scidex-jail", "/run/scidex-jail",
+		"/usr/share/scidex-jail", "/usr/lib/python3/dist-packages/scidex_jail"} {
 		if _, err := os.Lstat(d); err == nil {
 			t.Errorf("after dpkg -r: directory %s left behind", d)
 		}
@@ -135,6 +139,21 @@ func checkInstalled(t *testing.T) {
 	}
 	if r := readReport(t, rep); r != nil && (r.Status != "ok" || len(r.Outputs) == 0) {
 		t.Errorf("example analysis with the installed binary: status %s, %d outputs; want ok with outputs (%s)", r.Status, len(r.Outputs), r.CompletionNotes)
+	}
+
+	// The schema is the installed binary's, and the Python package is
+	// Debian's python3's: it finds the installed binary on PATH, runs it,
+	// and checks the report against that schema (root's import leaves
+	// byte code, which postrm removes).
+	if got, _ := os.ReadFile("/usr/share/scidex-jail/report.schema.json"); string(got) != run(t, "/usr/bin/scidex-jail", "schema") {
+		t.Errorf("/usr/share/scidex-jail/report.schema.json differs from scidex-jail schema")
+	}
+	py := exec.Command("/usr/bin/python3", "-c", `import scidex_jail as s
+r = s.Jail(validate=True).run(["/bin/true"], analysis_id="deb-python")
+print(s.__file__, r.status, s.schema_text() == open("/usr/share/scidex-jail/report.schema.json").read())`)
+	py.Dir, py.Env = "/", []string{"PATH=/usr/bin:/bin", "LANG=C.UTF-8"}
+	if o, err := py.CombinedOutput(); err != nil || string(o) != "/usr/lib/python3/dist-packages/scidex_jail/__init__.py ok True\n" {
+		t.Errorf("python3 -c 'import scidex_jail; ...run...' = %v:\n%s\nwant the installed package, status ok, the binary's schema", err, o)
 	}
 
 	if page := run(t, "man", "-P", "cat", "scidex-jail"); !strings.Contains(page, "--cgroup-parent") || !strings.Contains(page, "EXIT STATUS") {

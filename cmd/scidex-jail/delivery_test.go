@@ -171,8 +171,13 @@ func wantReportOnStderr(t *testing.T, r result, status jail.Status) {
 	if i < 0 {
 		t.Fatalf("stderr holds no JSON report: %q", r.stderr)
 	}
+	var raw json.RawMessage
+	if err := json.NewDecoder(strings.NewReader(r.stderr[i:])).Decode(&raw); err != nil {
+		t.Fatalf("JSON report on stderr does not parse: %v\n%s", err, r.stderr)
+	}
+	validReport(t, raw)
 	var rep jail.Report
-	if err := json.NewDecoder(strings.NewReader(r.stderr[i:])).Decode(&rep); err != nil {
+	if err := json.Unmarshal(raw, &rep); err != nil {
 		t.Fatalf("JSON report on stderr does not parse: %v\n%s", err, r.stderr)
 	}
 	if rep.Status != status || rep.ExitCode != jail.ExitDeliveryFailed || len(rep.DeliveryErrors) == 0 {

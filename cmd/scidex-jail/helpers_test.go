@@ -102,6 +102,7 @@ func finishJail(t *testing.T, cmd *exec.Cmd, err error, rep string, out, errb *b
 		r.code = ee.ExitCode()
 	}
 	if b, err := os.ReadFile(rep); err == nil {
+		validReport(t, b)
 		r.report = &jail.Report{}
 		if err := json.Unmarshal(b, r.report); err != nil {
 			t.Fatalf("report is not valid JSON: %v\n%s", err, b)

@@ -34,6 +34,7 @@ type cli struct {
 	Check    checkCmd    `cmd:"" help:"Check what this host can enforce for a profile, and how to fix what it cannot."`
 	GC       gcCmd       `cmd:"" name:"gc" help:"Remove what killed jails left behind (run directories, temporary reports, cgroup leaves): only what provably belongs to a dead jail."`
 	Version  versionCmd  `cmd:"" help:"Print the version."`
+	Schema   schemaCmd   `cmd:"" help:"Print the JSON Schema (draft 2020-12) of the report, whose version is the report's schema field."`
 
 	// Made from this grammar at build time (make deb): the manual page
 	// and the bash completion.

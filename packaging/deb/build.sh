@@ -16,6 +16,9 @@
 #	/usr/lib/systemd/system/scidex-jail.slice         the slice analyses' services run in
 #	/usr/lib/tmpfiles.d/scidex-jail.conf              /run/scidex-jail, a tmp-root for services
 #	/usr/libexec/scidex-jail/delegate                 lays out a delegated cgroup for a runner
+#	/usr/share/scidex-jail/report.schema.json         the report's JSON Schema (scidex-jail schema)
+#	/usr/lib/python3/dist-packages/scidex_jail/       the Python package for Debian's python3, as its
+#	/usr/lib/python3/dist-packages/scidex_jail-*.dist-info  wheel lays it out (built by flit_core)
 #	/usr/share/doc/scidex-jail/                       README, copyright, changelog, examples
 set -euo pipefail
 
@@ -56,6 +59,19 @@ install -m 0644 packaging/systemd/scidex-jail.slice "$stage/usr/lib/systemd/syst
 install -m 0644 packaging/scidex-jail.tmpfiles "$stage/usr/lib/tmpfiles.d/scidex-jail.conf"
 install -m 0755 packaging/delegate "$stage/usr/libexec/scidex-jail/delegate"
 
+# The report's schema as the binary prints it, and the Python package for
+# Debian's python3: its wheel, built offline by Debian's flit_core, unpacked
+# where Debian's python3 looks, so one apt install gives both. The
+# package's copy of the schema must be the binary's.
+install -d "$stage/usr/share/scidex-jail" "$stage/usr/lib/python3/dist-packages" "$stage/wheel"
+"$bin" schema >"$stage/usr/share/scidex-jail/report.schema.json" || fail "$bin schema"
+wheel=$(cd python && /usr/bin/python3 -c 'import sys, flit_core.buildapi as b; print(b.build_wheel(sys.argv[1]))' "$stage/wheel") ||
+	fail "build the Python package's wheel with flit_core (apt-get install flit)"
+/usr/bin/python3 -m zipfile -e "$stage/wheel/$wheel" "$stage/usr/lib/python3/dist-packages" || fail "unpack $wheel"
+rm -rf -- "$stage/wheel"
+cmp -s "$stage/usr/lib/python3/dist-packages/scidex_jail/report.schema.json" "$stage/usr/share/scidex-jail/report.schema.json" ||
+	fail "python/scidex_jail/report.schema.json differs from what $bin schema prints: build the binary from this tree (make build)"
+
 install -m 0644 README.md packaging/deb/copyright "$doc/"
 gzip -9n "$doc/README.md"
 install -m 0644 packaging/systemd/scidex-jail-runner.service "$doc/examples/systemd/"
@@ -79,6 +95,7 @@ Installed-Size: $size
 Section: admin
 Priority: optional
 Homepage: https://scidex.invalid/scidex-jail
+Suggests: python3, python3-psycopg, python3-jsonschema
 Description: sandbox for untrusted scientific analyses
  scidex-jail runs one analysis (a Python script, a Jupyter notebook, a tool
  run) in fresh namespaces, confines its files with Landlock and a minimal
@@ -89,7 +106,10 @@ Description: sandbox for untrusted scientific analyses
  The package ships the built-in profiles as /etc/scidex-jail/profiles.json,
  a systemd slice for the services that start analyses, a helper that lays
  out a delegated cgroup for such a service, and examples for systemd,
- Slurm and Kubernetes.
+ Slurm and Kubernetes; the report's JSON Schema; and the Python package
+ scidex_jail for Debian's python3 (import scidex_jail), which runs the jail
+ and reads its reports (post_process needs python3-psycopg, report
+ validation python3-jsonschema).
 CONTROL
 (cd "$stage" && find . -path ./DEBIAN -prune -o -type f -printf '%P\0' | LC_ALL=C sort -z | xargs -0 md5sum) >"$stage/DEBIAN/md5sums"
 chmod 0644 "$stage/DEBIAN/md5sums" "$stage/DEBIAN/control" "$stage/DEBIAN/conffiles"

@@ -2,8 +2,10 @@
 
 The jail is a separate static binary (``scidex-jail``); this package builds
 its command line (a list, never a shell string), runs it, reads the JSON
-report it writes, and hands back a :class:`Result`. Standard library only;
-:mod:`scidex_jail.post_process` alone needs psycopg 3, imported when used.
+report it writes, and hands back a :class:`Result` holding the typed
+:class:`Report`. Standard library only at import: :func:`validate_report`
+needs the ``jsonschema`` library and :mod:`scidex_jail.post_process`
+psycopg 3, each imported when used.
 
 Run an analysis and look at what happened::
 
@@ -20,8 +22,22 @@ Run an analysis and look at what happened::
     r.status            # "ok", "timeout", "oom_killed", "pids_limit", ...
     r.completion_notes  # one sentence for the logs
     r.outputs           # (Output(path="results.csv", size=..., sha256=...), ...)
+    r.report.limits.memory_bytes, r.report.usage.cgroup, r.report.phases  # typed
+    r.report.raw        # the JSON object as the jail wrote it
 
-Long runs: :func:`start` returns a :class:`Run` with ``wait()``,
+A deployment's shared settings go in a client, whose ``run``, ``start`` and
+``run_async`` take the per-run arguments (the module functions are a client
+made per call)::
+
+    jail = scidex_jail.Jail(binary="/usr/bin/scidex-jail", tmp_root="/srv/runs")
+    r = jail.run(["/usr/bin/true"], analysis_id="a43")
+
+The report's JSON Schema ships in the package (:func:`schema_text`, the file
+``report.schema.json``, which ``scidex-jail schema`` also prints);
+:func:`validate_report` checks a report against it with the ``jsonschema``
+library when installed, and ``Jail(validate=True)`` does so for every run.
+
+Long runs: :meth:`Jail.start` (:func:`start`) returns a :class:`Run` with ``wait()``,
 ``cancel()`` and ``pid``; :func:`run_async` is the asyncio form, and
 cancelling its task cancels the run. A KeyboardInterrupt during
 :func:`run` cancels the run, waits for the jail to clean up, and
@@ -37,31 +53,65 @@ when the jail could not start the analysis (exit 125; ``stage`` and
 ``message`` say why), :class:`JailError` for a jail that wrote no report.
 """
 
-from ._async import run_async
+from ._client import Jail, run, run_async, start
 from ._errors import JailError, JailNotFoundError, JailSetupError
 from ._options import BINARY_ENV, find_binary
 from ._prepared import StdinArg
-from ._result import KNOWN_STATUSES, Output, Result
-from ._run import Run, run, start
+from ._report import (
+    KNOWN_STATUSES,
+    REPORT_SCHEMA,
+    Cgroup,
+    CgroupUsage,
+    Enforced,
+    Landlock,
+    Limits,
+    Mounts,
+    Output,
+    Phase,
+    Report,
+    Seccomp,
+    SetupError,
+    Usage,
+)
+from ._schema import ReportSchemaError, report_schema, schema_text, validate_report
+from ._result import Result
+from ._run import Run
 from ._streams import CAPTURE, DEVNULL, Destination
 
 __all__ = [
     "BINARY_ENV",
     "CAPTURE",
     "DEVNULL",
+    "Cgroup",
+    "CgroupUsage",
     "Destination",
+    "Enforced",
     "KNOWN_STATUSES",
+    "Jail",
     "JailError",
     "JailNotFoundError",
     "JailSetupError",
+    "Landlock",
+    "Limits",
+    "Mounts",
     "Output",
+    "Phase",
+    "REPORT_SCHEMA",
+    "Report",
+    "ReportSchemaError",
     "Result",
     "Run",
+    "Seccomp",
+    "SetupError",
     "StdinArg",
+    "Usage",
     "find_binary",
+    "report_schema",
     "run",
     "run_async",
+    "schema_text",
     "start",
+    "validate_report",
 ]
 
 __version__ = "0.1.0"

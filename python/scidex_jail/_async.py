@@ -1,15 +1,14 @@
-"""run_async: the jail from an asyncio event loop."""
+"""The jail from an asyncio event loop (Jail.run_async)."""
 
 from __future__ import annotations
 
 import asyncio
 import signal
-from typing import Mapping, Optional, Sequence
+from typing import Optional
 
-from ._options import DurationArg, PathArg, SizeArg, build_spec
 from ._result import Result
-from ._prepared import Prepared, StdinArg
-from ._streams import Destination, Sink
+from ._prepared import Prepared
+from ._streams import Sink
 
 
 async def _pump(reader: Optional[asyncio.StreamReader], sink: Optional[Sink]) -> None:
@@ -38,48 +37,15 @@ async def _feed(writer: Optional[asyncio.StreamWriter], data: Optional[bytes]) -
         writer.close()
 
 
-async def run_async(
-    argv: Sequence[str],
-    *,
-    analysis_id: str,
-    profile: Optional[str] = None,
-    timeout: Optional[DurationArg] = None,
-    memory: Optional[SizeArg] = None,
-    cpus: Optional[float] = None,
-    pids: Optional[int] = None,
-    disk: Optional[SizeArg] = None,
-    net: Optional[str] = None,
-    allow_tcp: Sequence[int] = (),
-    root: Optional[PathArg] = None,
-    ro: Sequence[PathArg] = (),
-    rw: Sequence[PathArg] = (),
-    inputs: Sequence[PathArg] = (),
-    env: Optional[Mapping[str, str]] = None,
-    collect: Optional[PathArg] = None,
-    keep: bool = False,
-    stdin: StdinArg = None,
-    stdout: Destination = None,
-    stderr: Destination = None,
-    binary: Optional[PathArg] = None,
-    grace: Optional[DurationArg] = None,
-    config: Optional[PathArg] = None,
-    tmp_root: Optional[PathArg] = None,
-    cgroup_parent: Optional[PathArg] = None,
-) -> Result:
-    """:func:`scidex_jail.run` for asyncio: the same arguments and result.
+async def run_prepared(prep: Prepared) -> Result:
+    """Run a prepared run from the event loop: what :meth:`Jail.run_async`
+    does once the arguments are checked.
 
     Output callbacks are called from the event loop. Cancelling the task
     that awaits it cancels the run: SIGTERM to the jail, then the task
     waits (shielded from further cancellation) until the jail has exited
     and cleaned up, and re-raises :class:`asyncio.CancelledError`.
     """
-    spec = build_spec(
-        argv, analysis_id=analysis_id, profile=profile, config=config, timeout=timeout, grace=grace,
-        memory=memory, cpus=cpus, pids=pids, disk=disk, net=net, allow_tcp=allow_tcp, root=root,
-        ro=ro, rw=rw, inputs=inputs, env=env, collect=collect, keep=keep, tmp_root=tmp_root,
-        cgroup_parent=cgroup_parent, binary=binary,
-    )  # fmt: skip
-    prep = Prepared(spec, stdin, stdout, stderr)
     assert prep.out is not None and prep.err is not None
     try:
         proc = await asyncio.create_subprocess_exec(

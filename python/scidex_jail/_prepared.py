@@ -10,11 +10,13 @@ import shutil
 import signal
 import subprocess
 import tempfile
-from typing import IO, Any, Mapping, Optional, Union
+from typing import IO, Any, Dict, Optional, Union
 
 from ._errors import JailError, JailSetupError
 from ._options import Spec
+from ._report import Report
 from ._result import Result
+from ._schema import validate_report
 from ._streams import Destination, Plan, Tail, check_destination, plan_stderr, plan_stdout
 
 #: What the analysis reads on stdin: None (``/dev/null``), bytes or str
@@ -30,7 +32,9 @@ class Prepared:
     the report, and the wiring of its standard streams. Shared by the
     blocking and the asyncio runner."""
 
-    def __init__(self, spec: Spec, stdin: StdinArg, stdout: Destination, stderr: Destination) -> None:
+    def __init__(
+        self, spec: Spec, stdin: StdinArg, stdout: Destination, stderr: Destination, *, validate: bool = False
+    ) -> None:
         check_destination("stdout", stdout)
         check_destination("stderr", stderr)
         self.stdin_data: Optional[bytes] = None
@@ -51,6 +55,7 @@ class Prepared:
                 raise ValueError(f"stdin={stdin!r}: a file object needs a real descriptor; pass its bytes instead")
             self.stdin_child = stdin
         self.spec = spec
+        self.validate = validate
         # The report goes to a directory only this process can read; the
         # jail (the supervisor, as the caller's user) writes it there.
         self.dir = tempfile.mkdtemp(prefix="scidex-jail-report-")
@@ -91,9 +96,9 @@ class Prepared:
             err = plan.error() if plan is not None else None
             if err is not None:
                 raise err
-        report = self._read_report()
+        data = read_report(self.report_path)
         tail = self.tail.text() or ""
-        if report is None:
+        if data is None:
             if returncode == EXIT_SETUP:
                 raise JailSetupError("command line", jail_message(tail), stderr_tail=tail)
             raise JailError(
@@ -101,11 +106,14 @@ class Prepared:
                 exit_code=returncode,
                 stderr_tail=tail,
             )
-        setup = report.get("setup_error") or {}
-        if returncode == EXIT_SETUP and report.get("status") == "setup_error":
+        if self.validate:
+            validate_report(data)
+        report = Report.from_json(data)
+        if returncode == EXIT_SETUP and report.status == "setup_error":
+            setup = report.setup_error
             raise JailSetupError(
-                str(setup.get("stage", "unknown")),
-                str(setup.get("message") or report.get("completion_notes", "")),
+                setup.stage if setup else "unknown",
+                (setup.message if setup else "") or report.completion_notes,
                 stderr_tail=tail,
                 report=report,
             )
@@ -115,21 +123,24 @@ class Prepared:
             stderr=self.err.captured() if self.err else None,
         )
 
-    def _read_report(self) -> Optional[Mapping[str, Any]]:
-        try:
-            with open(self.report_path, "rb") as f:
-                data = json.load(f)
-        except FileNotFoundError:
-            return None
-        except (OSError, ValueError) as e:
-            raise JailError(f"read the jail's report {self.report_path}: {e}") from e
-        if not isinstance(data, dict):
-            raise JailError(f"the jail's report {self.report_path} is not a JSON object")
-        return data
-
     def cleanup(self) -> None:
         """Remove the report's directory."""
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def read_report(path: str) -> Optional[Dict[str, Any]]:
+    """The JSON object of the report file at ``path``; None when the jail
+    wrote none."""
+    try:
+        with open(path, "rb") as f:
+            data = json.load(f)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as e:
+        raise JailError(f"read the jail's report {path}: {e}") from e
+    if not isinstance(data, dict):
+        raise JailError(f"the jail's report {path} is not a JSON object")
+    return data
 
 
 def jail_message(stderr_tail: str) -> str:

@@ -1,4 +1,4 @@
-"""The blocking runner: run(), start() and the Run handle."""
+"""The blocking runner: the Run handle that Jail.start returns."""
 
 from __future__ import annotations
 
@@ -6,13 +6,12 @@ import os
 import signal
 import subprocess
 import threading
-from typing import IO, Mapping, Optional, Sequence
+from typing import IO, Optional
 
 from ._errors import JailError
-from ._options import DurationArg, PathArg, SizeArg, build_spec
-from ._prepared import Prepared, StdinArg
+from ._prepared import Prepared
 from ._result import Result
-from ._streams import Destination, Sink
+from ._streams import Sink
 
 
 def _pump(fd: int, sink: Sink) -> None:
@@ -44,9 +43,10 @@ def _feed(f: IO[bytes], data: bytes) -> None:
 class Run:
     """A started run: ``wait()`` for its :class:`Result`, ``cancel()`` it.
 
-    Made by :func:`start`. ``pid`` is the jail's process id. Used as a
-    context manager, leaving the block cancels the run if it is still going
-    and waits for it, so no jail outlives the block::
+    Made by :meth:`Jail.start` (and :func:`scidex_jail.start`). ``pid`` is
+    the jail's process id. Used as a context manager, leaving the block
+    cancels the run if it is still going and waits for it, so no jail
+    outlives the block::
 
         with scidex_jail.start(["/usr/bin/python3", "long.py"], analysis_id="a1") as run:
             ...
@@ -174,120 +174,9 @@ class Run:
             self.abort()
 
 
-def start(
-    argv: Sequence[str],
-    *,
-    analysis_id: str,
-    profile: Optional[str] = None,
-    timeout: Optional[DurationArg] = None,
-    memory: Optional[SizeArg] = None,
-    cpus: Optional[float] = None,
-    pids: Optional[int] = None,
-    disk: Optional[SizeArg] = None,
-    net: Optional[str] = None,
-    allow_tcp: Sequence[int] = (),
-    root: Optional[PathArg] = None,
-    ro: Sequence[PathArg] = (),
-    rw: Sequence[PathArg] = (),
-    inputs: Sequence[PathArg] = (),
-    env: Optional[Mapping[str, str]] = None,
-    collect: Optional[PathArg] = None,
-    keep: bool = False,
-    stdin: StdinArg = None,
-    stdout: Destination = None,
-    stderr: Destination = None,
-    binary: Optional[PathArg] = None,
-    grace: Optional[DurationArg] = None,
-    config: Optional[PathArg] = None,
-    tmp_root: Optional[PathArg] = None,
-    cgroup_parent: Optional[PathArg] = None,
-) -> Run:
-    """Start ``argv`` as an analysis in the jail and return its :class:`Run`.
-
-    Takes the arguments of :func:`run`; returns as soon as the jail is
-    started. Raises ValueError for a bad argument and JailNotFoundError for a
-    missing binary, before anything is started.
-    """
-    spec = build_spec(
-        argv, analysis_id=analysis_id, profile=profile, config=config, timeout=timeout, grace=grace,
-        memory=memory, cpus=cpus, pids=pids, disk=disk, net=net, allow_tcp=allow_tcp, root=root,
-        ro=ro, rw=rw, inputs=inputs, env=env, collect=collect, keep=keep, tmp_root=tmp_root,
-        cgroup_parent=cgroup_parent, binary=binary,
-    )  # fmt: skip
-    return Run(Prepared(spec, stdin, stdout, stderr))
-
-
-def run(
-    argv: Sequence[str],
-    *,
-    analysis_id: str,
-    profile: Optional[str] = None,
-    timeout: Optional[DurationArg] = None,
-    memory: Optional[SizeArg] = None,
-    cpus: Optional[float] = None,
-    pids: Optional[int] = None,
-    disk: Optional[SizeArg] = None,
-    net: Optional[str] = None,
-    allow_tcp: Sequence[int] = (),
-    root: Optional[PathArg] = None,
-    ro: Sequence[PathArg] = (),
-    rw: Sequence[PathArg] = (),
-    inputs: Sequence[PathArg] = (),
-    env: Optional[Mapping[str, str]] = None,
-    collect: Optional[PathArg] = None,
-    keep: bool = False,
-    stdin: StdinArg = None,
-    stdout: Destination = None,
-    stderr: Destination = None,
-    binary: Optional[PathArg] = None,
-    grace: Optional[DurationArg] = None,
-    config: Optional[PathArg] = None,
-    tmp_root: Optional[PathArg] = None,
-    cgroup_parent: Optional[PathArg] = None,
-) -> Result:
-    """Run ``argv`` as an analysis in the jail and return its :class:`Result`.
-
-    ``argv`` is the command, a list (no shell, ever); the analysis runs in
-    its own fresh directory ``<tmp_root>/scidex-analysis-<analysis_id>/``,
-    which is its cwd and HOME, with nothing of this process' environment
-    but ``env``. Arguments left as None come from the profile
-    (``profile``, default ``"default"``):
-
-    - ``timeout``: wall-clock budget, seconds / timedelta / ``"90s"``
-      (0 = none); ``grace``: time between SIGTERM and SIGKILL;
-    - ``memory``, ``disk``: bytes or ``"512M"``/``"2G"``; ``cpus``: CPU
-      quota (0.5, 2); ``pids``: processes and threads;
-    - ``net``: ``"none"``, ``"loopback"`` or ``"host"``; ``allow_tcp``:
-      outbound ports with ``net="host"`` (never PostgreSQL's);
-    - ``root``: the platform checkout whose ``data/`` and ``docs/`` are
-      readable (default: the current directory); ``ro``, ``inputs``:
-      host paths readable at the same path inside; ``rw``: writable ones;
-    - ``collect``: copy the run directory's regular files here before it is
-      removed (``Result.outputs[i].collected_path``); ``keep``: keep it;
-    - ``stdin``: None (``/dev/null``), bytes/str, a file object;
-      ``stdout``/``stderr``: a :data:`Destination`: None (inherit stdout;
-      pass stderr through), CAPTURE (``Result.stdout``/``stderr``), DEVNULL,
-      a path or a file object to stream into, or a callable called with each
-      line; only CAPTURE keeps output in memory;
-    - ``binary``: the jail (default ``$SCIDEX_JAIL_BIN``, then PATH, then
-      ``/usr/bin/scidex-jail``); ``config``: a profiles file;
-      ``tmp_root``: where run directories are made; ``cgroup_parent``: the
-      delegated cgroup for the run's leaf (default: the jail's own).
-
-    Every ending of the analysis (exit codes, signals, timeout, OOM, PID
-    limit, cancel) is a :class:`Result`; check ``status``. Raises
-    ValueError for bad arguments and JailNotFoundError for a missing
-    binary (before anything starts), JailSetupError when the jail could
-    not start the analysis (exit 125), JailError when it wrote no report.
-    On KeyboardInterrupt (or any exception while waiting) the run is
-    cancelled and waited for, then the exception propagates.
-    """
-    handle = start(
-        argv, analysis_id=analysis_id, profile=profile, config=config, timeout=timeout, grace=grace,
-        memory=memory, cpus=cpus, pids=pids, disk=disk, net=net, allow_tcp=allow_tcp, root=root,
-        ro=ro, rw=rw, inputs=inputs, env=env, collect=collect, keep=keep, tmp_root=tmp_root,
-        cgroup_parent=cgroup_parent, stdin=stdin, stdout=stdout, stderr=stderr, binary=binary,
-    )  # fmt: skip
+def wait_or_abort(handle: Run) -> Result:
+    """``handle.wait()``; on KeyboardInterrupt (or any exception but the
+    jail's own errors) cancel the run, wait for the jail, and re-raise."""
     try:
         return handle.wait()
     except (JailError, OSError):

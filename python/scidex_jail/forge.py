@@ -13,6 +13,7 @@ database::
 
     rr = run_python_script("/srv/analyses/a42/script.py", "a42",
                            timeout=600, collect="/srv/outputs/a42")
+    rr = run_python_script(source="print(6 * 7)\n", analysis_id="a43")
     if rr.returncode != 0:
         log.warning("analysis a42: %s", rr.completion_notes)
 
@@ -31,9 +32,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional, Sequence, Tuple, Union
 
-from ._options import DurationArg, PathArg, SizeArg
-from ._result import Output, Result
-from ._run import run
+from ._client import Jail
+from ._options import DurationArg, PathArg, SizeArg, _check_id
+from ._report import Output, Report
+from ._result import Result
 from ._streams import CAPTURE, Destination
 
 #: The interpreter scripts run with: Debian's, whose libraries the jail's
@@ -80,7 +82,8 @@ class RuntimeResult:
     ``completion_notes``: one sentence saying how the run ended and, when
     it was stopped, which limit stopped it; ``status``: the jail's reason
     (``ok``, ``timeout``, ``oom_killed``, ...); ``outputs``: files the
-    analysis left; ``report``: the jail's whole report; ``result``: the
+    analysis left; ``report``: the jail's whole :class:`scidex_jail.Report`
+    (the JSON in ``report.raw``); ``result``: the
     :class:`scidex_jail.Result` it came from.
     """
 
@@ -91,7 +94,7 @@ class RuntimeResult:
     completion_notes: str
     status: str
     outputs: Tuple[Output, ...]
-    report: Mapping[str, Any] = field(repr=False)
+    report: Report = field(repr=False)
     analysis_id: str = ""
     collected_to: Optional[str] = None
     result: Optional[Result] = field(default=None, repr=False)
@@ -124,6 +127,18 @@ class RuntimeResult:
             collected_to=r.collected_to,
             result=r,
         )
+
+
+def _client(jail: Optional[Jail], binary: Optional[PathArg], tmp_root: Optional[PathArg]) -> Jail:
+    """The client a forge call runs with: ``jail``, or one made from
+    ``binary`` and ``tmp_root``, never a mix."""
+    if jail is None:
+        return Jail(binary=binary, tmp_root=tmp_root)
+    if not isinstance(jail, Jail):
+        raise ValueError(f"jail {jail!r}: give a scidex_jail.Jail")
+    if binary is not None or tmp_root is not None:
+        raise ValueError("give jail= or binary=/tmp_root=, not both: the client holds its binary and tmp_root")
+    return jail
 
 
 def _check_readable_by_analysis(path: str) -> None:
@@ -160,31 +175,28 @@ def _shared_tmp() -> str:
     return d
 
 
-def _resolve_script(script: PathArg) -> Tuple[Optional[str], Optional[str]]:
-    """(path, None) for a script file, (None, source) for source text.
-
-    A PathLike is always a path; a str is a path when it is one line naming
-    an existing file, source text when it has a newline or does not end in
-    ``.py``; a one-line ``.py`` name that does not exist is an error.
-    """
-    if isinstance(script, os.PathLike):
-        p = os.path.abspath(os.fspath(script))
-        if not os.path.isfile(p):
-            raise ValueError(f"script {p} does not exist or is not a file")
-        return p, None
-    if not isinstance(script, str) or not script.strip():
-        raise ValueError(f"script {script!r}: give a path or the script's source text")
-    if "\n" not in script and "\0" not in script and os.path.isfile(script):
-        return os.path.abspath(script), None
-    if "\n" not in script and script.strip().endswith(".py"):
-        raise ValueError(f"script {script!r} looks like a path but no such file exists")
-    return None, script
+def _script_path(script: PathArg) -> str:
+    """The absolute path of an existing script file. Never source text: that
+    comes by keyword (``source=``)."""
+    try:
+        p = os.fspath(script)
+    except TypeError:
+        raise ValueError(f"script {script!r}: give a path (str or os.PathLike); source text goes in source=") from None
+    if not isinstance(p, str) or not p or "\0" in p:
+        raise ValueError(f"script {script!r}: give a path; source text goes in source=")
+    if "\n" in p:
+        raise ValueError(f"script {p[:40]!r}...: a path has no newline; pass source text as source=")
+    p = os.path.abspath(p)
+    if not os.path.isfile(p):
+        raise ValueError(f"script {p!r} looks like a path but no such file exists (source text goes in source=)")
+    return p
 
 
 def run_python_script(
-    script: PathArg,
-    analysis_id: str,
+    script: Optional[PathArg] = None,
+    analysis_id: str = "",
     *,
+    source: Optional[str] = None,
     args: Sequence[str] = (),
     profile: str = "default",
     timeout: Optional[DurationArg] = None,
@@ -206,24 +218,38 @@ def run_python_script(
     python: str = PYTHON,
     binary: Optional[PathArg] = None,
     tmp_root: Optional[PathArg] = None,
+    jail: Optional[Jail] = None,
 ) -> RuntimeResult:
     """Run a Python script as analysis ``analysis_id`` and return a :class:`RuntimeResult`.
 
-    ``script`` is a path (``pathlib.Path``, or a str naming an existing
-    file; the file alone is bound read-only at the same path inside, so
-    pass its directory in ``ro`` if it imports siblings) or the script's
-    source text (written to a private temporary file, 0644 in a 0755
-    directory, bound read-only and removed afterwards). It runs as
+    Give exactly one of ``script``, the path of an existing file (str or
+    ``pathlib.Path``; the file alone is bound read-only at the same path
+    inside, so pass its directory in ``ro`` if it imports siblings), and
+    ``source=``, the script's text (written to a private temporary file,
+    0644 in a 0755 directory, bound read-only and removed afterwards)::
+
+        run_python_script("/srv/analyses/a42/analysis.py", "a42")
+        run_python_script(source="print(6 * 7)\n", analysis_id="a43")
+
+    A str is never guessed to be one or the other. It runs as
     ``python script args...`` in the run directory (its cwd) with the
     profile's limits; ``timeout`` etc. override them. The other arguments
-    are those of :func:`scidex_jail.run`. stdout/stderr are captured by
-    default; stream long logs to a file or callback instead.
+    are those of :func:`scidex_jail.run`; ``jail``, a :class:`scidex_jail.Jail`,
+    runs it with that client's settings (then leave ``binary`` and
+    ``tmp_root`` out). stdout/stderr are captured by default; stream long
+    logs to a file or callback instead.
 
     Raises ValueError (bad arguments, an unreadable script),
     JailNotFoundError and JailSetupError like :func:`scidex_jail.run`;
     every way the script itself ends is a RuntimeResult.
     """
-    path, source = _resolve_script(script)
+    _check_id(analysis_id)
+    if (script is None) == (source is None):
+        raise ValueError("give the script's path or, as source=, its text: exactly one of them")
+    if source is not None and (not isinstance(source, str) or not source.strip()):
+        raise ValueError(f"source {source!r}: give the script's text, a non-empty str")
+    client = _client(jail, binary, tmp_root)
+    path = _script_path(script) if script is not None else None
     tmpdir: Optional[str] = None
     try:
         if source is not None:
@@ -239,12 +265,12 @@ def run_python_script(
         if isinstance(args, str) or any(not isinstance(a, str) for a in args):
             raise ValueError(f"args {args!r}: give a sequence of strings")
         start = time.monotonic()
-        r = run(
+        r = client.run(
             [python, path, *args],
             analysis_id=analysis_id, profile=profile, timeout=timeout, memory=memory, cpus=cpus,
             pids=pids, disk=disk, net=net, allow_tcp=allow_tcp, root=root, ro=(path, *ro), rw=rw,
             inputs=inputs, env={**CACHE_ENV, **(env or {})}, collect=collect, keep=keep,
-            stdout=stdout, stderr=stderr, binary=binary, tmp_root=tmp_root,
+            stdout=stdout, stderr=stderr,
         )  # fmt: skip
         return RuntimeResult.from_result(r, time.monotonic() - start)
     finally:
@@ -275,6 +301,7 @@ def run_notebook(
     jupyter: str = JUPYTER,
     binary: Optional[PathArg] = None,
     tmp_root: Optional[PathArg] = None,
+    jail: Optional[Jail] = None,
 ) -> RuntimeResult:
     """Execute a Jupyter notebook as analysis ``analysis_id`` and return a :class:`RuntimeResult`.
 
@@ -286,8 +313,10 @@ def run_notebook(
     ``outputs`` under the notebook's file name (collected with
     ``collect``), as are files its cells wrote. A cell that raises fails
     the run (``status`` ``exit_nonzero``; nbconvert's traceback is in
-    ``stderr``). ``kernel`` picks a kernel other than the notebook's own.
+    ``stderr``). ``kernel`` picks a kernel other than the notebook's own;
+    ``jail`` a :class:`scidex_jail.Jail` to run it with.
     """
+    client = _client(jail, binary, tmp_root)
     p = os.path.abspath(os.fspath(notebook))
     if not os.path.isfile(p):
         raise ValueError(f"notebook {p} does not exist or is not a file")
@@ -302,10 +331,10 @@ def run_notebook(
         cmd.append(f"--ExecutePreprocessor.kernel_name={kernel}")
     cmd.append(name)
     start = time.monotonic()
-    r = run(
+    r = client.run(
         cmd,
         analysis_id=analysis_id, profile=profile, timeout=timeout, memory=memory, cpus=cpus, pids=pids,
         disk=disk, root=root, ro=(p, *ro), inputs=inputs, env={**_NOTEBOOK_ENV, **(env or {})},
-        collect=collect, keep=keep, stdout=stdout, stderr=stderr, binary=binary, tmp_root=tmp_root,
+        collect=collect, keep=keep, stdout=stdout, stderr=stderr,
     )  # fmt: skip
     return RuntimeResult.from_result(r, time.monotonic() - start)

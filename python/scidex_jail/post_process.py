@@ -44,7 +44,7 @@ import stat
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, List, Mapping, Optional, Tuple, Union
 
-from ._result import parse_time
+from ._report import Report, parse_time
 
 if TYPE_CHECKING:  # pragma: no cover
     import psycopg
@@ -115,6 +115,8 @@ def media_type(path: str) -> str:
 
 def _report_of(result: Any) -> Mapping[str, Any]:
     report = getattr(result, "report", result)
+    if isinstance(report, Report):
+        report = report.raw  # the JSON as the jail wrote it: what is stored and hashed
     if not isinstance(report, Mapping) or "id" not in report or "started_at" not in report:
         raise CommitError("commit_outputs needs a Result, a forge.RuntimeResult or a report dict (with id and started_at)")
     return report

@@ -1,9 +1,12 @@
 """Fixtures for the scidex_jail tests: the real binary, world-readable work
 directories (the analysis runs as an unprivileged host uid), a throw-away
-PostgreSQL 15 cluster, and checks that a run left nothing behind.
+PostgreSQL 15 cluster, checks that a run left nothing behind, and every
+report a test gets validated against the report's JSON Schema.
 
 Run as root with a built jail: ``make test-python`` (or
 ``SCIDEX_JAIL_BIN=$PWD/bin/scidex-jail /usr/bin/python3 -m pytest python/tests``).
+Tests marked ``unit`` need neither root, nor the binary, nor PostgreSQL:
+``make unit`` runs them alone, as an unprivileged user (``-m unit``).
 Nothing here skips: a missing prerequisite fails with what to install.
 """
 
@@ -28,7 +31,35 @@ PYTHON = "/usr/bin/python3"
 _ids = itertools.count()
 
 
-@pytest.fixture(scope="session", autouse=True)
+@pytest.fixture(autouse=True)
+def _prerequisites(request: pytest.FixtureRequest) -> None:
+    """Every test but a ``unit`` one runs as root with the real binary."""
+    if request.node.get_closest_marker("unit") is None:
+        request.getfixturevalue("jail_bin")
+
+
+@pytest.fixture(autouse=True)
+def _validated_reports(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every report the package reads during a test is checked against the
+    report's JSON Schema (jsonschema, Debian's python3-jsonschema) first."""
+    try:
+        import jsonschema  # noqa: F401
+    except ImportError:
+        pytest.fail("jsonschema is missing: install Debian's python3-jsonschema (.ci/deps test does)")
+    from scidex_jail import _prepared, validate_report
+
+    read = _prepared.read_report
+
+    def read_and_validate(path: str) -> Optional[dict[str, Any]]:
+        data = read(path)
+        if data is not None:
+            validate_report(data)
+        return data
+
+    monkeypatch.setattr(_prepared, "read_report", read_and_validate)
+
+
+@pytest.fixture(scope="session")
 def jail_bin() -> str:
     """The binary under test: $SCIDEX_JAIL_BIN, else the checkout's bin/scidex-jail."""
     if os.geteuid() != 0:

@@ -23,7 +23,7 @@ SCRIPT = (
 def test_run_python_script_source_text(work: str) -> None:
     aid = new_id("src")
     before = set(glob.glob("/tmp/scidex-script-*"))
-    rr = forge.run_python_script(SCRIPT, aid, args=["alpha", "be ta"], collect=os.path.join(work, "out"))
+    rr = forge.run_python_script(source=SCRIPT, analysis_id=aid, args=["alpha", "be ta"], collect=os.path.join(work, "out"))
     assert (rr.returncode, rr.status) == (0, "ok"), rr.completion_notes
     assert rr.ok
     assert rr.stdout == f"cwd /tmp/scidex-analysis-{aid}\n"
@@ -52,9 +52,9 @@ def test_run_python_script_path(work: str) -> None:
 
 
 def test_run_python_script_failures(work: str) -> None:
-    rr = forge.run_python_script("import sys\nsys.exit('bad input')\n", new_id("fail"), timeout=30)
+    rr = forge.run_python_script(source="import sys\nsys.exit('bad input')\n", analysis_id=new_id("fail"), timeout=30)
     assert (rr.returncode, rr.status, rr.stderr) == (1, "exit_nonzero", "bad input\n")
-    rr = forge.run_python_script("import time\ntime.sleep(60)\n", new_id("slow"), timeout=0.5)
+    rr = forge.run_python_script(source="import time\ntime.sleep(60)\n", analysis_id=new_id("slow"), timeout=0.5)
     assert rr.status == "timeout" and "timeout" in rr.completion_notes
     with pytest.raises(ValueError, match="looks like a path"):
         forge.run_python_script(os.path.join(work, "missing.py"), new_id("x"))
@@ -64,7 +64,7 @@ def test_run_python_script_failures(work: str) -> None:
     with pytest.raises(ValueError, match="not searchable by other users"):
         forge.run_python_script(p, new_id("x"))
     with pytest.raises(JailSetupError, match="no such profile"):
-        forge.run_python_script("print(1)\n", new_id("x"), profile="nope")
+        forge.run_python_script(source="print(1)\n", analysis_id=new_id("x"), profile="nope")
 
 
 NOTEBOOK = {

@@ -1,5 +1,6 @@
-"""The package installs with pip offline, imports from PYTHONPATH, and
-needs nothing but the standard library until post_process is used."""
+"""The package installs with pip offline through Debian's flit_core (no
+build isolation), imports from PYTHONPATH, and needs nothing but the
+standard library until post_process (or validate_report) is used."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import tempfile
 from conftest import PYTHON, REPO
 
 PKG = os.path.join(REPO, "python")
+SCHEMA = os.path.join(REPO, "jail", "schema", "report.schema.json")
 
 
 def _py(code: str, python: str = PYTHON, *flags: str, **env: str) -> str:
@@ -40,7 +42,7 @@ def test_pip_install_works_offline() -> None:
         venv = os.path.join(d, "venv")
         subprocess.run([PYTHON, "-m", "venv", "--system-site-packages", venv], check=True, timeout=300)
         pip = subprocess.run(
-            [os.path.join(venv, "bin", "python"), "-m", "pip", "install", "--no-cache-dir", PKG],
+            [os.path.join(venv, "bin", "python"), "-m", "pip", "install", "--no-cache-dir", "--no-build-isolation", PKG],
             env={"PATH": "/usr/bin:/bin", "PIP_NO_INDEX": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1", "HOME": d},
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=600,
         )  # fmt: skip
@@ -51,15 +53,19 @@ def test_pip_install_works_offline() -> None:
             "print(scidex_jail.__file__)\n"
             "print(' '.join(files))\n"
             "print('tables' if 'CREATE TABLE IF NOT EXISTS scidex_jail_runs' in pp.schema_sql() else 'no schema')\n"
-            "r = scidex_jail.run(['/bin/true'], analysis_id='py-pip-%d' % __import__('os').getpid())\n"
-            "print(r.status)\n",
+            "r = scidex_jail.Jail(validate=True).run(['/bin/true'], analysis_id='py-pip-%d' % __import__('os').getpid())\n"
+            "print(r.status)\n"
+            f"print(r.report.schema == scidex_jail.REPORT_SCHEMA, scidex_jail.schema_text() == open({SCHEMA!r}).read())\n",
             python=os.path.join(venv, "bin", "python"),
             SCIDEX_JAIL_BIN=os.environ["SCIDEX_JAIL_BIN"],
         )
-        where, files, schema, status = out.split("\n")[:4]
+        where, files, schema, status, report = out.split("\n")[:5]
         assert where.startswith(venv + "/lib/"), where
-        assert {"py.typed", "schema.sql", "forge.py", "post_process.py"} <= set(files.split()), files
-        assert (schema, status) == ("tables", "ok"), out
+        assert {"py.typed", "schema.sql", "report.schema.json", "forge.py", "post_process.py"} <= set(files.split()), files
+        assert (schema, status, report) == ("tables", "ok", "True True"), out
+        # The schema is installed as a file of its own, not the checkout's link.
+        installed = os.path.join(os.path.dirname(where), "report.schema.json")
+        assert os.path.isfile(installed) and not os.path.islink(installed), installed
 
 
 def test_runs_on_this_interpreter() -> None:

@@ -208,9 +208,9 @@ def test_large_outputs_by_reference_and_limits_recorded(work: str, postgres: Pos
     conn.execute(schema_sql())  # tables already there: commit_outputs must cope
     conn.commit()
     rr = forge.run_python_script(
-        "open('big.bin', 'wb').write(bytes(range(256)) * 64)\nopen('small.txt', 'w').write('s')\n"
+        source="open('big.bin', 'wb').write(bytes(range(256)) * 64)\nopen('small.txt', 'w').write('s')\n"
         "import time\ntime.sleep(60)\n",
-        new_id("big"), timeout=1, collect=os.path.join(work, "big"),
+        analysis_id=new_id("big"), timeout=1, collect=os.path.join(work, "big"),
     )  # fmt: skip
     assert rr.status == "timeout"
     summary = commit_outputs(rr, conn, inline_limit=1024)

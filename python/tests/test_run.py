@@ -217,6 +217,7 @@ def test_twenty_runs_from_a_thread_pool(work: str) -> None:
         assert leftovers(r.analysis_id, dict(r.report)) == []
 
 
+@pytest.mark.unit
 def test_known_statuses_include_delivery_failed() -> None:
     for s in ("ok", "exit_nonzero", "signaled", "timeout", "cancelled", "setup_error",
               "oom_killed", "pids_limit", "disk_limit", "delivery_failed"):  # fmt: skip

@@ -1,0 +1,123 @@
+package jail
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/scidex/scidex-jail/internal/testutil"
+)
+
+// TestReportSchemaVersion: the schema file names the version the reports
+// carry, in its $id and as the only value of their schema field, and its
+// status enum holds every status the jail reports.
+func TestReportSchemaVersion(t *testing.T) {
+	var s struct {
+		ID         string `json:"$id"`
+		Draft      string `json:"$schema"`
+		Properties struct {
+			Schema struct {
+				Const string `json:"const"`
+			} `json:"schema"`
+		} `json:"properties"`
+		Defs struct {
+			Status struct {
+				Enum []Status `json:"enum"`
+			} `json:"status"`
+		} `json:"$defs"`
+	}
+	if err := json.Unmarshal(ReportJSONSchema, &s); err != nil {
+		t.Fatalf("report.schema.json: %v", err)
+	}
+	if s.Draft != "https://json-schema.org/draft/2020-12/schema" {
+		t.Errorf("$schema = %q, want draft 2020-12", s.Draft)
+	}
+	if !strings.HasSuffix(s.ID, "/"+ReportSchema) || s.Properties.Schema.Const != ReportSchema {
+		t.Errorf("$id = %q, schema const %q, want both to name %q", s.ID, s.Properties.Schema.Const, ReportSchema)
+	}
+	for _, st := range []Status{StatusOK, StatusExitNonzero, StatusSignaled, StatusTimeout, StatusCancelled, StatusSetupError,
+		StatusOOMKilled, StatusPIDsLimit, StatusDiskLimit, StatusDeliveryFailed, "output_limit"} {
+		if !slices.Contains(s.Defs.Status.Enum, st) {
+			t.Errorf("status enum %q lacks %q", s.Defs.Status.Enum, st)
+		}
+	}
+}
+
+// TestReportSchemaRules: reports as the supervisor builds them (before a
+// run, set up, settled, delivery failed) pass; the rules that matter fail
+// when broken. Real reports of every status are checked end to end in
+// cmd/scidex-jail (TestReportSchemaEveryStatus).
+func TestReportSchemaRules(t *testing.T) {
+	schema, err := testutil.CompileReportSchema(ReportJSONSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := func() *Report {
+		s := testSpec()
+		s.Profile = "default"
+		r := newReport(s, time.Date(2026, 11, 25, 12, 0, 0, 123456789, time.UTC))
+		r.Status, r.CompletionNotes = StatusOK, "The analysis finished normally."
+		return r
+	}
+	planned := func() *Report {
+		r := base()
+		p, _, err := BuildPlan(testSpec(), testHost())
+		if err != nil {
+			t.Fatalf("BuildPlan: %v", err)
+		}
+		r.Enforced = p.Enforced
+		r.Enforced.Landlock = &LandlockReport{ABI: 7, Required: 6, Rules: []string{"rx /usr"}, Degraded: []string{}}
+		r.Enforced.Seccomp = &SeccompReport{Policy: "default/none", Arch: "amd64", SHA256: strings.Repeat("ab", 32), Denied: []string{}}
+		r.Enforced.Cgroup = &CgroupReport{Version: 1, Paths: []string{"/sys/fs/cgroup/pids/x"}, Written: map[string]string{"pids.max": "64"}, Usage: &CgroupUsage{PeakMemoryBytes: 1}}
+		r.Phases = []Phase{{Name: "startup", Where: "supervisor", Micros: 900}, {Name: "mounts", Where: "init", Micros: 80}}
+		r.Outputs = []Output{
+			{Path: "a.csv", Type: "file", Size: 3, SHA256: strings.Repeat("0f", 32)},
+			{Path: "\uFFFD", PathB64: "/w==", Type: "symlink", Target: "a.csv"},
+		}
+		return r
+	}
+	code := 0
+	for _, c := range []struct {
+		name   string
+		report func() *Report
+		want   string // "" to pass, else a piece of the validator's message
+	}{
+		{"setup error before the plan", func() *Report {
+			r := base()
+			r.Status, r.ExitCode, r.SetupError = StatusSetupError, 125, &SetupError{Stage: "cgroup", Message: "no"}
+			return r
+		}, ""},
+		{"planned, settled", planned, ""},
+		{"delivery failed", func() *Report {
+			r := planned()
+			r.AnalysisStatus, r.AnalysisExitCode, r.Status = r.Status, &code, StatusDeliveryFailed
+			r.DeliveryErrors, r.ExitCode = []string{"collect: no space"}, 122
+			return r
+		}, ""},
+		{"unknown status", func() *Report { r := base(); r.Status = "fine"; return r }, "status"},
+		{"setup_error without its stage", func() *Report { r := base(); r.Status = StatusSetupError; return r }, "setup_error"},
+		{"delivery_failed without the analysis' status", func() *Report { r := base(); r.Status = StatusDeliveryFailed; return r }, "analysis_status"},
+		{"other version", func() *Report { r := base(); r.Schema = "scidex-jail.report/v0"; return r }, "schema"},
+		{"negative wall time", func() *Report { r := base(); r.WallSeconds = -1; return r }, "wall_seconds"},
+		{"bad sha256", func() *Report { r := planned(); r.Outputs[0].SHA256 = "xyz"; return r }, "sha256"},
+		{"bad base64 name", func() *Report { r := planned(); r.Outputs[1].PathB64 = "%%"; return r }, "path_b64"},
+		{"bad output type", func() *Report { r := planned(); r.Outputs[0].Type = "fifo"; return r }, "type"},
+		{"bad phase place", func() *Report { r := planned(); r.Phases[0].Where = "target"; return r }, "where"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b, err := json.Marshal(c.report())
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = schema.Validate(b)
+			switch {
+			case c.want == "" && err != nil:
+				t.Errorf("Validate = %v, want nil\n%s", err, b)
+			case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+				t.Errorf("Validate = %v, want an error naming %q", err, c.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,352 @@
+"""The client: :class:`Jail` holds what every run of one deployment shares
+(the binary, the profiles file, where run directories go, the delegated
+cgroup) and runs analyses with the per-run options. The module functions
+:func:`run`, :func:`start` and :func:`run_async` are a default client made
+per call from their ``binary``, ``config``, ``tmp_root`` and
+``cgroup_parent`` arguments."""
+
+from __future__ import annotations
+
+import os
+from typing import Mapping, Optional, Sequence
+
+from ._async import run_prepared
+from ._options import DurationArg, PathArg, SizeArg, _absolute, build_spec
+from ._prepared import Prepared, StdinArg
+from ._result import Result
+from ._run import Run, wait_or_abort
+from ._streams import Destination
+
+
+class Jail:
+    """A client of one scidex-jail installation.
+
+    ``binary``: the jail (default ``$SCIDEX_JAIL_BIN``, then ``scidex-jail``
+    on PATH, then ``/usr/bin/scidex-jail``, looked up at each run);
+    ``config``: a profiles file; ``tmp_root``: where run directories are
+    made; ``cgroup_parent``: the delegated cgroup for the runs' leaves
+    (default: the jail's own). ``validate``: check every report against the
+    report's JSON Schema before reading it (needs the ``jsonschema``
+    library; a mismatch raises :class:`ReportSchemaError`)::
+
+        jail = scidex_jail.Jail(binary="/usr/bin/scidex-jail", tmp_root="/srv/runs",
+                                cgroup_parent="/sys/fs/cgroup/scidex.slice/runner")
+        r = jail.run(["/usr/bin/python3", "a.py"], analysis_id="a42", ro=["a.py"], timeout=600)
+
+    The paths are checked when the client is made (text; all but the
+    binary made absolute) and again, for existence, at each run. A client holds no process or
+    file: share one between threads and tasks freely.
+    """
+
+    def __init__(
+        self,
+        binary: Optional[PathArg] = None,
+        config: Optional[PathArg] = None,
+        tmp_root: Optional[PathArg] = None,
+        cgroup_parent: Optional[PathArg] = None,
+        *,
+        validate: bool = False,
+    ) -> None:
+        if binary is not None and not isinstance(binary, (str, os.PathLike)):
+            raise ValueError(f"binary {binary!r}: give a path (str or os.PathLike)")
+        self.binary = os.fspath(binary) if binary is not None else None
+        self.config = _absolute("config", config) if config is not None else None
+        self.tmp_root = _absolute("tmp_root", tmp_root) if tmp_root is not None else None
+        self.cgroup_parent = _absolute("cgroup_parent", cgroup_parent) if cgroup_parent is not None else None
+        if not isinstance(validate, bool):
+            raise ValueError(f"validate {validate!r}: give True or False")
+        self.validate = validate
+
+    def __repr__(self) -> str:
+        return (
+            f"Jail(binary={self.binary!r}, config={self.config!r}, tmp_root={self.tmp_root!r}, "
+            f"cgroup_parent={self.cgroup_parent!r}, validate={self.validate!r})"
+        )
+
+    def _prepare(
+        self,
+        argv: Sequence[str],
+        *,
+        analysis_id: str,
+        profile: Optional[str] = None,
+        timeout: Optional[DurationArg] = None,
+        grace: Optional[DurationArg] = None,
+        memory: Optional[SizeArg] = None,
+        cpus: Optional[float] = None,
+        pids: Optional[int] = None,
+        disk: Optional[SizeArg] = None,
+        net: Optional[str] = None,
+        allow_tcp: Sequence[int] = (),
+        root: Optional[PathArg] = None,
+        ro: Sequence[PathArg] = (),
+        rw: Sequence[PathArg] = (),
+        inputs: Sequence[PathArg] = (),
+        env: Optional[Mapping[str, str]] = None,
+        collect: Optional[PathArg] = None,
+        keep: bool = False,
+        stdin: StdinArg = None,
+        stdout: Destination = None,
+        stderr: Destination = None,
+    ) -> Prepared:
+        spec = build_spec(
+            argv, analysis_id=analysis_id, profile=profile, config=self.config, timeout=timeout, grace=grace,
+            memory=memory, cpus=cpus, pids=pids, disk=disk, net=net, allow_tcp=allow_tcp, root=root,
+            ro=ro, rw=rw, inputs=inputs, env=env, collect=collect, keep=keep, tmp_root=self.tmp_root,
+            cgroup_parent=self.cgroup_parent, binary=self.binary,
+        )  # fmt: skip
+        return Prepared(spec, stdin, stdout, stderr, validate=self.validate)
+
+    def start(
+        self,
+        argv: Sequence[str],
+        *,
+        analysis_id: str,
+        profile: Optional[str] = None,
+        timeout: Optional[DurationArg] = None,
+        grace: Optional[DurationArg] = None,
+        memory: Optional[SizeArg] = None,
+        cpus: Optional[float] = None,
+        pids: Optional[int] = None,
+        disk: Optional[SizeArg] = None,
+        net: Optional[str] = None,
+        allow_tcp: Sequence[int] = (),
+        root: Optional[PathArg] = None,
+        ro: Sequence[PathArg] = (),
+        rw: Sequence[PathArg] = (),
+        inputs: Sequence[PathArg] = (),
+        env: Optional[Mapping[str, str]] = None,
+        collect: Optional[PathArg] = None,
+        keep: bool = False,
+        stdin: StdinArg = None,
+        stdout: Destination = None,
+        stderr: Destination = None,
+    ) -> Run:
+        """Start ``argv`` as an analysis in the jail and return its :class:`Run`.
+
+        Takes the arguments of :meth:`run`; returns as soon as the jail is
+        started. Raises ValueError for a bad argument and JailNotFoundError
+        for a missing binary, before anything is started.
+        """
+        return Run(self._prepare(
+            argv, analysis_id=analysis_id,
+            profile=profile, timeout=timeout, grace=grace, memory=memory, cpus=cpus, pids=pids, disk=disk,
+            net=net, allow_tcp=allow_tcp, root=root, ro=ro, rw=rw, inputs=inputs, env=env, collect=collect,
+            keep=keep, stdin=stdin, stdout=stdout, stderr=stderr,
+        ))  # fmt: skip
+
+    def run(
+        self,
+        argv: Sequence[str],
+        *,
+        analysis_id: str,
+        profile: Optional[str] = None,
+        timeout: Optional[DurationArg] = None,
+        grace: Optional[DurationArg] = None,
+        memory: Optional[SizeArg] = None,
+        cpus: Optional[float] = None,
+        pids: Optional[int] = None,
+        disk: Optional[SizeArg] = None,
+        net: Optional[str] = None,
+        allow_tcp: Sequence[int] = (),
+        root: Optional[PathArg] = None,
+        ro: Sequence[PathArg] = (),
+        rw: Sequence[PathArg] = (),
+        inputs: Sequence[PathArg] = (),
+        env: Optional[Mapping[str, str]] = None,
+        collect: Optional[PathArg] = None,
+        keep: bool = False,
+        stdin: StdinArg = None,
+        stdout: Destination = None,
+        stderr: Destination = None,
+    ) -> Result:
+        """Run ``argv`` as an analysis in the jail and return its :class:`Result`.
+
+        ``argv`` is the command, a list (no shell, ever); the analysis runs in
+        its own fresh directory ``<tmp_root>/scidex-analysis-<analysis_id>/``,
+        which is its cwd and HOME, with nothing of this process' environment
+        but ``env``. Arguments left as None come from the profile
+        (``profile``, default ``"default"``):
+
+        - ``timeout``: wall-clock budget, seconds / timedelta / ``"90s"``
+          (0 = none); ``grace``: time between SIGTERM and SIGKILL;
+        - ``memory``, ``disk``: bytes or ``"512M"``/``"2G"``; ``cpus``: CPU
+          quota (0.5, 2); ``pids``: processes and threads;
+        - ``net``: ``"none"``, ``"loopback"`` or ``"host"``; ``allow_tcp``:
+          outbound ports with ``net="host"`` (never PostgreSQL's);
+        - ``root``: the platform checkout whose ``data/`` and ``docs/`` are
+          readable (default: the current directory); ``ro``, ``inputs``:
+          host paths readable at the same path inside; ``rw``: writable ones;
+        - ``collect``: copy the run directory's regular files here before it is
+          removed (``Result.outputs[i].collected_path``); ``keep``: keep it;
+        - ``stdin``: None (``/dev/null``), bytes/str, a file object;
+          ``stdout``/``stderr``: a :data:`Destination`: None (inherit stdout;
+          pass stderr through), CAPTURE (``Result.stdout``/``stderr``), DEVNULL,
+          a path or a file object to stream into, or a callable called with each
+          line; only CAPTURE keeps output in memory.
+
+        Every ending of the analysis (exit codes, signals, timeout, OOM, PID
+        limit, cancel) is a :class:`Result`; check ``status``. Raises
+        ValueError for bad arguments and JailNotFoundError for a missing
+        binary (before anything starts), JailSetupError when the jail could
+        not start the analysis (exit 125), JailError when it wrote no report.
+        On KeyboardInterrupt (or any exception while waiting) the run is
+        cancelled and waited for, then the exception propagates.
+        """
+        return wait_or_abort(self.start(
+            argv, analysis_id=analysis_id,
+            profile=profile, timeout=timeout, grace=grace, memory=memory, cpus=cpus, pids=pids, disk=disk,
+            net=net, allow_tcp=allow_tcp, root=root, ro=ro, rw=rw, inputs=inputs, env=env, collect=collect,
+            keep=keep, stdin=stdin, stdout=stdout, stderr=stderr,
+        ))  # fmt: skip
+
+    async def run_async(
+        self,
+        argv: Sequence[str],
+        *,
+        analysis_id: str,
+        profile: Optional[str] = None,
+        timeout: Optional[DurationArg] = None,
+        grace: Optional[DurationArg] = None,
+        memory: Optional[SizeArg] = None,
+        cpus: Optional[float] = None,
+        pids: Optional[int] = None,
+        disk: Optional[SizeArg] = None,
+        net: Optional[str] = None,
+        allow_tcp: Sequence[int] = (),
+        root: Optional[PathArg] = None,
+        ro: Sequence[PathArg] = (),
+        rw: Sequence[PathArg] = (),
+        inputs: Sequence[PathArg] = (),
+        env: Optional[Mapping[str, str]] = None,
+        collect: Optional[PathArg] = None,
+        keep: bool = False,
+        stdin: StdinArg = None,
+        stdout: Destination = None,
+        stderr: Destination = None,
+    ) -> Result:
+        """:meth:`run` for asyncio: the same arguments and result.
+
+        Output callbacks are called from the event loop. Cancelling the task
+        that awaits it cancels the run: SIGTERM to the jail, then the task
+        waits (shielded from further cancellation) until the jail has exited
+        and cleaned up, and re-raises :class:`asyncio.CancelledError`.
+        """
+        return await run_prepared(self._prepare(
+            argv, analysis_id=analysis_id,
+            profile=profile, timeout=timeout, grace=grace, memory=memory, cpus=cpus, pids=pids, disk=disk,
+            net=net, allow_tcp=allow_tcp, root=root, ro=ro, rw=rw, inputs=inputs, env=env, collect=collect,
+            keep=keep, stdin=stdin, stdout=stdout, stderr=stderr,
+        ))  # fmt: skip
+
+
+def start(
+    argv: Sequence[str],
+    *,
+    analysis_id: str,
+    profile: Optional[str] = None,
+    timeout: Optional[DurationArg] = None,
+    grace: Optional[DurationArg] = None,
+    memory: Optional[SizeArg] = None,
+    cpus: Optional[float] = None,
+    pids: Optional[int] = None,
+    disk: Optional[SizeArg] = None,
+    net: Optional[str] = None,
+    allow_tcp: Sequence[int] = (),
+    root: Optional[PathArg] = None,
+    ro: Sequence[PathArg] = (),
+    rw: Sequence[PathArg] = (),
+    inputs: Sequence[PathArg] = (),
+    env: Optional[Mapping[str, str]] = None,
+    collect: Optional[PathArg] = None,
+    keep: bool = False,
+    stdin: StdinArg = None,
+    stdout: Destination = None,
+    stderr: Destination = None,
+    binary: Optional[PathArg] = None,
+    config: Optional[PathArg] = None,
+    tmp_root: Optional[PathArg] = None,
+    cgroup_parent: Optional[PathArg] = None,
+) -> Run:
+    """:meth:`Jail.start` of ``Jail(binary, config, tmp_root, cgroup_parent)``."""
+    return Jail(binary, config, tmp_root, cgroup_parent).start(
+        argv, analysis_id=analysis_id,
+        profile=profile, timeout=timeout, grace=grace, memory=memory, cpus=cpus, pids=pids, disk=disk,
+        net=net, allow_tcp=allow_tcp, root=root, ro=ro, rw=rw, inputs=inputs, env=env, collect=collect,
+        keep=keep, stdin=stdin, stdout=stdout, stderr=stderr,
+    )  # fmt: skip
+
+
+def run(
+    argv: Sequence[str],
+    *,
+    analysis_id: str,
+    profile: Optional[str] = None,
+    timeout: Optional[DurationArg] = None,
+    grace: Optional[DurationArg] = None,
+    memory: Optional[SizeArg] = None,
+    cpus: Optional[float] = None,
+    pids: Optional[int] = None,
+    disk: Optional[SizeArg] = None,
+    net: Optional[str] = None,
+    allow_tcp: Sequence[int] = (),
+    root: Optional[PathArg] = None,
+    ro: Sequence[PathArg] = (),
+    rw: Sequence[PathArg] = (),
+    inputs: Sequence[PathArg] = (),
+    env: Optional[Mapping[str, str]] = None,
+    collect: Optional[PathArg] = None,
+    keep: bool = False,
+    stdin: StdinArg = None,
+    stdout: Destination = None,
+    stderr: Destination = None,
+    binary: Optional[PathArg] = None,
+    config: Optional[PathArg] = None,
+    tmp_root: Optional[PathArg] = None,
+    cgroup_parent: Optional[PathArg] = None,
+) -> Result:
+    """:meth:`Jail.run` of ``Jail(binary, config, tmp_root, cgroup_parent)``:
+    run ``argv`` as an analysis and return its :class:`Result` (see
+    :meth:`Jail.run` for every argument)."""
+    return Jail(binary, config, tmp_root, cgroup_parent).run(
+        argv, analysis_id=analysis_id,
+        profile=profile, timeout=timeout, grace=grace, memory=memory, cpus=cpus, pids=pids, disk=disk,
+        net=net, allow_tcp=allow_tcp, root=root, ro=ro, rw=rw, inputs=inputs, env=env, collect=collect,
+        keep=keep, stdin=stdin, stdout=stdout, stderr=stderr,
+    )  # fmt: skip
+
+
+async def run_async(
+    argv: Sequence[str],
+    *,
+    analysis_id: str,
+    profile: Optional[str] = None,
+    timeout: Optional[DurationArg] = None,
+    grace: Optional[DurationArg] = None,
+    memory: Optional[SizeArg] = None,
+    cpus: Optional[float] = None,
+    pids: Optional[int] = None,
+    disk: Optional[SizeArg] = None,
+    net: Optional[str] = None,
+    allow_tcp: Sequence[int] = (),
+    root: Optional[PathArg] = None,
+    ro: Sequence[PathArg] = (),
+    rw: Sequence[PathArg] = (),
+    inputs: Sequence[PathArg] = (),
+    env: Optional[Mapping[str, str]] = None,
+    collect: Optional[PathArg] = None,
+    keep: bool = False,
+    stdin: StdinArg = None,
+    stdout: Destination = None,
+    stderr: Destination = None,
+    binary: Optional[PathArg] = None,
+    config: Optional[PathArg] = None,
+    tmp_root: Optional[PathArg] = None,
+    cgroup_parent: Optional[PathArg] = None,
+) -> Result:
+    """:meth:`Jail.run_async` of ``Jail(binary, config, tmp_root, cgroup_parent)``."""
+    return await Jail(binary, config, tmp_root, cgroup_parent).run_async(
+        argv, analysis_id=analysis_id,
+        profile=profile, timeout=timeout, grace=grace, memory=memory, cpus=cpus, pids=pids, disk=disk,
+        net=net, allow_tcp=allow_tcp, root=root, ro=ro, rw=rw, inputs=inputs, env=env, collect=collect,
+        keep=keep, stdin=stdin, stdout=stdout, stderr=stderr,
+    )  # fmt: skip

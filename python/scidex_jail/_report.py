@@ -1,0 +1,442 @@
+"""The jail's JSON report, typed: :class:`Report` and its parts.
+
+The report is the jail's interface; its JSON Schema ships in this package
+(:func:`scidex_jail.schema_text`) and :func:`scidex_jail.validate_report`
+checks a report against it.
+
+Parsing is lenient where the schema lets a report grow: fields this version
+does not know stay in :attr:`Report.raw` (and in each part's ``raw``), and
+a field a report lacks gets its zero value. Compatibility rule (the
+schema's own): new optional fields may appear within a version; removing,
+renaming or changing the meaning of a field, or adding a status, makes a
+new version, whose ``schema`` value differs from :data:`REPORT_SCHEMA`.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Mapping, Optional, Tuple
+
+from ._errors import JailError
+
+#: The report version this package reads: the report's ``schema`` field and
+#: the end of the schema's ``$id``.
+REPORT_SCHEMA = "scidex-jail.report/v1"
+
+#: Every ``status`` of schema scidex-jail.report/v1, with what it means.
+#: ``Report.status`` is a plain ``str``: compare against these names.
+KNOWN_STATUSES: Mapping[str, str] = {
+    "ok": "the analysis exited 0",
+    "exit_nonzero": "the analysis exited with another code",
+    "signaled": "the analysis died of a signal the jail did not send",
+    "timeout": "the wall-clock budget ran out and the jail ended the run",
+    "cancelled": "the jail got SIGTERM/SIGINT/SIGHUP (e.g. Run.cancel()) and ended the run",
+    "oom_killed": "the cgroup's OOM killer killed the analysis or a descendant",
+    "pids_limit": "a fork failed at the PID limit and the run failed",
+    "disk_limit": "the run directory's budget filled up and the run failed",
+    "output_limit": "the analysis left more outputs than the output budget allows",
+    "setup_error": "the analysis could not be executed (exit 126/127); exit 125 raises JailSetupError instead",
+    "delivery_failed": "the analysis ended but its outputs or report could not be delivered (exit 122)",
+}
+
+_Raw = Mapping[str, Any]
+
+
+class _OverRaw(Mapping[str, Any]):
+    """A typed part of the report that is also a read-only mapping over its
+    JSON object, ``raw``: ``limits["profile"]``, ``dict(report)``, as the
+    report was read before it had types. Equality is the JSON's."""
+
+    raw: _Raw
+
+    def __getitem__(self, key: str) -> Any:
+        return self.raw[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.raw)
+
+    def __len__(self) -> int:
+        return len(self.raw)
+
+
+def _obj(v: Any) -> _Raw:
+    return v if isinstance(v, Mapping) else {}
+
+
+def _str(v: Any) -> str:
+    return v if isinstance(v, str) else ""
+
+
+def _opt_str(v: Any) -> Optional[str]:
+    return v if isinstance(v, str) and v else None
+
+
+def _int(v: Any) -> int:
+    return int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0
+
+
+def _float(v: Any) -> float:
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0.0
+
+
+def _strs(v: Any) -> Tuple[str, ...]:
+    return tuple(x for x in v if isinstance(x, str)) if isinstance(v, list) else ()
+
+
+@dataclass(frozen=True, eq=False)
+class Limits(_OverRaw):
+    """The run's effective limits; 0 means off, and such a limit is named in
+    ``none``. Also a mapping over the JSON object (``limits["profile"]``)."""
+
+    profile: str
+    timeout_seconds: float
+    grace_seconds: float
+    memory_bytes: int
+    swap_bytes: int
+    cpus: float
+    pids: int
+    disk_bytes: int
+    shm_bytes: int
+    none: Tuple[str, ...]
+    raw: _Raw = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_json(cls, d: _Raw) -> "Limits":
+        """From the report's ``limits`` object."""
+        return cls(
+            profile=_str(d.get("profile")),
+            timeout_seconds=_float(d.get("timeout_seconds")),
+            grace_seconds=_float(d.get("grace_seconds")),
+            memory_bytes=_int(d.get("memory_bytes")),
+            swap_bytes=_int(d.get("swap_bytes")),
+            cpus=_float(d.get("cpus")),
+            pids=_int(d.get("pids")),
+            disk_bytes=_int(d.get("disk_bytes")),
+            shm_bytes=_int(d.get("shm_bytes")),
+            none=_strs(d.get("none")),
+            raw=d,
+        )
+
+
+@dataclass(frozen=True)
+class CgroupUsage:
+    """What the run's cgroup leaf counted (``enforced.cgroup.usage``)."""
+
+    peak_memory_bytes: int
+    oom_kills: int
+    memory_limit_hits: int
+    pids_limit_hits: int
+    cpu_usage_us: int
+    cpu_user_us: int
+    cpu_system_us: int
+    cpu_nr_periods: int
+    cpu_nr_throttled: int
+    cpu_throttled_us: int
+
+    @classmethod
+    def from_json(cls, d: _Raw) -> "CgroupUsage":
+        """From the report's ``enforced.cgroup.usage`` object."""
+        return cls(**{f: _int(d.get(f)) for f in cls.__dataclass_fields__})
+
+
+@dataclass(frozen=True)
+class Usage:
+    """What the run used: the analysis' wall and CPU time (every process of
+    the run), the largest process' peak RSS, the run directory's disk use,
+    and the cgroup's counters when the run had a cgroup."""
+
+    wall_seconds: float
+    cpu_user_seconds: float
+    cpu_system_seconds: float
+    peak_rss_bytes: int
+    disk_used_bytes: int
+    cgroup: Optional[CgroupUsage]
+
+    @property
+    def cpu_seconds(self) -> float:
+        """User plus system CPU time."""
+        return self.cpu_user_seconds + self.cpu_system_seconds
+
+    @property
+    def peak_memory_bytes(self) -> int:
+        """The cgroup's peak when known, else the largest process' peak RSS."""
+        if self.cgroup is not None and self.cgroup.peak_memory_bytes:
+            return self.cgroup.peak_memory_bytes
+        return self.peak_rss_bytes
+
+
+@dataclass(frozen=True)
+class Mounts:
+    """The analysis' filesystem view."""
+
+    read_only: Tuple[str, ...]
+    read_write: Tuple[str, ...]
+    system: Tuple[str, ...]
+    run_dir: str
+    shm_bytes: int
+
+    @classmethod
+    def from_json(cls, d: _Raw) -> "Mounts":
+        """From the report's ``enforced.mounts`` object."""
+        return cls(
+            read_only=_strs(d.get("read_only")),
+            read_write=_strs(d.get("read_write")),
+            system=_strs(d.get("system")),
+            run_dir=_str(d.get("run_dir")),
+            shm_bytes=_int(d.get("shm_bytes")),
+        )
+
+
+@dataclass(frozen=True)
+class Landlock:
+    """The Landlock ruleset in force: the kernel's ``abi``, the ABI the
+    policy needs in full, every rule line, and what this kernel did not
+    enforce."""
+
+    abi: int
+    required: int
+    rules: Tuple[str, ...]
+    degraded: Tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Seccomp:
+    """The seccomp filter in force: policy, arch, the program's sha256, what it denies."""
+
+    policy: str
+    arch: str
+    sha256: str
+    denied: Tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Cgroup:
+    """The run's cgroup leaf: version (1 or 2), its paths, every file written with its value."""
+
+    version: int
+    paths: Tuple[str, ...]
+    written: Mapping[str, str]
+    usage: Optional[CgroupUsage]
+
+
+@dataclass(frozen=True, eq=False)
+class Enforced(_OverRaw):
+    """What held the run: namespaces, identity, network, mounts, Landlock,
+    seccomp, cgroup, and per promise of the contract the layers that held
+    it. ``landlock``, ``seccomp`` and ``cgroup`` are None when switched off
+    by name (or when the jail failed before the analysis started). Fields
+    added after this version (e.g. an ``identity`` object) are in ``raw``;
+    it is also a mapping over that (``enforced["net"]``)."""
+
+    namespaces: Tuple[str, ...]
+    host_uid: int
+    host_gid: int
+    uid: int
+    no_new_privs: bool
+    capabilities: str
+    net: str
+    allow_tcp: Tuple[int, ...]
+    mounts: Mounts
+    landlock: Optional[Landlock]
+    seccomp: Optional[Seccomp]
+    cgroup: Optional[Cgroup]
+    promises: Mapping[str, Tuple[str, ...]]
+    degraded: Tuple[str, ...]
+    raw: _Raw = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_json(cls, d: _Raw) -> "Enforced":
+        """From the report's ``enforced`` object."""
+        ll, sc, cg = d.get("landlock"), d.get("seccomp"), d.get("cgroup")
+        usage = _obj(cg).get("usage") if isinstance(cg, Mapping) else None
+        return cls(
+            namespaces=_strs(d.get("namespaces")),
+            host_uid=_int(d.get("host_uid")),
+            host_gid=_int(d.get("host_gid")),
+            uid=_int(d.get("uid")),
+            no_new_privs=d.get("no_new_privs") is True,
+            capabilities=_str(d.get("capabilities")),
+            net=_str(d.get("net")),
+            allow_tcp=tuple(_int(p) for p in d.get("allow_tcp") or () if isinstance(p, int)),
+            mounts=Mounts.from_json(_obj(d.get("mounts"))),
+            landlock=Landlock(
+                abi=_int(ll.get("abi")), required=_int(ll.get("required")),
+                rules=_strs(ll.get("rules")), degraded=_strs(ll.get("degraded")),
+            ) if isinstance(ll, Mapping) else None,
+            seccomp=Seccomp(
+                policy=_str(sc.get("policy")), arch=_str(sc.get("arch")),
+                sha256=_str(sc.get("sha256")), denied=_strs(sc.get("denied")),
+            ) if isinstance(sc, Mapping) else None,
+            cgroup=Cgroup(
+                version=_int(cg.get("version")), paths=_strs(cg.get("paths")),
+                written={k: v for k, v in _obj(cg.get("written")).items() if isinstance(v, str)},
+                usage=CgroupUsage.from_json(usage) if isinstance(usage, Mapping) else None,
+            ) if isinstance(cg, Mapping) else None,
+            promises={k: _strs(v) for k, v in _obj(d.get("promises")).items()},
+            degraded=_strs(d.get("degraded")),
+            raw=d,
+        )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Phase:
+    """One timed step of the run: its name, where it ran (``supervisor`` or
+    ``init``) and how long it took in microseconds."""
+
+    name: str
+    where: str
+    us: int
+
+
+@dataclass(frozen=True)
+class SetupError:
+    """Which stage failed before the analysis ran, and the jail's message."""
+
+    stage: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Output:
+    """One entry the analysis left in its run directory.
+
+    ``path`` is relative to the run directory; ``type`` is ``file``, ``dir``,
+    ``symlink`` or ``other``; ``size`` and ``sha256`` are set for regular
+    files, ``link_target`` for links (never followed). A name that is not
+    UTF-8 has U+FFFD in ``path`` and its exact bytes, base64, in
+    ``path_b64`` (``link_target_b64`` likewise). ``collected_path`` is the
+    host path of the copy when the run collected its outputs.
+    """
+
+    path: str
+    type: str
+    size: int = 0
+    sha256: Optional[str] = None
+    link_target: Optional[str] = None
+    collected_path: Optional[str] = None
+    path_b64: Optional[str] = None
+    link_target_b64: Optional[str] = None
+    raw: _Raw = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_report(cls, entry: _Raw, collected_to: Optional[str]) -> "Output":
+        """An :class:`Output` from one entry of the report's ``outputs``."""
+        path = _str(entry.get("path"))
+        typ = _str(entry.get("type")) or "file"
+        return cls(
+            path=path,
+            type=typ,
+            size=_int(entry.get("size")),
+            sha256=_opt_str(entry.get("sha256")),
+            link_target=_opt_str(entry.get("link_target")),
+            collected_path=os.path.join(collected_to, path) if collected_to and typ == "file" else None,
+            path_b64=_opt_str(entry.get("path_b64")),
+            link_target_b64=_opt_str(entry.get("link_target_b64")),
+            raw=entry,
+        )
+
+
+@dataclass(frozen=True, eq=False)
+class Report(_OverRaw):
+    """The jail's report, typed; ``raw`` is the JSON object as read.
+
+    A :class:`Report` is also a read-only mapping over ``raw``
+    (``report["status"]``, ``dict(report)``), as the report was before it
+    had types. ``analysis_status``, ``analysis_exit_code`` and
+    ``delivery_errors`` are set with status ``delivery_failed`` only.
+    """
+
+    schema: str
+    id: str
+    status: str
+    command: Tuple[str, ...]
+    started_at: Optional[datetime.datetime]
+    exit_code: int
+    signal: Optional[str]
+    limits: Limits
+    usage: Usage
+    enforced: Enforced
+    phases: Tuple[Phase, ...]
+    run_dir: str
+    kept: bool
+    outputs: Tuple[Output, ...]
+    collected_to: Optional[str]
+    setup_error: Optional[SetupError]
+    warnings: Tuple[str, ...]
+    completion_notes: str
+    analysis_status: Optional[str]
+    analysis_exit_code: Optional[int]
+    delivery_errors: Tuple[str, ...]
+    raw: _Raw = field(repr=False)
+
+    @classmethod
+    def from_json(cls, d: _Raw) -> "Report":
+        """Parse a report (``json.load`` of ``--report``)."""
+        if not isinstance(d, Mapping):
+            raise JailError(f"a report is a JSON object, not {type(d).__name__}")
+        enforced = Enforced.from_json(_obj(d.get("enforced")))
+        collected_to = _opt_str(d.get("collected_to"))
+        se = d.get("setup_error")
+        aec = d.get("analysis_exit_code")
+        return cls(
+            schema=_str(d.get("schema")),
+            id=_str(d.get("id")),
+            status=_str(d.get("status")),
+            command=_strs(d.get("command")),
+            started_at=parse_time(d.get("started_at")),
+            exit_code=_int(d.get("exit_code")) if "exit_code" in d else -1,
+            signal=_opt_str(d.get("signal")),
+            limits=Limits.from_json(_obj(d.get("limits"))),
+            usage=Usage(
+                wall_seconds=_float(d.get("wall_seconds")),
+                cpu_user_seconds=_float(d.get("cpu_user_seconds")),
+                cpu_system_seconds=_float(d.get("cpu_system_seconds")),
+                peak_rss_bytes=_int(d.get("peak_rss_bytes")),
+                disk_used_bytes=_int(d.get("disk_used_bytes")),
+                cgroup=enforced.cgroup.usage if enforced.cgroup else None,
+            ),
+            enforced=enforced,
+            phases=tuple(
+                Phase(name=_str(p.get("name")), where=_str(p.get("where")), us=_int(p.get("us")))
+                for p in d.get("phases") or () if isinstance(p, Mapping)
+            ),
+            run_dir=_str(d.get("run_dir")),
+            kept=d.get("kept") is True,
+            outputs=tuple(Output.from_report(e, collected_to) for e in d.get("outputs") or () if isinstance(e, Mapping)),
+            collected_to=collected_to,
+            setup_error=SetupError(_str(se.get("stage")), _str(se.get("message"))) if isinstance(se, Mapping) else None,
+            warnings=_strs(d.get("warnings")),
+            completion_notes=_str(d.get("completion_notes")),
+            analysis_status=_opt_str(d.get("analysis_status")),
+            analysis_exit_code=_int(aec) if isinstance(aec, int) else None,
+            delivery_errors=_strs(d.get("delivery_errors")),
+            raw=d,
+        )  # fmt: skip
+
+    @property
+    def ended_at(self) -> Optional[datetime.datetime]:
+        """``started_at`` plus ``usage.wall_seconds``."""
+        s = self.started_at
+        return s + datetime.timedelta(seconds=self.usage.wall_seconds) if s else None
+
+
+def parse_time(value: Any) -> Optional[datetime.datetime]:
+    """Parse the report's RFC 3339 time (nanoseconds, ``Z``) into an aware datetime."""
+    if not isinstance(value, str) or not value:
+        return None
+    s = value.strip()
+    if s.endswith("Z"):
+        s = s[:-1] + "+00:00"
+    # Python before 3.11 reads at most microseconds: cut the fraction to six digits.
+    if "." in s:
+        head, rest = s.split(".", 1)
+        i = 0
+        while i < len(rest) and rest[i].isdigit():
+            i += 1
+        s = head + "." + rest[:i][:6].ljust(6, "0") + rest[i:]
+    try:
+        return datetime.datetime.fromisoformat(s)
+    except ValueError:
+        return None

@@ -1,0 +1,151 @@
+"""The report, typed and checked against its JSON Schema, on real reports of
+every status (tests/reports/, written by the binary). Pure: no root, no
+jail, no database (``make unit``)."""
+
+from __future__ import annotations
+
+import copy
+import glob
+import json
+import os
+import sys
+from typing import Any, Callable, Dict
+
+import pytest
+
+import scidex_jail
+from scidex_jail import Report, ReportSchemaError, Result, validate_report
+
+from conftest import REPO
+
+pytestmark = pytest.mark.unit
+
+SAMPLES = sorted(glob.glob(os.path.join(os.path.dirname(__file__), "reports", "*.json")))
+
+
+def load(name: str) -> Dict[str, Any]:
+    with open(os.path.join(os.path.dirname(__file__), "reports", f"{name}.json")) as f:
+        data: Dict[str, Any] = json.load(f)
+    return data
+
+
+def test_samples_cover_every_status_the_binary_makes() -> None:
+    got = {load(os.path.basename(p)[:-5])["status"] for p in SAMPLES}
+    # output_limit is in the schema but not made by this binary yet.
+    assert got == set(scidex_jail.KNOWN_STATUSES) - {"output_limit"}
+
+
+@pytest.mark.parametrize("path", SAMPLES, ids=lambda p: os.path.basename(p)[:-5])
+def test_real_reports_validate_and_parse(path: str) -> None:
+    with open(path) as f:
+        data = json.load(f)
+    validate_report(data)
+    r = Report.from_json(data)
+    assert (r.schema, r.status, r.id) == (scidex_jail.REPORT_SCHEMA, data["status"], data["id"])
+    assert r.raw is data and dict(r) == data and r["status"] == data["status"]
+    assert r.command == tuple(data["command"]) and r.exit_code == data["exit_code"]
+    assert r.limits.profile == "default" and r.limits["profile"] == "default"
+    assert r.usage.wall_seconds == data["wall_seconds"] and r.started_at is not None
+    assert all(p.where in ("supervisor", "init") and p.us >= 0 for p in r.phases)
+    assert r.phases and r.phases[-1].name == "report"
+    assert len(r.outputs) == len(data["outputs"]) and r.completion_notes
+    assert (r.setup_error is not None) == (r.status == "setup_error")
+    assert (r.analysis_status is not None) == (r.status == "delivery_failed")
+
+
+def test_typed_parts_of_a_run_that_ran() -> None:
+    data = load("ok")
+    r = Result.from_report(data).report
+    e = r.enforced
+    assert e.namespaces == ("user", "mount", "pid", "net", "ipc", "uts", "cgroup")
+    assert (e.host_uid, e.uid, e.no_new_privs, e.net) == (65534, 1000, True, "none")
+    assert e.landlock is not None and e.landlock.abi >= 1 and "rx /usr" in e.landlock.rules
+    assert e.seccomp is not None and len(e.seccomp.sha256) == 64
+    assert e.cgroup is not None and e.cgroup.version in (1, 2) and e.cgroup.paths
+    assert r.usage.cgroup is e.cgroup.usage and r.usage.cgroup is not None
+    assert e.promises["no_postgres"] and e["net"] == "none"
+    by_path = {o.path: o for o in r.outputs}
+    assert by_path["table.csv"].type == "file" and by_path["table.csv"].size == 4
+    assert by_path["table.csv"].collected_path == os.path.join(data["collected_to"], "table.csv")
+    assert by_path["link"].link_target == "table.csv" and by_path["link"].collected_path is None
+    bad = [o for o in r.outputs if o.path_b64]
+    assert len(bad) == 1 and "\ufffd" in bad[0].path
+    res = Result.from_report(data)
+    assert res.peak_memory_bytes == r.usage.cgroup.peak_memory_bytes and res.limits == r.limits
+    assert res.cpu_seconds == pytest.approx(data["cpu_user_seconds"] + data["cpu_system_seconds"])
+
+
+def test_typed_parts_of_a_run_that_never_started() -> None:
+    r = Report.from_json(load("setup_error_cgroup"))
+    assert r.setup_error is not None and r.setup_error.stage == "cgroup"
+    assert r.enforced.landlock is None and r.enforced.cgroup is None and r.enforced.namespaces == ()
+    assert r.usage.cgroup is None and r.usage.peak_memory_bytes == r.usage.peak_rss_bytes
+    d = Report.from_json(load("delivery_failed"))
+    assert (d.analysis_status, d.analysis_exit_code, d.exit_code) == ("ok", 0, 122) and d.delivery_errors
+
+
+def test_packaged_schema_is_the_binarys() -> None:
+    with open(os.path.join(REPO, "jail", "schema", "report.schema.json"), encoding="utf-8") as f:
+        assert scidex_jail.schema_text() == f.read()
+    s = scidex_jail.report_schema()
+    assert s["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    assert s["$id"].endswith("/" + scidex_jail.REPORT_SCHEMA)
+    assert s["properties"]["schema"]["const"] == scidex_jail.REPORT_SCHEMA
+    assert set(s["$defs"]["status"]["enum"]) == set(scidex_jail.KNOWN_STATUSES)
+
+
+def _identity(d: Dict[str, Any]) -> None:
+    d["enforced"]["identity"] = {"groups_kept": [27], "note": "rootless"}
+
+
+def _output_fields(d: Dict[str, Any]) -> None:
+    d["outputs"][0].update(hashed=True, copied=False, note="over the hash budget")
+
+
+def _output_limit(d: Dict[str, Any]) -> None:
+    d["status"] = "output_limit"
+
+
+@pytest.mark.parametrize("change", [_identity, _output_fields, _output_limit])
+def test_additions_within_the_version_stay_valid(change: Callable[[Dict[str, Any]], None]) -> None:
+    data = copy.deepcopy(load("ok"))
+    change(data)
+    validate_report(data)
+    r = Report.from_json(data)
+    assert r.raw is data
+
+
+@pytest.mark.parametrize(
+    "change, where",
+    [
+        (lambda d: d.pop("id"), "'id' is a required property"),
+        (lambda d: d.update(status="fine"), "at /status"),
+        (lambda d: d.update(schema="scidex-jail.report/v2"), "at /schema"),
+        (lambda d: d.update(exit_code="0"), "at /exit_code"),
+        (lambda d: d["outputs"][0].update(sha256="xyz"), "at /outputs/0/sha256"),
+        (lambda d: d["limits"].update(none=["memory", "coffee"]), "at /limits/none/1"),
+        (lambda d: d["enforced"]["cgroup"].update(version=3), "at /enforced/cgroup/version"),
+        (lambda d: d["phases"].append({"name": "x", "where": "target", "us": 1}), "/where"),
+        (lambda d: d.update(status="setup_error"), "'setup_error' is a required property"),
+    ],
+)
+def test_breaking_reports_fail_naming_the_field(change: Callable[[Dict[str, Any]], Any], where: str) -> None:
+    data = copy.deepcopy(load("ok"))
+    change(data)
+    with pytest.raises(ReportSchemaError, match="does not match its schema") as e:
+        validate_report(data)
+    assert any(where in m for m in e.value.errors), e.value.errors
+
+
+def test_validate_names_the_missing_library(monkeypatch: pytest.MonkeyPatch) -> None:
+    from scidex_jail import _schema
+
+    monkeypatch.setattr(_schema, "_validator", None)
+    monkeypatch.setitem(sys.modules, "jsonschema", None)
+    with pytest.raises(ModuleNotFoundError, match="python3-jsonschema"):
+        validate_report(load("ok"))
+
+
+def test_lenient_parse_of_a_sparse_report() -> None:
+    r = Report.from_json({"id": "x", "status": "ok"})
+    assert (r.exit_code, r.limits.profile, r.enforced.cgroup, r.outputs, r.started_at) == (-1, "", None, (), None)
