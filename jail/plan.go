@@ -153,7 +153,7 @@ func planInit(s *Spec, h HostView, ids IDMap) protocol.Config {
 	if len(hostname) > 64 {
 		hostname = hostname[:64]
 	}
-	return protocol.Config{
+	c := protocol.Config{
 		Command:   s.Command,
 		Env:       s.targetEnv(dataEnv),
 		RunDir:    runDir,
@@ -175,6 +175,8 @@ func planInit(s *Spec, h HostView, ids IDMap) protocol.Config {
 			Seccomp:  seccompPolicy(s),
 		},
 	}
+	planScratch(s, &c.Mounts)
+	return c
 }
 
 // planEnforced is the static part of the report's enforced.
@@ -200,6 +202,7 @@ func planEnforced(s *Spec, p *Plan) EnforcedReport {
 	if s.DiskBytes > 0 {
 		m.RunDir = fmt.Sprintf("tmpfs of %d bytes (disk budget)", s.DiskBytes)
 	}
+	m.Scratch = scratchReport(s)
 	return e
 }
 

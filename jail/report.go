@@ -110,6 +110,7 @@ type MountReport struct {
 	ReadWrite []string `json:"read_write"` // host paths bound writable (besides the run directory)
 	System    []string `json:"system"`     // bound read-only from the host
 	RunDir    string   `json:"run_dir"`    // "tmpfs, N bytes" or "bound from the host"
+	Scratch   string   `json:"scratch"`    // where HOME, TMPDIR and the caches were, and what bounded them
 	ShmBytes  int64    `json:"shm_bytes"`
 }
 

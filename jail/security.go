@@ -35,7 +35,7 @@ func landlockPolicy(s *Spec, h HostView, ro []string) *landlock.Policy {
 	// only if it finds less than the ABI that decision relied on.
 	p := &landlock.Policy{
 		ReadOnly:      append([]string{"/proc"}, ro...),
-		ReadWrite:     append([]string{s.RunDir(), "/dev/shm"}, s.ReadWrite...),
+		ReadWrite:     append([]string{s.RunDir(), AnalysisHome, "/dev/shm"}, s.ReadWrite...),
 		Scope:         true,
 		AllowDegraded: true,
 		MinABI:        h.Layers.LandlockABI,

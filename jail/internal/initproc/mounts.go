@@ -110,7 +110,7 @@ func openSources(p *protocol.Mounts) ([]bind, error) {
 }
 
 // layRoot builds the view on a fresh tmpfs at newRoot: the system links,
-// a private /dev, every bind, the run directory's tmpfs (the disk budget),
+// a private /dev, every bind, the run directory and the scratch,
 // /dev's own entries, a fresh /proc, and empty socket directories.
 func layRoot(p *protocol.Mounts, binds []bind) error {
 	if err := unix.Mount("tmpfs", newRoot, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755,size=1m"); err != nil {
@@ -133,14 +133,11 @@ func layRoot(p *protocol.Mounts, binds []bind) error {
 			return err
 		}
 	}
-	if p.RunDirBytes > 0 {
-		// The disk budget: writes past it fail with ENOSPC inside, and
-		// nothing the analysis writes reaches the host's disk. The
-		// supervisor reads the outputs through /proc/<init>/root.
-		opts := fmt.Sprintf("mode=0700,uid=%d,gid=%d,size=%d", protocol.InsideUID, protocol.InsideUID, p.RunDirBytes)
-		if err := mkdirMount("tmpfs", newRoot+p.RunDir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
-			return err
-		}
+	// The disk budget (runspace.go): writes past it fail with ENOSPC
+	// inside, and nothing the analysis writes reaches the host's disk.
+	// The supervisor reads the outputs through /proc/<init>/root.
+	if err := mountRunSpace(p); err != nil {
+		return err
 	}
 	if err := populateDev(dev, p.ShmBytes); err != nil {
 		return err

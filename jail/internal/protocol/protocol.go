@@ -64,6 +64,14 @@ const (
 	InitArg = "__scidex-jail-init"
 	// InsideUID is the uid and gid of the target inside its user namespace.
 	InsideUID = 1000
+	// AnalysisHome is the analysis' HOME inside the view: its per-run
+	// scratch space (caches, configuration, TMPDIR below it), never an
+	// output. The one place it is written: the environment, the mount
+	// view and the user database inside all take it from here.
+	AnalysisHome = "/home/analysis"
+	// ScratchKeptName is the scratch's directory in the run directory
+	// when it is kept for debugging (Mounts.KeepScratch).
+	ScratchKeptName = ".scidex-scratch"
 )
 
 // Exit statuses of the jail's own failures, as in env(1), nohup(1) and
@@ -130,6 +138,18 @@ type Mounts struct {
 	RunDirBytes int64  `json:"run_dir_bytes"`
 	// ShmBytes is the size of the private /dev/shm tmpfs.
 	ShmBytes int64 `json:"shm_bytes"`
+	// Scratch is where the analysis' scratch space (AnalysisHome) is
+	// mounted: with RunDirBytes > 0 a directory of the run directory's
+	// tmpfs beside the one bound at RunDir, so both count against one
+	// budget; else a tmpfs of its own of ScratchBytes (0: the kernel's
+	// default, half the memory), charged to the run's memory cgroup.
+	// ScratchTmp is made in it (TMPDIR). With KeepScratch the scratch is
+	// instead the run directory's ScratchKeptName subdirectory, listed
+	// and collected with the outputs.
+	Scratch      string `json:"scratch"`
+	ScratchTmp   string `json:"scratch_tmp"`
+	ScratchBytes int64  `json:"scratch_bytes"`
+	KeepScratch  bool   `json:"keep_scratch"`
 }
 
 // SystemEntry is one system path of the host at the root of the view.
