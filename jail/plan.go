@@ -176,6 +176,7 @@ func planInit(s *Spec, h HostView, ids IDMap) protocol.Config {
 		},
 	}
 	planScratch(s, &c.Mounts)
+	planLimitsView(s, &c)
 	return c
 }
 
@@ -203,6 +204,7 @@ func planEnforced(s *Spec, p *Plan) EnforcedReport {
 		m.RunDir = fmt.Sprintf("tmpfs of %d bytes (disk budget)", s.DiskBytes)
 	}
 	m.Scratch = scratchReport(s)
+	m.Meminfo = meminfoReport(s)
 	return e
 }
 
@@ -224,7 +226,7 @@ func blasThreads(env []string, cpus float64) []string {
 	if cpus <= 0 {
 		return env
 	}
-	n := fmt.Sprint(int(cpus + 0.999))
+	n := fmt.Sprint(quotaCPUs(cpus))
 	for _, k := range []string{"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"} {
 		if !slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, k+"=") }) {
 			env = append(env, k+"="+n)

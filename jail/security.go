@@ -34,7 +34,7 @@ func landlockPolicy(s *Spec, h HostView, ro []string) *landlock.Policy {
 	// exists: Landlock then enforces what this kernel offers, and refuses
 	// only if it finds less than the ABI that decision relied on.
 	p := &landlock.Policy{
-		ReadOnly:      append([]string{"/proc"}, ro...),
+		ReadOnly:      append(limitsViewPaths(s), ro...),
 		ReadWrite:     append([]string{s.RunDir(), AnalysisHome, "/dev/shm"}, s.ReadWrite...),
 		Scope:         true,
 		AllowDegraded: true,
@@ -83,4 +83,5 @@ func (sv *supervisor) recordSecurity(e *protocol.Enforced) {
 		}
 	}
 	r.Seccomp = e.Seccomp
+	r.CPUs = e.CPUs
 }

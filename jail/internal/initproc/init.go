@@ -89,10 +89,18 @@ type step struct {
 // setupSteps are the init's stages, each before the next, with why the
 // order is what it is.
 func setupSteps(cfg *protocol.Config, enforced *protocol.Enforced) []step {
+	var online string // the target's CPUs, for the view
 	return []step{
-		// First, while the init still has CAP_SYS_ADMIN over its mount
+		// On this thread, which forks the target: it inherits the
+		// affinity. Before the mounts, which show its CPU list.
+		{"cpus", func() (err error) {
+			online, err = pinCPUs(cfg.CPUs)
+			enforced.CPUs = online
+			return err
+		}},
+		// While the init still has CAP_SYS_ADMIN over its mount
 		// namespace: every later step sees only the run's view.
-		{"mounts", func() error { return buildMountView(&cfg.Mounts) }},
+		{"mounts", func() error { return buildMountView(&cfg.Mounts, online) }},
 		{"hostname", func() error { return unix.Sethostname([]byte(cfg.Hostname)) }},
 		{"network", func() error {
 			if cfg.Loopback {
