@@ -1,0 +1,135 @@
+package main
+
+import (
+	_ "embed"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/scidex/scidex-jail/jail"
+)
+
+// limitsScript prints what the analysis sees of its limits, one key=value
+// a line: nproc without OMP_NUM_THREADS (which nproc honours) counts the
+// affinity; Python's os.cpu_count reads /sys/devices/system/cpu/online.
+const limitsScript = `
+echo "memtotal=$(awk '/^MemTotal:/ {print $2}' /proc/meminfo)"
+echo "memavailable=$(awk '/^MemAvailable:/ {print $2}' /proc/meminfo)"
+echo "nproc=$(env -u OMP_NUM_THREADS nproc)"
+python3 -c 'import os; print("cpu_count=%d\naffinity=%d" % (os.cpu_count(), len(os.sched_getaffinity(0))))'
+echo "memlimit=$(cat /sys/fs/cgroup/memory.max /sys/fs/cgroup/memory/memory.limit_in_bytes 2>/dev/null)"
+echo "cpuquota=$(cat /sys/fs/cgroup/cpu.max /sys/fs/cgroup/cpu/cpu.cfs_quota_us 2>/dev/null)"
+`
+
+// hostMemTotalKB is this machine's MemTotal, as the host's /proc/meminfo says.
+func hostMemTotalKB(t *testing.T) int64 {
+	t.Helper()
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "MemTotal:"); ok {
+			n, err := strconv.ParseInt(strings.Fields(v)[0], 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+	}
+	t.Fatal("no MemTotal in /proc/meminfo")
+	return 0
+}
+
+func TestSeesOwnLimits(t *testing.T) {
+	requireRoot(t)
+	host := strconv.Itoa(runtime.NumCPU()) // the test's own affinity
+	hostMem := strconv.FormatInt(hostMemTotalKB(t), 10)
+	cases := []struct {
+		name  string
+		flags []string
+		want  map[string]string
+		v2    map[string]string // what differs on cgroup v2
+	}{
+		{"256M, 1 CPU", []string{"--memory", "256M", "--cpus", "1"}, map[string]string{
+			"memtotal": "262144", "nproc": "1", "cpu_count": "1", "affinity": "1",
+			"memlimit": "268435456", "cpuquota": "100000",
+		}, map[string]string{"cpuquota": "100000 100000"}},
+		{"half a CPU is one", []string{"--memory", "1G", "--cpus", "0.5"}, map[string]string{
+			"memtotal": "1048576", "nproc": "1", "cpu_count": "1", "affinity": "1", "cpuquota": "50000",
+		}, map[string]string{"cpuquota": "50000 100000"}},
+		{"no CPU quota", []string{"--memory", "256M", "--cpus", "none"}, map[string]string{
+			"memtotal": "262144", "nproc": host, "cpu_count": host, "affinity": host,
+		}, nil},
+		// Nothing enforces the limits: the analysis sees the host's.
+		{"cgroup layer disabled", []string{"--memory", "256M", "--cpus", "1", "--unsafe-disable", "cgroup"}, map[string]string{
+			"memtotal": hostMem, "nproc": host, "cpu_count": host, "affinity": host, "memlimit": "", "cpuquota": "",
+		}, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			args := append([]string{"run", "--id", "limits", "--tmp-root", tmpRoot(t)}, c.flags...)
+			r := runJail(t, runOpts{}, append(args, "--", "/bin/sh", "-c", limitsScript)...)
+			wantStatus(t, r, jail.StatusOK, 0)
+			got := map[string]string{}
+			for _, line := range strings.Split(r.stdout, "\n") {
+				if k, v, ok := strings.Cut(line, "="); ok {
+					got[k] = v
+				}
+			}
+			want := c.want
+			if cg := r.report.Enforced.Cgroup; cg != nil && cg.Version == 2 {
+				for k, v := range c.v2 {
+					want[k] = v
+				}
+			}
+			for k, v := range want {
+				if got[k] != v {
+					t.Errorf("inside: %s = %q, want %q\n%s", k, got[k], v, r)
+				}
+			}
+			// A snapshot at the start: what the limit left, never more.
+			total, _ := strconv.ParseInt(got["memtotal"], 10, 64)
+			if av, err := strconv.ParseInt(got["memavailable"], 10, 64); err != nil || av <= 0 || av > total {
+				t.Errorf("inside: MemAvailable = %q kB, want 0 < it <= MemTotal %d kB", got["memavailable"], total)
+			}
+			if n := strings.Count(r.report.Enforced.CPUs, ",") + strings.Count(r.report.Enforced.CPUs, "-"); got["affinity"] == "1" && n != 0 {
+				t.Errorf("enforced.cpus = %q, want one CPU", r.report.Enforced.CPUs)
+			}
+		})
+	}
+}
+
+//go:embed testdata/test_sizing.py
+var sizingSuite string
+
+// TestSuiteSizesItself runs a real pytest suite inside the jail whose
+// 1 GiB test checks MemAvailable first: under a 256 MiB limit it skips
+// itself and the run ends ok, where the host's meminfo would have let it
+// allocate and be OOM-killed; with 2 GiB it runs and passes.
+func TestSuiteSizesItself(t *testing.T) {
+	requireRoot(t)
+	cases := []struct {
+		memory, want string
+	}{
+		{"256M", "1 passed, 1 skipped"},
+		{"2G", "2 passed"},
+	}
+	for _, c := range cases {
+		t.Run(c.memory, func(t *testing.T) {
+			// -p no:cacheprovider: pytest's .pytest_cache/ is not an output either.
+			script := `cat > test_sizing.py && python3 -m pytest -p no:cacheprovider -q -rs test_sizing.py`
+			r := runJail(t, runOpts{stdin: sizingSuite}, "run", "--id", "sizing", "--tmp-root", tmpRoot(t),
+				"--memory", c.memory, "--disk", "1M", "--cpus", "1", "--", "/bin/sh", "-c", script)
+			wantStatus(t, r, jail.StatusOK, 0)
+			if !strings.Contains(r.stdout, c.want) {
+				t.Errorf("pytest with --memory %s: want %q in its summary\n%s", c.memory, c.want, r)
+			}
+			if u := r.report.Enforced.Cgroup.Usage; u == nil || u.OOMKills != 0 {
+				t.Errorf("cgroup usage = %+v, want no OOM kill", u)
+			}
+		})
+	}
+}
