@@ -30,6 +30,11 @@ func mountCgroupView(v *protocol.CgroupView) error {
 	if v.Version == 2 {
 		return mkdirMount("cgroup2", dir, "cgroup2", flags, "")
 	}
+	// There even if no hierarchy below matches: Landlock's rule for it
+	// needs the path.
+	if err := mkdirAll(dir); err != nil {
+		return fmt.Errorf("create %s: %w", dir, err)
+	}
 	// The hierarchies, by their co-mounted controller sets, from the
 	// init's own /proc/self/cgroup ("4:cpu,cpuacct:/").
 	data, err := os.ReadFile("/proc/self/cgroup")
