@@ -3,9 +3,11 @@ package main
 import (
 	_ "embed"
 	"os"
+	"os/exec"
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/scidex/scidex-jail/jail"
@@ -137,5 +139,38 @@ func TestSuiteSizesItself(t *testing.T) {
 				t.Errorf("cgroup usage = %+v, want no OOM kill", u)
 			}
 		})
+	}
+}
+
+// TestRootlessLimitsAndScratch: rootless, without a delegated cgroup (the
+// layer off by name), the scratch still keeps caches out of the outputs,
+// and the analysis sees the machine's memory and CPUs, which are then the
+// truth: nothing enforces the profile's limits.
+func TestRootlessLimitsAndScratch(t *testing.T) {
+	requireRoot(t)
+	root := tmpRoot(t)
+	if err := os.Chmod(root, 0o1777); err != nil {
+		t.Fatal(err)
+	}
+	rep := root + "/report.json"
+	script := `mkdir -p "$XDG_CACHE_HOME" && echo cache > "$XDG_CACHE_HOME/x" && echo t > "$TMPDIR/t" && echo result > result.txt` + limitsScript
+	cmd := exec.Command(jailBin, "run", "--id", "rootless-view", "--tmp-root", root, "--report", rep,
+		"--memory", "256M", "--cpus", "1", "--unsafe-disable", "cgroup", "--", "/bin/sh", "-c", script)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, _ := cmd.Output()
+	r := finishJail(t, cmd, nil, rep, nil, nil)
+	r.code, r.stdout = cmd.ProcessState.ExitCode(), string(out)
+	wantStatus(t, r, jail.StatusOK, 0)
+	host := strconv.Itoa(runtime.NumCPU())
+	for _, line := range []string{"memtotal=" + strconv.FormatInt(hostMemKB(t, "MemTotal"), 10), "nproc=" + host, "cpu_count=" + host, "memlimit="} {
+		if !strings.Contains(r.stdout, line+"\n") {
+			t.Errorf("inside: want %q\n%s", line, r)
+		}
+	}
+	if len(r.report.Outputs) != 1 || r.report.Outputs[0].Path != "result.txt" {
+		t.Errorf("outputs = %+v, want result.txt only", r.report.Outputs)
+	}
+	if m := r.report.Enforced.Mounts.Meminfo; !strings.Contains(m, "host") {
+		t.Errorf("enforced.mounts.meminfo = %q, want the host's named", m)
 	}
 }
