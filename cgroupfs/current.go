@@ -17,8 +17,8 @@ func (l *Leaf) MemoryCurrent() (int64, error) {
 		file = "memory.usage_in_bytes"
 	}
 	dir, ok := l.role["memory"]
-	if l.version == 2 {
-		dir, ok = l.dirs[0], len(l.dirs) > 0
+	if l.version == 2 && len(l.dirs) > 0 {
+		dir, ok = l.dirs[0], true // one directory holds every controller
 	}
 	if !ok {
 		return 0, fmt.Errorf("cgroupfs: bug: leaf %v has no memory controller", l.dirs)
