@@ -7,9 +7,10 @@
 // exits with its status once the supervisor has read the run directory.
 //
 // It imports protocol, landlock and seccomp, and never cgroupfs or the
-// supervisor's package: the init does not touch cgroups (the supervisor puts
-// it into its leaf before it may start the target), and that is a compile-time
-// fact, checked by .ci/layering.
+// supervisor's package: the init does not manage cgroups (the supervisor puts
+// it into its leaf before it may start the target; the init only mounts that
+// leaf read-only in the view, for the analysis to read its limits), and that
+// is a compile-time fact, checked by .ci/layering.
 //
 // Main never returns. The binary that hosts it must call it before anything
 // else, on argv[1] == protocol.InitArg (jail.IsInit), with CGO_ENABLED=0.
