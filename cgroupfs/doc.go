@@ -26,7 +26,10 @@
 //     global lock and an RCU grace period), then let it go.
 //
 // The report names the version used ([Leaf.Version]) and the values written
-// ([Leaf.Written]).
+// ([Leaf.Written]). [Leaf.MemoryCurrent] is the usage now (memory.current,
+// memory.usage_in_bytes), and [Leaf.Controllers] the v1 controllers the
+// leaf has directories for: what the jail needs to show the analysis its
+// own limits.
 //
 // # Where leaves go
 //

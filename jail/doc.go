@@ -25,8 +25,14 @@
 //	                   initchild.go           plan's namespaces (Plan.ProcAttr),
 //	                                          born in the leaf (v1: forked by a
 //	                                          thread in it); config over fd 3
+//	configure          supervisor.go          the config, with the run's
+//	                   limitsview.go          meminfo made now (a snapshot)
 //	--- init (internal/initproc; protocol: internal/protocol) ---
-//	mounts             initproc/mounts.go     new read-only root, pivot_root
+//	cpus               initproc/limits.go     pinned to the CPU quota
+//	mounts             initproc/mounts.go     new read-only root, pivot_root;
+//	                   initproc/runspace.go   run directory and scratch (HOME)
+//	                   initproc/limits.go     in one budget; meminfo, CPU list
+//	                   initproc/cgroupview.go and the leaf at /sys/fs/cgroup
 //	identity           initproc/identity.go   uid 1000, no capabilities,
 //	                                          no_new_privs
 //	landlock, seccomp  initproc/security.go   seccomp last, then "go", then exec

@@ -126,7 +126,7 @@ func notes(v verdict, o outcome) string {
 	case StatusPIDsLimit:
 		fmt.Fprintf(&b, "The analysis failed (exit code %d) after hitting its limit of %d processes/threads %d time(s)", v.ExitCode, o.PIDs, o.PIDsHits)
 	case StatusDiskLimit:
-		fmt.Fprintf(&b, "The analysis failed (exit code %d) after filling its %s run directory budget", v.ExitCode, sizeString(o.Disk))
+		fmt.Fprintf(&b, "The analysis failed (exit code %d) after filling its %s run directory budget (shared with its scratch: HOME, TMPDIR, caches)", v.ExitCode, sizeString(o.Disk))
 	case StatusSetupError:
 		fmt.Fprintf(&b, "The analysis did not run: the jail failed at stage %q: %s", v.SetupError.Stage, v.SetupError.Message)
 	}

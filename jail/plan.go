@@ -153,7 +153,7 @@ func planInit(s *Spec, h HostView, ids IDMap) protocol.Config {
 	if len(hostname) > 64 {
 		hostname = hostname[:64]
 	}
-	return protocol.Config{
+	c := protocol.Config{
 		Command:   s.Command,
 		Env:       s.targetEnv(dataEnv),
 		RunDir:    runDir,
@@ -175,6 +175,9 @@ func planInit(s *Spec, h HostView, ids IDMap) protocol.Config {
 			Seccomp:  seccompPolicy(s),
 		},
 	}
+	planScratch(s, &c.Mounts)
+	planLimitsView(s, &c)
+	return c
 }
 
 // planEnforced is the static part of the report's enforced.
@@ -200,6 +203,8 @@ func planEnforced(s *Spec, p *Plan) EnforcedReport {
 	if s.DiskBytes > 0 {
 		m.RunDir = fmt.Sprintf("tmpfs of %d bytes (disk budget)", s.DiskBytes)
 	}
+	m.Scratch = scratchReport(s)
+	m.Meminfo = meminfoReport(s)
 	return e
 }
 
@@ -221,7 +226,7 @@ func blasThreads(env []string, cpus float64) []string {
 	if cpus <= 0 {
 		return env
 	}
-	n := fmt.Sprint(int(cpus + 0.999))
+	n := fmt.Sprint(quotaCPUs(cpus))
 	for _, k := range []string{"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"} {
 		if !slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, k+"=") }) {
 			env = append(env, k+"="+n)

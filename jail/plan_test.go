@@ -57,8 +57,11 @@ func TestBuildPlan(t *testing.T) {
 			if in.RunDir != "/tmp/scidex-analysis-a1" || in.Mounts.RunDir != in.RunDir || in.Mounts.RunDirBytes != 1<<20 {
 				t.Errorf("run dir = %q, mounts %q of %d bytes, want /tmp/scidex-analysis-a1 as a 1 MiB tmpfs", in.RunDir, in.Mounts.RunDir, in.Mounts.RunDirBytes)
 			}
-			if !slices.Contains(in.Env, "HOME=/tmp/scidex-analysis-a1") || !slices.Contains(in.Env, "SCIDEX_DATA_DIR=/srv/platform/data") || !slices.Contains(in.Env, "OMP_NUM_THREADS=1") {
-				t.Errorf("env = %q, want HOME, the data dir and the BLAS threads", in.Env)
+			if !slices.Contains(in.Env, "HOME=/home/analysis") || !slices.Contains(in.Env, "TMPDIR=/home/analysis/tmp") || !slices.Contains(in.Env, "SCIDEX_DATA_DIR=/srv/platform/data") || !slices.Contains(in.Env, "OMP_NUM_THREADS=1") {
+				t.Errorf("env = %q, want HOME and TMPDIR in the scratch, the data dir and the BLAS threads", in.Env)
+			}
+			if m := in.Mounts; m.Scratch != "/home/analysis" || m.ScratchTmp != "/home/analysis/tmp" || m.ScratchBytes != 0 || m.KeepScratch {
+				t.Errorf("scratch = %q (tmp %q, %d bytes, keep %v), want /home/analysis in the run directory's budget", m.Scratch, m.ScratchTmp, m.ScratchBytes, m.KeepScratch)
 			}
 			if want := []string{"/var/cache/fontconfig", "/srv/platform/data"}; !slices.Equal(in.Mounts.ReadOnly, want) {
 				t.Errorf("read-only mounts = %q, want %q", in.Mounts.ReadOnly, want)
@@ -67,7 +70,7 @@ func TestBuildPlan(t *testing.T) {
 				t.Errorf("warnings = %q, want docs/ not found", warnings)
 			}
 			ll := in.Security.Landlock
-			if ll == nil || ll.MinABI != 7 || !ll.AllowDegraded || !slices.Contains(ll.ReadWrite, "/tmp/scidex-analysis-a1") || !slices.Contains(ll.ReadExec, "/usr") || slices.Contains(ll.ReadExec, "/bin") {
+			if ll == nil || ll.MinABI != 7 || !ll.AllowDegraded || !slices.Contains(ll.ReadWrite, "/tmp/scidex-analysis-a1") || !slices.Contains(ll.ReadWrite, "/home/analysis") || !slices.Contains(ll.ReadExec, "/usr") || slices.Contains(ll.ReadExec, "/bin") {
 				t.Errorf("landlock = %+v, want MinABI 7, rw on the run dir, rx on /usr but not the /bin link", ll)
 			}
 			if in.Security.Seccomp == nil || in.Security.Seccomp.String() != "default/none" {

@@ -97,6 +97,7 @@ type EnforcedReport struct {
 	Net          string              `json:"net"`
 	AllowTCP     []uint16            `json:"allow_tcp"` // outbound TCP ports (net host only)
 	Mounts       MountReport         `json:"mounts"`
+	CPUs         string              `json:"cpus"`     // the CPUs the analysis could run on (a kernel CPU list), as /sys/devices/system/cpu/online showed them
 	Landlock     *LandlockReport     `json:"landlock"` // null: disabled by --unsafe-disable
 	Seccomp      *SeccompReport      `json:"seccomp"`  // null: disabled by --unsafe-disable
 	Cgroup       *CgroupReport       `json:"cgroup"`   // null: disabled by --unsafe-disable
@@ -110,6 +111,8 @@ type MountReport struct {
 	ReadWrite []string `json:"read_write"` // host paths bound writable (besides the run directory)
 	System    []string `json:"system"`     // bound read-only from the host
 	RunDir    string   `json:"run_dir"`    // "tmpfs, N bytes" or "bound from the host"
+	Scratch   string   `json:"scratch"`    // where HOME, TMPDIR and the caches were, and what bounded them
+	Meminfo   string   `json:"meminfo"`    // what /proc/meminfo showed: the run's limit or the host's
 	ShmBytes  int64    `json:"shm_bytes"`
 }
 

@@ -34,8 +34,8 @@ func landlockPolicy(s *Spec, h HostView, ro []string) *landlock.Policy {
 	// exists: Landlock then enforces what this kernel offers, and refuses
 	// only if it finds less than the ABI that decision relied on.
 	p := &landlock.Policy{
-		ReadOnly:      append([]string{"/proc"}, ro...),
-		ReadWrite:     append([]string{s.RunDir(), "/dev/shm"}, s.ReadWrite...),
+		ReadOnly:      append(limitsViewPaths(s), ro...),
+		ReadWrite:     append([]string{s.RunDir(), AnalysisHome, "/dev/shm"}, s.ReadWrite...),
 		Scope:         true,
 		AllowDegraded: true,
 		MinABI:        h.Layers.LandlockABI,
@@ -83,4 +83,5 @@ func (sv *supervisor) recordSecurity(e *protocol.Enforced) {
 		}
 	}
 	r.Seccomp = e.Seccomp
+	r.CPUs = e.CPUs
 }

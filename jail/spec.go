@@ -66,6 +66,11 @@ type Spec struct {
 	// CollectMerge lets Collect be a directory that is not empty; a file
 	// of the same name there is still never overwritten.
 	CollectMerge bool
+	// KeepScratch makes the analysis' scratch (HOME, TMPDIR, caches) the
+	// run directory's .scidex-scratch/, so that it is listed, collected
+	// and kept with the outputs: for debugging. By default the scratch is
+	// never an output (scratch.go).
+	KeepScratch bool
 	// Report is where Run writes the JSON report (atomically); "" = none.
 	// Validate resolves it and Collect (destinations.go).
 	Report string
@@ -192,6 +197,9 @@ func (s *Spec) Validate() error {
 	if err := s.validateFS(); err != nil {
 		return err
 	}
+	if err := s.validateScratch(); err != nil {
+		return err
+	}
 	if err := s.validateNet(); err != nil {
 		return err
 	}
@@ -249,17 +257,16 @@ func (s *Spec) RunDir() string {
 }
 
 // targetEnv is the target's whole environment: a fixed base that does not
-// depend on the host, the data dirs' locations (dataEnv), then the caller's
+// depend on the host, HOME, TMPDIR and the caches in the scratch
+// (scratchEnv), the data dirs' locations (dataEnv), then the caller's
 // --env entries (which win), then the BLAS thread defaults.
 func (s *Spec) targetEnv(dataEnv []string) []string {
-	dir := s.RunDir()
 	env := []string{
 		"PATH=/usr/local/bin:/usr/bin:/bin",
 		"LANG=C.UTF-8",
-		"HOME=" + dir,
-		"TMPDIR=" + dir,
 		"SCIDEX_ANALYSIS_ID=" + s.ID,
 	}
+	env = append(env, scratchEnvList()...)
 	env = append(env, dataEnv...)
 	return blasThreads(mergeEnv(env, s.Env), s.Resources.CPUs)
 }

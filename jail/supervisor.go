@@ -199,7 +199,12 @@ func (sv *supervisor) execute() error {
 // configure sends the init its config and "go". A cancel that arrived
 // meanwhile ends the init before "go", with no error.
 func (sv *supervisor) configure() (string, error) {
-	err := sv.send(sv.plan.Init)
+	cfg, err := sv.withLimits(sv.plan.Init)
+	if err != nil {
+		sv.abortInit()
+		return "meminfo", err
+	}
+	err = sv.send(cfg)
 	sv.lap("config")
 	if err != nil {
 		sv.abortInit()

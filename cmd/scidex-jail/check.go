@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -119,6 +120,17 @@ func (c *checkCmd) probePlan(p jail.Profile) (pl *jail.Plan, done func()) {
 	// A plan refused for its promises still says how the init would be
 	// born and what it would apply; the promise lines report the refusal.
 	pl, _, _ = jail.BuildPlan(&s, jail.LookHost(&s))
+	// The analysis' home (its scratch) exists only in the run's view: a
+	// directory of the probe's own stands in for it.
+	if ll := pl.Init.Security.Landlock; ll != nil && err == nil {
+		home := filepath.Join(dir, "home")
+		os.Mkdir(home, 0o700)
+		for i, p := range ll.ReadWrite {
+			if p == jail.AnalysisHome {
+				ll.ReadWrite[i] = home
+			}
+		}
+	}
 	return pl, done
 }
 

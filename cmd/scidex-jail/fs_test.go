@@ -68,7 +68,9 @@ func TestFSAccess(t *testing.T) {
 		// World-readable on the host, but not on the jail's /etc list.
 		{"read /etc/hostname", "read('/etc/hostname')", fsDenied},
 		{"stat /root", "os.stat('/root')", fsAbsent},
-		{"stat /home", "os.stat('/home')", fsAbsent},
+		// /home holds the analysis' own home (its scratch) only: the
+		// host's homes are stat'ed one by one below.
+		{"write in its own home", "write('/home/analysis/x')", fsOutcomes{0}},
 
 		// Socket directories are empty: PostgreSQL's socket cannot be
 		// reached (Landlock ABI 7 does not cover pathname unix sockets).
@@ -133,6 +135,16 @@ func TestFSAccess(t *testing.T) {
 		// (documented in the README), so an analysis may run its own tools.
 		{"write a script in the run directory", "script(" + in(run, "tool.sh") + ")", fsOK},
 		{"execute it", "run(" + in(run, "tool.sh") + ")", fsOK},
+	}
+	// Nothing of the host's homes shows through.
+	hostHomes, err := os.ReadDir("/home")
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	for _, e := range hostHomes {
+		if p := "/home/" + e.Name(); p != jail.AnalysisHome {
+			probes = append(probes, fsProbe{"stat host's " + p, "os.lstat(" + fsPy(p) + ")", fsAbsent})
+		}
 	}
 	// Nothing of the host's /run shows through either.
 	hostRun, err := os.ReadDir("/run")

@@ -23,6 +23,7 @@ type runCmd struct {
 	RO           []string `name:"ro" sep:"none" placeholder:"PATH" help:"Another host path readable (read-only) at the same path (repeatable)."`
 	RW           []string `name:"rw" sep:"none" placeholder:"PATH" help:"Another host path writable at the same path (repeatable)."`
 	Keep         bool     `name:"keep" help:"Keep the run directory afterwards (default: removed)."`
+	KeepScratch  bool     `name:"keep-scratch" help:"For debugging: make the analysis' scratch (HOME, TMPDIR, caches) the run directory's .scidex-scratch/, so that it is listed, collected and kept with the outputs (default: never an output, removed with the run)."`
 	Collect      string   `name:"collect" placeholder:"DIR" help:"Copy the regular files of the run directory to DIR before it is removed (links are never followed). DIR must be new or empty, outside every run directory and every input."`
 	CollectMerge bool     `name:"collect-merge" help:"Let --collect DIR already hold files; one of the same name as an output is an error (delivery_failed), never overwritten."`
 	Env          []string `name:"env" sep:"none" placeholder:"K=V" help:"Set an environment variable for the analysis (repeatable). The host's environment is not passed in."`
@@ -68,7 +69,7 @@ func (c *runCmd) spec() (*jail.Spec, error) {
 	s.ID, s.Command = c.ID, c.afterDash
 	s.Env = append(s.Env, c.Env...)
 	s.TmpRoot, s.Root, s.CgroupParent = c.TmpRoot, abs(c.Root), c.CgroupParent
-	s.Keep, s.Collect, s.CollectMerge, s.Report = c.Keep, abs(c.Collect), c.CollectMerge, abs(c.Report)
+	s.Keep, s.KeepScratch, s.Collect, s.CollectMerge, s.Report = c.Keep, c.KeepScratch, abs(c.Collect), c.CollectMerge, abs(c.Report)
 	s.HostUID, s.HostGID = c.UID, c.GID
 	s.AllowDegraded = append(s.AllowDegraded, c.Degrade...)
 	s.Disable = c.Disable

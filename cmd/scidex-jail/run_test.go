@@ -130,7 +130,7 @@ touch owned-by-me
 	if f := strings.Fields(got["fds"]); len(f) > 4 {
 		t.Errorf("open fds = %v, want only 0 1 2 (and ls's own)", f)
 	}
-	wantEnv := map[string]bool{"PATH=/usr/local/bin:/usr/bin:/bin": true, "MY_VAR=hello": true, "HOME=" + dir: true, "TMPDIR=" + dir: true}
+	wantEnv := map[string]bool{"PATH=/usr/local/bin:/usr/bin:/bin": true, "MY_VAR=hello": true, "HOME=" + jail.AnalysisHome: true, "TMPDIR=" + jail.ScratchTmp: true}
 	for _, e := range env {
 		if strings.Contains(e, "HOST_SECRET") {
 			t.Errorf("host environment leaked in: %s", e)

@@ -163,8 +163,9 @@ class Jail:
 
         ``argv`` is the command, a list (no shell, ever); the analysis runs in
         its own fresh directory ``<tmp_root>/scidex-analysis-<analysis_id>/``,
-        which is its cwd and HOME, with nothing of this process' environment
-        but ``env``. Arguments left as None come from the profile
+        which is its cwd (its HOME, TMPDIR and caches are in a scratch that is
+        never an output), with nothing of this process' environment but
+        ``env``. Arguments left as None come from the profile
         (``profile``, default ``"default"``):
 
         - ``timeout``: wall-clock budget, seconds / timedelta / ``"90s"``

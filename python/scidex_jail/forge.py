@@ -44,17 +44,12 @@ PYTHON = "/usr/bin/python3"
 #: The notebook runner, from Debian's jupyter-nbconvert.
 JUPYTER = "/usr/bin/jupyter"
 
-#: Environment the analyses get besides the caller's ``env`` (which wins):
-#: caches go to the run's private /dev/shm rather than into the run
-#: directory, so the outputs are what the analysis wrote.
-CACHE_ENV: Mapping[str, str] = {
-    "PYTHONDONTWRITEBYTECODE": "1",
-    "XDG_CACHE_HOME": "/dev/shm/.cache",
-    "MPLCONFIGDIR": "/dev/shm/.config/matplotlib",
-    "IPYTHONDIR": "/dev/shm/.ipython",
-    "JUPYTER_RUNTIME_DIR": "/dev/shm/.jupyter/runtime",
-    "JUPYTER_DATA_DIR": "/dev/shm/.jupyter/data",
-}
+#: Environment the analyses get besides the caller's ``env`` (which wins).
+#: Empty: the jail itself points HOME, TMPDIR and the usual caches into
+#: the run's scratch (/home/analysis, never an output; README, "The
+#: analysis' environment"), so the outputs are what the analysis wrote.
+#: Kept as a name for callers that merge it.
+CACHE_ENV: Mapping[str, str] = {}
 
 #: Also for notebooks: the kernel's debugger otherwise warns about
 #: Debian's frozen modules on every start.

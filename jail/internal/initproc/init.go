@@ -7,9 +7,10 @@
 // exits with its status once the supervisor has read the run directory.
 //
 // It imports protocol, landlock and seccomp, and never cgroupfs or the
-// supervisor's package: the init does not touch cgroups (the supervisor puts
-// it into its leaf before it may start the target), and that is a compile-time
-// fact, checked by .ci/layering.
+// supervisor's package: the init does not manage cgroups (the supervisor puts
+// it into its leaf before it may start the target; the init only mounts that
+// leaf read-only in the view, for the analysis to read its limits), and that
+// is a compile-time fact, checked by .ci/layering.
 //
 // Main never returns. The binary that hosts it must call it before anything
 // else, on argv[1] == protocol.InitArg (jail.IsInit), with CGO_ENABLED=0.
@@ -89,10 +90,18 @@ type step struct {
 // setupSteps are the init's stages, each before the next, with why the
 // order is what it is.
 func setupSteps(cfg *protocol.Config, enforced *protocol.Enforced) []step {
+	var online string // the target's CPUs, for the view
 	return []step{
-		// First, while the init still has CAP_SYS_ADMIN over its mount
+		// On this thread, which forks the target: it inherits the
+		// affinity. Before the mounts, which show its CPU list.
+		{"cpus", func() (err error) {
+			online, err = pinCPUs(cfg.CPUs)
+			enforced.CPUs = online
+			return err
+		}},
+		// While the init still has CAP_SYS_ADMIN over its mount
 		// namespace: every later step sees only the run's view.
-		{"mounts", func() error { return buildMountView(&cfg.Mounts) }},
+		{"mounts", func() error { return buildMountView(&cfg.Mounts, online) }},
 		{"hostname", func() error { return unix.Sethostname([]byte(cfg.Hostname)) }},
 		{"network", func() error {
 			if cfg.Loopback {

@@ -23,7 +23,10 @@ const newRoot = "/tmp"
 
 // buildMountView runs in the init, with CAP_SYS_ADMIN over its own user and
 // mount namespaces. On return the process is inside the new root, cwd /.
-func buildMountView(p *protocol.Mounts) error {
+//
+// online is the text of /sys/devices/system/cpu/online in the view: the
+// CPUs the target may run on (pinCPUs).
+func buildMountView(p *protocol.Mounts, online string) error {
 	// Nothing we mount may propagate back to the host (systemd makes / shared).
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("make / private: %w", err)
@@ -39,7 +42,7 @@ func buildMountView(p *protocol.Mounts) error {
 	if err != nil {
 		return err
 	}
-	if err := layRoot(p, binds); err != nil {
+	if err := layRoot(p, binds, online); err != nil {
 		return err
 	}
 	return sealAndPivot()
@@ -110,9 +113,10 @@ func openSources(p *protocol.Mounts) ([]bind, error) {
 }
 
 // layRoot builds the view on a fresh tmpfs at newRoot: the system links,
-// a private /dev, every bind, the run directory's tmpfs (the disk budget),
+// a private /dev, every bind, the run directory and the scratch, the CPU
+// list and the meminfo of the run's limits,
 // /dev's own entries, a fresh /proc, and empty socket directories.
-func layRoot(p *protocol.Mounts, binds []bind) error {
+func layRoot(p *protocol.Mounts, binds []bind, online string) error {
 	if err := unix.Mount("tmpfs", newRoot, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755,size=1m"); err != nil {
 		return fmt.Errorf("mount new root tmpfs: %w", err)
 	}
@@ -133,19 +137,23 @@ func layRoot(p *protocol.Mounts, binds []bind) error {
 			return err
 		}
 	}
-	if p.RunDirBytes > 0 {
-		// The disk budget: writes past it fail with ENOSPC inside, and
-		// nothing the analysis writes reaches the host's disk. The
-		// supervisor reads the outputs through /proc/<init>/root.
-		opts := fmt.Sprintf("mode=0700,uid=%d,gid=%d,size=%d", protocol.InsideUID, protocol.InsideUID, p.RunDirBytes)
-		if err := mkdirMount("tmpfs", newRoot+p.RunDir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
-			return err
-		}
+	// The disk budget (runspace.go): writes past it fail with ENOSPC
+	// inside, and nothing the analysis writes reaches the host's disk.
+	// The supervisor reads the outputs through /proc/<init>/root.
+	if err := mountRunSpace(p); err != nil {
+		return err
 	}
 	if err := populateDev(dev, p.ShmBytes); err != nil {
 		return err
 	}
 	if err := mountProc(); err != nil {
+		return err
+	}
+	// After /proc: the meminfo is bound over the fresh one (limits.go).
+	if err := writeLimitsView(online, p.Meminfo); err != nil {
+		return err
+	}
+	if err := mountCgroupView(p.Cgroup); err != nil {
 		return err
 	}
 	// Socket directories of the host (PostgreSQL's /var/run/postgresql,
