@@ -14,14 +14,16 @@ import (
 // of a Spec and a HostView, so a plan can be built and checked without
 // root, and the host is looked at in one place only.
 type HostView struct {
-	EUID, EGID int                    // who runs the jail: root maps the analysis to Spec.HostUID, others to themselves
-	System     []protocol.SystemEntry // /usr, /bin, /lib*, /etc: directories to bind, links to recreate
-	Extras     []string               // caches outside the system dirs, bound read-only when present
-	DNS        string                 // resolv.conf's resolved path (host network mode only)
-	DataDirs   []string               // the Spec's data dirs that exist under its root (absolute)
-	Etc        []string               // the readable /etc entries that exist (etcReadable, Python's)
-	Devices    []string               // the device files of devicesRW that exist
-	Layers     HostLayers             // what the kernel offers the promises (Landlock ABI); BuildPlan adds the spec's part
+	EUID, EGID  int                    // who runs the jail: root maps the analysis to Spec.HostUID, others to themselves
+	Groups      []HostGroup            // rootless: the caller's supplementary groups, which the run keeps (groups.go)
+	OverflowGID int                    // rootless: the gid an unmapped group shows as inside
+	System      []protocol.SystemEntry // /usr, /bin, /lib*, /etc: directories to bind, links to recreate
+	Extras      []string               // caches outside the system dirs, bound read-only when present
+	DNS         string                 // resolv.conf's resolved path (host network mode only)
+	DataDirs    []string               // the Spec's data dirs that exist under its root (absolute)
+	Etc         []string               // the readable /etc entries that exist (etcReadable, Python's)
+	Devices     []string               // the device files of devicesRW that exist
+	Layers      HostLayers             // what the kernel offers the promises (Landlock ABI); BuildPlan adds the spec's part
 }
 
 // LookHost looks at the host for a run of s.
@@ -31,6 +33,7 @@ func LookHost(s *Spec) HostView {
 		System: hostSystemEntries(), Extras: existingDirs(varExtras),
 		Layers: lookLayers(s),
 	}
+	h.Groups, h.OverflowGID = lookGroups(h.EUID)
 	if s.Net == NetHost {
 		// Only host mode has a resolver to reach.
 		h.DNS = resolvConf()

@@ -44,6 +44,9 @@ type Namespace struct {
 type IDMap struct {
 	HostUID, HostGID int
 	Setgroups        bool // false when rootless: setgroups must be denied before an unprivileged gid_map write
+	// Groups are the caller's supplementary groups a rootless run keeps
+	// (it cannot drop them: groups.go); nil when Setgroups clears them.
+	Groups []HostGroup
 }
 
 // CgroupPlan is the run's cgroup leaf, before it exists.
@@ -127,7 +130,9 @@ func planNamespaces(net NetMode) []Namespace {
 func planIDs(s *Spec, h HostView) IDMap {
 	if h.EUID != 0 {
 		// Rootless: the only uid we may map is our own.
-		return IDMap{HostUID: h.EUID, HostGID: h.EGID}
+		ids := IDMap{HostUID: h.EUID, HostGID: h.EGID}
+		ids.Groups = planGroups(ids, h)
+		return ids
 	}
 	return IDMap{HostUID: s.HostUID, HostGID: s.HostGID, Setgroups: true}
 }
@@ -161,6 +166,7 @@ func planInit(s *Spec, h HostView, ids IDMap) protocol.Config {
 		UID:       InsideUID,
 		GID:       InsideUID,
 		Setgroups: ids.Setgroups,
+		Groups:    insideGroups(ids.Groups),
 		Loopback:  s.Net == NetLoopback,
 		Mounts: protocol.Mounts{
 			System:      h.System,
@@ -184,6 +190,7 @@ func planEnforced(s *Spec, p *Plan) EnforcedReport {
 		NoNewPrivs: true, Capabilities: "none",
 		Net: string(s.Net), AllowTCP: append([]uint16{}, s.AllowTCP...),
 		Promises: promiseReport(p.Promises),
+		Identity: identityReport(p.IDs, fsHeldBy(p.Promises)),
 		Degraded: []string{},
 	}
 	for _, ns := range p.Namespaces {

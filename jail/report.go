@@ -92,6 +92,7 @@ type EnforcedReport struct {
 	HostUID      int                 `json:"host_uid"`
 	HostGID      int                 `json:"host_gid"`
 	UID          int                 `json:"uid"` // inside the user namespace
+	Identity     IdentityReport      `json:"identity"`
 	NoNewPrivs   bool                `json:"no_new_privs"`
 	Capabilities string              `json:"capabilities"`
 	Net          string              `json:"net"`

@@ -108,7 +108,15 @@ type Config struct {
 	Mounts    Mounts   `json:"mounts"`
 	Loopback  bool     `json:"loopback"`  // bring lo up in the run's network namespace
 	Setgroups bool     `json:"setgroups"` // false when rootless: setgroups is denied in the namespace
-	Security  Security `json:"security"`
+	// Groups are the supplementary groups the target keeps, as the run's
+	// user namespace shows them: the run's own gid for the caller's
+	// primary group, the overflow gid (65534) for every other. Empty when
+	// Setgroups: the init clears them. A rootless init cannot (setgroups
+	// is denied in an unprivileged user namespace, so that a group used
+	// to deny access keeps denying it), and the check before the fork
+	// wants exactly these.
+	Groups   []int    `json:"groups,omitempty"`
+	Security Security `json:"security"`
 }
 
 // Mounts is the target's whole filesystem view, as data. The init builds it
