@@ -21,8 +21,9 @@ import (
 //
 // What keeps that in bounds is the view: the mount view shows only the
 // run's paths and Landlock allows only the listed ones, whatever the
-// groups say. The init checks the forking thread holds exactly the groups
-// planned here, no more.
+// groups say; a path the view exposes that one of the groups opens but
+// others cannot makes the run refuse to start (exposure.go). The init
+// checks the forking thread holds exactly the groups planned here.
 
 // whyGroupsKept is the report's reason, in one sentence.
 const whyGroupsKept = "an unprivileged user namespace cannot drop supplementary groups (setgroups is denied in it): the analysis keeps the caller's"

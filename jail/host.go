@@ -17,6 +17,7 @@ type HostView struct {
 	EUID, EGID  int                    // who runs the jail: root maps the analysis to Spec.HostUID, others to themselves
 	Groups      []HostGroup            // rootless: the caller's supplementary groups, which the run keeps (groups.go)
 	OverflowGID int                    // rootless: the gid an unmapped group shows as inside
+	Exposed     []ExposedPath          // rootless with groups kept: the paths the view shows, for the group rule (exposure.go)
 	System      []protocol.SystemEntry // /usr, /bin, /lib*, /etc: directories to bind, links to recreate
 	Extras      []string               // caches outside the system dirs, bound read-only when present
 	DNS         string                 // resolv.conf's resolved path (host network mode only)
@@ -34,6 +35,7 @@ func LookHost(s *Spec) HostView {
 		Layers: lookLayers(s),
 	}
 	h.Groups, h.OverflowGID = lookGroups(h.EUID)
+	h.Exposed = lookExposed(s, &h)
 	if s.Net == NetHost {
 		// Only host mode has a resolver to reach.
 		h.DNS = resolvConf()

@@ -105,6 +105,11 @@ func BuildPlan(s *Spec, h HostView) (*Plan, []string, error) {
 	if err != nil {
 		return p, warnings, &PlanError{Stage: "promises", Err: err}
 	}
+	// The groups a rootless run cannot drop must not open what the view
+	// shows (exposure.go).
+	if err := checkExposure(p.IDs, h.Exposed); err != nil {
+		return p, warnings, &PlanError{Stage: "promises", Err: err}
+	}
 	for _, st := range short {
 		p.Enforced.Degraded = append(p.Enforced.Degraded, st.Degraded())
 	}
