@@ -26,7 +26,9 @@
 //	                                          born in the leaf (v1: forked by a
 //	                                          thread in it); config over fd 3
 //	--- init (internal/initproc; protocol: internal/protocol) ---
-//	mounts             initproc/mounts.go     new read-only root, pivot_root
+//	mounts             initproc/mounts.go     new read-only root, the analysis'
+//	                   initproc/files.go      own /etc/passwd and /etc/group,
+//	                                          pivot_root
 //	identity           initproc/identity.go   uid 1000, no capabilities,
 //	                                          no_new_privs
 //	landlock, seccomp  initproc/security.go   seccomp last, then "go", then exec

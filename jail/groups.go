@@ -44,24 +44,29 @@ type IdentityReport struct {
 	HeldBy         []Layer     `json:"held_by,omitempty"` // the layers that hold the filesystem promises against them
 }
 
-// lookGroups is the caller's supplementary groups when the jail runs
-// rootless (nil as root: it clears them), with their names, and the
-// kernel's overflow gid, which an unmapped group shows as inside.
-func lookGroups(euid int) (groups []HostGroup, overflow int) {
-	if euid == 0 {
-		return nil, 0
-	}
-	overflow = 65534
-	if b, err := sysfile.Read("/proc/sys/kernel/overflowgid"); err == nil {
+// overflowID is the kernel's overflow uid or gid (kind), which an
+// unmapped id shows as inside a user namespace; Linux's default, 65534,
+// when it cannot be read.
+func overflowID(kind string) int {
+	if b, err := sysfile.Read("/proc/sys/kernel/overflow" + kind); err == nil {
 		if v, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
-			overflow = v
+			return v
 		}
+	}
+	return 65534
+}
+
+// lookGroups is the caller's supplementary groups when the jail runs
+// rootless (nil as root: it clears them), with their names.
+func lookGroups(euid int) (groups []HostGroup) {
+	if euid == 0 {
+		return nil
 	}
 	gids, err := unix.Getgroups()
 	if err != nil {
 		// Cannot happen (the buffer is sized by the kernel's answer); a
 		// wrong guess is caught by the init's check before the fork.
-		return nil, overflow
+		return nil
 	}
 	for _, g := range gids {
 		hg := HostGroup{GID: g}
@@ -70,7 +75,7 @@ func lookGroups(euid int) (groups []HostGroup, overflow int) {
 		}
 		groups = append(groups, hg)
 	}
-	return groups, overflow
+	return groups
 }
 
 // planGroups is what a rootless run keeps of the caller's groups h.Groups,
