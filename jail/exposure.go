@@ -135,14 +135,28 @@ type GroupExposureError struct {
 }
 
 func (e *GroupExposureError) Error() string {
-	name := e.Group.Name
-	if name == "" {
-		name = fmt.Sprint(e.Group.GID)
-	}
+	return e.Finding() + "; to run it: " + e.Fix()
+}
+
+// Finding says what was found: the group, the path and why it matters.
+func (e *GroupExposureError) Finding() string {
+	name := e.groupName()
 	return fmt.Sprintf("promises fs_read and fs_write cannot hold with the supplementary group %s (gid %d) kept: "+
 		"the run's view shows %s (mode %04o, group %s), which that group opens and others cannot, "+
-		"and a rootless run cannot drop its caller's groups (setgroups is denied in an unprivileged user namespace); "+
-		"to run it: start the jail without the group (as root: setpriv --reuid=%d --regid=%d --clear-groups scidex-jail run ...; "+
-		"a systemd service: no SupplementaryGroups= for it), or do not show the path to the run, or give it to the caller's own group (chgrp)",
-		name, e.Group.GID, e.Path.Path, e.Path.Mode, name, e.HostUID, e.HostGID)
+		"and a rootless run cannot drop its caller's groups (setgroups is denied in an unprivileged user namespace)",
+		name, e.Group.GID, e.Path.Path, e.Path.Mode, name)
+}
+
+// Fix says how to run anyway, each way keeping the promises.
+func (e *GroupExposureError) Fix() string {
+	return fmt.Sprintf("start the jail without the group (as root: setpriv --reuid=%d --regid=%d --clear-groups scidex-jail run ...; "+
+		"a systemd service: no SupplementaryGroups= for it), or do not show the path to the run, "+
+		"or give it to the caller's own group (chgrp) or to others (chmod o+rX)", e.HostUID, e.HostGID)
+}
+
+func (e *GroupExposureError) groupName() string {
+	if e.Group.Name == "" {
+		return fmt.Sprint(e.Group.GID)
+	}
+	return e.Group.Name
 }

@@ -37,7 +37,6 @@ func LookHost(s *Spec) HostView {
 	}
 	h.OverflowUID, h.OverflowGID = overflowID("uid"), overflowID("gid")
 	h.Groups = lookGroups(h.EUID)
-	h.Exposed = lookExposed(s, &h)
 	if s.Net == NetHost {
 		// Only host mode has a resolver to reach.
 		h.DNS = resolvConf()
@@ -59,6 +58,8 @@ func LookHost(s *Spec) HostView {
 			h.Devices = append(h.Devices, d)
 		}
 	}
+	// Last: it looks at what the view exposes, all of it found above.
+	h.Exposed = lookExposed(s, &h)
 	return h
 }
 

@@ -121,6 +121,8 @@ func TestAccountGroupSecret(t *testing.T) {
 	inTmp := filepath.Join(dir, "secret.txt")
 	inEtc := "/etc/" + a.Name + ".secret"
 	t.Cleanup(func() { os.Remove(inEtc) })
+	platform := groupPlatform(t, a, secret)
+	inData := filepath.Join(platform, "data", "secret.txt")
 	for _, f := range []string{inTmp, inEtc} {
 		if err := os.MkdirAll(filepath.Dir(f), 0o750); err != nil {
 			t.Fatal(err)
@@ -155,6 +157,8 @@ func TestAccountGroupSecret(t *testing.T) {
 			[]string{"supplementary group " + a.Group, dir + " (mode 0750", "setpriv --reuid=" + strconv.Itoa(a.UID), "--clear-groups", "SupplementaryGroups="}},
 		{"in /etc, without Landlock", []string{"--unsafe-disable", "landlock"}, inEtc, jail.StatusSetupError, 125,
 			[]string{"supplementary group " + a.Group, inEtc + " (mode 0640", "--clear-groups"}},
+		{"the platform's data dir", []string{"--root", platform}, inData, jail.StatusSetupError, 125,
+			[]string{"supplementary group " + a.Group, filepath.Join(platform, "data") + " (mode 0750", "--clear-groups"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -176,6 +180,67 @@ func TestAccountGroupSecret(t *testing.T) {
 			for _, w := range c.want {
 				if !strings.Contains(se.Message, w) {
 					t.Errorf("setup_error.message = %q, want it to contain %q", se.Message, w)
+				}
+			}
+		})
+	}
+}
+
+// groupPlatform is a platform checkout whose data/ (mode 0750) only a's
+// fresh group opens, holding a secret (0640).
+func groupPlatform(t *testing.T, a account, secret string) string {
+	t.Helper()
+	platform := filepath.Join(tmpRoot(t), "platform")
+	data := filepath.Join(platform, "data")
+	if err := os.MkdirAll(data, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(data, "secret.txt"), []byte(secret), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{data, filepath.Join(data, "secret.txt")} {
+		if err := os.Chown(p, 0, a.GroupGID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(platform, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return platform
+}
+
+// TestAccountCheck: `check` as a real account names the groups a run
+// would keep, and says MISSING, with the fix, from a checkout whose data
+// dir only one of them opens.
+func TestAccountCheck(t *testing.T) {
+	a := newAccount(t)
+	platform := groupPlatform(t, a, "sjt-group-secret")
+	cases := []struct {
+		name string
+		dir  string
+		code int
+		want []string
+	}{
+		{"groups kept", "/", -1, []string{"OK       identity: ", "users (" + strconv.Itoa(a.UsersGID) + "), " + a.Group, "mount view, landlock fs"}},
+		{"a data dir of a kept group", platform, 1, []string{"MISSING  identity: ", "the run's view shows " + filepath.Join(platform, "data"), "fix: start the jail without the group", "--clear-groups"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cmd := a.setpriv(jailBin, "check", "--tmp-root", a.tmpRootFor(t))
+			cmd.Dir = c.dir
+			out, err := cmd.Output()
+			code := 0
+			if ee, ok := err.(*exec.ExitError); ok {
+				code = ee.ExitCode()
+			} else if err != nil {
+				t.Fatalf("check as %s: %v", a.Name, err)
+			}
+			if c.code >= 0 && code != c.code {
+				t.Errorf("check exit = %d, want %d\n%s", code, c.code, out)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(string(out), w) {
+					t.Errorf("check output lacks %q:\n%s", w, out)
 				}
 			}
 		})
