@@ -120,11 +120,16 @@ func TestAccountGroupSecret(t *testing.T) {
 	dir := filepath.Join(tmpRoot(t), "lab")
 	inTmp := filepath.Join(dir, "secret.txt")
 	inEtc := "/etc/" + a.Name + ".secret"
-	t.Cleanup(func() { os.Remove(inEtc) })
+	// As /etc/ssl/private's keys; after inEtc in the walk's (lexical) order.
+	deepInEtc := "/etc/" + a.Name + "_d/deep/secret"
+	t.Cleanup(func() {
+		os.Remove(inEtc)
+		os.RemoveAll(filepath.Dir(filepath.Dir(deepInEtc)))
+	})
 	platform := groupPlatform(t, a, secret)
 	inData := filepath.Join(platform, "data", "secret.txt")
-	for _, f := range []string{inTmp, inEtc} {
-		if err := os.MkdirAll(filepath.Dir(f), 0o750); err != nil {
+	for _, f := range []string{inTmp, inEtc, deepInEtc} {
+		if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
 			t.Fatal(err)
 		}
 		if err := os.WriteFile(f, []byte(secret), 0o640); err != nil {
@@ -137,8 +142,11 @@ func TestAccountGroupSecret(t *testing.T) {
 	if err := os.Chown(dir, 0, a.GroupGID); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.Chmod(dir, 0o750); err != nil {
+		t.Fatal(err)
+	}
 	// The account does read both on the host, through the group.
-	for _, f := range []string{inTmp, inEtc} {
+	for _, f := range []string{inTmp, inEtc, deepInEtc} {
 		if out, err := a.setpriv("/bin/cat", f).Output(); err != nil || string(out) != secret {
 			t.Fatalf("cat %s as %s on the host = %q, %v; want the secret (the test's premise)", f, a.Name, out, err)
 		}
@@ -150,18 +158,27 @@ func TestAccountGroupSecret(t *testing.T) {
 		status jail.Status
 		code   int
 		want   []string // in the setup error's message
+		before func()   // runs before the case
 	}{
-		{"outside the view", nil, inTmp, jail.StatusExitNonzero, 1, nil},
-		{"in /etc, under Landlock", nil, inEtc, jail.StatusExitNonzero, 1, nil},
+		{"outside the view", nil, inTmp, jail.StatusExitNonzero, 1, nil, nil},
+		{"in /etc, under Landlock", nil, inEtc, jail.StatusExitNonzero, 1, nil, nil},
 		{"bound with --ro", []string{"--ro", dir}, inTmp, jail.StatusSetupError, 125,
-			[]string{"supplementary group " + a.Group, dir + " (mode 0750", "setpriv --reuid=" + strconv.Itoa(a.UID), "--clear-groups", "SupplementaryGroups="}},
+			[]string{"supplementary group " + a.Group, dir + " (mode 0750", "setpriv --reuid=" + strconv.Itoa(a.UID), "--clear-groups", "SupplementaryGroups="}, nil},
 		{"in /etc, without Landlock", []string{"--unsafe-disable", "landlock"}, inEtc, jail.StatusSetupError, 125,
-			[]string{"supplementary group " + a.Group, inEtc + " (mode 0640", "--clear-groups"}},
+			[]string{"supplementary group " + a.Group, inEtc + " (mode 0640", "--clear-groups"}, nil},
+		{"deep in /etc, under Landlock", nil, deepInEtc, jail.StatusExitNonzero, 1, nil, nil},
+		{"deep in /etc, without Landlock", []string{"--unsafe-disable", "landlock"}, deepInEtc, jail.StatusSetupError, 125,
+			[]string{"supplementary group " + a.Group, deepInEtc + " (mode 0640", "--clear-groups"},
+			// The walk would find inEtc first: make it everyone's.
+			func() { os.Chmod(inEtc, 0o644) }},
 		{"the platform's data dir", []string{"--root", platform}, inData, jail.StatusSetupError, 125,
-			[]string{"supplementary group " + a.Group, filepath.Join(platform, "data") + " (mode 0750", "--clear-groups"}},
+			[]string{"supplementary group " + a.Group, filepath.Join(platform, "data") + " (mode 0750", "--clear-groups"}, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			if c.before != nil {
+				c.before()
+			}
 			tmp := a.tmpRootFor(t)
 			rep := filepath.Join(tmp, "report.json")
 			args := append([]string{jailBin, "run", "--id", "secret", "--tmp-root", tmp, "--report", rep, "--unsafe-disable", "cgroup"}, c.flags...)
