@@ -10,14 +10,13 @@ import (
 	"github.com/scidex/scidex-jail/internal/sysfile"
 )
 
-// A rootless run keeps its caller's supplementary groups. The kernel lets
-// a process in a user namespace call setgroups only when the namespace's
-// gid_map was written by a privileged process (or setgroups was left
-// allowed, which an unprivileged writer cannot do): dropping a group could
-// otherwise gain access that a "deny this group" mode (0707) refuses
-// (CVE-2014-8989). So the analysis holds them too, shown inside as the
-// overflow gid, and the kernel still grants what they grant on host files.
-// bubblewrap and rootless podman keep them the same way.
+// A rootless run keeps its caller's supplementary groups. An unprivileged
+// process may write a user namespace's gid_map only after writing "deny"
+// to its setgroups file, and setgroups then stays denied in it for good:
+// dropping a group could otherwise gain access that a "deny this group"
+// mode (0707) refuses (CVE-2014-8989). So the analysis holds them too,
+// shown inside as the overflow gid, and the kernel still grants what they
+// grant on host files. bubblewrap keeps them the same way.
 //
 // What keeps that in bounds is the view: the mount view shows only the
 // run's paths and Landlock allows only the listed ones, whatever the
@@ -107,9 +106,9 @@ func insideGroups(gs []HostGroup) []int {
 	return out
 }
 
-// identityReport is the report's enforced.identity for the kept groups
-// gs: the caller's primary gid is the run's own gid (host_gid), not an
-// extra group, and is left out.
+// identityReport is the report's enforced.identity for ids, with held the
+// layers that hold the filesystem promises: the caller's primary gid is
+// the run's own gid (host_gid), not an extra group, and is left out.
 func identityReport(ids IDMap, held []Layer) IdentityReport {
 	r := IdentityReport{HostGroupsKept: []HostGroup{}}
 	for _, g := range ids.Groups {
