@@ -12,8 +12,8 @@ import (
 // emptied, groups cleared (where the namespace allows it: a rootless
 // init keeps the caller's, see protocol.Config.Groups), uid/gid set
 // (which clears the permitted, effective and ambient sets), the
-// inheritable set cleared, no_new_privs set. After this nothing it execs can gain a privilege: not from setuid
-// bits, not from file capabilities.
+// inheritable set cleared, no_new_privs set. After this nothing it execs
+// can gain a privilege: not from setuid bits, not from file capabilities.
 //
 // Every call is the raw system call, for this thread only: credentials,
 // capabilities and no_new_privs are per thread in the kernel, and the
