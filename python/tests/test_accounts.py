@@ -32,9 +32,11 @@ import scidex_jail
 args = json.loads(sys.argv[1])
 try:
     r = scidex_jail.run(args.pop("argv"), stdout=scidex_jail.CAPTURE, stderr=scidex_jail.CAPTURE, **args)
-    out = {"status": r.status, "stdout": r.stdout, "report": r.report}
+    # dict(): the report as plain JSON, whether it is a dict or a typed
+    # mapping over its JSON.
+    out = {"status": r.status, "stdout": r.stdout, "report": dict(r.report)}
 except scidex_jail.JailSetupError as e:
-    out = {"setup_error": e.stage, "message": e.message, "report": e.report}
+    out = {"setup_error": e.stage, "message": e.message, "report": dict(e.report) if e.report is not None else None}
 print(json.dumps(out))
 """
 
