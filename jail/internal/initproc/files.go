@@ -20,6 +20,16 @@ import (
 func placeFiles(files []protocol.File) error {
 	for i, f := range files {
 		dst := newRoot + f.Path
+		// A link would be followed by the mount, before the pivot, out of
+		// the view: ours would land on the host's path in this namespace
+		// and the view would still show the host's file.
+		var st unix.Stat_t
+		if err := unix.Lstat(dst, &st); err != nil {
+			return fmt.Errorf("stat %s: %w", f.Path, err)
+		}
+		if st.Mode&unix.S_IFMT != unix.S_IFREG {
+			return fmt.Errorf("%s is not a regular file on this host (mode %#o): the view cannot lay the analysis' own over it", f.Path, st.Mode)
+		}
 		src := newRoot + "/.scidex-file-" + strconv.Itoa(i)
 		if err := writeNew(src, f.Content); err != nil {
 			return fmt.Errorf("write %s for the view: %w", f.Path, err)
