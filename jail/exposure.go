@@ -29,10 +29,10 @@ import (
 //
 // A path whose group is a kept group, owned by someone else, whose mode
 // gives that group a right others lack (0750, 0640, 0770, ...), refuses
-// the run (a *GroupExposureError, stage promises, exit 125). Nothing below
-// those paths is read: the trees are what the caller chose to show (a data
-// dir whole, /usr as the distribution ships it), and a scan of /usr on
-// every run would cost more than the run. What a kept group opens below
+// the run (a *GroupExposureError, stage promises, exit 125). Below those
+// paths (but /etc without Landlock) nothing is read: the trees are what
+// the caller chose to show (a data dir whole, /usr as the distribution
+// ships it), and a scan of /usr on every run would cost more than the run. What a kept group opens below
 // an exposed path is the caller's to know; what it opens elsewhere stays
 // out of the view. The system /etc entries are listed narrowly for the
 // same reason (/etc/ssl/certs, not /etc/ssl with its private/ of group
