@@ -14,14 +14,18 @@ import (
 // of a Spec and a HostView, so a plan can be built and checked without
 // root, and the host is looked at in one place only.
 type HostView struct {
-	EUID, EGID int                    // who runs the jail: root maps the analysis to Spec.HostUID, others to themselves
-	System     []protocol.SystemEntry // /usr, /bin, /lib*, /etc: directories to bind, links to recreate
-	Extras     []string               // caches outside the system dirs, bound read-only when present
-	DNS        string                 // resolv.conf's resolved path (host network mode only)
-	DataDirs   []string               // the Spec's data dirs that exist under its root (absolute)
-	Etc        []string               // the readable /etc entries that exist (etcReadable, Python's)
-	Devices    []string               // the device files of devicesRW that exist
-	Layers     HostLayers             // what the kernel offers the promises (Landlock ABI); BuildPlan adds the spec's part
+	EUID, EGID  int                    // who runs the jail: root maps the analysis to Spec.HostUID, others to themselves
+	Groups      []HostGroup            // rootless: the caller's supplementary groups, which the run keeps (groups.go)
+	OverflowUID int                    // the uid an unmapped owner shows as inside (nobody)
+	OverflowGID int                    // the gid an unmapped group or owner shows as inside (nogroup)
+	Exposed     []ExposedPath          // rootless with groups kept: the paths the view shows, for the group rule (exposure.go)
+	System      []protocol.SystemEntry // /usr, /bin, /lib*, /etc: directories to bind, links to recreate
+	Extras      []string               // caches outside the system dirs, bound read-only when present
+	DNS         string                 // resolv.conf's resolved path (host network mode only)
+	DataDirs    []string               // the Spec's data dirs that exist under its root (absolute)
+	Etc         []string               // the readable /etc entries that exist (etcReadable, Python's)
+	Devices     []string               // the device files of devicesRW that exist
+	Layers      HostLayers             // what the kernel offers the promises (Landlock ABI); BuildPlan adds the spec's part
 }
 
 // LookHost looks at the host for a run of s.
@@ -31,6 +35,8 @@ func LookHost(s *Spec) HostView {
 		System: hostSystemEntries(), Extras: existingDirs(varExtras),
 		Layers: lookLayers(s),
 	}
+	h.OverflowUID, h.OverflowGID = overflowID("uid"), overflowID("gid")
+	h.Groups = lookGroups(h.EUID)
 	if s.Net == NetHost {
 		// Only host mode has a resolver to reach.
 		h.DNS = resolvConf()
@@ -52,6 +58,8 @@ func LookHost(s *Spec) HostView {
 			h.Devices = append(h.Devices, d)
 		}
 	}
+	// Last: it looks at what the view exposes, all of it found above.
+	h.Exposed = lookExposed(s, &h)
 	return h
 }
 

@@ -44,6 +44,9 @@ type Namespace struct {
 type IDMap struct {
 	HostUID, HostGID int
 	Setgroups        bool // false when rootless: setgroups must be denied before an unprivileged gid_map write
+	// Groups are the caller's supplementary groups a rootless run keeps
+	// (it cannot drop them: groups.go); nil when Setgroups clears them.
+	Groups []HostGroup
 }
 
 // CgroupPlan is the run's cgroup leaf, before it exists.
@@ -97,9 +100,16 @@ func BuildPlan(s *Spec, h HostView) (*Plan, []string, error) {
 		}}
 	}
 	p.Init = planInit(s, h, p.IDs)
+	// The analysis' own user database, with the HOME its environment has.
+	p.Init.Mounts.Files = userDB(p.Init.Env, h)
 	p.Enforced = planEnforced(s, p)
 	short, err := checkPromises(p.Promises, s.optIns())
 	if err != nil {
+		return p, warnings, &PlanError{Stage: "promises", Err: err}
+	}
+	// The groups a rootless run cannot drop must not open what the view
+	// shows (exposure.go).
+	if err := checkExposure(p.IDs, h.Exposed); err != nil {
 		return p, warnings, &PlanError{Stage: "promises", Err: err}
 	}
 	for _, st := range short {
@@ -127,7 +137,9 @@ func planNamespaces(net NetMode) []Namespace {
 func planIDs(s *Spec, h HostView) IDMap {
 	if h.EUID != 0 {
 		// Rootless: the only uid we may map is our own.
-		return IDMap{HostUID: h.EUID, HostGID: h.EGID}
+		ids := IDMap{HostUID: h.EUID, HostGID: h.EGID}
+		ids.Groups = planGroups(ids, h)
+		return ids
 	}
 	return IDMap{HostUID: s.HostUID, HostGID: s.HostGID, Setgroups: true}
 }
@@ -161,6 +173,7 @@ func planInit(s *Spec, h HostView, ids IDMap) protocol.Config {
 		UID:       InsideUID,
 		GID:       InsideUID,
 		Setgroups: ids.Setgroups,
+		Groups:    insideGroups(ids.Groups),
 		Loopback:  s.Net == NetLoopback,
 		Mounts: protocol.Mounts{
 			System:      h.System,
@@ -187,6 +200,7 @@ func planEnforced(s *Spec, p *Plan) EnforcedReport {
 		NoNewPrivs: true, Capabilities: "none",
 		Net: string(s.Net), AllowTCP: append([]uint16{}, s.AllowTCP...),
 		Promises: promiseReport(p.Promises),
+		Identity: identityReport(p.IDs, fsHeldBy(p.Promises)),
 		Degraded: []string{},
 	}
 	for _, ns := range p.Namespaces {
@@ -194,6 +208,10 @@ func planEnforced(s *Spec, p *Plan) EnforcedReport {
 	}
 	m := &e.Mounts
 	m.ReadOnly = p.Init.Mounts.ReadOnly
+	m.Generated = []string{}
+	for _, f := range p.Init.Mounts.Files {
+		m.Generated = append(m.Generated, f.Path)
+	}
 	m.ReadWrite = append([]string{}, p.Init.Mounts.ReadWrite...)
 	m.ShmBytes = p.Init.Mounts.ShmBytes
 	for _, se := range p.Init.Mounts.System {

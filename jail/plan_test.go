@@ -2,6 +2,7 @@ package jail
 
 import (
 	"errors"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -47,7 +48,7 @@ func TestBuildPlan(t *testing.T) {
 			if want := []string{"user", "mount", "pid", "net", "ipc", "uts", "cgroup"}; !slices.Equal(names, want) {
 				t.Errorf("namespaces = %q, want %q", names, want)
 			}
-			if p.IDs != (IDMap{HostUID: 65534, HostGID: 65534, Setgroups: true}) {
+			if !reflect.DeepEqual(p.IDs, IDMap{HostUID: 65534, HostGID: 65534, Setgroups: true}) {
 				t.Errorf("IDs = %+v, want 65534:65534 with setgroups", p.IDs)
 			}
 			if p.Cgroup == nil || p.Cgroup.Limits.PIDs != 64 || p.Cgroup.Limits.MemoryBytes != 1<<30 {
@@ -92,7 +93,7 @@ func TestBuildPlan(t *testing.T) {
 			if slices.ContainsFunc(p.Namespaces, func(n Namespace) bool { return n.Name == "net" }) {
 				t.Errorf("namespaces %v hold net in host mode", p.Namespaces)
 			}
-			if p.IDs != (IDMap{HostUID: 1000, HostGID: 1000}) {
+			if !reflect.DeepEqual(p.IDs, IDMap{HostUID: 1000, HostGID: 1000}) {
 				t.Errorf("IDs = %+v, want our own 1000:1000 without setgroups", p.IDs)
 			}
 			if !slices.Contains(p.Init.Mounts.ReadOnly, "/run/systemd/resolve/stub-resolv.conf") {

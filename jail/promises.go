@@ -389,6 +389,29 @@ func joinPromises(ps []Promise) string {
 	return strings.Join(s, ", ")
 }
 
+// fsHeldBy is what holds both filesystem promises on this run: the layers
+// that keep what a rootless run's kept supplementary groups could open out
+// of the analysis' reach (groups.go), since the kernel still grants those
+// groups their rights on every host file the view shows.
+func fsHeldBy(states []PromiseState) []Layer {
+	var read, write []Layer
+	for _, st := range states {
+		switch st.Promise {
+		case PromiseFSRead:
+			read = st.Held
+		case PromiseFSWrite:
+			write = st.Held
+		}
+	}
+	var out []Layer
+	for _, l := range read {
+		if slices.Contains(write, l) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
 // promiseReport is the report's enforced.promises: promise -> the layers
 // that hold it on this run.
 func promiseReport(states []PromiseState) map[Promise][]Layer {

@@ -10,11 +10,13 @@ import (
 // the loader, users and groups for getpwuid, name service and time zone,
 // TLS roots, Debian's alternatives links, fonts and Python's and
 // matplotlib's site configuration. The rest (shadow, ssh keys, the
-// platform's own configuration) stays unreadable.
+// platform's own configuration) stays unreadable; so does /etc/ssl/private
+// (group ssl-cert, which PostgreSQL's account is in and which a rootless
+// run keeps: exposure.go).
 var etcReadable = []string{
 	"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/passwd", "/etc/group",
 	"/etc/nsswitch.conf", "/etc/localtime", "/etc/timezone", "/etc/hosts", "/etc/host.conf",
-	"/etc/gai.conf", "/etc/protocols", "/etc/services", "/etc/ssl", "/etc/ca-certificates",
+	"/etc/gai.conf", "/etc/protocols", "/etc/services", "/etc/ssl/certs", "/etc/ssl/openssl.cnf", "/etc/ca-certificates",
 	"/etc/alternatives", "/etc/fonts", "/etc/mime.types", "/etc/os-release", "/etc/debian_version",
 	"/etc/locale.alias", "/etc/matplotlibrc", "/etc/jupyter", "/etc/ipython", "/etc/magic",
 	"/etc/mailcap", "/etc/xdg",

@@ -122,6 +122,7 @@ func Run(s *Spec, sigs <-chan os.Signal) (*Report, error) {
 	sv.plan = plan
 	sv.rep.Warnings = append(sv.rep.Warnings, warnings...)
 	sv.rep.Enforced.Promises, sv.rep.Enforced.Degraded = plan.Enforced.Promises, plan.Enforced.Degraded
+	sv.rep.Enforced.Identity = plan.Enforced.Identity
 	sv.lap("policy")
 	var pe *PlanError
 	switch {

@@ -25,7 +25,10 @@ class Jail:
     on PATH, then ``/usr/bin/scidex-jail``, looked up at each run);
     ``config``: a profiles file; ``tmp_root``: where run directories are
     made; ``cgroup_parent``: the delegated cgroup for the runs' leaves
-    (default: the jail's own). ``validate``: check every report against the
+    (default: the jail's own); ``unsafe_disable``: layers switched off by
+    name for every run (``("cgroup",)`` for a rootless caller on a host
+    that delegates it no cgroup: the report lists the layer as degraded).
+    ``validate``: check every report against the
     report's JSON Schema before reading it (needs the ``jsonschema``
     library; a mismatch raises :class:`ReportSchemaError`)::
 
@@ -45,6 +48,7 @@ class Jail:
         tmp_root: Optional[PathArg] = None,
         cgroup_parent: Optional[PathArg] = None,
         *,
+        unsafe_disable: Sequence[str] = (),
         validate: bool = False,
     ) -> None:
         if binary is not None and not isinstance(binary, (str, os.PathLike)):
@@ -53,6 +57,7 @@ class Jail:
         self.config = _absolute("config", config) if config is not None else None
         self.tmp_root = _absolute("tmp_root", tmp_root) if tmp_root is not None else None
         self.cgroup_parent = _absolute("cgroup_parent", cgroup_parent) if cgroup_parent is not None else None
+        self.unsafe_disable = tuple(unsafe_disable)
         if not isinstance(validate, bool):
             raise ValueError(f"validate {validate!r}: give True or False")
         self.validate = validate
@@ -60,7 +65,8 @@ class Jail:
     def __repr__(self) -> str:
         return (
             f"Jail(binary={self.binary!r}, config={self.config!r}, tmp_root={self.tmp_root!r}, "
-            f"cgroup_parent={self.cgroup_parent!r}, validate={self.validate!r})"
+            f"cgroup_parent={self.cgroup_parent!r}, unsafe_disable={self.unsafe_disable!r}, "
+            f"validate={self.validate!r})"
         )
 
     def _prepare(
@@ -92,7 +98,7 @@ class Jail:
             argv, analysis_id=analysis_id, profile=profile, config=self.config, timeout=timeout, grace=grace,
             memory=memory, cpus=cpus, pids=pids, disk=disk, net=net, allow_tcp=allow_tcp, root=root,
             ro=ro, rw=rw, inputs=inputs, env=env, collect=collect, keep=keep, tmp_root=self.tmp_root,
-            cgroup_parent=self.cgroup_parent, binary=self.binary,
+            cgroup_parent=self.cgroup_parent, unsafe_disable=self.unsafe_disable, binary=self.binary,
         )  # fmt: skip
         return Prepared(spec, stdin, stdout, stderr, validate=self.validate)
 
@@ -267,9 +273,10 @@ def start(
     config: Optional[PathArg] = None,
     tmp_root: Optional[PathArg] = None,
     cgroup_parent: Optional[PathArg] = None,
+    unsafe_disable: Sequence[str] = (),
 ) -> Run:
-    """:meth:`Jail.start` of ``Jail(binary, config, tmp_root, cgroup_parent)``."""
-    return Jail(binary, config, tmp_root, cgroup_parent).start(
+    """:meth:`Jail.start` of ``Jail(binary, config, tmp_root, cgroup_parent, unsafe_disable=...)``."""
+    return Jail(binary, config, tmp_root, cgroup_parent, unsafe_disable=unsafe_disable).start(
         argv, analysis_id=analysis_id,
         profile=profile, timeout=timeout, grace=grace, memory=memory, cpus=cpus, pids=pids, disk=disk,
         net=net, allow_tcp=allow_tcp, root=root, ro=ro, rw=rw, inputs=inputs, env=env, collect=collect,
@@ -304,11 +311,12 @@ def run(
     config: Optional[PathArg] = None,
     tmp_root: Optional[PathArg] = None,
     cgroup_parent: Optional[PathArg] = None,
+    unsafe_disable: Sequence[str] = (),
 ) -> Result:
-    """:meth:`Jail.run` of ``Jail(binary, config, tmp_root, cgroup_parent)``:
+    """:meth:`Jail.run` of ``Jail(binary, config, tmp_root, cgroup_parent, unsafe_disable=...)``:
     run ``argv`` as an analysis and return its :class:`Result` (see
     :meth:`Jail.run` for every argument)."""
-    return Jail(binary, config, tmp_root, cgroup_parent).run(
+    return Jail(binary, config, tmp_root, cgroup_parent, unsafe_disable=unsafe_disable).run(
         argv, analysis_id=analysis_id,
         profile=profile, timeout=timeout, grace=grace, memory=memory, cpus=cpus, pids=pids, disk=disk,
         net=net, allow_tcp=allow_tcp, root=root, ro=ro, rw=rw, inputs=inputs, env=env, collect=collect,
@@ -343,9 +351,10 @@ async def run_async(
     config: Optional[PathArg] = None,
     tmp_root: Optional[PathArg] = None,
     cgroup_parent: Optional[PathArg] = None,
+    unsafe_disable: Sequence[str] = (),
 ) -> Result:
-    """:meth:`Jail.run_async` of ``Jail(binary, config, tmp_root, cgroup_parent)``."""
-    return await Jail(binary, config, tmp_root, cgroup_parent).run_async(
+    """:meth:`Jail.run_async` of ``Jail(binary, config, tmp_root, cgroup_parent, unsafe_disable=...)``."""
+    return await Jail(binary, config, tmp_root, cgroup_parent, unsafe_disable=unsafe_disable).run_async(
         argv, analysis_id=analysis_id,
         profile=profile, timeout=timeout, grace=grace, memory=memory, cpus=cpus, pids=pids, disk=disk,
         net=net, allow_tcp=allow_tcp, root=root, ro=ro, rw=rw, inputs=inputs, env=env, collect=collect,

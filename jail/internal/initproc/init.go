@@ -184,7 +184,7 @@ func run(started time.Time) int {
 // code (126 cannot execute, 127 not found).
 func (c *conn) startTarget(cfg *protocol.Config, enforced *protocol.Enforced) (pid int, execAt time.Time, code int) {
 	start := c.last
-	if err := confined(cfg.UID, cfg.GID, cfg.Security.Seccomp != nil); err != nil {
+	if err := confined(cfg.UID, cfg.GID, cfg.Groups, cfg.Security.Seccomp != nil); err != nil {
 		return 0, time.Time{}, c.fail("exec", err, protocol.ExitSetup)
 	}
 	path, code, err := lookCommand(cfg.Command[0], cfg.Env, cfg.RunDir)

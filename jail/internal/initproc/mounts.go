@@ -45,6 +45,9 @@ func buildMountView(p *protocol.Mounts, online string) error {
 	if err := layRoot(p, binds, online); err != nil {
 		return err
 	}
+	if err := placeFiles(p.Files); err != nil {
+		return err
+	}
 	return sealAndPivot()
 }
 

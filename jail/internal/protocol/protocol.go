@@ -116,7 +116,15 @@ type Config struct {
 	Mounts    Mounts   `json:"mounts"`
 	Loopback  bool     `json:"loopback"`  // bring lo up in the run's network namespace
 	Setgroups bool     `json:"setgroups"` // false when rootless: setgroups is denied in the namespace
-	Security  Security `json:"security"`
+	// Groups are the supplementary groups the target keeps, as the run's
+	// user namespace shows them: the run's own gid for the caller's
+	// primary group, the overflow gid (65534) for every other. Empty when
+	// Setgroups: the init clears them. A rootless init cannot (setgroups
+	// is denied in an unprivileged user namespace, so that a group used
+	// to deny access keeps denying it), and the check before the fork
+	// wants exactly these.
+	Groups   []int    `json:"groups,omitempty"`
+	Security Security `json:"security"`
 	// CPUs is how many CPUs the target may run on: the CPU quota rounded
 	// up. When its affinity allows more, the init pins it to that many
 	// (sched_setaffinity), so that os.sched_getaffinity, nproc and
@@ -137,6 +145,10 @@ type Mounts struct {
 	ReadOnly []string `json:"read_only"`
 	// ReadWrite host paths bound writable at the same path.
 	ReadWrite []string `json:"read_write"`
+	// Files are made by the init and bound read-only over the view's own
+	// file at each Path, which must exist (the analysis' /etc/passwd and
+	// /etc/group, over the host's).
+	Files []File `json:"files,omitempty"`
 	// RunDir is the run directory's path. With RunDirBytes > 0 it is a
 	// fresh tmpfs of that size (the disk budget), else the host directory
 	// bound writable.
@@ -176,6 +188,13 @@ type CgroupView struct {
 
 // CgroupMount is where the view shows the run's cgroup leaf.
 const CgroupMount = "/sys/fs/cgroup"
+
+// File is one file of the view that the init writes: its path in the view
+// and its whole content.
+type File struct {
+	Path    string `json:"path"`
+	Content string `json:"content"`
+}
 
 // SystemEntry is one system path of the host at the root of the view.
 type SystemEntry struct {

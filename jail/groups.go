@@ -1,0 +1,123 @@
+package jail
+
+import (
+	"os/user"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/scidex/scidex-jail/internal/sysfile"
+)
+
+// A rootless run keeps its caller's supplementary groups. An unprivileged
+// process may write a user namespace's gid_map only after writing "deny"
+// to its setgroups file, and setgroups then stays denied in it for good:
+// dropping a group could otherwise gain access that a "deny this group"
+// mode (0707) refuses (CVE-2014-8989). So the analysis holds them too,
+// shown inside as the overflow gid, and the kernel still grants what they
+// grant on host files. bubblewrap keeps them the same way.
+//
+// What keeps that in bounds is the view: the mount view shows only the
+// run's paths and Landlock allows only the listed ones, whatever the
+// groups say; a path the view exposes that one of the groups opens but
+// others cannot makes the run refuse to start (exposure.go). The init
+// checks the forking thread holds exactly the groups planned here.
+
+// whyGroupsKept is the report's reason, in one sentence.
+const whyGroupsKept = "an unprivileged user namespace cannot drop supplementary groups (setgroups is denied in it): the analysis keeps the caller's"
+
+// HostGroup is one supplementary group of the caller that the run keeps.
+type HostGroup struct {
+	GID       int    `json:"gid"`        // on the host
+	Name      string `json:"name"`       // "" when the host's group database names none
+	InsideGID int    `json:"inside_gid"` // as the analysis sees it: the overflow gid
+}
+
+// IdentityReport is the report's enforced.identity: the groups the
+// analysis holds besides its own gid, why, and what keeps what they could
+// open out of its reach.
+type IdentityReport struct {
+	HostGroupsKept []HostGroup `json:"host_groups_kept"` // []: none (root runs clear them)
+	Why            string      `json:"why,omitempty"`
+	HeldBy         []Layer     `json:"held_by,omitempty"` // the layers that hold the filesystem promises against them
+}
+
+// overflowID is the kernel's overflow uid or gid (kind), which an
+// unmapped id shows as inside a user namespace; Linux's default, 65534,
+// when it cannot be read.
+func overflowID(kind string) int {
+	if b, err := sysfile.Read("/proc/sys/kernel/overflow" + kind); err == nil {
+		if v, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+			return v
+		}
+	}
+	return 65534
+}
+
+// lookGroups is the caller's supplementary groups when the jail runs
+// rootless (nil as root: it clears them), with their names.
+func lookGroups(euid int) (groups []HostGroup) {
+	if euid == 0 {
+		return nil
+	}
+	gids, err := unix.Getgroups()
+	if err != nil {
+		// Cannot happen (the buffer is sized by the kernel's answer); a
+		// wrong guess is caught by the init's check before the fork.
+		return nil
+	}
+	for _, g := range gids {
+		hg := HostGroup{GID: g}
+		if gr, err := user.LookupGroupId(strconv.Itoa(g)); err == nil {
+			hg.Name = gr.Name
+		}
+		groups = append(groups, hg)
+	}
+	return groups
+}
+
+// planGroups is what a rootless run keeps of the caller's groups h.Groups,
+// each with the gid it shows inside: the run's own for the caller's
+// primary gid (mapped to InsideUID), the overflow gid for the others.
+// Root runs clear them: nil.
+func planGroups(ids IDMap, h HostView) []HostGroup {
+	if ids.Setgroups {
+		return nil
+	}
+	var out []HostGroup
+	for _, g := range h.Groups {
+		g.InsideGID = h.OverflowGID
+		if g.GID == ids.HostGID {
+			g.InsideGID = InsideUID
+		}
+		out = append(out, g)
+	}
+	return out
+}
+
+// insideGroups are the groups' ids inside: what the init checks the
+// forking thread holds.
+func insideGroups(gs []HostGroup) []int {
+	var out []int
+	for _, g := range gs {
+		out = append(out, g.InsideGID)
+	}
+	return out
+}
+
+// identityReport is the report's enforced.identity for ids, with held the
+// layers that hold the filesystem promises: the caller's primary gid is
+// the run's own gid (host_gid), not an extra group, and is left out.
+func identityReport(ids IDMap, held []Layer) IdentityReport {
+	r := IdentityReport{HostGroupsKept: []HostGroup{}}
+	for _, g := range ids.Groups {
+		if g.GID != ids.HostGID {
+			r.HostGroupsKept = append(r.HostGroupsKept, g)
+		}
+	}
+	if len(r.HostGroupsKept) > 0 {
+		r.Why, r.HeldBy = whyGroupsKept, held
+	}
+	return r
+}

@@ -1,0 +1,73 @@
+package jail
+
+import (
+	"reflect"
+	"slices"
+	"testing"
+)
+
+func TestPlanGroups(t *testing.T) {
+	users, lab := HostGroup{GID: 100, Name: "users"}, HostGroup{GID: 1001, Name: "lab"}
+	own := HostGroup{GID: 1002, Name: "alice"}
+	rootless := func(h *HostView) {
+		h.EUID, h.EGID, h.OverflowGID = 1001, 1002, 65534
+		h.Groups = []HostGroup{own, users, lab}
+	}
+	cases := []struct {
+		name       string
+		spec       func(*Spec)
+		host       func(*HostView)
+		wantInside []int       // the init's Groups: what the forking thread must hold
+		wantKept   []HostGroup // the report's host_groups_kept
+		wantHeldBy []Layer
+	}{
+		{"root clears them", nil, func(h *HostView) { h.Groups = nil }, nil, []HostGroup{}, nil},
+		{"rootless without groups", nil, func(h *HostView) { h.EUID, h.EGID, h.OverflowGID = 1001, 1002, 65534 }, nil, []HostGroup{}, nil},
+		{"rootless, primary group only", nil, func(h *HostView) {
+			rootless(h)
+			h.Groups = []HostGroup{own}
+		}, []int{1000}, []HostGroup{}, nil},
+		{"rootless with groups", nil, rootless, []int{1000, 65534, 65534},
+			[]HostGroup{{100, "users", 65534}, {1001, "lab", 65534}}, []Layer{LayerMountView, LayerLandlockFS}},
+		{"another overflow gid", nil, func(h *HostView) {
+			rootless(h)
+			h.OverflowGID = 65533
+		}, []int{1000, 65533, 65533}, []HostGroup{{100, "users", 65533}, {1001, "lab", 65533}}, []Layer{LayerMountView, LayerLandlockFS}},
+		{"rootless with groups, no landlock", func(s *Spec) {
+			s.Disable = []string{"landlock"}
+			s.AllowDegraded = []string{"landlock"}
+		}, rootless, []int{1000, 65534, 65534},
+			[]HostGroup{{100, "users", 65534}, {1001, "lab", 65534}}, []Layer{LayerMountView}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s, h := testSpec(), testHost()
+			if c.spec != nil {
+				c.spec(s)
+			}
+			if c.host != nil {
+				c.host(&h)
+			}
+			p, _, err := BuildPlan(s, h)
+			if err != nil {
+				t.Fatalf("BuildPlan(%s) = %v, want nil", c.name, err)
+			}
+			if !slices.Equal(p.Init.Groups, c.wantInside) {
+				t.Errorf("init groups = %v, want %v", p.Init.Groups, c.wantInside)
+			}
+			if p.Init.Setgroups != (h.EUID == 0) {
+				t.Errorf("init setgroups = %v, want %v (root clears the groups)", p.Init.Setgroups, h.EUID == 0)
+			}
+			id := p.Enforced.Identity
+			if !reflect.DeepEqual(id.HostGroupsKept, c.wantKept) {
+				t.Errorf("host_groups_kept = %+v, want %+v", id.HostGroupsKept, c.wantKept)
+			}
+			if !slices.Equal(id.HeldBy, c.wantHeldBy) {
+				t.Errorf("held_by = %v, want %v", id.HeldBy, c.wantHeldBy)
+			}
+			if (id.Why != "") != (len(c.wantKept) > 0) {
+				t.Errorf("why = %q with %d groups kept, want a reason exactly when some are", id.Why, len(c.wantKept))
+			}
+		})
+	}
+}
