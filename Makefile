@@ -24,7 +24,7 @@ TOOLS_BIN := $(CURDIR)/.tools/bin
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := $(TOOLS_BIN)/staticcheck-$(STATICCHECK_VERSION)
 
-.PHONY: help build deb deps deps-example tools nsproto example test check unit vet lint generate generate-check test-host test-vm test-python bench bench-vm bench-compare clean
+.PHONY: help build deb deps deps-example tools nsproto example test check docs-check unit vet lint generate generate-check test-host test-vm test-python bench bench-vm bench-compare clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -60,7 +60,10 @@ example: deps-example build ## run the example analysis under the jail and print
 
 test: deps check ## install what is needed, then vet, lint and every test (as root)
 
-check: vet lint generate-check unit test-host test-vm test-python ## vet, lint, all tests
+check: vet lint generate-check docs-check unit test-host test-vm test-python ## vet, lint, the docs' commands, all tests
+
+docs-check: build ## run every runnable shell block of README.md, docs/*.md, python/README.md (.ci/docs-check says which are run, which only shown)
+	.ci/docs-check
 
 unit: ## the tests that need no root, no jail run and no PostgreSQL (Go packages with -short, python/tests -m unit), as nobody when run as root
 	.ci/unit

@@ -21,17 +21,24 @@
 //	                                          rule: *PlanError, stage
 //	                                          promises), static enforced
 //	--- supervisor (supervisor.go, signals.go, cgroup.go, rundir.go) ---
-//	sweepLeftovers     sweep.go               what dead jails left behind
-//	createRunDir       rundir.go              <tmp-root>/scidex-analysis-<id>,
-//	                                          fresh, locked, marked
 //	createLeaf         cgroup.go              the leaf, limits written first
+//	                                          (stage cgroup)
 //	spawn              supervisor.go          /proc/self/exe as PID 1 of the
 //	                   initchild.go           plan's namespaces (Plan.ProcAttr),
 //	                                          born in the leaf (v1: forked by a
-//	                                          thread in it); config over fd 3
-//	configure          supervisor.go          the config, with the run's
-//	                   limitsview.go          meminfo made now (a snapshot)
+//	                                          thread in it), as early as it can
+//	                                          be: its start overlaps the next
+//	                                          two steps (stage spawn)
+//	sweepLeftovers     sweep.go               what dead jails left behind
+//	createRunDir       rundir.go              <tmp-root>/scidex-analysis-<id>,
+//	                                          fresh, locked, marked
+//	configure          supervisor.go          the config over fd 3, with the
+//	                   limitsview.go          run's meminfo made now (a
+//	                                          snapshot; stage meminfo), then "go"
 //	--- init (internal/initproc; protocol: internal/protocol) ---
+//	                                          each step is a stage of the
+//	                                          report's setup_error, in order:
+//	config             initproc/init.go       the config from the supervisor
 //	cpus               initproc/limits.go     pinned to the CPU quota
 //	mounts             initproc/mounts.go     new read-only root, pivot_root;
 //	                   initproc/runspace.go   run directory and scratch (HOME)
@@ -39,10 +46,15 @@
 //	                   initproc/cgroupview.go and the leaf at /sys/fs/cgroup;
 //	                   initproc/files.go      the analysis' own /etc/passwd
 //	                                          and /etc/group
+//	hostname, network  initproc/init.go,      scidex-<id>; lo up for loopback
+//	                   initproc/identity.go
 //	identity           initproc/identity.go   uid 1000, groups cleared (as
 //	                                          root; rootless keeps the caller's),
 //	                                          no capabilities, no_new_privs
-//	landlock, seccomp  initproc/security.go   seccomp last, then "go", then exec
+//	landlock, fds,     initproc/security.go,  Landlock; every fd above 2
+//	seccomp            initproc/init.go       close-on-exec; seccomp last
+//	wait-go, exec      initproc/init.go       wait for "go", then fork and
+//	                                          exec the target
 //	reap               initproc/reap.go       signals in, every child reaped
 //	--- supervisor ---
 //	loop               supervisor.go          timeout + grace, signals, the
@@ -53,6 +65,11 @@
 //	                                          notes as one pure function
 //	deliverReport      deliver.go             atomically; a failed delivery is
 //	                                          delivery_failed, exit 122
+//
+// The other stages a setup_error can name: promises and policy (BuildPlan),
+// rundir (a bug: the directory is not where the plan put it) and init (the
+// init ended before it started the target: settle). The README's
+// troubleshooting table has one row per stage.
 //
 // A cancel (SIGTERM, SIGINT, SIGHUP on the channel given to Run) is taken
 // between every step up to the target's start, and ends the run there.

@@ -1,6 +1,7 @@
 // Command scidex-jail runs one untrusted analysis in a fresh sandbox and
-// reports how it ended. See the README for the flags, the report and the
-// exit codes.
+// reports how it ended. The README is its manual (install, first run,
+// flags, limits, exit codes, the report, troubleshooting by stage);
+// docs/ holds the security model, deploying and performance.
 package main
 
 import (

@@ -32,16 +32,22 @@ when it died of signal n (also after the jail's SIGKILL at a timeout);
 when the jail failed before the analysis ran: bad input, a protection that cannot be enforced, a setup failure;
 .TP
 .B 126 \fRand\fB 127
-when the command cannot be executed or is not found inside the jail.
+when the command cannot be executed or is not found inside the jail;
+.TP
+.B 122
+when the analysis ran but its outputs or its report could not be delivered (status delivery_failed; the whole report then goes to stderr).
 .PP
-Why a run ended is in the report's \fBstatus\fR field (ok, exit_nonzero, signaled, timeout, cancelled, oom_killed, pids_limit, disk_limit, setup_error), not only in the code.
+Why a run ended is in the report's \fBstatus\fR field (ok, exit_nonzero, signaled, timeout, cancelled, oom_killed, pids_limit, disk_limit, setup_error, delivery_failed), not only in the code. A setup_error names the stage that failed; the README's section "Troubleshooting" says, for each stage, what to check and how to fix it, and \fBscidex-jail check\fR tests the host's part.
 .SH FILES
 .TP
 .I /etc/scidex-jail/profiles.json
 The profiles file: limits and permissions by profile name, read by \fBrun\fR, \fBprofiles\fR and \fBcheck\fR unless \fB\-\-config\fR names another. \fBscidex-jail profiles \-\-builtin\fR prints the built-in profiles in its format.
 .TP
+.I /usr/share/scidex-jail/report.schema.json
+The report's JSON Schema, as \fBscidex-jail schema\fR prints it.
+.TP
 .I /usr/share/doc/scidex-jail/
-The README (reports, profiles, security model, deploying with systemd, Slurm and Kubernetes) and examples.
+The README, the manual: install, first run, flags, profiles and limits, exit codes, the report, troubleshooting by setup stage. Its \fIdocs/\fR: the security model (security.md), deploying with systemd, Slurm and Kubernetes (deploying.md), the report field by field (report.md), performance (performance.md). Examples.
 `
 
 func writeMan(w io.Writer, app *kong.Application) error {

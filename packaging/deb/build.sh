@@ -19,7 +19,7 @@
 #	/usr/share/scidex-jail/report.schema.json         the report's JSON Schema (scidex-jail schema)
 #	/usr/lib/python3/dist-packages/scidex_jail/       the Python package for Debian's python3, as its
 #	/usr/lib/python3/dist-packages/scidex_jail-*.dist-info  wheel lays it out (built by flit_core)
-#	/usr/share/doc/scidex-jail/                       README, copyright, changelog, examples
+#	/usr/share/doc/scidex-jail/                       README, docs/, CHANGELOG, copyright, changelog, examples
 set -euo pipefail
 
 if (($# != 3)); then
@@ -72,8 +72,10 @@ rm -rf -- "$stage/wheel"
 cmp -s "$stage/usr/lib/python3/dist-packages/scidex_jail/report.schema.json" "$stage/usr/share/scidex-jail/report.schema.json" ||
 	fail "python/scidex_jail/report.schema.json differs from what $bin schema prints: build the binary from this tree (make build)"
 
-install -m 0644 README.md packaging/deb/copyright "$doc/"
-gzip -9n "$doc/README.md"
+install -d "$doc/docs"
+install -m 0644 README.md CHANGELOG.md packaging/deb/copyright "$doc/"
+install -m 0644 docs/*.md "$doc/docs/"
+gzip -9n "$doc/README.md" "$doc/CHANGELOG.md" "$doc"/docs/*.md
 install -m 0644 packaging/systemd/scidex-jail-runner.service "$doc/examples/systemd/"
 install -m 0644 packaging/apparmor/scidex-jail "$doc/examples/apparmor/"
 install -m 0644 examples/slurm/* "$doc/examples/slurm/"

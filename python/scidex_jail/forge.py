@@ -46,8 +46,8 @@ JUPYTER = "/usr/bin/jupyter"
 
 #: Environment the analyses get besides the caller's ``env`` (which wins).
 #: Empty: the jail itself points HOME, TMPDIR and the usual caches into
-#: the run's scratch (/home/analysis, never an output; README, "The
-#: analysis' environment"), so the outputs are what the analysis wrote.
+#: the run's scratch (/home/analysis, never an output; docs/security.md,
+#: "What the analysis sees"), so the outputs are what the analysis wrote.
 #: Kept as a name for callers that merge it.
 CACHE_ENV: Mapping[str, str] = {}
 

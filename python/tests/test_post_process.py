@@ -249,11 +249,12 @@ def test_commit_joins_an_open_transaction(work: str, postgres: Postgres, db: Cal
 
 
 def test_readme_example(work: str, postgres: Postgres, db: Callable[[], Any]) -> None:
-    """The README's "From Python" example runs as printed, with its paths
-    and database swapped for this test's."""
-    with open(os.path.join(REPO, "README.md"), encoding="utf-8") as f:
+    """The Python manual's example (python/README.md, "Run an analysis and
+    commit its outputs") runs as printed, with its paths and database
+    swapped for this test's."""
+    with open(os.path.join(REPO, "python", "README.md"), encoding="utf-8") as f:
         readme = f.read()
-    section = readme[readme.index("## From Python"):]
+    section = readme[readme.index("## Run an analysis and commit its outputs"):]
     code = section[section.index("```python\n") + len("```python\n"):]
     code = code[: code.index("```")]
     assert len(code.strip().splitlines()) <= 12, code
@@ -268,7 +269,7 @@ def test_readme_example(work: str, postgres: Postgres, db: Callable[[], Any]) ->
     )
     assert "/srv/" not in code and "dbname=scidex" not in code, code
     printed: list[str] = []
-    exec(compile(code, "README.md", "exec"), {"print": lambda *a: printed.append(" ".join(map(str, a)))})
+    exec(compile(code, "python/README.md", "exec"), {"print": lambda *a: printed.append(" ".join(map(str, a)))})
     assert printed[0].startswith("ok The analysis finished normally"), printed
     assert printed[1].endswith(": 1 output file(s) committed"), printed
     row = conn.execute("SELECT path, content FROM scidex_jail_outputs").fetchone()
