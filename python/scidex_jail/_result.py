@@ -21,6 +21,7 @@ KNOWN_STATUSES: Mapping[str, str] = {
     "disk_limit": "the run directory's budget filled up and the run failed",
     "setup_error": "the analysis could not be executed (exit 126/127); exit 125 raises JailSetupError instead",
     "delivery_failed": "the analysis ended but its outputs or report could not be delivered (exit 122)",
+    "output_limit": "what the analysis left went over an output budget; not every output was read (exit 123)",
 }
 
 

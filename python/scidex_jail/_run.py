@@ -6,7 +6,7 @@ import os
 import signal
 import subprocess
 import threading
-from typing import IO, Mapping, Optional, Sequence
+from typing import IO, Mapping, Optional, Sequence, Union
 
 from ._errors import JailError
 from ._options import DurationArg, PathArg, SizeArg, build_spec
@@ -201,6 +201,7 @@ def start(
     config: Optional[PathArg] = None,
     tmp_root: Optional[PathArg] = None,
     cgroup_parent: Optional[PathArg] = None,
+    output_budget: Optional[Mapping[str, Union[int, str]]] = None,
 ) -> Run:
     """Start ``argv`` as an analysis in the jail and return its :class:`Run`.
 
@@ -212,7 +213,7 @@ def start(
         argv, analysis_id=analysis_id, profile=profile, config=config, timeout=timeout, grace=grace,
         memory=memory, cpus=cpus, pids=pids, disk=disk, net=net, allow_tcp=allow_tcp, root=root,
         ro=ro, rw=rw, inputs=inputs, env=env, collect=collect, keep=keep, tmp_root=tmp_root,
-        cgroup_parent=cgroup_parent, binary=binary,
+        cgroup_parent=cgroup_parent, binary=binary, output_budget=output_budget,
     )  # fmt: skip
     return Run(Prepared(spec, stdin, stdout, stderr))
 
@@ -244,6 +245,7 @@ def run(
     config: Optional[PathArg] = None,
     tmp_root: Optional[PathArg] = None,
     cgroup_parent: Optional[PathArg] = None,
+    output_budget: Optional[Mapping[str, Union[int, str]]] = None,
 ) -> Result:
     """Run ``argv`` as an analysis in the jail and return its :class:`Result`.
 
@@ -272,7 +274,11 @@ def run(
     - ``binary``: the jail (default ``$SCIDEX_JAIL_BIN``, then PATH, then
       ``/usr/bin/scidex-jail``); ``config``: a profiles file;
       ``tmp_root``: where run directories are made; ``cgroup_parent``: the
-      delegated cgroup for the run's leaf (default: the jail's own).
+      delegated cgroup for the run's leaf (default: the jail's own);
+      ``output_budget``: the jail's budgets of the work on what the
+      analysis leaves, e.g. ``{"entries": 10000, "bytes": "1G",
+      "file_bytes": "none", "time": "3m"}`` (left out: the profile's; over
+      one the status is ``output_limit``).
 
     Every ending of the analysis (exit codes, signals, timeout, OOM, PID
     limit, cancel) is a :class:`Result`; check ``status``. Raises
@@ -287,6 +293,7 @@ def run(
         memory=memory, cpus=cpus, pids=pids, disk=disk, net=net, allow_tcp=allow_tcp, root=root,
         ro=ro, rw=rw, inputs=inputs, env=env, collect=collect, keep=keep, tmp_root=tmp_root,
         cgroup_parent=cgroup_parent, stdin=stdin, stdout=stdout, stderr=stderr, binary=binary,
+        output_budget=output_budget,
     )  # fmt: skip
     try:
         return handle.wait()
