@@ -288,7 +288,7 @@ def _output_budget(value: Optional[Mapping[str, Union[int, str]]]) -> Tuple[Tupl
         checked = _duration(f"output_budget {k}", v) if k == "time" else _size(f"output_budget {k}", v)
         if k == "entries" and not (isinstance(v, int) or str(v).isdigit()):
             raise ValueError(f"output_budget entries {v!r}: give a whole number, or 'none'")
-        if checked in ("0", None):
+        if checked is None or checked == "0":
             raise ValueError(f"output_budget {k} {v!r}: 0 is refused; give a budget, or 'none' for no budget")
         out.append((k, checked))
     return tuple(out)

@@ -89,3 +89,15 @@ def test_cancel_while_the_jail_hashes(work: str) -> None:
         r = run.wait(timeout=10)
     assert r.status == "cancelled" and "after the analysis ended" in r.completion_notes, r.completion_notes
     assert leftovers(aid, dict(r.report)) == []
+
+
+def test_output_budget_argument() -> None:
+    from scidex_jail._options import build_spec
+
+    spec = build_spec([PYTHON], analysis_id="x", output_budget={"entries": 500, "bytes": "1G", "file_bytes": "none", "time": 90})
+    cmd = spec.command("/r.json")
+    for flag in ("--output-entries=500", "--output-bytes=1G", "--output-file-bytes=none", "--output-time=90s"):
+        assert flag in cmd, cmd
+    for bad, match in (({"entries": 0}, "0 is refused"), ({"bytes": "0"}, "0 is refused"), ({"disk": 1}, "the budgets are")):
+        with pytest.raises(ValueError, match=match):
+            build_spec([PYTHON], analysis_id="x", output_budget=bad)
