@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -22,6 +23,16 @@ func (sv *supervisor) postRun(view string) {
 	if t := sv.spec.Outputs.Time; t > 0 {
 		var stop context.CancelFunc
 		work, stop = context.WithTimeout(ctx, t)
+		defer stop()
+	}
+	if !sv.cancelAt.IsZero() {
+		// The caller asked the run to stop while the analysis ran: the
+		// post-run work gets what is left of the grace period (at least
+		// a second), so a cancel ends the jail in its cancel time
+		// whatever the run directory holds. What it did not get to says
+		// so in its entry.
+		var stop context.CancelFunc
+		work, stop = context.WithDeadline(work, later(sv.cancelAt.Add(sv.spec.Grace), time.Now().Add(time.Second)))
 		defer stop()
 	}
 	done := make(chan struct{})
@@ -63,6 +74,9 @@ func (sv *supervisor) readOutputs(ctx context.Context, view string) {
 		if sv.started {
 			sv.outputsLost(err.Error())
 		}
+		// A tmpfs was tried where it lives: finish must not claim
+		// another cause (a host directory it tries again itself).
+		sv.outputsDone = sv.spec.DiskBytes > 0
 		return
 	}
 	sv.outputsDone = true
@@ -101,6 +115,13 @@ func (sv *supervisor) readOutputs(ctx context.Context, view string) {
 		// Ran out while copying.
 		sv.over = &OverBudget{Budget: "time", Limit: sv.spec.Outputs.Time.String(), Size: -1}
 	}
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // outputsLost records that the outputs could not be read: a delivery

@@ -213,3 +213,43 @@ func removeChain(dir string) {
 	}
 	unix.Close(fds[0])
 }
+
+// TestCollect: what was hashed is copied whole and checked; a file that
+// changed after it was hashed is removed from the copy and is a failure; a
+// cancel copies nothing more and says so in each entry.
+func TestCollect(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		cancelled bool
+		change    bool
+		wantErrs  int
+		wantFile  bool
+		wantSkip  string
+	}{
+		{"whole", false, false, 0, true, ""},
+		{"changed after hashing", false, true, 1, false, ""},
+		{"cancelled", true, false, 0, false, "stopped"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir, dest := t.TempDir(), filepath.Join(t.TempDir(), "out")
+			write(t, dir, "f", strings.Repeat("x", 3000))
+			outs, _, err := listOutputs(context.Background(), dir, OutputBudget{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.change {
+				write(t, dir, "f", strings.Repeat("y", 3000))
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			if c.cancelled {
+				cancel()
+			}
+			defer cancel()
+			errs := collect(ctx, dir, dest, outs)
+			_, serr := os.Stat(filepath.Join(dest, "f"))
+			if len(errs) != c.wantErrs || (serr == nil) != c.wantFile || !strings.Contains(outs[0].Skipped, c.wantSkip) {
+				t.Errorf("collect = %v, copied %v, skipped %q; want %d errors, copied %v, skipped holding %q", errs, serr == nil, outs[0].Skipped, c.wantErrs, c.wantFile, c.wantSkip)
+			}
+		})
+	}
+}

@@ -65,6 +65,7 @@ type supervisor struct {
 	timedOut, cancelled bool
 	cancelSig           syscall.Signal // the signal that cancelled the run
 	postRunCancelled    bool           // cancelled after the analysis ended, during the post-run work
+	cancelAt            time.Time      // when a cancel came while the analysis ran
 	killTimer           *time.Timer
 	pendingSig          syscall.Signal
 	heldSigs            []os.Signal
@@ -361,6 +362,9 @@ func (sv *supervisor) loop() {
 		case s := <-sv.sigs:
 			if cancelSignals[s] && sv.exited == nil && !sv.timedOut {
 				sv.cancelled = true
+				if sv.cancelAt.IsZero() {
+					sv.cancelAt = time.Now()
+				}
 				if sv.cancelSig == 0 {
 					sv.cancelSig = s.(syscall.Signal)
 				}

@@ -1,7 +1,11 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
+	"context"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/scidex/scidex-jail/internal/testutil"
@@ -126,5 +130,58 @@ func TestHostileOutputs(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestOutputTimeBudget: the post-run work as a whole has a wall budget;
+// when it runs out (here hashing a 1 TiB sparse file with the byte budgets
+// off) the run ends output_limit, naming it, and nothing is left.
+func TestOutputTimeBudget(t *testing.T) {
+	requireRoot(t)
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			h := runHostile(t, m.rootless, true, []string{"--output-bytes", "none", "--output-file-bytes", "none", "--output-time", "1s"}, testutil.HostileScripts["sparse"])
+			wantStatus(t, h.result, jail.StatusOutputLimit, jail.ExitOutputLimit)
+			if n := h.report.CompletionNotes; !strings.Contains(n, "post-run time budget (1s)") {
+				t.Errorf("notes = %q, want the post-run time budget named", n)
+			}
+			if o, _ := h.output("big.bin"); o.SHA256 != "" || !strings.Contains(o.Skipped, "stopped") {
+				t.Errorf("big.bin = %+v, want it not hashed, saying the work was stopped", o)
+			}
+		})
+	}
+}
+
+// TestCancelDuringAnalysisBoundsPostRun: a cancel while the analysis runs
+// leaves the post-run work what is left of the grace period (at least a
+// second), whatever the run directory holds: a 1 TiB sparse file with the
+// byte budgets off is not hashed for minutes after it.
+func TestCancelDuringAnalysisBoundsPostRun(t *testing.T) {
+	requireRoot(t)
+	ctx, cancel := context.WithTimeout(context.Background(), hostileDeadline)
+	defer cancel()
+	script := "import time\nopen('big.bin', 'wb').truncate(1 << 40)\nprint('ready', flush=True)\ntime.sleep(60)"
+	cmd, h := hostileCmd(ctx, t, false, false, []string{"--output-bytes", "none", "--output-file-bytes", "none", "--grace", "1s"}, script)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if line, _ := bufio.NewReader(stdout).ReadString('\n'); line != "ready\n" {
+		t.Fatalf("analysis said %q, want ready", line)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	err = cmd.Wait()
+	if ctx.Err() != nil {
+		t.Fatalf("the jail did not end within %s of SIGTERM", hostileDeadline)
+	}
+	h.finish(t, cmd, err, &bytes.Buffer{}, &bytes.Buffer{})
+	if h.report.Status != jail.StatusCancelled {
+		t.Fatalf("status %s, want cancelled; %v", h.report.Status, h)
+	}
+	if o, _ := h.output("big.bin"); o.SHA256 != "" || !strings.Contains(o.Skipped, "stopped") {
+		t.Errorf("big.bin = %+v, want it not hashed, saying the work was stopped", o)
 	}
 }
