@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -53,9 +55,9 @@ func TestCancelDuringPostRun(t *testing.T) {
 			if line != "ready\n" {
 				t.Fatalf("analysis said %q, want ready", line)
 			}
-			// The analysis exits as it prints: give the supervisor a
-			// moment to be deep in the hash.
-			time.Sleep(300 * time.Millisecond)
+			// The analysis exits as it prints; the supervisor is in the
+			// post-run work once it has read some of the file.
+			waitRead(t, cmd.Process.Pid, 64<<20)
 			sent := time.Now()
 			cmd.Process.Signal(c.sig)
 			err = cmd.Wait()
@@ -74,6 +76,28 @@ func TestCancelDuringPostRun(t *testing.T) {
 			}
 		})
 	}
+}
+
+// waitRead waits until process pid has read n bytes (rchar), failing
+// after hostileDeadline.
+func waitRead(t *testing.T, pid int, n int64) {
+	t.Helper()
+	deadline := time.Now().Add(hostileDeadline)
+	for time.Now().Before(deadline) {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", pid))
+		if err != nil {
+			t.Fatalf("the jail is gone before it read %d bytes: %v", n, err)
+		}
+		for _, l := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(l, "rchar: "); ok {
+				if got, _ := strconv.ParseInt(v, 10, 64); got >= n {
+					return
+				}
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("the jail did not read %d bytes within %s", n, hostileDeadline)
 }
 
 // TestSummaryNeverCostsTheRun: a stderr whose reader is gone, or that

@@ -16,7 +16,7 @@ from typing import Any, Callable
 import pytest
 
 import scidex_jail
-from conftest import PYTHON, Postgres, leftovers, new_id
+from conftest import PYTHON, Postgres, leftovers, new_id, wait_for
 from scidex_jail.post_process import OutputLimitError, OutputMismatchError, commit_outputs
 
 
@@ -75,6 +75,16 @@ def test_output_limit_refused_unless_asked(work: str, postgres: Postgres, db: Ca
     assert paths == ["a.txt"]
 
 
+def _wait_read(pid: int, n: int) -> None:
+    """Wait until process pid has read n bytes (rchar)."""
+
+    def read() -> bool:
+        with open(f"/proc/{pid}/io") as f:
+            return any(int(line.split()[1]) >= n for line in f if line.startswith("rchar:"))
+
+    wait_for(read, f"the jail to read {n} bytes")
+
+
 def test_cancel_while_the_jail_hashes(work: str) -> None:
     aid = new_id("hashcancel")
     ready = threading.Event()
@@ -84,7 +94,7 @@ def test_cancel_while_the_jail_hashes(work: str) -> None:
         output_budget={"bytes": "none", "file_bytes": "none"},
     ) as run:  # fmt: skip
         assert ready.wait(30), "the analysis did not start"
-        time.sleep(0.3)  # the analysis has exited: the jail is hashing 1 TiB
+        _wait_read(run.pid, 64 << 20)  # the analysis has exited: the jail is hashing 1 TiB
         run.cancel()
         r = run.wait(timeout=10)
     assert r.status == "cancelled" and "after the analysis ended" in r.completion_notes, r.completion_notes
