@@ -19,9 +19,10 @@ import (
 // n times counts n times: neither is a way around the budget.
 type OutputBudget struct {
 	// Entries bounds the listing: each entry counts 1, and 1 more for
-	// every full pathWeight bytes of its path, so that the report and the
-	// supervisor's memory are bounded by Entries alone (a chain of deep
-	// directories costs what its names cost to write out).
+	// every full pathWeight bytes of its path and of a link's target, so
+	// that the report and the supervisor's memory are bounded by Entries
+	// alone (a chain of deep directories, or links with long targets, cost
+	// what their names cost to write out).
 	Entries int64
 	// Bytes bounds the bytes hashed (and copied by --collect, --keep) in
 	// all; FileBytes those of one file.

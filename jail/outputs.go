@@ -125,12 +125,29 @@ func (l *lister) entry(dfd int, prefix, name string) (frame, bool) {
 		return l.enter(dfd, name, &st, &o)
 	case unix.S_IFLNK:
 		o.Type = "symlink"
-		o.Target = readLink(dfd, name)
+		l.linkTarget(readLink(dfd, name), &o)
 	case unix.S_IFREG:
 		o.Type, o.Size = "file", st.Size
 		l.hash(dfd, name, &st, &o)
 	}
 	return frame{}, false
+}
+
+// linkTarget records a link's target, which costs the entry budget as its
+// path does (up to PATH_MAX bytes each, written in the report): one that
+// does not fit is left out, saying so.
+func (l *lister) linkTarget(target string, o *Output) {
+	extra := int64(len(target) / pathWeight)
+	if l.b.Entries > 0 && l.charged+extra > l.b.Entries {
+		o.Skipped = "link target not listed: over the entry budget"
+		o.overBudget = true
+		if l.over == nil {
+			l.over = &OverBudget{Budget: "entries", Limit: fmt.Sprint(l.b.Entries), Path: o.Path, Size: int64(len(target))}
+		}
+		return
+	}
+	l.charged += extra
+	o.Target = target
 }
 
 // enter opens the directory name of dfd, checks it is still the one just

@@ -67,6 +67,17 @@ func TestListOutputs(t *testing.T) {
 				t.Errorf("d skipped = %q, want the entry budget named", outs[0].Skipped)
 			}
 		}},
+		{"entry budget counts link targets", func(t *testing.T, d string) {
+			for _, n := range []string{"a", "b", "c"} {
+				if err := os.Symlink(strings.Repeat("t", 1000), filepath.Join(d, n)); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}, OutputBudget{Entries: 10}, []string{"a", "b", "c"}, "entries", "c", func(t *testing.T, outs []Output) {
+			if outs[1].Target == "" || outs[2].Target != "" || !strings.Contains(outs[2].Skipped, "link target") {
+				t.Errorf("listOutputs = %+v, want a and b with their targets, c without, saying why", outs)
+			}
+		}},
 		{"deep chain, bounded", func(t *testing.T, d string) { chain(t, d, 3000) }, OutputBudget{Entries: 1000}, nil, "entries", "", func(t *testing.T, outs []Output) {
 			var cost int64
 			for _, o := range outs {

@@ -103,6 +103,17 @@ var hostileCases = []struct {
 			t.Errorf("%d links hashed, notes %q: want 2 (64 MiB at apparent size) and the budget named", hashed, h.report.CompletionNotes)
 		}
 	}},
+	{"10000 links with 4000-byte targets", testutil.HostileScripts["longlinks"], nil, false, jail.StatusOutputLimit, func(t *testing.T, h *hostileRun) {
+		if h.reportSz > 24<<20 {
+			t.Errorf("report is %d bytes, want it bounded by the entry budget (< 24 MiB)", h.reportSz)
+		}
+		for _, o := range h.report.Outputs {
+			if o.Target != strings.Repeat("\x01", 4000) && !strings.Contains(o.Skipped, "link target not listed") {
+				t.Errorf("%s = %d bytes of target, skipped %q: want its 4000 exactly, or why not", o.Path, len(o.Target), o.Skipped)
+				break
+			}
+		}
+	}},
 	{"symlinks to the host", testutil.HostileScripts["links_out"], nil, true, jail.StatusOK, func(t *testing.T, h *hostileRun) {
 		for p, target := range map[string]string{"shadow": "/etc/shadow", "root": "/", "p1": "/proc/1/root"} {
 			if o, ok := h.output(p); !ok || o.Type != "symlink" || o.Target != target {

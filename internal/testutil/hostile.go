@@ -69,6 +69,12 @@ with open("f", "wb") as f:
     f.write(os.urandom(1 << 20) * 32)
 for i in range(200):
     os.link("f", "l%03d" % i)`,
+	// 10,000 links whose 4,000-byte targets are control bytes, each
+	// written \u0001 in JSON: 240 MB of report if targets were free.
+	"longlinks": `import os
+t = "\x01" * 4000
+for i in range(10000):
+    os.symlink(t, "l%05d" % i)`,
 	// Links out of the run directory, to the host's secrets and root.
 	"links_out": `import os
 os.symlink("/etc/shadow", "shadow")
