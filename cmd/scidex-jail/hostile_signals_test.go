@@ -187,18 +187,29 @@ print("ready", flush=True)`
 			dir := filepath.Join(h.root, jail.DirPrefix+h.id)
 			exited := make(chan error, 1)
 			go func() { exited <- cmd.Wait() }()
-			swaps := 0
-		swap:
-			for {
-				select {
-				case err = <-exited:
-					break swap
-				default:
-				}
+			// Swap from the analysis' end until the whole listing is
+			// done: the collect directory has a.bin, which is copied
+			// after everything was listed and before m's files are.
+			// Then stop, so that the run directory's removal meets no
+			// adversary (one that keeps renaming during it can make it
+			// fail; the report then says so and gc removes the rest).
+			swaps, copied := 0, false
+			for !copied {
 				if unix.Renameat2(unix.AT_FDCWD, dir+"/m", unix.AT_FDCWD, dir+"/m.l", unix.RENAME_EXCHANGE) == nil {
 					swaps++
 				}
+				if swaps%64 == 0 {
+					fi, err := os.Stat(filepath.Join(h.out, "a.bin"))
+					copied = err == nil && fi.Size() == 64<<20
+					select {
+					case err := <-exited:
+						exited <- err
+						copied = true
+					default:
+					}
+				}
 			}
+			err = <-exited
 			t.Logf("%d swaps during the run", swaps)
 			h.finish(t, cmd, err, &bytes.Buffer{}, &errb)
 			mine := regexp.MustCompile(`^(a\.bin|m|m\.l|m/f[0-9]+|m\.l/f[0-9]+)$`)
