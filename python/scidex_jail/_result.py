@@ -31,8 +31,10 @@ class Output:
 
     ``path`` is relative to the run directory; ``type`` is ``file``, ``dir``,
     ``symlink`` or ``other``; ``size`` and ``sha256`` are set for regular
-    files, ``link_target`` for links (never followed). ``collected_path`` is
-    the host path of the copy when the run collected its outputs.
+    files, ``link_target`` for links (never followed). ``skipped`` says why
+    a file was not hashed or copied, or a directory not listed in full (an
+    output budget, an error); ``collected_path`` is the host path of the
+    copy when the run collected its outputs and this file was copied.
     """
 
     path: str
@@ -41,19 +43,23 @@ class Output:
     sha256: Optional[str] = None
     link_target: Optional[str] = None
     collected_path: Optional[str] = None
+    skipped: Optional[str] = None
 
     @classmethod
     def from_report(cls, entry: Mapping[str, Any], collected_to: Optional[str]) -> "Output":
         """An :class:`Output` from one entry of the report's ``outputs``."""
         path = str(entry["path"])
         typ = str(entry.get("type", "file"))
+        skipped = entry.get("skipped") or None
+        copied = typ == "file" and bool(entry.get("sha256")) and not skipped
         return cls(
             path=path,
             type=typ,
             size=int(entry.get("size") or 0),
             sha256=entry.get("sha256") or None,
             link_target=entry.get("link_target") or None,
-            collected_path=os.path.join(collected_to, path) if collected_to and typ == "file" else None,
+            collected_path=os.path.join(collected_to, path) if collected_to and copied else None,
+            skipped=skipped,
         )
 
 

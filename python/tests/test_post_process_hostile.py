@@ -64,6 +64,8 @@ def test_output_limit_refused_unless_asked(work: str, postgres: Postgres, db: Ca
     r = _collected(work, "open('big.bin', 'wb').truncate(1 << 40)\nopen('a.txt', 'w').write('a')", "over")
     assert r.status == "output_limit" and r.exit_code == 123, r.completion_notes
     assert "big.bin" in r.completion_notes
+    big = next(o for o in r.outputs if o.path == "big.bin")
+    assert big.size == 1 << 40 and big.sha256 is None and big.collected_path is None and "one file" in (big.skipped or "")
     conn = db()
     with pytest.raises(OutputLimitError, match="output budget"):
         commit_outputs(r, conn)
