@@ -188,25 +188,24 @@ print("ready", flush=True)`
 			exited := make(chan error, 1)
 			go func() { exited <- cmd.Wait() }()
 			// Swap from the analysis' end until the whole listing is
-			// done: the collect directory has a.bin, which is copied
-			// after everything was listed and before m's files are.
-			// Then stop, so that the run directory's removal meets no
-			// adversary (one that keeps renaming during it can make it
-			// fail; the report then says so and gc removes the rest).
-			swaps, copied := 0, false
-			for !copied {
+			// done: the collect directory has a.bin, whose copy starts
+			// after everything was listed and takes longer than one
+			// swap. Then stop, so that the run directory's removal, after
+			// the copies, meets no adversary (one that keeps renaming
+			// during it can make it fail; the report then says so and gc
+			// removes the rest).
+			swaps, listed := 0, false
+			for !listed {
 				if unix.Renameat2(unix.AT_FDCWD, dir+"/m", unix.AT_FDCWD, dir+"/m.l", unix.RENAME_EXCHANGE) == nil {
 					swaps++
 				}
-				if swaps%64 == 0 {
-					fi, err := os.Stat(filepath.Join(h.out, "a.bin"))
-					copied = err == nil && fi.Size() == 64<<20
-					select {
-					case err := <-exited:
-						exited <- err
-						copied = true
-					default:
-					}
+				_, err := os.Lstat(filepath.Join(h.out, "a.bin"))
+				listed = err == nil
+				select {
+				case err := <-exited:
+					exited <- err
+					listed = true
+				default:
 				}
 			}
 			err = <-exited
