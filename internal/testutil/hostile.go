@@ -23,13 +23,14 @@ for i in range(10000):
     nfd = os.open("d", os.O_RDONLY, dir_fd=fd)
     os.close(fd)
     fd = nfd`,
-	// 1,000 empty files under 100 nested directories of 255-byte names.
+	// 10,000 empty files under 100 nested directories of 255-byte names:
+	// 25 KB paths.
 	"longdirs": `import os
 n = "n" * 255
 for i in range(100):
     os.mkdir(n)
     os.chdir(n)
-for i in range(1000):
+for i in range(10000):
     open("%s%04d" % ("f" * 250, i), "w").close()`,
 	// Names that are not UTF-8 and one of 255 bytes, beside plain ones.
 	"names": `import os
