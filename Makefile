@@ -24,7 +24,7 @@ TOOLS_BIN := $(CURDIR)/.tools/bin
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := $(TOOLS_BIN)/staticcheck-$(STATICCHECK_VERSION)
 
-.PHONY: help build deb deps deps-example tools nsproto example test check docs-check unit vet lint generate generate-check test-host test-vm test-python bench bench-vm bench-compare clean
+.PHONY: help build deb deps deps-example tools nsproto example test check docs-check unit vet lint generate generate-check test-host test-vm test-python bench bench-hostile bench-vm bench-compare clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -111,7 +111,10 @@ test-vm: nsproto $(VMTEST) ## cgroup v2 and old-kernel tests inside QEMU VMs, an
 	.ci/vmtests $(VMTEST)
 
 bench: build nsproto ## Go benchmarks of a whole run, its phases, and the startup pairs against the peers
-	$(BENCH_ENV) $(GO) test -run '^$$' -bench . -benchtime 200x ./bench/
+	$(BENCH_ENV) $(GO) test -run '^$$' -bench . -skip HostileOutputs -benchtime 200x ./bench/
+
+bench-hostile: build ## what each hostile analysis of the end-to-end suite costs the trusted side: post-run wall, whole run, the supervisor's peak RSS (once each: the analyses take seconds)
+	$(BENCH_ENV) $(GO) test -run '^$$' -bench HostileOutputs -benchtime 1x ./bench/
 
 bench-vm: build nsproto $(VMTEST) ## the startup pairs on cgroup v2 inside the QEMU VM (VM_PAIRS interleaved pairs, default 100), with the jail's phases
 	JAIL=$(BIN) bench/vmpairs.sh $(VMTEST) $(VM_PAIRS)

@@ -199,7 +199,9 @@ func linkTmpfile(f *os.File, dfd int, name string) error {
 // own status and exit code move to analysis_status and analysis_exit_code,
 // the cause goes to delivery_errors, and scidex-jail exits 122.
 func (r *Report) deliveryFailed(cause string) {
-	if r.Status != StatusDeliveryFailed {
+	if r.Status != StatusDeliveryFailed && r.AnalysisStatus == "" {
+		// An output_limit run keeps the analysis' own status here; its
+		// own is in the notes.
 		r.AnalysisStatus = r.Status
 		code := r.ExitCode
 		r.AnalysisExitCode = &code

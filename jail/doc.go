@@ -60,7 +60,10 @@
 //	loop               supervisor.go          timeout + grace, signals, the
 //	                                          init's messages
 //	outputs            deliver_outputs.go     listed (and collected) through
-//	                                          /proc/<init>/root
+//	                   outputs.go,            /proc/<init>/root, within the
+//	                   outputs_copy.go,       OutputBudget (over it:
+//	                   output_budget.go       output_limit, exit 123), with
+//	                                          the signals live
 //	finish, settle     finish.go, outcome.go  cleanup; status, exit code and
 //	                                          notes as one pure function
 //	deliverReport      deliver.go             atomically; a failed delivery is
@@ -72,7 +75,9 @@
 // troubleshooting table has one row per stage.
 //
 // A cancel (SIGTERM, SIGINT, SIGHUP on the channel given to Run) is taken
-// between every step up to the target's start, and ends the run there.
+// between every step up to the target's start, and ends the run there;
+// while the target runs it is forwarded; after the target ended, it stops
+// the post-run work within a chunk of a file (postRun).
 //
 // Use:
 //

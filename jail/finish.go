@@ -26,6 +26,7 @@ func newReport(s *Spec, t0 time.Time) *Report {
 			PIDs:           s.Resources.PIDs,
 			DiskBytes:      s.DiskBytes,
 			ShmBytes:       s.ShmBytes,
+			Outputs:        s.Outputs.report(),
 			None:           s.offLimits(),
 		},
 		Phases: []Phase{},
@@ -55,7 +56,7 @@ func (sv *supervisor) finish() {
 				sv.outputsLost("the init was killed before the run directory (a tmpfs) could be read")
 			}
 		} else {
-			sv.readOutputs(sv.dir.path)
+			sv.postRun(sv.dir.path)
 		}
 	}
 	// The leaf (usage, then kill what is left and remove) and the run
@@ -93,6 +94,7 @@ func (sv *supervisor) finish() {
 	sv.lap("cleanup")
 	v := settle(sv.outcome())
 	r.Status, r.ExitCode, r.Signal, r.SetupError, r.CompletionNotes = v.Status, v.ExitCode, v.Signal, v.SetupError, v.Notes
+	r.AnalysisStatus, r.AnalysisExitCode = v.AnalysisStatus, v.AnalysisExitCode
 	for _, e := range sv.deliveryErrs {
 		r.deliveryFailed(e)
 	}
@@ -113,7 +115,7 @@ func (sv *supervisor) outcome() outcome {
 	s, r := sv.spec, sv.rep
 	o := outcome{
 		Started: sv.started, Failed: sv.failed, TimedOut: sv.timedOut, Cancelled: sv.cancelled,
-		CancelSig: sv.cancelSig, Code: -1, DiskFull: sv.diskFull,
+		CancelSig: sv.cancelSig, PostRunCancelled: sv.postRunCancelled, Over: sv.over, Code: -1, DiskFull: sv.diskFull,
 		Wall: time.Duration(r.WallSeconds * float64(time.Second)), Timeout: s.Timeout, Grace: s.Grace,
 		Memory: s.Resources.MemoryBytes, PIDs: s.Resources.PIDs, Disk: s.DiskBytes,
 		Outputs: r.outputFiles(), Collected: r.CollectedTo,

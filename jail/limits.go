@@ -146,7 +146,7 @@ func (s *Spec) offLimits() []string {
 			off = append(off, l.name)
 		}
 	}
-	return off
+	return append(off, s.Outputs.off()...)
 }
 
 // machineMemory is the machine's RAM in bytes (0 if it cannot be read).

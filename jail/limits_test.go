@@ -125,8 +125,13 @@ func TestValidateResources(t *testing.T) {
 func nan() float64 { var z float64; return z / z }
 
 func TestOffLimits(t *testing.T) {
-	s := Spec{Timeout: 0, DiskBytes: 0, Resources: Resources{MemoryBytes: 1 << 30, CPUs: 0, PIDs: 64}}
+	s := Spec{Timeout: 0, DiskBytes: 0, Resources: Resources{MemoryBytes: 1 << 30, CPUs: 0, PIDs: 64},
+		Outputs: OutputBudget{Entries: 1, Bytes: 1, FileBytes: 1, Time: 1}}
 	if got, want := strings.Join(s.offLimits(), ","), "timeout,cpus,disk"; got != want {
+		t.Errorf("offLimits() = %s, want %s", got, want)
+	}
+	s.Outputs = OutputBudget{Bytes: 1}
+	if got, want := strings.Join(s.offLimits(), ","), "timeout,cpus,disk,output_entries,output_file_bytes,output_time"; got != want {
 		t.Errorf("offLimits() = %s, want %s", got, want)
 	}
 }

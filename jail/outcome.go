@@ -20,11 +20,15 @@ type outcome struct {
 	TimedOut  bool
 	Cancelled bool
 	CancelSig syscall.Signal // the signal that cancelled the run
-	Code      int            // the target's (or, without its report, the init's) exit code; -1 unknown
-	Signal    int            // the signal it died of; 0 none
-	OOMKills  int64          // from the cgroup leaf
-	PIDsHits  int64          // fork failures at the PID limit
-	DiskFull  bool           // the run directory's budget was (nearly) full at the end
+	// PostRunCancelled: the cancel came after the analysis ended, while
+	// its outputs were read; the analysis' own end is in Code and Signal.
+	PostRunCancelled bool
+	Over             *OverBudget // the first output budget gone over; nil: none
+	Code             int         // the target's (or, without its report, the init's) exit code; -1 unknown
+	Signal           int         // the signal it died of; 0 none
+	OOMKills         int64       // from the cgroup leaf
+	PIDsHits         int64       // fork failures at the PID limit
+	DiskFull         bool        // the run directory's budget was (nearly) full at the end
 
 	// For the sentence.
 	Wall      time.Duration
@@ -45,6 +49,11 @@ type verdict struct {
 	Signal     string // the signal's name, when the target died of one
 	SetupError *SetupError
 	Notes      string
+
+	// With StatusOutputLimit: the status and exit code the run would
+	// have had.
+	AnalysisStatus   Status
+	AnalysisExitCode *int
 }
 
 // settle picks the one reason the run ended and the exit code, then the
@@ -59,6 +68,11 @@ func settle(o outcome) verdict {
 		v.SetupError = &SetupError{Stage: o.Failed.Stage, Message: o.Failed.Error}
 	}
 	switch {
+	case o.PostRunCancelled:
+		// The analysis had ended; its outputs were being read. Exit as
+		// a shell does for the signal, whatever the analysis exited with:
+		// the caller asked to stop, and the listing is not whole.
+		v.Status, v.ExitCode = StatusCancelled, 128+int(o.CancelSig)
 	case o.Cancelled && !o.Started:
 		// Cancelled before the target ran (or before the init could say
 		// it did): exit as a shell does for the signal that ended it.
@@ -99,6 +113,14 @@ func settle(o outcome) verdict {
 		v.ExitCode = protocol.ExitSetup
 	}
 	v.Notes = notes(v, o)
+	if o.Over != nil && v.Status != StatusCancelled && v.SetupError == nil {
+		// Never ok: what was listed is listed, but not everything was
+		// read, hashed or copied.
+		code := v.ExitCode
+		v.AnalysisStatus, v.AnalysisExitCode = v.Status, &code
+		v.Status, v.ExitCode = StatusOutputLimit, ExitOutputLimit
+		v.Notes = fmt.Sprintf("The run's outputs went %s: what was not listed, hashed or copied says so in its entry (skipped). %s", o.Over, v.Notes)
+	}
 	return v
 }
 
@@ -118,6 +140,10 @@ func notes(v verdict, o outcome) string {
 	case StatusCancelled:
 		if !o.Started {
 			fmt.Fprintf(&b, "The run was cancelled by %s to the jail before the analysis started; it never ran", unix.SignalName(o.CancelSig))
+			break
+		}
+		if o.PostRunCancelled {
+			fmt.Fprintf(&b, "The run was cancelled by %s to the jail after the analysis ended (exit code %d, after %.2f s), while its outputs were read: the listing may be incomplete", unix.SignalName(o.CancelSig), o.Code, wall)
 			break
 		}
 		fmt.Fprintf(&b, "The run was cancelled by a signal to the jail after %.2f s; the analysis was stopped", wall)

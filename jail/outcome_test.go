@@ -47,6 +47,21 @@ func TestSettle(t *testing.T) {
 		}), StatusSetupError, 127, "", "exec", "command not found"},
 		{"init killed in setup", with(func(o *outcome) { o.Started, o.Code, o.Signal = false, 137, int(syscall.SIGKILL) }), StatusSetupError, 125, "SIGKILL", "init", "the init ended before starting the target"},
 		{"timeout during setup", with(func(o *outcome) { o.Started, o.TimedOut, o.Code, o.Signal = false, true, 137, int(syscall.SIGKILL) }), StatusTimeout, 125, "SIGKILL", "init", "wall-clock timeout"},
+		{"cancelled after the analysis ended", with(func(o *outcome) { o.Cancelled, o.PostRunCancelled, o.CancelSig = true, true, syscall.SIGTERM }),
+			StatusCancelled, 143, "", "", "cancelled by SIGTERM to the jail after the analysis ended (exit code 0"},
+		{"cancelled after the analysis ended over budget", with(func(o *outcome) {
+			o.Cancelled, o.PostRunCancelled, o.CancelSig, o.Over = true, true, syscall.SIGINT, &OverBudget{Budget: "entries", Limit: "10", Path: "d/x", Size: 0}
+		}), StatusCancelled, 130, "", "", "while its outputs were read"},
+		{"output limit over ok", with(func(o *outcome) {
+			o.Over = &OverBudget{Budget: "file_bytes", Limit: "1GiB", Path: "big.bin", Size: 1 << 40}
+		}),
+			StatusOutputLimit, ExitOutputLimit, "", "", `outputs went over the budget of bytes for one file (1GiB) at "big.bin" (1099511627776 bytes)`},
+		{"output limit over exit nonzero", with(func(o *outcome) {
+			o.Code, o.Over = 2, &OverBudget{Budget: "entries", Limit: "10000", Path: "d/x", Size: 0}
+		}),
+			StatusOutputLimit, ExitOutputLimit, "", "", "The analysis failed with exit code 2"},
+		{"output limit over time", with(func(o *outcome) { o.Over = &OverBudget{Budget: "time", Limit: "3m0s", Size: -1} }),
+			StatusOutputLimit, ExitOutputLimit, "", "", "over the post-run time budget (3m0s):"},
 		{"collected and kept", with(func(o *outcome) { o.Collected, o.Kept = "/out", "/tmp/scidex-analysis-x" }), StatusOK, 0, "", "", "collected to /out; run directory kept at /tmp/scidex-analysis-x."},
 	}
 	for _, c := range cases {
@@ -64,6 +79,9 @@ func TestSettle(t *testing.T) {
 			}
 			if !strings.Contains(v.Notes, c.notes) {
 				t.Errorf("settle(%+v).Notes = %q, want it to hold %q", c.o, v.Notes, c.notes)
+			}
+			if (v.Status == StatusOutputLimit) != (v.AnalysisStatus != "" && v.AnalysisExitCode != nil) {
+				t.Errorf("settle(%+v) = %s, analysis %q, %v: want the analysis' own end kept with output_limit only", c.o, v.Status, v.AnalysisStatus, v.AnalysisExitCode)
 			}
 		})
 	}

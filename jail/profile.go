@@ -29,6 +29,7 @@ type Profile struct {
 	PIDs          int64           `json:"pids"`
 	Disk          int64           `json:"-"`
 	Shm           int64           `json:"-"`
+	Outputs       OutputBudget    `json:"-"` // output_entries, output_bytes, output_file_bytes, output_time
 	Net           NetMode         `json:"net"`
 	AllowTCP      []uint16        `json:"allow_tcp"`
 	DBPorts       []uint16        `json:"db_ports"`
@@ -63,7 +64,12 @@ func Builtins() map[string]Profile {
 	tool := base
 	tool.Name, tool.Description = "tool", "a short tool run (converters, validators): 512 MiB, 5 minutes, 1 CPU"
 	tool.Timeout, tool.Grace, tool.Memory, tool.CPUs, tool.PIDs, tool.Disk, tool.Shm = 300*time.Second, 5*time.Second, 512<<20, 1, 128, 256<<20, 64<<20
-	return map[string]Profile{"default": def, "notebook": nb, "post_process": pp, "tool": tool}
+	ps := map[string]Profile{"default": def, "notebook": nb, "post_process": pp, "tool": tool}
+	for n, p := range ps {
+		p.Outputs = defaultOutputBudget(p.Disk)
+		ps[n] = p
+	}
+	return ps
 }
 
 // LoadProfiles returns the built-ins overridden and extended by the
@@ -167,6 +173,9 @@ func (p Profile) Check() error {
 	case p.Memory < 0, p.Swap < 0, p.Disk < 0, p.Shm < 0:
 		return fmt.Errorf("sizes must not be negative")
 	}
+	if err := p.Outputs.check(func(f string) string { return "output_" + f }); err != nil {
+		return err
+	}
 	if err := checkCPUs(p.CPUs); err != nil {
 		return fmt.Errorf("cpus %w", err)
 	}
@@ -213,7 +222,8 @@ func (p Profile) Spec() Spec {
 	return Spec{
 		Profile: p.Name, Timeout: p.Timeout, Grace: p.Grace,
 		Env: append([]string{}, p.Env...), DataDirs: p.DataDirs, DiskBytes: p.Disk, ShmBytes: p.Shm,
-		Net: p.Net, AllowTCP: p.AllowTCP, DBPorts: p.DBPorts,
+		Outputs: p.Outputs,
+		Net:     p.Net, AllowTCP: p.AllowTCP, DBPorts: p.DBPorts,
 		Resources:     Resources{MemoryBytes: p.Memory, SwapBytes: p.Swap, CPUs: p.CPUs, PIDs: p.PIDs},
 		ReadOnly:      append([]string{}, p.ReadOnly...),
 		ReadWrite:     append([]string{}, p.ReadWrite...),

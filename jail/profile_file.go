@@ -49,6 +49,18 @@ var fieldSetters = map[string]func(p *Profile, raw json.RawMessage) error{
 	"allow_degraded": func(p *Profile, r json.RawMessage) error {
 		return fresh(r, &p.AllowDegraded)
 	},
+	"output_entries": func(p *Profile, r json.RawMessage) error {
+		return countField(r, ParseOutputEntries, &p.Outputs.Entries)
+	},
+	"output_bytes": func(p *Profile, r json.RawMessage) error {
+		return outputField(r, ParseOutputSize, &p.Outputs.Bytes)
+	},
+	"output_file_bytes": func(p *Profile, r json.RawMessage) error {
+		return outputField(r, ParseOutputSize, &p.Outputs.FileBytes)
+	},
+	"output_time": func(p *Profile, r json.RawMessage) error {
+		return outputField(r, ParseOutputTime, &p.Outputs.Time)
+	},
 	"require_input": func(p *Profile, r json.RawMessage) error { return fresh(r, &p.RequireInput) },
 	"require_layers": func(p *Profile, r json.RawMessage) error {
 		return fresh(r, &p.RequireLayers)
@@ -282,6 +294,21 @@ func countField[T int64 | float64](r json.RawMessage, parse func(string) (T, err
 	return nil
 }
 
+// outputField reads an output budget given as a string: a size or a
+// duration, or "none"; "0" is refused.
+func outputField[T int64 | time.Duration](r json.RawMessage, parse func(string) (T, error), dst *T) error {
+	var s string
+	if err := strict(r, &s); err != nil {
+		return fmt.Errorf("want a string such as \"1G\" or \"3m\", or \"none\": %w", err)
+	}
+	v, err := parse(s)
+	if err != nil {
+		return err
+	}
+	*dst = v
+	return nil
+}
+
 func sizeField(r json.RawMessage, n *int64) error {
 	var s string
 	if err := strict(r, &s); err != nil {
@@ -308,6 +335,10 @@ type ProfileView struct {
 	PIDs          limitNum        `json:"pids"`
 	Disk          string          `json:"disk"`
 	Shm           string          `json:"shm"`
+	OutputEntries limitNum        `json:"output_entries"`
+	OutputBytes   string          `json:"output_bytes"`
+	OutputFile    string          `json:"output_file_bytes"`
+	OutputTime    string          `json:"output_time"`
 	Net           NetMode         `json:"net"`
 	AllowTCP      []uint16        `json:"allow_tcp"`
 	DBPorts       []uint16        `json:"db_ports"`
@@ -337,7 +368,10 @@ func (p Profile) View() ProfileView {
 	v := ProfileView{
 		Name: p.Name, Description: p.Description, Timeout: orNone(p.Timeout == 0, p.Timeout.String()), Grace: p.Grace.String(),
 		Memory: orNone(p.Memory == 0, FormatSize(p.Memory)), Swap: FormatSize(p.Swap), CPUs: limitNum(p.CPUs), PIDs: limitNum(p.PIDs),
-		Disk: orNone(p.Disk == 0, FormatSize(p.Disk)), Shm: FormatSize(p.Shm), Net: p.Net, AllowTCP: nz16(p.AllowTCP),
+		Disk: orNone(p.Disk == 0, FormatSize(p.Disk)), Shm: FormatSize(p.Shm),
+		OutputEntries: limitNum(p.Outputs.Entries), OutputBytes: orNone(p.Outputs.Bytes == 0, FormatSize(p.Outputs.Bytes)),
+		OutputFile: orNone(p.Outputs.FileBytes == 0, FormatSize(p.Outputs.FileBytes)), OutputTime: orNone(p.Outputs.Time == 0, p.Outputs.Time.String()),
+		Net: p.Net, AllowTCP: nz16(p.AllowTCP),
 		DBPorts: nz16(p.DBPorts), DataDirs: nz(p.DataDirs), ReadOnly: nz(p.ReadOnly), ReadWrite: nz(p.ReadWrite),
 		Env: nz(p.Env), AllowDegraded: nz(p.AllowDegraded), RequireInput: p.RequireInput,
 		RequireLayers: p.RequireLayers,

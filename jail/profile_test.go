@@ -33,13 +33,20 @@ func TestParseProfiles(t *testing.T) {
 			parseWant{name: "notebook", from: "notebook", want: func(p *Profile) { p.CPUs = 0.5 }}},
 		{"every field", `{"profiles": {"tool": {"description": "d", "timeout": "1m", "grace": "2s", "memory": "1G", "swap": "64M",
 			"disk": "2G", "shm": "1M", "cpus": 3, "pids": 90, "net": "host", "allow_tcp": [443, 8080], "db_ports": [5432, 3306],
-			"data_dirs": ["x"], "read_only": ["/ro"], "read_write": ["/rw"], "env": ["A=1"], "allow_degraded": ["landlock"], "require_input": true}}}`,
+			"data_dirs": ["x"], "read_only": ["/ro"], "read_write": ["/rw"], "env": ["A=1"], "allow_degraded": ["landlock"], "require_input": true,
+			"output_entries": 500, "output_bytes": "1G", "output_file_bytes": "none", "output_time": "30s"}}}`,
 			parseWant{name: "tool", from: "tool", want: func(p *Profile) {
 				*p = Profile{Name: "tool", Description: "d", Timeout: time.Minute, Grace: 2 * time.Second, Memory: 1 << 30, Swap: 64 << 20,
 					Disk: 2 << 30, Shm: 1 << 20, CPUs: 3, PIDs: 90, Net: NetHost, AllowTCP: []uint16{443, 8080}, DBPorts: []uint16{5432, 3306},
 					DataDirs: []string{"x"}, ReadOnly: []string{"/ro"}, ReadWrite: []string{"/rw"}, Env: []string{"A=1"},
-					AllowDegraded: []string{"landlock"}, RequireInput: true}
+					AllowDegraded: []string{"landlock"}, RequireInput: true,
+					Outputs: OutputBudget{Entries: 500, Bytes: 1 << 30, FileBytes: 0, Time: 30 * time.Second}}
 			}}},
+		{"output entries 0", `{"profiles": {"x": {"output_entries": 0}}}`, parseWant{errText: "profiles.x.output_entries: 0 entries is refused"}},
+		{"output bytes 0", `{"profiles": {"x": {"output_bytes": "0"}}}`, parseWant{errText: "profiles.x.output_bytes: 0 bytes is refused"}},
+		{"output time 0", `{"profiles": {"x": {"output_time": "0s"}}}`, parseWant{errText: "profiles.x.output_time: 0s: give a positive duration"}},
+		{"output entries none", `{"profiles": {"x": {"output_entries": "none", "output_time": "none"}}}`,
+			parseWant{name: "x", from: "default", want: func(p *Profile) { p.Name, p.Outputs.Entries, p.Outputs.Time = "x", 0, 0 }}},
 		{"new profile from default", `{"profiles": {"long-run": {"timeout": "2h", "cpus": 4}}}`,
 			parseWant{name: "long-run", from: "default", want: func(p *Profile) { p.Name, p.Timeout, p.CPUs = "long-run", 2*time.Hour, 4 }}},
 		{"new profile with base", `{"profiles": {"nb2": {"base": "notebook", "memory": "3G"}}}`,

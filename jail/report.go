@@ -29,7 +29,17 @@ const (
 	// outputs (--collect, --keep) or its report could not be delivered;
 	// scidex-jail exits ExitDeliveryFailed (122).
 	StatusDeliveryFailed Status = "delivery_failed"
+	// StatusOutputLimit: what the analysis left went over its output
+	// budget (entries, bytes, one file's bytes, post-run time); the run's
+	// own status and exit code are in analysis_status and
+	// analysis_exit_code, and scidex-jail exits ExitOutputLimit (123).
+	StatusOutputLimit Status = "output_limit"
 )
+
+// ExitOutputLimit is scidex-jail's exit status for StatusOutputLimit: beside
+// ExitDeliveryFailed, below 124 (timeout(1)'s) and 125-127 (the jail's own
+// failures), where no common tool puts a meaning.
+const ExitOutputLimit = 123
 
 // Report is the one JSON object a run produces.
 type Report struct {
@@ -61,9 +71,9 @@ type Report struct {
 	Warnings        []string    `json:"warnings,omitempty"`
 	CompletionNotes string      `json:"completion_notes"`
 
-	// Set only with status delivery_failed: how the run itself ended (the
-	// status and exit code it would have had) and what could not be
-	// delivered. The analysis' signal stays in signal.
+	// Set only with status delivery_failed or output_limit: how the run
+	// itself ended (the status and exit code it would have had) and what
+	// could not be delivered. The analysis' signal stays in signal.
 	AnalysisStatus   Status   `json:"analysis_status,omitempty"`
 	AnalysisExitCode *int     `json:"analysis_exit_code,omitempty"`
 	DeliveryErrors   []string `json:"delivery_errors,omitempty"`
@@ -74,16 +84,17 @@ type Report struct {
 // LimitsReport is the budget the run was given. A limit that is switched
 // off is 0 in its field and named in None.
 type LimitsReport struct {
-	Profile        string   `json:"profile"`
-	TimeoutSeconds float64  `json:"timeout_seconds"` // 0 = none
-	GraceSeconds   float64  `json:"grace_seconds"`
-	MemoryBytes    int64    `json:"memory_bytes"` // 0 = none
-	SwapBytes      int64    `json:"swap_bytes"`
-	CPUs           float64  `json:"cpus"`       // 0 = none
-	PIDs           int64    `json:"pids"`       // 0 = none
-	DiskBytes      int64    `json:"disk_bytes"` // 0 = none: the run directory is bound from the host
-	ShmBytes       int64    `json:"shm_bytes"`
-	None           []string `json:"none"` // the limits switched off: timeout, memory, cpus, pids, disk
+	Profile        string             `json:"profile"`
+	TimeoutSeconds float64            `json:"timeout_seconds"` // 0 = none
+	GraceSeconds   float64            `json:"grace_seconds"`
+	MemoryBytes    int64              `json:"memory_bytes"` // 0 = none
+	SwapBytes      int64              `json:"swap_bytes"`
+	CPUs           float64            `json:"cpus"`       // 0 = none
+	PIDs           int64              `json:"pids"`       // 0 = none
+	DiskBytes      int64              `json:"disk_bytes"` // 0 = none: the run directory is bound from the host
+	ShmBytes       int64              `json:"shm_bytes"`
+	Outputs        OutputLimitsReport `json:"outputs"`
+	None           []string           `json:"none"` // the limits switched off: timeout, memory, cpus, pids, disk, output_entries, output_bytes, output_file_bytes, output_time
 }
 
 // EnforcedReport is what was in force while the target ran.
@@ -142,6 +153,12 @@ type Output struct {
 	SHA256    string `json:"sha256,omitempty"`
 	Target    string `json:"link_target,omitempty"` // symlinks: never followed
 	TargetB64 string `json:"link_target_b64,omitempty"`
+	// Skipped says why a file was not hashed or copied, or a directory
+	// not listed (in full): over a budget, unreadable, changed while it
+	// was read, the post-run work stopped. Empty: it was.
+	Skipped string `json:"skipped,omitempty"`
+
+	overBudget bool // skipped by a budget, not by an error
 }
 
 // Summary is the one line for stderr.

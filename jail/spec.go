@@ -91,6 +91,10 @@ type Spec struct {
 	DiskBytes int64 // size budget of the run directory (a tmpfs); 0 = none, bound from the host
 	ShmBytes  int64 // size of the private /dev/shm
 
+	// Outputs bounds the post-run work on what the analysis left
+	// (output_budget.go).
+	Outputs OutputBudget
+
 	// Network.
 	Net      NetMode
 	AllowTCP []uint16 // outbound TCP ports in NetHost
@@ -205,6 +209,9 @@ func (s *Spec) Validate() error {
 	}
 	if err := s.validateResources(); err != nil {
 		return err
+	}
+	if err := s.Outputs.check(func(f string) string { return "--output-" + strings.ReplaceAll(f, "_", "-") }); err != nil {
+		return fmt.Errorf("%w: %w", ErrBadSpec, err)
 	}
 	for _, l := range s.Disable {
 		if !slices.Contains(disableLayers, l) {

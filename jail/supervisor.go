@@ -57,12 +57,15 @@ type supervisor struct {
 	outputsDone bool
 	diskUsed    int64
 	diskFull    bool
+	over        *OverBudget // the first output budget the outputs went over
 
 	deliveryErrs []string // outputs asked for (--collect, --keep) that could not be delivered
 
 	sigs                <-chan os.Signal
 	timedOut, cancelled bool
 	cancelSig           syscall.Signal // the signal that cancelled the run
+	postRunCancelled    bool           // cancelled after the analysis ended, during the post-run work
+	cancelAt            time.Time      // when a cancel came while the analysis ran
 	killTimer           *time.Timer
 	pendingSig          syscall.Signal
 	heldSigs            []os.Signal
@@ -365,6 +368,9 @@ func (sv *supervisor) loop() {
 		case s := <-sv.sigs:
 			if cancelSignals[s] && sv.exited == nil && !sv.timedOut {
 				sv.cancelled = true
+				if sv.cancelAt.IsZero() {
+					sv.cancelAt = time.Now()
+				}
 				if sv.cancelSig == 0 {
 					sv.cancelSig = s.(syscall.Signal)
 				}
@@ -418,7 +424,7 @@ func (sv *supervisor) handle(m protocol.InitMsg) {
 		sv.rep.WallSeconds = float64(m.WallUsec) / 1e6
 		// The init waits, with the namespace emptied, until we have read
 		// the run directory through its root; then it may go.
-		sv.readOutputs(fmt.Sprintf("/proc/%d/root%s", sv.init.pid, sv.dir.path))
+		sv.postRun(fmt.Sprintf("/proc/%d/root%s", sv.init.pid, sv.dir.path))
 		sv.lap("outputs")
 		sv.tRelease = time.Now()
 		unix.Shutdown(int(sv.sock.Fd()), unix.SHUT_WR)

@@ -26,6 +26,10 @@ type (
 	cpuQuota  float64       // ParseCPUs: none = no quota, 0 refused
 	pidLimit  int64         // ParsePIDs: none = no limit, 0 refused
 	tcpPort   uint16        // 1-65535
+	// Output budgets: none = no budget, 0 refused (jail.OutputBudget).
+	outputEntries int64         // ParseOutputEntries
+	outputSize    int64         // ParseOutputSize
+	outputTime    time.Duration // ParseOutputTime
 )
 
 // decode reads one flag value into v for kong, naming its kind when the
@@ -45,6 +49,29 @@ func (v *byteSize) Decode(ctx *kong.DecodeContext) error  { return decode(ctx, "
 func (v *cpuQuota) Decode(ctx *kong.DecodeContext) error  { return decode(ctx, "CPU quota", v) }
 func (v *pidLimit) Decode(ctx *kong.DecodeContext) error  { return decode(ctx, "process limit", v) }
 func (v *tcpPort) Decode(ctx *kong.DecodeContext) error   { return decode(ctx, "port", v) }
+func (v *outputEntries) Decode(ctx *kong.DecodeContext) error {
+	return decode(ctx, "number of entries", v)
+}
+func (v *outputSize) Decode(ctx *kong.DecodeContext) error { return decode(ctx, "size", v) }
+func (v *outputTime) Decode(ctx *kong.DecodeContext) error { return decode(ctx, "duration", v) }
+
+func (v *outputEntries) UnmarshalText(b []byte) error {
+	n, err := jail.ParseOutputEntries(string(b))
+	*v = outputEntries(n)
+	return err
+}
+
+func (v *outputSize) UnmarshalText(b []byte) error {
+	n, err := jail.ParseOutputSize(string(b))
+	*v = outputSize(n)
+	return err
+}
+
+func (v *outputTime) UnmarshalText(b []byte) error {
+	d, err := jail.ParseOutputTime(string(b))
+	*v = outputTime(d)
+	return err
+}
 
 func (v *timeout) UnmarshalText(b []byte) error {
 	d, err := jail.ParseTimeout(string(b))
@@ -112,6 +139,11 @@ type limitFlags struct {
 	Disk    *sizeLimit `name:"disk" placeholder:"SIZE" help:"Size budget of the run directory, a tmpfs: writes beyond it fail with ENOSPC; at most --memory (none or 0 = no budget: the directory lives on --tmp-root's filesystem)."`
 	Shm     *byteSize  `name:"shm" placeholder:"SIZE" help:"Size of the private /dev/shm (more than 0, at most --memory)."`
 
+	OutputEntries   *outputEntries `name:"output-entries" placeholder:"N" help:"Budget of entries listed in the run directory afterwards; a path counts one more per 256 bytes (none = no budget; 0 is refused). Over it: status output_limit, exit 123."`
+	OutputBytes     *outputSize    `name:"output-bytes" placeholder:"SIZE" help:"Budget of bytes hashed and copied from the run directory in all, at apparent size (a sparse file counts its holes, a hard link each time). Default: the profile's, at most --disk (none = no budget; 0 is refused)."`
+	OutputFileBytes *outputSize    `name:"output-file-bytes" placeholder:"SIZE" help:"Budget of bytes of one output file, at apparent size. Default: the profile's, at most --disk (none = no budget; 0 is refused)."`
+	OutputTime      *outputTime    `name:"output-time" placeholder:"DUR" help:"Wall-time budget of the work after the analysis ends: listing, hashing, copying (none = no budget; 0 is refused)."`
+
 	Net      jail.NetMode `name:"net" placeholder:"MODE" help:"Network: none (no network), loopback (lo only, e.g. for notebook kernels), host (the host's network; outbound TCP only to --allow-tcp ports; UDP is not restricted)."`
 	AllowTCP []tcpPort    `name:"allow-tcp" placeholder:"PORT" sep:"," help:"Outbound TCP ports allowed with --net host. PostgreSQL's 5432 can never be allowed."`
 }
@@ -128,6 +160,22 @@ func (l *limitFlags) apply(s *jail.Spec) {
 	over(&s.Resources.PIDs, l.PIDs)
 	over(&s.DiskBytes, l.Disk)
 	over(&s.ShmBytes, l.Shm)
+	over(&s.Outputs.Entries, l.OutputEntries)
+	over(&s.Outputs.Bytes, l.OutputBytes)
+	over(&s.Outputs.FileBytes, l.OutputFileBytes)
+	over(&s.Outputs.Time, l.OutputTime)
+	if disk := s.DiskBytes; l.Disk != nil && disk > 0 {
+		// No honest run stores more files than its disk budget holds:
+		// the profile's byte budgets follow a smaller --disk.
+		for _, b := range []struct {
+			dst  *int64
+			flag *outputSize
+		}{{&s.Outputs.Bytes, l.OutputBytes}, {&s.Outputs.FileBytes, l.OutputFileBytes}} {
+			if b.flag == nil && *b.dst > 0 {
+				*b.dst = min(*b.dst, disk)
+			}
+		}
+	}
 	if mem := s.Resources.MemoryBytes; l.Memory != nil && mem > 0 {
 		if l.Disk == nil {
 			s.DiskBytes = min(s.DiskBytes, mem)

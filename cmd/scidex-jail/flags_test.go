@@ -18,6 +18,7 @@ func TestLimitFlagsOverProfile(t *testing.T) {
 			Timeout: time.Hour, Grace: 10 * time.Second, DiskBytes: 4 << 30, ShmBytes: 64 << 20,
 			Net: jail.NetNone, AllowTCP: []uint16{443},
 			Resources: jail.Resources{MemoryBytes: 8 << 30, SwapBytes: 0, CPUs: 2, PIDs: 512},
+			Outputs:   jail.OutputBudget{Entries: 10_000, Bytes: 4 << 30, FileBytes: 4 << 30, Time: 3 * time.Minute},
 		}
 	}
 	cases := []struct {
@@ -41,9 +42,19 @@ func TestLimitFlagsOverProfile(t *testing.T) {
 		}},
 		{"disk given is kept", []string{"--memory", "1G", "--disk", "2G"}, func(s *jail.Spec) {
 			s.Resources.MemoryBytes, s.DiskBytes = 1<<30, 2<<30
+			s.Outputs.Bytes, s.Outputs.FileBytes = 2<<30, 2<<30 // follow the disk given
 		}},
 		{"disk 0", []string{"--disk", "0"}, func(s *jail.Spec) { s.DiskBytes = 0 }},
 		{"shm given", []string{"--shm", "1M"}, func(s *jail.Spec) { s.ShmBytes = 1 << 20 }},
+		{"output budgets given", []string{"--output-entries", "500", "--output-bytes", "none", "--output-file-bytes", "1M", "--output-time", "30s"}, func(s *jail.Spec) {
+			s.Outputs = jail.OutputBudget{Entries: 500, Bytes: 0, FileBytes: 1 << 20, Time: 30 * time.Second}
+		}},
+		{"smaller disk lowers the output byte budgets", []string{"--disk", "64M"}, func(s *jail.Spec) {
+			s.DiskBytes, s.Outputs.Bytes, s.Outputs.FileBytes = 64<<20, 64<<20, 64<<20
+		}},
+		{"output bytes given stay over a smaller disk", []string{"--disk", "64M", "--output-bytes", "1G"}, func(s *jail.Spec) {
+			s.DiskBytes, s.Outputs.Bytes, s.Outputs.FileBytes = 64<<20, 1<<30, 64<<20
+		}},
 		{"net and ports", []string{"--net", "host", "--allow-tcp", "80, 8080", "--allow-tcp", "22"}, func(s *jail.Spec) {
 			s.Net, s.AllowTCP = jail.NetHost, []uint16{80, 8080, 22}
 		}},
@@ -59,7 +70,8 @@ func TestLimitFlagsOverProfile(t *testing.T) {
 			c.Run.limitFlags.apply(&got)
 			tc.want(&want)
 			if got.Timeout != want.Timeout || got.Grace != want.Grace || got.Resources != want.Resources ||
-				got.DiskBytes != want.DiskBytes || got.ShmBytes != want.ShmBytes || got.Net != want.Net || !slices.Equal(got.AllowTCP, want.AllowTCP) {
+				got.DiskBytes != want.DiskBytes || got.ShmBytes != want.ShmBytes || got.Net != want.Net || !slices.Equal(got.AllowTCP, want.AllowTCP) ||
+				got.Outputs != want.Outputs {
 				t.Errorf("apply(%q) = %+v, want %+v", tc.args, got, want)
 			}
 		})
@@ -88,6 +100,10 @@ func TestFlagValueRefused(t *testing.T) {
 		{[]string{"--allow-tcp", "80,x"}, `--allow-tcp: "x": give TCP port numbers 1-65535`},
 		{[]string{"--allow-tcp", "0"}, `--allow-tcp: "0": give TCP port numbers`},
 		{[]string{"--allow-tcp", "65536"}, `--allow-tcp: "65536": give TCP port numbers`},
+		{[]string{"--output-entries", "0"}, "--output-entries: 0 entries is refused: give a budget such as 10000, or write none"},
+		{[]string{"--output-bytes", "0"}, "--output-bytes: 0 bytes is refused"},
+		{[]string{"--output-file-bytes", "-1"}, "--output-file-bytes: expected size value"},
+		{[]string{"--output-time", "0s"}, "--output-time: 0s: give a positive duration"},
 	}
 	for _, tc := range cases {
 		args := append([]string{"run", "--id", "x"}, tc.args...)

@@ -36,8 +36,11 @@ when the command cannot be executed or is not found inside the jail;
 .TP
 .B 122
 when the analysis ran but its outputs or its report could not be delivered (status delivery_failed; the whole report then goes to stderr).
+.TP
+.B 123
+when the analysis ran but what it left went over an output budget (status output_limit; its own status and exit code are in the report's analysis_status and analysis_exit_code).
 .PP
-Why a run ended is in the report's \fBstatus\fR field (ok, exit_nonzero, signaled, timeout, cancelled, oom_killed, pids_limit, disk_limit, setup_error, delivery_failed), not only in the code. A setup_error names the stage that failed; the README's section "Troubleshooting" says, for each stage, what to check and how to fix it, and \fBscidex-jail check\fR tests the host's part.
+Why a run ended is in the report's \fBstatus\fR field (ok, exit_nonzero, signaled, timeout, cancelled, oom_killed, pids_limit, disk_limit, output_limit, setup_error, delivery_failed), not only in the code. A setup_error names the stage that failed; the README's section "Troubleshooting" says, for each stage, what to check and how to fix it, and \fBscidex-jail check\fR tests the host's part.
 .SH FILES
 .TP
 .I /etc/scidex-jail/profiles.json

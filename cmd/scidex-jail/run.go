@@ -3,9 +3,11 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/scidex/scidex-jail/cmd/scidex-jail/internal/earlysig"
 	"github.com/scidex/scidex-jail/jail"
@@ -104,12 +106,34 @@ func (c *runCmd) Run() error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(os.Stderr, rep.Summary())
+	msg := []byte(rep.Summary() + "\n")
 	if rep.Status == jail.StatusDeliveryFailed {
 		// The report may not have reached --report at all: the caller
 		// gets it in full here.
 		b, _ := json.MarshalIndent(rep, "", "  ")
-		os.Stderr.Write(append(b, '\n'))
+		msg = append(msg, append(b, '\n')...)
 	}
+	say(os.Stderr, msg, stderrWait)
 	return exitError{rep.ExitCode}
+}
+
+// stderrWait is how long the summary may wait for a stderr that does not
+// take it (a pipe its reader stopped reading): the run is over and its
+// report written; the line is a courtesy.
+const stderrWait = 2 * time.Second
+
+// say writes b to w without letting w decide the run: a closed pipe is an
+// EPIPE (SIGPIPE is caught, earlysig), which is ignored, and a full one is
+// given up after wait, the write left blocked in its goroutine until the
+// process exits.
+func say(w io.Writer, b []byte, wait time.Duration) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		w.Write(b)
+	}()
+	select {
+	case <-done:
+	case <-time.After(wait):
+	}
 }

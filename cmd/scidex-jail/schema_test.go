@@ -44,8 +44,7 @@ func TestSchemaCommand(t *testing.T) {
 }
 
 // TestReportSchemaEveryStatus: a real run ending with each status writes a
-// report that matches the schema (finishJail validates it). output_limit,
-// in the schema's enum, is not made by this binary yet.
+// report that matches the schema (finishJail validates it).
 func TestReportSchemaEveryStatus(t *testing.T) {
 	requireRoot(t)
 	py := "/usr/bin/python3"
@@ -61,6 +60,7 @@ func TestReportSchemaEveryStatus(t *testing.T) {
 		{jail.StatusOOMKilled, []string{"--memory", "64M", "--disk", "0", "--", py, "-c", "a = bytearray(200 << 20)"}},
 		{jail.StatusPIDsLimit, []string{"--pids", "16", "--", "/bin/sh", "-c", "for i in $(seq 64); do sleep 5 & done; wait"}},
 		{jail.StatusDiskLimit, []string{"--disk", "64K", "--", "/bin/sh", "-c", "head -c 1M /dev/zero > big"}},
+		{jail.StatusOutputLimit, []string{"--output-entries", "16", "--", "/bin/sh", "-c", "for i in $(seq 40); do : > f$i; done"}},
 	} {
 		t.Run(string(c.status), func(t *testing.T) {
 			r := runJail(t, runOpts{}, append([]string{"run", "--id", runID(t, "schema"), "--tmp-root", tmpRoot(t)}, c.args...)...)

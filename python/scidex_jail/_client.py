@@ -8,7 +8,7 @@ per call from their ``binary``, ``config``, ``tmp_root`` and
 from __future__ import annotations
 
 import os
-from typing import Mapping, Optional, Sequence
+from typing import Mapping, Optional, Sequence, Union
 
 from ._async import run_prepared
 from ._options import DurationArg, PathArg, SizeArg, _absolute, build_spec
@@ -93,12 +93,14 @@ class Jail:
         stdin: StdinArg = None,
         stdout: Destination = None,
         stderr: Destination = None,
+        output_budget: Optional[Mapping[str, Union[int, str]]] = None,
     ) -> Prepared:
         spec = build_spec(
             argv, analysis_id=analysis_id, profile=profile, config=self.config, timeout=timeout, grace=grace,
             memory=memory, cpus=cpus, pids=pids, disk=disk, net=net, allow_tcp=allow_tcp, root=root,
             ro=ro, rw=rw, inputs=inputs, env=env, collect=collect, keep=keep, tmp_root=self.tmp_root,
             cgroup_parent=self.cgroup_parent, unsafe_disable=self.unsafe_disable, binary=self.binary,
+            output_budget=output_budget,
         )  # fmt: skip
         return Prepared(spec, stdin, stdout, stderr, validate=self.validate)
 
@@ -126,6 +128,7 @@ class Jail:
         stdin: StdinArg = None,
         stdout: Destination = None,
         stderr: Destination = None,
+        output_budget: Optional[Mapping[str, Union[int, str]]] = None,
     ) -> Run:
         """Start ``argv`` as an analysis in the jail and return its :class:`Run`.
 
@@ -137,7 +140,7 @@ class Jail:
             argv, analysis_id=analysis_id,
             profile=profile, timeout=timeout, grace=grace, memory=memory, cpus=cpus, pids=pids, disk=disk,
             net=net, allow_tcp=allow_tcp, root=root, ro=ro, rw=rw, inputs=inputs, env=env, collect=collect,
-            keep=keep, stdin=stdin, stdout=stdout, stderr=stderr,
+            keep=keep, stdin=stdin, stdout=stdout, stderr=stderr, output_budget=output_budget,
         ))  # fmt: skip
 
     def run(
@@ -164,6 +167,7 @@ class Jail:
         stdin: StdinArg = None,
         stdout: Destination = None,
         stderr: Destination = None,
+        output_budget: Optional[Mapping[str, Union[int, str]]] = None,
     ) -> Result:
         """Run ``argv`` as an analysis in the jail and return its :class:`Result`.
 
@@ -189,7 +193,11 @@ class Jail:
           ``stdout``/``stderr``: a :data:`Destination`: None (inherit stdout;
           pass stderr through), CAPTURE (``Result.stdout``/``stderr``), DEVNULL,
           a path or a file object to stream into, or a callable called with each
-          line; only CAPTURE keeps output in memory.
+          line; only CAPTURE keeps output in memory;
+        - ``output_budget``: the jail's budgets of the work on what the
+          analysis leaves, e.g. ``{"entries": 10000, "bytes": "1G",
+          "file_bytes": "none", "time": "3m"}`` (left out: the profile's;
+          over one the status is ``output_limit``).
 
         Every ending of the analysis (exit codes, signals, timeout, OOM, PID
         limit, cancel) is a :class:`Result`; check ``status``. Raises
@@ -203,7 +211,7 @@ class Jail:
             argv, analysis_id=analysis_id,
             profile=profile, timeout=timeout, grace=grace, memory=memory, cpus=cpus, pids=pids, disk=disk,
             net=net, allow_tcp=allow_tcp, root=root, ro=ro, rw=rw, inputs=inputs, env=env, collect=collect,
-            keep=keep, stdin=stdin, stdout=stdout, stderr=stderr,
+            keep=keep, stdin=stdin, stdout=stdout, stderr=stderr, output_budget=output_budget,
         ))  # fmt: skip
 
     async def run_async(
@@ -230,6 +238,7 @@ class Jail:
         stdin: StdinArg = None,
         stdout: Destination = None,
         stderr: Destination = None,
+        output_budget: Optional[Mapping[str, Union[int, str]]] = None,
     ) -> Result:
         """:meth:`run` for asyncio: the same arguments and result.
 
@@ -242,7 +251,7 @@ class Jail:
             argv, analysis_id=analysis_id,
             profile=profile, timeout=timeout, grace=grace, memory=memory, cpus=cpus, pids=pids, disk=disk,
             net=net, allow_tcp=allow_tcp, root=root, ro=ro, rw=rw, inputs=inputs, env=env, collect=collect,
-            keep=keep, stdin=stdin, stdout=stdout, stderr=stderr,
+            keep=keep, stdin=stdin, stdout=stdout, stderr=stderr, output_budget=output_budget,
         ))  # fmt: skip
 
 
@@ -269,6 +278,7 @@ def start(
     stdin: StdinArg = None,
     stdout: Destination = None,
     stderr: Destination = None,
+    output_budget: Optional[Mapping[str, Union[int, str]]] = None,
     binary: Optional[PathArg] = None,
     config: Optional[PathArg] = None,
     tmp_root: Optional[PathArg] = None,
@@ -280,7 +290,7 @@ def start(
         argv, analysis_id=analysis_id,
         profile=profile, timeout=timeout, grace=grace, memory=memory, cpus=cpus, pids=pids, disk=disk,
         net=net, allow_tcp=allow_tcp, root=root, ro=ro, rw=rw, inputs=inputs, env=env, collect=collect,
-        keep=keep, stdin=stdin, stdout=stdout, stderr=stderr,
+        keep=keep, stdin=stdin, stdout=stdout, stderr=stderr, output_budget=output_budget,
     )  # fmt: skip
 
 
@@ -307,6 +317,7 @@ def run(
     stdin: StdinArg = None,
     stdout: Destination = None,
     stderr: Destination = None,
+    output_budget: Optional[Mapping[str, Union[int, str]]] = None,
     binary: Optional[PathArg] = None,
     config: Optional[PathArg] = None,
     tmp_root: Optional[PathArg] = None,
@@ -320,7 +331,7 @@ def run(
         argv, analysis_id=analysis_id,
         profile=profile, timeout=timeout, grace=grace, memory=memory, cpus=cpus, pids=pids, disk=disk,
         net=net, allow_tcp=allow_tcp, root=root, ro=ro, rw=rw, inputs=inputs, env=env, collect=collect,
-        keep=keep, stdin=stdin, stdout=stdout, stderr=stderr,
+        keep=keep, stdin=stdin, stdout=stdout, stderr=stderr, output_budget=output_budget,
     )  # fmt: skip
 
 
@@ -347,6 +358,7 @@ async def run_async(
     stdin: StdinArg = None,
     stdout: Destination = None,
     stderr: Destination = None,
+    output_budget: Optional[Mapping[str, Union[int, str]]] = None,
     binary: Optional[PathArg] = None,
     config: Optional[PathArg] = None,
     tmp_root: Optional[PathArg] = None,
@@ -358,5 +370,5 @@ async def run_async(
         argv, analysis_id=analysis_id,
         profile=profile, timeout=timeout, grace=grace, memory=memory, cpus=cpus, pids=pids, disk=disk,
         net=net, allow_tcp=allow_tcp, root=root, ro=ro, rw=rw, inputs=inputs, env=env, collect=collect,
-        keep=keep, stdin=stdin, stdout=stdout, stderr=stderr,
+        keep=keep, stdin=stdin, stdout=stdout, stderr=stderr, output_budget=output_budget,
     )  # fmt: skip

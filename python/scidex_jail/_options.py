@@ -67,6 +67,7 @@ class Spec:
     tmp_root: Optional[str] = None
     cgroup_parent: Optional[str] = None
     unsafe_disable: Tuple[str, ...] = ()
+    output_budget: Tuple[Tuple[str, str], ...] = ()
 
     def command(self, report: str) -> list[str]:
         """The jail's command line, writing its report to ``report``.
@@ -93,6 +94,7 @@ class Spec:
         ):
             if value is not None:
                 cmd.append(f"--{flag}={value}")
+        cmd += [f"--output-{k.replace('_', '-')}={v}" for k, v in self.output_budget]
         if self.allow_tcp:
             cmd.append("--allow-tcp=" + ",".join(str(p) for p in self.allow_tcp))
         cmd += [f"--ro={p}" for p in self.ro]
@@ -132,6 +134,7 @@ def build_spec(
     cgroup_parent: Optional[PathArg] = None,
     unsafe_disable: Sequence[str] = (),
     binary: Optional[PathArg] = None,
+    output_budget: Optional[Mapping[str, Union[int, str]]] = None,
 ) -> Spec:
     """Check every argument and return the :class:`Spec` of the run.
 
@@ -162,6 +165,7 @@ def build_spec(
         tmp_root=_existing("tmp_root", tmp_root) if tmp_root is not None else None,
         cgroup_parent=_absolute("cgroup_parent", cgroup_parent) if cgroup_parent is not None else None,
         unsafe_disable=_layers(unsafe_disable),
+        output_budget=_output_budget(output_budget),
     )
 
 
@@ -265,6 +269,33 @@ def _cpus(value: Optional[float]) -> Optional[str]:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
         raise ValueError(f"cpus {value!r}: give a non-negative number of CPUs such as 0.5 or 2 (0 = none)")
     return f"{value:g}" if float(value) != int(value) else str(int(value))
+
+
+#: The jail's output budgets (README "Output budgets"), by key of
+#: ``output_budget``: a whole number of entries, sizes, a duration.
+OUTPUT_BUDGETS = ("entries", "bytes", "file_bytes", "time")
+
+
+def _output_budget(value: Optional[Mapping[str, Union[int, str]]]) -> Tuple[Tuple[str, str], ...]:
+    """``{"entries": 10000, "bytes": "1G", "file_bytes": "none", "time": "3m"}``:
+    each budget left out comes from the profile; ``"none"`` switches one off;
+    0 is refused, as the jail refuses it (a budget's absence is written out)."""
+    if value is None:
+        return ()
+    out = []
+    for k, v in value.items():
+        if k not in OUTPUT_BUDGETS:
+            raise ValueError(f"output_budget {k!r}: the budgets are {', '.join(OUTPUT_BUDGETS)}")
+        if v == "none":
+            out.append((k, "none"))
+            continue
+        checked = _duration(f"output_budget {k}", v) if k == "time" else _size(f"output_budget {k}", v)
+        if k == "entries" and not (isinstance(v, int) or str(v).isdigit()):
+            raise ValueError(f"output_budget entries {v!r}: give a whole number, or 'none'")
+        if checked is None or checked == "0":
+            raise ValueError(f"output_budget {k} {v!r}: 0 is refused; give a budget, or 'none' for no budget")
+        out.append((k, checked))
+    return tuple(out)
 
 
 def _count(what: str, value: Optional[int]) -> Optional[str]:

@@ -154,12 +154,17 @@ def jail_message(stderr_tail: str) -> str:
 #: The jail's exit status when the analysis ended but its outputs or report
 #: could not be delivered (status ``delivery_failed``).
 EXIT_DELIVERY_FAILED = 122
+#: The jail's exit status when what the analysis left went over an output
+#: budget (status ``output_limit``).
+EXIT_OUTPUT_LIMIT = 123
 
 
 def describe_exit(returncode: int) -> str:
     """'exited 3' or 'was killed by SIGKILL'."""
     if returncode == EXIT_DELIVERY_FAILED:
         return f"exited {returncode} (it could not deliver the run's outputs or report)"
+    if returncode == EXIT_OUTPUT_LIMIT:
+        return f"exited {returncode} (what the analysis left went over an output budget)"
     if returncode < 0:
         try:
             name = signal.Signals(-returncode).name

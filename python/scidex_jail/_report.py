@@ -36,7 +36,7 @@ KNOWN_STATUSES: Mapping[str, str] = {
     "oom_killed": "the cgroup's OOM killer killed the analysis or a descendant",
     "pids_limit": "a fork failed at the PID limit and the run failed",
     "disk_limit": "the run directory's budget filled up and the run failed",
-    "output_limit": "the analysis left more outputs than the output budget allows",
+    "output_limit": "what the analysis left went over an output budget; not every output was read (exit 123)",
     "setup_error": "the analysis could not be executed (exit 126/127); exit 125 raises JailSetupError instead",
     "delivery_failed": "the analysis ended but its outputs or report could not be delivered (exit 122)",
 }
@@ -306,8 +306,10 @@ class Output:
     ``symlink`` or ``other``; ``size`` and ``sha256`` are set for regular
     files, ``link_target`` for links (never followed). A name that is not
     UTF-8 has U+FFFD in ``path`` and its exact bytes, base64, in
-    ``path_b64`` (``link_target_b64`` likewise). ``collected_path`` is the
-    host path of the copy when the run collected its outputs.
+    ``path_b64`` (``link_target_b64`` likewise). ``skipped`` says why a
+    file was not hashed or copied, or a directory not listed in full (an
+    output budget, an error); ``collected_path`` is the host path of the
+    copy when the run collected its outputs and this file was copied.
     """
 
     path: str
@@ -318,6 +320,7 @@ class Output:
     collected_path: Optional[str] = None
     path_b64: Optional[str] = None
     link_target_b64: Optional[str] = None
+    skipped: Optional[str] = None
     raw: _Raw = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -325,15 +328,18 @@ class Output:
         """An :class:`Output` from one entry of the report's ``outputs``."""
         path = _str(entry.get("path"))
         typ = _str(entry.get("type")) or "file"
+        skipped = _opt_str(entry.get("skipped"))
+        copied = typ == "file" and bool(entry.get("sha256")) and skipped is None
         return cls(
             path=path,
             type=typ,
             size=_int(entry.get("size")),
             sha256=_opt_str(entry.get("sha256")),
             link_target=_opt_str(entry.get("link_target")),
-            collected_path=os.path.join(collected_to, path) if collected_to and typ == "file" else None,
+            collected_path=os.path.join(collected_to, path) if collected_to and copied else None,
             path_b64=_opt_str(entry.get("path_b64")),
             link_target_b64=_opt_str(entry.get("link_target_b64")),
+            skipped=skipped,
             raw=entry,
         )
 
@@ -345,7 +351,8 @@ class Report(_OverRaw):
     A :class:`Report` is also a read-only mapping over ``raw``
     (``report["status"]``, ``dict(report)``), as the report was before it
     had types. ``analysis_status``, ``analysis_exit_code`` and
-    ``delivery_errors`` are set with status ``delivery_failed`` only.
+    ``delivery_errors`` are set with status ``delivery_failed`` (and the
+    first two with ``output_limit``) only.
     """
 
     schema: str

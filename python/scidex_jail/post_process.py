@@ -21,7 +21,16 @@ path), in one transaction. The tables are created when missing (the SQL is
   and its size and sha256 compared with the report's before anything is
   written; a mismatch (a file changed after the run) raises
   :class:`OutputMismatchError` and nothing is committed. Files are opened
-  without following links, inside the collected directory only.
+  without following links or blocking, inside the collected directory
+  only, by their exact name (``path_b64`` when the name is not UTF-8), and
+  never read past the report's size: a file that grew, or a FIFO or device
+  put in its place, is refused before its bytes are read. Large files are
+  streamed in blocks, never held whole.
+- Bounded: a run whose status is ``output_limit`` (what the analysis left
+  went over the jail's output budget, so not every output was read) raises
+  :class:`OutputLimitError` unless ``allow_output_limit=True``. Files the
+  jail did not hash (their entry says why in ``skipped``) are never
+  committed: they stay in the report, which is stored whole.
 - Idempotent: a run is keyed by (analysis id, start time); committing it
   again changes nothing and returns ``inserted=False`` (a different report
   under the same key raises :class:`CommitError`).
@@ -34,6 +43,7 @@ is first used, not when ``scidex_jail`` is.
 
 from __future__ import annotations
 
+import base64
 import datetime
 import hashlib
 import importlib.resources
@@ -49,6 +59,8 @@ from ._report import Report, parse_time
 if TYPE_CHECKING:  # pragma: no cover
     import psycopg
 
+#: How much of a file is read at a time.
+_BLOCK = 1 << 16
 #: Files up to this size are stored in the database (bytea); larger ones by reference.
 DEFAULT_INLINE_LIMIT = 1 << 20
 #: Key of the advisory lock that serialises schema creation.
@@ -66,6 +78,11 @@ _MEDIA_TYPES = {
 
 class CommitError(Exception):
     """The run cannot be committed as it is; nothing was written."""
+
+
+class OutputLimitError(CommitError):
+    """The run went over its output budget (status ``output_limit``): not
+    every output was listed, hashed or collected."""
 
 
 class OutputMismatchError(CommitError):
@@ -122,11 +139,24 @@ def _report_of(result: Any) -> Mapping[str, Any]:
     return report
 
 
-def _open_inside(root: str, rel: str) -> int:
-    """Open root/rel for reading without following a link anywhere below
-    root, and refuse anything but a regular file."""
-    parts = rel.split("/")
-    if rel.startswith("/") or any(p in ("", ".", "..") for p in parts):
+def _exact_path(entry: Mapping[str, Any]) -> bytes:
+    """The entry's path as the bytes the kernel knows it by: ``path`` is
+    lossy for a name that is not UTF-8, ``path_b64`` is exact."""
+    if entry.get("path_b64"):
+        try:
+            return base64.b64decode(str(entry["path_b64"]), validate=True)
+        except ValueError as e:
+            raise OutputMismatchError(str(entry["path"]), f"path_b64 is not base64: {e}") from e
+    return str(entry["path"]).encode("utf-8", "surrogateescape")
+
+
+def _open_inside(root: str, rel: str, exact: bytes, want_size: int) -> int:
+    """Open root/exact for reading without following a link anywhere below
+    root or blocking (a FIFO has no writer), and refuse anything but a
+    regular file of the report's size: one that grew or shrank, a FIFO or a
+    device is refused before a byte of it is read."""
+    parts = exact.split(b"/")
+    if exact.startswith(b"/") or any(p in (b"", b".", b"..") for p in parts):
         raise OutputMismatchError(rel, "not a plain relative path")
     dirfd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
@@ -137,9 +167,13 @@ def _open_inside(root: str, rel: str) -> int:
         fd = os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, dir_fd=dirfd)
     finally:
         os.close(dirfd)
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
         os.close(fd)
-        raise OutputMismatchError(rel, "the collected entry is not a regular file")
+        raise OutputMismatchError(rel, "the collected entry is not a regular file (a FIFO, device or directory put in its place?)")
+    if st.st_size != want_size:
+        os.close(fd)
+        raise OutputMismatchError(rel, f"the collected file has {st.st_size} bytes; the report says {want_size}")
     return fd
 
 
@@ -148,15 +182,17 @@ def _read_output(root: str, entry: Mapping[str, Any], inline_limit: int) -> _Fil
     want_size = int(entry.get("size") or 0)
     want_sha = str(entry.get("sha256") or "")
     try:
-        fd = _open_inside(root, rel)
+        fd = _open_inside(root, rel, _exact_path(entry), want_size)
     except OSError as e:
         raise OutputMismatchError(rel, f"cannot open the collected file in {root}: {e}") from e
     h = hashlib.sha256()
     kept: Optional[bytearray] = bytearray() if want_size <= inline_limit else None
     size = 0
-    with os.fdopen(fd, "rb") as f:
-        while True:
-            block = f.read(1 << 16)
+    with os.fdopen(fd, "rb", buffering=0) as f:
+        # At most one byte past the report's size: enough to see the file
+        # grew, never what it grew to.
+        while size <= want_size:
+            block = f.read(min(_BLOCK, want_size + 1 - size))
             if not block:
                 break
             h.update(block)
@@ -187,6 +223,7 @@ def commit_outputs(
     *,
     inline_limit: int = DEFAULT_INLINE_LIMIT,
     collected_to: Optional[str] = None,
+    allow_output_limit: bool = False,
 ) -> CommitSummary:
     """Commit a run and its output files to the database, in one transaction.
 
@@ -199,8 +236,10 @@ def commit_outputs(
     is durable when the caller commits.
     Files up to ``inline_limit`` bytes are stored as ``bytea``, larger ones
     by their collected path. ``collected_to`` overrides the report's
-    ``collected_to`` (the collected files moved). See the module docs for
-    verification and idempotence.
+    ``collected_to`` (the collected files moved). A run over its output
+    budget (status ``output_limit``) raises :class:`OutputLimitError`
+    unless ``allow_output_limit``; then what the jail hashed is committed.
+    See the module docs for verification and idempotence.
     """
     if isinstance(inline_limit, bool) or not isinstance(inline_limit, int) or inline_limit < 0:
         raise ValueError(f"inline_limit {inline_limit!r}: give a non-negative number of bytes")
@@ -209,8 +248,16 @@ def commit_outputs(
     if started is None:
         raise CommitError(f"the report's started_at {report.get('started_at')!r} is not a time")
     wall = float(report.get("wall_seconds") or 0.0)
+    over = report.get("status") == "output_limit" or report.get("analysis_status") == "output_limit"
+    if over and not allow_output_limit:
+        raise OutputLimitError(
+            f"run {report['id']!r} went over its output budget, so not every output was read: "
+            f"{report.get('completion_notes', '')!s} (pass allow_output_limit=True to commit what was)"
+        )
     root = collected_to or report.get("collected_to") or None
-    entries = [e for e in report.get("outputs") or () if e.get("type") == "file"]
+    # A file the jail did not hash (skipped says why) was not collected
+    # either: it is in the stored report only.
+    entries = [e for e in report.get("outputs") or () if e.get("type") == "file" and e.get("sha256")]
     if entries and not root:
         raise CommitError(
             f"run {report['id']!r} has {len(entries)} output file(s) but did not collect them: "

@@ -33,12 +33,22 @@ var Signals = []os.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, sysca
 // C receives Signals from the process' start on; nil in the init.
 var C chan os.Signal
 
+// pipe takes SIGPIPE, and drops it: a Go program that does not ask for
+// SIGPIPE dies of it when a write to fd 1 or 2 meets a closed pipe, which
+// for a run would be the summary line written after all its work, and
+// every exit status would become 141. Asked for, the write fails with
+// EPIPE instead. A handler, unlike SIG_IGN, is not inherited by the init
+// or the analysis across execve.
+var pipe chan os.Signal
+
 func init() {
 	if len(os.Args) > 1 && os.Args[1] == InitArg {
 		return
 	}
 	C = make(chan os.Signal, 16)
 	signal.Notify(C, Signals...)
+	pipe = make(chan os.Signal, 1)
+	signal.Notify(pipe, syscall.SIGPIPE)
 }
 
 // Release ends the early registration: the signals get their default
@@ -49,6 +59,7 @@ func Release() {
 		return
 	}
 	signal.Reset(Signals...)
+	signal.Reset(syscall.SIGPIPE)
 	for {
 		select {
 		case s := <-C:
