@@ -40,6 +40,7 @@ type supervisor struct {
 	leaf     *cgroupfs.Leaf
 	spawner  *spawner // cgroup v1: the thread the init was forked from, in the leaf
 	usage    *cgroupfs.Usage
+	initProg *initProgram // the init's file, opened once at the start
 	init     *initChild
 	sock     *os.File
 	sockMu   sync.Mutex
@@ -152,6 +153,13 @@ func Run(s *Spec, sigs <-chan os.Signal) (*Report, error) {
 // use): nothing is left.
 func (sv *supervisor) execute() error {
 	s := sv.spec
+	prog, err := openInit()
+	if err != nil {
+		sv.setupFailed("init", err.Error(), protocol.ExitSetup)
+		return nil
+	}
+	sv.initProg = prog
+	defer prog.close()
 	if err := sv.createLeaf(); err != nil {
 		sv.setupFailed("cgroup", err.Error(), protocol.ExitSetup)
 		return nil
@@ -202,11 +210,28 @@ func (sv *supervisor) configure() (string, error) {
 	err := sv.send(sv.plan.Init)
 	sv.lap("config")
 	if err != nil {
+		// An init that is gone before reading its config: one that is
+		// no init of ours says so first.
+		if herr := sv.awaitHello(); herr != nil {
+			err = herr
+		}
 		sv.abortInit()
+		if _, ok := err.(*InitError); ok {
+			return "init", err
+		}
 		return "spawn", fmt.Errorf("send config to init: %w", err)
 	}
 	if sv.pollSignals() {
 		// Cancelled before "go": the target never starts.
+		sv.abortInit()
+		return "", nil
+	}
+	if err := sv.awaitHello(); err != nil {
+		sv.abortInit()
+		return "init", err
+	}
+	sv.lap("hello")
+	if sv.cancelled {
 		sv.abortInit()
 		return "", nil
 	}
@@ -216,6 +241,28 @@ func (sv *supervisor) configure() (string, error) {
 	}
 	sv.lap("go")
 	return "", nil
+}
+
+// awaitHello waits for the init's first message, its version, and checks
+// it (checkHello): an init of another version never gets "go". A cancel
+// meanwhile is taken (the caller ends the run); an init that neither
+// speaks nor ends within initHelloTimeout is refused.
+func (sv *supervisor) awaitHello() error {
+	tm := time.NewTimer(initHelloTimeout)
+	defer tm.Stop()
+	for {
+		select {
+		case m, ok := <-sv.msgs:
+			return checkHello(sv.initProg.path, m, ok)
+		case s := <-sv.sigs:
+			if sv.takeSignal(s) {
+				return nil
+			}
+		case <-tm.C:
+			return &InitError{Path: sv.initProg.path, Found: fmt.Sprintf("it did not state its version within %v", initHelloTimeout),
+				Fix: "install the " + InitName + " of this build there"}
+		}
+	}
 }
 
 // lap ends the current phase of the supervisor: the supervisor's phases
@@ -239,9 +286,9 @@ func (sv *supervisor) startInit() error {
 	sv.sock = parent
 
 	if sv.leaf != nil && sv.leaf.Version() == 1 {
-		sv.init, sv.spawner, err = startInitInLeaf(sv.leaf, sv.sysProcAttr(), child)
+		sv.init, sv.spawner, err = startInitInLeaf(sv.leaf, sv.initProg, sv.sysProcAttr(), child)
 	} else {
-		sv.init, err = startInitChild(sv.sysProcAttr(), child)
+		sv.init, err = startInitChild(sv.initProg, sv.sysProcAttr(), child)
 	}
 	if err != nil {
 		sv.sock.Close()
@@ -249,7 +296,7 @@ func (sv *supervisor) startInit() error {
 		if _, ok := err.(*enterError); ok {
 			return err
 		}
-		return explainSpawnError(err)
+		return explainSpawnError(initExecError(sv.initProg.path, err))
 	}
 	go sv.readInit()
 	return nil

@@ -82,6 +82,7 @@ func (c *checkCmd) checks(p jail.Profile) []checkLine {
 	}
 	lines := []checkLine{
 		checkUserns(pl),
+		checkInit(pl),
 		checkLandlock(p, sec),
 		checkSeccomp(p, sec),
 		cg,

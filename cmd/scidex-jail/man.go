@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/alecthomas/kong"
+
+	"github.com/scidex/scidex-jail/internal/buildversion"
 )
 
 // manCmd is the hidden `scidex-jail man`: the manual page, in roff, made
@@ -46,7 +48,7 @@ The README (reports, profiles, security model, deploying with systemd, Slurm and
 
 func writeMan(w io.Writer, app *kong.Application) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, ".TH SCIDEX-JAIL 1 \"\" \"scidex-jail %s\" \"User Commands\"\n", roff(version))
+	fmt.Fprintf(&b, ".TH SCIDEX-JAIL 1 \"\" \"scidex-jail %s\" \"User Commands\"\n", roff(buildversion.Version))
 	fmt.Fprintf(&b, ".SH NAME\nscidex-jail \\- %s\n", roff(lowerFirst(strings.TrimSuffix(app.Help, "."))))
 	b.WriteString(".SH SYNOPSIS\n")
 	cmds := visibleCommands(app.Node)

@@ -1,6 +1,6 @@
 // Package protocol is everything the jail's two processes say to each
 // other: the supervisor (jail.Run, in the caller's process) and the init
-// (package initproc, the re-executed binary that is PID 1 of the run's
+// (package initproc, the program cmd/scidex-jail-init, PID 1 of the run's
 // namespaces). Both import it; neither imports the other, so the message
 // kinds, the config the init receives and the exit codes they share are
 // written once, here.
@@ -9,9 +9,11 @@
 // (SyncFD). Messages are JSON objects, one per line:
 //
 //	supervisor                                  init (PID 1, new namespaces)
-//	    |  spawn /proc/self/exe InitArg (fd 3) ---->|
-//	    |                                            |  blocks reading fd 3
-//	    |-- Config -------------------------------->|
+//	    |  exec the opened init file (fd 3) -------->|
+//	    |<-- {kind:"hello", version} ----------------|  first thing, then blocks
+//	    |-- Config -------------------------------->|  reading fd 3
+//	    |   (no "go" unless the hello came first     |
+//	    |   and its version is the supervisor's own) |
 //	    |                                            |  mounts, hostname, network,
 //	    |                                            |  identity, landlock, fds,
 //	    |                                            |  seccomp
@@ -59,9 +61,6 @@ import (
 const (
 	// SyncFD is the socket's fd number in the init.
 	SyncFD = 3
-	// InitArg is argv[1] of the re-executed binary; main dispatches on it
-	// before any flag parsing.
-	InitArg = "__scidex-jail-init"
 	// InsideUID is the uid and gid of the target inside its user namespace.
 	InsideUID = 1000
 )
@@ -86,6 +85,7 @@ type Kind string
 
 const (
 	// init -> supervisor
+	KindHello   Kind = "hello"   // first message: Version, the init's build version
 	KindError   Kind = "error"   // setup failed: Stage, Error, ExitCode, Phases; the init exits
 	KindStarted Kind = "started" // the target runs: Pid, Micros (exec), Enforced, Phases
 	KindExited  Kind = "exited"  // the target was reaped: status, rusage, WallUsec
@@ -163,6 +163,8 @@ type Seccomp struct {
 // InitMsg is every message from the init; Kind says which fields are set.
 type InitMsg struct {
 	Kind Kind `json:"kind"`
+
+	Version string `json:"version,omitempty"` // hello
 
 	// Phases are the init's setup steps so far, in order, each timed
 	// from the end of the one before (the first from the process's start).

@@ -10,8 +10,7 @@
 // before (the kernel's exec, the Go runtime's own start, well under a
 // millisecond) no Go program can cover.
 //
-// The re-executed init (argv[1] InitArg) handles its own signals and is
-// left alone. Commands that do not handle signals (profiles, check, gc,
+// Commands that do not handle signals (profiles, check, gc,
 // version) call Release, which gives the signals back their default action
 // and re-raises what came meanwhile.
 package earlysig
@@ -22,21 +21,14 @@ import (
 	"syscall"
 )
 
-// InitArg is argv[1] of the jail's re-executed init (jail's initArg; a test
-// in package main keeps the two equal).
-const InitArg = "__scidex-jail-init"
-
 // Signals are those the supervisor handles: SIGTERM, SIGINT and SIGHUP
 // cancel a run; SIGQUIT, SIGUSR1 and SIGUSR2 are passed to the analysis.
 var Signals = []os.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2}
 
-// C receives Signals from the process' start on; nil in the init.
+// C receives Signals from the process' start on.
 var C chan os.Signal
 
 func init() {
-	if len(os.Args) > 1 && os.Args[1] == InitArg {
-		return
-	}
 	C = make(chan os.Signal, 16)
 	signal.Notify(C, Signals...)
 }
