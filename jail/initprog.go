@@ -83,6 +83,9 @@ func openInit() (*initProgram, error) {
 			tried = append(tried, path)
 			continue
 		}
+		if err == nil {
+			fd, err = aboveChildFDs(fd)
+		}
 		if err != nil {
 			return nil, &InitError{Path: path, Found: fmt.Sprintf("open: %v", err), Fix: "make it readable by the user running scidex-jail"}
 		}
@@ -95,6 +98,19 @@ func openInit() (*initProgram, error) {
 	}
 	return nil, &InitError{Path: fmt.Sprintf("%s (nor %s)", tried[0], tried[1:]), Found: "not found",
 		Fix: fmt.Sprintf("install it beside the jail: make build puts both into bin/, the Debian package puts it in /usr/libexec/scidex-jail/; it must be the %s of the same build (version %s)", InitName, buildversion.Version)}
+}
+
+// aboveChildFDs moves fd above the numbers the forked child fills before
+// its exec (stdio and the sync socket, 0 to protocol.SyncFD): at one of
+// them (a caller that closed fd 3, as --ready-fd does), the exec of
+// /proc/self/fd/N would run what was put there instead.
+func aboveChildFDs(fd int) (int, error) {
+	if fd > protocol.SyncFD {
+		return fd, nil
+	}
+	nfd, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, protocol.SyncFD+1)
+	unix.Close(fd)
+	return nfd, err
 }
 
 // checkInitFile checks the opened init file as the user euid.

@@ -64,9 +64,12 @@ def test_client_holds_the_deployment_settings(fake: Fake, tmp_path: Any) -> None
     cfg.write_text("{}")
     jail = Jail(binary=fake.binary, config=cfg, tmp_root=tmp_path, cgroup_parent="/sys/fs/cgroup/x")
     r = jail.run(["/bin/true", "-x"], analysis_id="u1", memory="1G", timeout=90, stdout=CAPTURE)
+    # The descriptor the jail says it handles signals on (the pipe's number).
+    ready = fake.args()[-4]
+    assert ready.startswith("--ready-fd=") and ready[len("--ready-fd="):].isdigit(), fake.args()
     assert fake.args() == [
         "run", "--id=u1", f"--report={fake.args()[2][len('--report='):]}", f"--config={cfg}", "--timeout=90s",
-        "--memory=1G", f"--tmp-root={tmp_path}", "--cgroup-parent=/sys/fs/cgroup/x", "--", "/bin/true", "-x",
+        "--memory=1G", f"--tmp-root={tmp_path}", "--cgroup-parent=/sys/fs/cgroup/x", ready, "--", "/bin/true", "-x",
     ]  # fmt: skip
     assert isinstance(r, Result) and isinstance(r.report, Report) and r.stdout == ""
     with open(os.path.join(REPORTS, "ok.json")) as f:

@@ -7,8 +7,17 @@
 // Go runs a package's init before main, and the init of a package with few
 // dependencies early among them: importing this package from main (and
 // nothing else) is the earliest a Go program can register. What comes
-// before (the kernel's exec, the Go runtime's own start, well under a
-// millisecond) no Go program can cover.
+// before (the kernel's exec, the Go runtime's start, the inits of the
+// packages this one needs) no Go program can cover, and a caller cannot
+// cover it by blocking the signals across the exec either: the Go runtime
+// unblocks SIGTERM, SIGINT and SIGHUP on every thread at its start
+// (minitSignalMask), so a pending one is delivered then and kills the
+// process by the default action. On a loaded 2-core machine that window
+// is a few milliseconds (TestSignalWindow: most jails signalled 1 ms after
+// the start die unreported, some still at 3 ms). `run --ready-fd N`
+// closes it for callers that can wait: the jail writes one byte to N once
+// a signal is taken as a cancel, and the caller signals only after it (the
+// Python API does).
 //
 // Commands that do not handle signals (profiles, check, gc,
 // version) call Release, which gives the signals back their default action
