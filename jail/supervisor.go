@@ -95,11 +95,6 @@ func Run(s *Spec, sigs <-chan os.Signal) (*Report, error) {
 		defer signal.Stop(c)
 		sigs = c
 	}
-	// encoding/json builds its encoder of a type on first use, by
-	// reflection: for the init's config and the report about half a
-	// millisecond each, on the path between the caller and the result.
-	// Built here, beside the run's first steps, on the other CPU.
-	go warmJSON()
 	// The kernel's start of this process, asked on the other CPU too: the
 	// report's startup phase runs from it when the caller gave a start.
 	created := make(chan time.Time, 1)
@@ -482,14 +477,4 @@ func (sv *supervisor) forward(sig syscall.Signal) {
 
 func (sv *supervisor) setupFailed(stage, msg string, code int) {
 	sv.failed = &protocol.InitMsg{Kind: protocol.KindError, Stage: stage, Error: msg, ExitCode: code}
-}
-
-// warmJSON has encoding/json build, and cache, its encoders for what the
-// supervisor encodes (the init's config, the report) and the decoder for
-// what it decodes (the init's messages). Zero values do: the encoder of a
-// type is built with those of every type it holds.
-func warmJSON() {
-	json.Marshal(&protocol.Config{})
-	json.Marshal(&Report{})
-	json.Unmarshal([]byte(`{}`), &protocol.InitMsg{})
 }
