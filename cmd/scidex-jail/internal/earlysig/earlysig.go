@@ -13,8 +13,8 @@
 // unblocks SIGTERM, SIGINT and SIGHUP on every thread at its start
 // (minitSignalMask), so a pending one is delivered then and kills the
 // process by the default action. On a loaded 2-core machine that window
-// is a few milliseconds (TestSignalWindow: most jails signalled 1 ms after
-// the start die unreported, some still at 3 ms). `run --ready-fd N`
+// is the first 2-3 ms, with stragglers up to about 10 ms (TestSignalWindow;
+// the README has the figures). `run --ready-fd N`
 // closes it for callers that can wait: the jail writes one byte to N once
 // a signal is taken as a cancel, and the caller signals only after it (the
 // Python API does).
