@@ -95,6 +95,50 @@ def test_start_and_run_async(fake: Fake) -> None:
     assert asyncio.run(scidex_jail.run_async(["/bin/true"], analysis_id="u5", binary=fake.binary)).ok
 
 
+def _slow_to_listen(directory: str) -> tuple[str, str]:
+    """A stand-in jail that takes 0.3 s before it writes the --ready-fd
+    byte and logs, in order, "ready" and any SIGTERM it gets."""
+    log = os.path.join(directory, "log")
+    binary = os.path.join(directory, "slow-jail")
+    with open(binary, "w") as f:
+        f.write(
+            "#!/bin/bash\n"  # dash takes one-digit descriptors only
+            f"trap 'echo term >> {log}; exit 143' TERM\n"
+            'for a; do case $a in --ready-fd=*) fd=${a#--ready-fd=};; esac; done\n'
+            "sleep 0.3\n"
+            f"echo ready >> {log}\n"
+            'eval "printf r >&$fd; exec $fd>&-"\n'
+            "sleep 5 </dev/null >/dev/null 2>&1 & wait\n"
+        )
+    os.chmod(binary, 0o755)
+    return binary, log
+
+
+def test_a_cancel_waits_until_the_jail_listens(tmp_path: Any) -> None:
+    # A cancel right after the start is held until the jail's ready byte:
+    # the stand-in must log "ready" before "term", in the blocking and in
+    # the asyncio runner alike.
+    binary, log = _slow_to_listen(str(tmp_path))
+    run = Jail(binary=binary).start(["/bin/true"], analysis_id="u9")
+    run.cancel()
+    with pytest.raises(scidex_jail.JailError):
+        run.wait()  # the stand-in writes no report
+    with open(log) as f:
+        assert f.read().split() == ["ready", "term"]
+    os.remove(log)
+
+    async def main() -> None:
+        task = asyncio.ensure_future(Jail(binary=binary).run_async(["/bin/true"], analysis_id="u10"))
+        await asyncio.sleep(0.1)  # started, and still 0.2 s from its byte
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(main())
+    with open(log) as f:
+        assert f.read().split() == ["ready", "term"]
+
+
 def test_setup_error_carries_the_typed_report(tmp_path: Any) -> None:
     fake = fake_jail(str(tmp_path), "setup_error_cgroup", code=125)
     with pytest.raises(JailSetupError, match="stage 'cgroup'") as e:
