@@ -16,7 +16,8 @@ import (
 // it, or in ../libexec/scidex-jail/) and refuses to run, with exit 125, a
 // setup error of stage init naming the file and the fix, and nothing left
 // behind, when the init is missing, not root's or writable by others (the
-// jail runs as root), of another version, or not an init at all.
+// jail runs as root), of another version, or not an init at all; check's
+// init line says the same.
 func TestInitProgram(t *testing.T) {
 	requireRoot(t)
 	init := testutil.InitBeside(jailBin)
@@ -84,6 +85,11 @@ func TestInitProgram(t *testing.T) {
 			}
 			if es := entries(t, root); len(es) != 0 {
 				t.Errorf("tmp-root holds %v after a refused run, want nothing", es)
+			}
+			// check says the same, with the fix.
+			out, _ = exec.Command(filepath.Join(dir, "scidex-jail"), "check", "--tmp-root", root).Output()
+			if l := parseCheck(t, string(out))["init"]; l.state != "MISSING" || !strings.Contains(l.text, c.want) || l.fix == "" {
+				t.Errorf("check's init line = %+v, want MISSING finding %q, with a fix", l, c.want)
 			}
 		})
 	}
