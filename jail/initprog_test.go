@@ -1,6 +1,7 @@
 package jail
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -69,5 +70,17 @@ func TestCheckHello(t *testing.T) {
 				t.Errorf("checkHello(%+v, %v) = %v, want an *InitError finding %q", c.m, c.ok, err, c.want)
 			}
 		})
+	}
+}
+
+// TestHelloLine: the init's hand-made first line decodes as the hello the
+// supervisor checks, whatever the version string holds.
+func TestHelloLine(t *testing.T) {
+	for _, v := range []string{"dev", "0~git20261125.3be00d1+dirty", "v1.2.3-4-gabc", "we\"ird\\ \n\x00 é"} {
+		var m protocol.InitMsg
+		line := protocol.HelloLine(v)
+		if err := json.Unmarshal(line, &m); err != nil || m.Kind != protocol.KindHello || m.Version != v || line[len(line)-1] != '\n' {
+			t.Errorf("HelloLine(%q) = %q, decoded %+v, %v; want one line holding kind hello and version %q", v, line, m, err, v)
+		}
 	}
 }

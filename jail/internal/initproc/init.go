@@ -136,7 +136,8 @@ func run(started time.Time) int {
 	// First, the version this init was built as: the supervisor sends
 	// "go" only to an init of its own version (the config has no
 	// compatibility rule across versions).
-	c.send(protocol.InitMsg{Kind: protocol.KindHello, Version: buildversion.Version})
+	// A failed write: the supervisor is gone, and the pdeathsig ends us.
+	_, _ = sock.Write(protocol.HelloLine(buildversion.Version))
 	// The init's own start: its exec and Go runtime, as the kernel counts
 	// them; the supervisor's spawn phase overlaps with it.
 	c.lap("runtime")

@@ -50,6 +50,7 @@
 package protocol
 
 import (
+	"encoding/json"
 	"os"
 
 	"golang.org/x/sys/unix"
@@ -199,4 +200,16 @@ type Phase struct {
 type SupervisorMsg struct {
 	Kind   Kind `json:"kind"`
 	Signal int  `json:"signal,omitempty"` // KindSignal
+}
+
+// HelloLine is the init's first message, {"kind":"hello","version":v}, as
+// one line. It is put together here rather than encoded as an InitMsg:
+// encoding/json builds its encoder of a type on first use, 0.1-0.5 ms for
+// InitMsg (measured in a fresh process here), which the hello would move
+// from after the target's start (the "started" message) to before the
+// init's setup. Encoding the one string costs 10-50 µs.
+func HelloLine(version string) []byte {
+	v, _ := json.Marshal(version) // a string always encodes
+	line := append([]byte(`{"kind":"`+string(KindHello)+`","version":`), v...)
+	return append(line, '}', '\n')
 }
