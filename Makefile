@@ -6,6 +6,10 @@ GO ?= go
 export PATH := $(PATH):/usr/local/go/bin
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 BIN := bin/scidex-jail
+# The init program, exec'd by the jail per run from beside it: built with
+# the same version stamp, which the two compare at every run's start.
+INIT := bin/scidex-jail-init
+LDFLAGS = -s -w -X github.com/scidex/scidex-jail/internal/buildversion.Version=$(VERSION)
 VMTEST := bin/scidex-vmtest
 # The design's yardstick (a throw-away prototype doing the same kernel work
 # as one run), beside the checkout; its benchmark pair is left out without it.
@@ -29,8 +33,9 @@ STATICCHECK := $(TOOLS_BIN)/staticcheck-$(STATICCHECK_VERSION)
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
-build: ## static, pure-Go binary in bin/
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" -o $(BIN) ./cmd/scidex-jail
+build: ## static, pure-Go binaries in bin/: scidex-jail and its init, scidex-jail-init
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/scidex-jail
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(INIT) ./cmd/scidex-jail-init
 
 deps: tools ## install everything the tests need (apt packages, Go tools; as root)
 	.ci/deps test
@@ -52,7 +57,7 @@ $(STATICCHECK):
 DEB_VERSION ?= $(shell v=$$(git describe --tags --exact-match --match 'v[0-9]*' 2>/dev/null) && echo $${v\#v} || \
 	echo 0~git$$(git log -1 --format=%cd --date=format:%Y%m%d%H%M%S).$$(git rev-parse --short HEAD)$$(git diff --quiet HEAD || echo +dirty))
 
-deb: build ## Debian package in bin/ (dpkg-deb): binary, profiles conffile, man page, completion, systemd slice, tmpfiles
+deb: build ## Debian package in bin/ (dpkg-deb): binary and its init, profiles conffile, man page, completion, systemd slice, tmpfiles
 	packaging/deb/build.sh $(BIN) $(DEB_VERSION) bin
 
 example: deps-example build ## run the example analysis under the jail and print a summary of its report

@@ -42,11 +42,12 @@ fi
 
 work=$(mktemp -d /tmp/scidex-compare.XXXXXX)
 trap 'rm -rf "$work"' EXIT
-# 0755 throughout: the init re-executes the binary as the analysis' uid,
-# which must reach it, and the run directories go into tmproot.
+# 0755 throughout: the jail execs its init (beside it) as the analysis'
+# uid, which must reach it, and the run directories go into tmproot.
 chmod 0755 "$work"
 jail=$work/scidex-jail
 install -m 0755 "$1" "$jail"
+install -m 0755 "$(dirname "$1")/scidex-jail-init" "$work/scidex-jail-init"
 tmproot=$work/tmp
 mkdir -m 0755 "$tmproot"
 

@@ -33,7 +33,7 @@ nsproto=${NSPROTO-}
 if [[ -z $nsproto && -x bin/nsproto ]]; then
 	nsproto=bin/nsproto
 fi
-[[ -x $jail ]] || { echo "vmpairs: $jail is not an executable; make build" >&2; exit 2; }
+[[ -x $jail && -x $(dirname "$jail")/scidex-jail-init ]] || { echo "vmpairs: $jail or the scidex-jail-init beside it is not an executable; make build" >&2; exit 2; }
 start=$SECONDS
 
 # The VM sees the host's / read-only, but a fresh /tmp but for the test
@@ -43,6 +43,7 @@ trap 'rm -rf "$work"' EXIT
 chmod 755 "$work"
 CGO_ENABLED=0 go test -c -o "$work/bench.test" ./bench
 install -m 0755 "$jail" "$work/scidex-jail"
+install -m 0755 "$(dirname "$jail")/scidex-jail-init" "$work/scidex-jail-init"
 env=(-env "SCIDEX_JAIL_BIN=$work/scidex-jail")
 if [[ -n $nsproto ]]; then
 	install -m 0755 "$nsproto" "$work/nsproto"

@@ -20,6 +20,7 @@ var debFiles = []string{
 	"/usr/lib/systemd/system/scidex-jail.slice",
 	"/usr/lib/tmpfiles.d/scidex-jail.conf",
 	"/usr/libexec/scidex-jail/delegate",
+	"/usr/libexec/scidex-jail/scidex-jail-init",
 	"/usr/share/doc/scidex-jail/copyright",
 	"/usr/share/doc/scidex-jail/README.md.gz",
 	"/usr/share/doc/scidex-jail/examples/systemd/scidex-jail-runner.service",

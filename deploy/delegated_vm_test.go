@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/scidex/scidex-jail/internal/testutil"
 	"github.com/scidex/scidex-jail/jail"
 )
 
@@ -57,6 +58,7 @@ func TestVMDelegatedUser(t *testing.T) {
 
 	bin := sharedDir(t, "scidex-deleg-bin-")
 	copyExecutable(t, jailBin, bin)
+	copyExecutable(t, testutil.InitBeside(jailBin), bin)
 	copyExecutable(t, delegateHelper(t), bin)
 	w := sharedDir(t, "scidex-deleg-work-")
 	if err := os.Chown(w, runnerUID, runnerUID); err != nil {

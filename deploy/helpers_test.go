@@ -30,8 +30,9 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	// The analysis uid must reach the binary's directory (the init is
-	// this binary, re-executed); in the VM harness the binary is built
+	// The analysis uid must reach the binary's directory (the init, its
+	// scidex-jail-init beside it, is exec'd as that uid); in the VM
+	// harness the binaries are built
 	// outside (building inside is slow under emulation).
 	bin, cleanup, err := testutil.JailBinary()
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/scidex/scidex-jail/internal/testutil"
 	"github.com/scidex/scidex-jail/jail"
 )
 
@@ -55,8 +56,8 @@ func runContainer(t *testing.T, dir string, uids int, spec containerSpec) (stdou
 	return out.String(), errb.String(), code
 }
 
-// volume is a host directory for a container's /tmp holding the jail and
-// the delegate helper in bin/, owned by the container's root.
+// volume is a host directory for a container's /tmp holding the jail, its
+// init and the delegate helper in bin/, owned by the container's root.
 func volume(t *testing.T) string {
 	t.Helper()
 	v := sharedDir(t, "scidex-nested-")
@@ -64,7 +65,14 @@ func volume(t *testing.T) string {
 	if err := os.Mkdir(bin, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	copyExecutable(t, jailBin, bin)
+	// The jail and its init, owned by the container's root: a jail
+	// running as root execs only an init owned by root (of its user
+	// namespace; host root's files show as the overflow uid there).
+	for _, f := range []string{copyExecutable(t, jailBin, bin), copyExecutable(t, testutil.InitBeside(jailBin), bin)} {
+		if err := os.Chown(f, containerRoot, containerRoot); err != nil {
+			t.Fatal(err)
+		}
+	}
 	copyExecutable(t, delegateHelper(t), bin)
 	if err := os.Chown(v, containerRoot, containerRoot); err != nil {
 		t.Fatal(err)

@@ -6,7 +6,14 @@ import (
 	"time"
 
 	"github.com/scidex/scidex-jail/internal/taskstats"
+	"github.com/scidex/scidex-jail/jail/internal/protocol"
 )
+
+// ProcessStart is when the calling process started, as the kernel accounts
+// for its main thread (protocol.ProcessStart): call it first thing in main
+// and pass it to Run as Spec.Started, so that the report's startup phase
+// covers the process's start, its runtime and the parsing of its flags.
+func ProcessStart() time.Time { return protocol.ProcessStart() }
 
 // processCreated is when the kernel created this process (its parent's
 // fork), to the microsecond, from taskstats; the zero Time when the kernel

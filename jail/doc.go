@@ -21,20 +21,26 @@
 //	                                          rule: *PlanError, stage
 //	                                          promises), static enforced
 //	--- supervisor (supervisor.go, signals.go, cgroup.go, rundir.go) ---
+//	openInit           initprog.go            the init program beside the
+//	                                          binary, opened once, checked
+//	                                          (stage init)
 //	createLeaf         cgroup.go              the leaf, limits written first
 //	                                          (stage cgroup)
-//	spawn              supervisor.go          /proc/self/exe as PID 1 of the
-//	                   initchild.go           plan's namespaces (Plan.ProcAttr),
-//	                                          born in the leaf (v1: forked by a
-//	                                          thread in it), as early as it can
-//	                                          be: its start overlaps the next
-//	                                          two steps (stage spawn)
+//	spawn              supervisor.go          that open file exec'd as PID 1 of
+//	                   initchild.go           the plan's namespaces
+//	                                          (Plan.ProcAttr), born in the leaf
+//	                                          (v1: forked by a thread in it), as
+//	                                          early as it can be: its start
+//	                                          overlaps the next two steps
+//	                                          (stage spawn)
 //	sweepLeftovers     sweep.go               what dead jails left behind
 //	createRunDir       rundir.go              <tmp-root>/scidex-analysis-<id>,
 //	                                          fresh, locked, marked
 //	configure          supervisor.go          the config over fd 3, with the
 //	                   limitsview.go          run's meminfo made now (a
-//	                                          snapshot; stage meminfo), then "go"
+//	                                          snapshot; stage meminfo), then
+//	                                          "go" only after the init's hello
+//	                                          states our version
 //	--- init (internal/initproc; protocol: internal/protocol) ---
 //	                                          each step is a stage of the
 //	                                          report's setup_error, in order:
@@ -91,9 +97,12 @@
 //	rep, err := jail.Run(&spec, nil)  // err: nothing was created (bad input, ID in use)
 //	// rep.Status says why the run ended; rep.ExitCode is what to exit with.
 //
-// The binary that calls Run must dispatch the init before anything else:
-// if IsInit(os.Args) { InitMain() }. It must be built with CGO_ENABLED=0:
-// the identity drop uses all-threads syscalls, which Go refuses with cgo.
+// The init is a program of its own, cmd/scidex-jail-init, which Run finds
+// beside the running binary (or in ../libexec/scidex-jail/ from its
+// directory; InitName, CheckInit), built with the same
+// internal/buildversion stamp and CGO_ENABLED=0 (the identity drop uses
+// all-threads syscalls, which Go refuses with cgo); a missing, unsafe or
+// other-version init is a setup error of stage "init" (*InitError).
 //
 // Kernel: user namespaces; seccomp filters; cgroup v2 with a delegated
 // parent, or memory, cpu and pids on cgroup v1; Landlock, whose rights count

@@ -13,7 +13,6 @@ import (
 
 	"github.com/scidex/scidex-jail/cgroupfs"
 	"github.com/scidex/scidex-jail/internal/osthread"
-	"github.com/scidex/scidex-jail/jail/internal/protocol"
 )
 
 // initChild is the init as the supervisor holds it: the supervisor's own
@@ -33,11 +32,11 @@ type initChild struct {
 	wall   time.Duration // from the start to the reaping
 }
 
-// startInit forks and execs this binary as the init with attr (its
+// startInitChild forks and execs the opened init program with attr (its
 // namespaces, ID mapping, cgroup), stdio inherited and sync as fd 3.
-func startInitChild(attr *syscall.SysProcAttr, sync *os.File) (*initChild, error) {
+func startInitChild(prog *initProgram, attr *syscall.SysProcAttr, sync *os.File) (*initChild, error) {
 	start := time.Now()
-	pid, err := syscall.ForkExec("/proc/self/exe", []string{"scidex-jail", protocol.InitArg}, &syscall.ProcAttr{
+	pid, err := syscall.ForkExec(prog.execPath(), []string{InitName}, &syscall.ProcAttr{
 		Env:   initEnv,
 		Files: []uintptr{os.Stdin.Fd(), os.Stdout.Fd(), os.Stderr.Fd(), sync.Fd()}, // fd 3 = protocol.SyncFD
 		Sys:   attr,
@@ -119,7 +118,7 @@ func (e *enterError) Error() string { return e.err.Error() }
 func (e *enterError) Unwrap() error { return e.err }
 
 // startInitInLeaf starts the init from a spawner in leaf (v1).
-func startInitInLeaf(leaf *cgroupfs.Leaf, attr *syscall.SysProcAttr, sync *os.File) (*initChild, *spawner, error) {
+func startInitInLeaf(leaf *cgroupfs.Leaf, prog *initProgram, attr *syscall.SysProcAttr, sync *os.File) (*initChild, *spawner, error) {
 	type result struct {
 		c   *initChild
 		err error
@@ -133,7 +132,7 @@ func startInitInLeaf(leaf *cgroupfs.Leaf, attr *syscall.SysProcAttr, sync *os.Fi
 			res <- result{err: &enterError{err}}
 			return
 		}
-		c, err := startInitChild(attr, sync)
+		c, err := startInitChild(prog, attr, sync)
 		res <- result{c, err}
 		if err == nil {
 			<-sp.release

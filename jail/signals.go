@@ -21,18 +21,25 @@ func (sv *supervisor) pollSignals() bool {
 	for {
 		select {
 		case s := <-sv.sigs:
-			if !cancelSignals[s] {
-				sv.heldSigs = append(sv.heldSigs, s)
-				continue
-			}
-			if !sv.cancelled {
-				sv.cancelled = true
-				sv.cancelSig = s.(syscall.Signal)
-			}
+			sv.takeSignal(s)
 		default:
 			return sv.cancelled
 		}
 	}
+}
+
+// takeSignal takes one signal during setup (see pollSignals) and reports
+// whether the run is cancelled.
+func (sv *supervisor) takeSignal(s os.Signal) bool {
+	if !cancelSignals[s] {
+		sv.heldSigs = append(sv.heldSigs, s)
+		return sv.cancelled
+	}
+	if !sv.cancelled {
+		sv.cancelled = true
+		sv.cancelSig = s.(syscall.Signal)
+	}
+	return true
 }
 
 // abortInit ends an init that has not been told "go": no target ever ran,

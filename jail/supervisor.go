@@ -40,6 +40,7 @@ type supervisor struct {
 	leaf     *cgroupfs.Leaf
 	spawner  *spawner // cgroup v1: the thread the init was forked from, in the leaf
 	usage    *cgroupfs.Usage
+	initProg *initProgram // the init's file, opened once at the start
 	init     *initChild
 	sock     *os.File
 	sockMu   sync.Mutex
@@ -97,11 +98,6 @@ func Run(s *Spec, sigs <-chan os.Signal) (*Report, error) {
 		defer signal.Stop(c)
 		sigs = c
 	}
-	// encoding/json builds its encoder of a type on first use, by
-	// reflection: for the init's config and the report about half a
-	// millisecond each, on the path between the caller and the result.
-	// Built here, beside the run's first steps, on the other CPU.
-	go warmJSON()
 	// The kernel's start of this process, asked on the other CPU too: the
 	// report's startup phase runs from it when the caller gave a start.
 	created := make(chan time.Time, 1)
@@ -156,6 +152,13 @@ func Run(s *Spec, sigs <-chan os.Signal) (*Report, error) {
 // use): nothing is left.
 func (sv *supervisor) execute() error {
 	s := sv.spec
+	prog, err := openInit()
+	if err != nil {
+		sv.setupFailed("init", err.Error(), protocol.ExitSetup)
+		return nil
+	}
+	sv.initProg = prog
+	defer prog.close()
 	if err := sv.createLeaf(); err != nil {
 		sv.setupFailed("cgroup", err.Error(), protocol.ExitSetup)
 		return nil
@@ -211,11 +214,28 @@ func (sv *supervisor) configure() (string, error) {
 	err = sv.send(cfg)
 	sv.lap("config")
 	if err != nil {
+		// An init that is gone before reading its config: one that is
+		// no init of ours says so first.
+		if herr := sv.awaitHello(); herr != nil {
+			err = herr
+		}
 		sv.abortInit()
+		if _, ok := err.(*InitError); ok {
+			return "init", err
+		}
 		return "spawn", fmt.Errorf("send config to init: %w", err)
 	}
 	if sv.pollSignals() {
 		// Cancelled before "go": the target never starts.
+		sv.abortInit()
+		return "", nil
+	}
+	if err := sv.awaitHello(); err != nil {
+		sv.abortInit()
+		return "init", err
+	}
+	sv.lap("hello")
+	if sv.cancelled {
 		sv.abortInit()
 		return "", nil
 	}
@@ -225,6 +245,28 @@ func (sv *supervisor) configure() (string, error) {
 	}
 	sv.lap("go")
 	return "", nil
+}
+
+// awaitHello waits for the init's first message, its version, and checks
+// it (checkHello): an init of another version never gets "go". A cancel
+// meanwhile is taken (the caller ends the run); an init that neither
+// speaks nor ends within initHelloTimeout is refused.
+func (sv *supervisor) awaitHello() error {
+	tm := time.NewTimer(initHelloTimeout)
+	defer tm.Stop()
+	for {
+		select {
+		case m, ok := <-sv.msgs:
+			return checkHello(sv.initProg.path, m, ok)
+		case s := <-sv.sigs:
+			if sv.takeSignal(s) {
+				return nil
+			}
+		case <-tm.C:
+			return &InitError{Path: sv.initProg.path, Found: fmt.Sprintf("it did not state its version within %v", initHelloTimeout),
+				Fix: "install the " + InitName + " of this build there"}
+		}
+	}
 }
 
 // lap ends the current phase of the supervisor: the supervisor's phases
@@ -248,9 +290,9 @@ func (sv *supervisor) startInit() error {
 	sv.sock = parent
 
 	if sv.leaf != nil && sv.leaf.Version() == 1 {
-		sv.init, sv.spawner, err = startInitInLeaf(sv.leaf, sv.sysProcAttr(), child)
+		sv.init, sv.spawner, err = startInitInLeaf(sv.leaf, sv.initProg, sv.sysProcAttr(), child)
 	} else {
-		sv.init, err = startInitChild(sv.sysProcAttr(), child)
+		sv.init, err = startInitChild(sv.initProg, sv.sysProcAttr(), child)
 	}
 	if err != nil {
 		sv.sock.Close()
@@ -258,7 +300,7 @@ func (sv *supervisor) startInit() error {
 		if _, ok := err.(*enterError); ok {
 			return err
 		}
-		return explainSpawnError(err)
+		return explainSpawnError(initExecError(sv.initProg.path, err))
 	}
 	go sv.readInit()
 	return nil
@@ -447,14 +489,4 @@ func (sv *supervisor) forward(sig syscall.Signal) {
 
 func (sv *supervisor) setupFailed(stage, msg string, code int) {
 	sv.failed = &protocol.InitMsg{Kind: protocol.KindError, Stage: stage, Error: msg, ExitCode: code}
-}
-
-// warmJSON has encoding/json build, and cache, its encoders for what the
-// supervisor encodes (the init's config, the report) and the decoder for
-// what it decodes (the init's messages). Zero values do: the encoder of a
-// type is built with those of every type it holds.
-func warmJSON() {
-	json.Marshal(&protocol.Config{})
-	json.Marshal(&Report{})
-	json.Unmarshal([]byte(`{}`), &protocol.InitMsg{})
 }

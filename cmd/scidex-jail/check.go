@@ -83,6 +83,7 @@ func (c *checkCmd) checks(p jail.Profile) []checkLine {
 	}
 	lines := []checkLine{
 		checkUserns(pl),
+		checkInit(pl),
 		checkIdentity(pl, planErr),
 		checkLandlock(p, sec),
 		checkSeccomp(p, sec),

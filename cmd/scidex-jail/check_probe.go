@@ -66,6 +66,28 @@ func checkUserns(pl *jail.Plan) checkLine {
 	return l
 }
 
+// checkInit finds, checks and starts the init program as a run does, in
+// the plan's namespaces, and reads the version it states.
+func checkInit(pl *jail.Plan) checkLine {
+	l := checkLine{Name: "init"}
+	res, err := jail.CheckInit(pl)
+	var ie *jail.InitError
+	switch {
+	case err == nil:
+		l.State = stateOK
+		l.Text = fmt.Sprintf("%s, version %s as this binary, started in the run's namespaces", res.Path, res.Version)
+	case errors.As(err, &ie):
+		l.State = stateMissing
+		l.Text = fmt.Sprintf("%s: %s", ie.Path, ie.Found)
+		l.Fix = ie.Fix
+	default:
+		l.State = stateMissing
+		l.Text = fmt.Sprintf("start %s: %v", orDefault(res.Path, jail.InitName), err)
+		l.Fix = "see the user namespaces line; the same step starts every run"
+	}
+	return l
+}
+
 // usernsSysctls reads the settings that decide whether user namespaces may
 // be created, for the message when they may not.
 func usernsSysctls() string {

@@ -19,15 +19,13 @@ import (
 	// First among the imports of this binary's own code: its init
 	// registers the signals a run handles, before anything else runs.
 	"github.com/scidex/scidex-jail/cmd/scidex-jail/internal/earlysig"
+	"github.com/scidex/scidex-jail/internal/buildversion"
 	"github.com/scidex/scidex-jail/jail"
 )
 
 // exitSetup is the status when the jail fails before the target runs (as in
 // env(1), nohup(1) and docker run).
 const exitSetup = 125
-
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
 
 type cli struct {
 	Run      runCmd      `cmd:"" help:"Run a command as an analysis inside the jail: run --id ID [flags] -- CMD [ARG...]"`
@@ -46,7 +44,7 @@ type cli struct {
 type versionCmd struct{}
 
 func (versionCmd) Run() error {
-	fmt.Println("scidex-jail", version)
+	fmt.Println("scidex-jail", buildversion.Version)
 	return nil
 }
 
@@ -60,10 +58,6 @@ func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code)
 var started time.Time
 
 func main() {
-	// The re-executed init must not see kong or any flag parsing.
-	if jail.IsInit(os.Args) {
-		jail.InitMain()
-	}
 	started = jail.ProcessStart()
 	if err := ensureStdio(); err != nil {
 		fmt.Fprintf(os.Stderr, "scidex-jail: %v\n", err)

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/alecthomas/kong"
+
+	"github.com/scidex/scidex-jail/internal/buildversion"
 )
 
 // manCmd is the hidden `scidex-jail man`: the manual page, in roff, made
@@ -55,7 +57,7 @@ The README, the manual: install, first run, flags, profiles and limits, exit cod
 
 func writeMan(w io.Writer, app *kong.Application) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, ".TH SCIDEX-JAIL 1 \"\" \"scidex-jail %s\" \"User Commands\"\n", roff(version))
+	fmt.Fprintf(&b, ".TH SCIDEX-JAIL 1 \"\" \"scidex-jail %s\" \"User Commands\"\n", roff(buildversion.Version))
 	fmt.Fprintf(&b, ".SH NAME\nscidex-jail \\- %s\n", roff(lowerFirst(strings.TrimSuffix(app.Help, "."))))
 	b.WriteString(".SH SYNOPSIS\n")
 	cmds := visibleCommands(app.Node)

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/scidex/scidex-jail/cmd/scidex-jail/internal/earlysig"
 	"github.com/scidex/scidex-jail/jail"
 )
@@ -29,6 +31,8 @@ type runCmd struct {
 	Collect      string   `name:"collect" placeholder:"DIR" help:"Copy the regular files of the run directory to DIR before it is removed (links are never followed). DIR must be new or empty, outside every run directory and every input."`
 	CollectMerge bool     `name:"collect-merge" help:"Let --collect DIR already hold files; one of the same name as an output is an error (delivery_failed), never overwritten."`
 	Env          []string `name:"env" sep:"none" placeholder:"K=V" help:"Set an environment variable for the analysis (repeatable). The host's environment is not passed in."`
+
+	ReadyFD int `name:"ready-fd" placeholder:"FD" help:"Write one byte to FD (an inherited pipe) and close it as soon as a SIGTERM, SIGINT or SIGHUP to the jail cancels the run with a report; before, one can kill the jail with no report. For callers that may cancel right after the start: wait for the byte (or the jail's exit) before signalling."`
 
 	Degrade []string `name:"allow-degraded" sep:"none" placeholder:"LAYER" help:"Run even if the kernel cannot enforce LAYER in full (landlock); the report lists what was lost."`
 	Disable []string `name:"unsafe-disable" sep:"none" placeholder:"LAYER" help:"Turn a protection off (landlock, seccomp, cgroup): for benchmarks and debugging only; recorded in the report."`
@@ -98,6 +102,13 @@ func (c *runCmd) spec() (*jail.Spec, error) {
 }
 
 func (c *runCmd) Run() error {
+	// First: from here on (earlysig registered in its package init, before
+	// main) a cancel gives a report.
+	if c.ReadyFD != 0 {
+		if err := ready(c.ReadyFD); err != nil {
+			return err
+		}
+	}
 	s, err := c.spec()
 	if err != nil {
 		return err
@@ -136,4 +147,19 @@ func say(w io.Writer, b []byte, wait time.Duration) {
 	case <-done:
 	case <-time.After(wait):
 	}
+}
+
+// ready writes the --ready-fd byte and closes fd, so that neither the init
+// nor the analysis inherits it and the caller reads end of file after the
+// byte.
+func ready(fd int) error {
+	if fd <= 2 {
+		return bad("--ready-fd %d: give a descriptor above 2 (an inherited pipe), not standard input, output or error", fd)
+	}
+	_, err := unix.Write(fd, []byte{'r'})
+	unix.Close(fd)
+	if err != nil {
+		return bad("--ready-fd %d: write the ready byte: %w; pass the write end of a pipe the jail inherits", fd, err)
+	}
+	return nil
 }

@@ -8,14 +8,16 @@ import (
 	"path/filepath"
 )
 
-// JailBinary provides the jail binary for a test package's TestMain, in a
-// fresh directory of mode 0755: the init re-executes the binary as the
+// JailBinary provides the jail binary for a test package's TestMain, with
+// its init program (scidex-jail-init) beside it, where the jail looks for
+// it, in a fresh directory of mode 0755 owned by the caller (root's, for
+// the jail's check of the init as root): the init is exec'd as the
 // analysis' uid, which must be able to reach it. With $SCIDEX_JAIL_BIN set
 // (the VM harness and `make bench` build it outside; building under
-// emulation is slow) that binary is copied there; otherwise
-// ./cmd/scidex-jail of the module holding the working directory is built
-// with CGO_ENABLED=0 and -trimpath, as `make build` does. cleanup removes
-// the directory.
+// emulation is slow) that binary and the init beside it are copied there;
+// otherwise ./cmd/scidex-jail and ./cmd/scidex-jail-init of the module
+// holding the working directory are built with CGO_ENABLED=0 and -trimpath,
+// as `make build` does. cleanup removes the directory.
 func JailBinary() (bin string, cleanup func(), err error) {
 	dir, err := os.MkdirTemp("", "scidex-jail-bin-")
 	if err != nil {
@@ -30,6 +32,9 @@ func JailBinary() (bin string, cleanup func(), err error) {
 		if err := copyExecutable(prebuilt, bin); err != nil {
 			return "", cleanup, fmt.Errorf("SCIDEX_JAIL_BIN: %w", err)
 		}
+		if err := copyExecutable(InitBeside(prebuilt), InitBeside(bin)); err != nil {
+			return "", cleanup, fmt.Errorf("SCIDEX_JAIL_BIN: the init beside it: %w", err)
+		}
 		return bin, cleanup, nil
 	}
 	wd, err := os.Getwd()
@@ -40,13 +45,21 @@ func JailBinary() (bin string, cleanup func(), err error) {
 	if err != nil {
 		return "", cleanup, fmt.Errorf("build scidex-jail: %w; or set SCIDEX_JAIL_BIN to a built binary", err)
 	}
-	build := exec.Command("go", "build", "-trimpath", "-o", bin, "./cmd/scidex-jail")
-	build.Dir = root
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		return "", cleanup, fmt.Errorf("build scidex-jail in %s: %w\n%s", root, err, out)
+	for out, pkg := range map[string]string{bin: "./cmd/scidex-jail", InitBeside(bin): "./cmd/scidex-jail-init"} {
+		build := exec.Command("go", "build", "-trimpath", "-o", out, pkg)
+		build.Dir = root
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if o, err := build.CombinedOutput(); err != nil {
+			return "", cleanup, fmt.Errorf("build %s in %s: %w\n%s", pkg, root, err, o)
+		}
 	}
 	return bin, cleanup, nil
+}
+
+// InitBeside is the init program's path beside the jail binary bin, where
+// the jail looks for it first (and where make build puts it).
+func InitBeside(bin string) string {
+	return filepath.Join(filepath.Dir(bin), "scidex-jail-init")
 }
 
 // moduleRoot is the nearest directory at or above dir holding a go.mod.

@@ -4,12 +4,15 @@
 #	packaging/deb/build.sh BINARY VERSION OUTDIR
 #
 # writes OUTDIR/scidex-jail_VERSION_ARCH.deb and prints its path. `make
-# deb` runs it. The binary is run here to write out what it knows: its
+# deb` runs it. The init program, scidex-jail-init, is taken from beside
+# BINARY (make build puts both into bin/). The binary is run here to write out what it knows: its
 # built-in profiles (the conffile /etc/scidex-jail/profiles.json), its
 # manual page and its bash completion, so none of them can disagree with
 # it. Everything in the package, owned by root:
 #
 #	/usr/bin/scidex-jail                              the static binary
+#	/usr/libexec/scidex-jail/scidex-jail-init         the init it execs per run (found from
+#	                                                  /usr/bin as ../libexec/scidex-jail/)
 #	/etc/scidex-jail/profiles.json                    conffile: the built-in profiles
 #	/usr/share/man/man1/scidex-jail.1.gz              scidex-jail man
 #	/usr/share/bash-completion/completions/scidex-jail
@@ -27,6 +30,7 @@ if (($# != 3)); then
 	exit 2
 fi
 bin=$(realpath -- "$1")
+init=$(dirname -- "$bin")/scidex-jail-init
 version=$2
 outdir=$3
 cd "$(dirname "$0")/../.."
@@ -36,10 +40,13 @@ fail() {
 }
 [[ $version =~ ^[0-9][A-Za-z0-9.+~-]*$ ]] || fail "version $version is not a Debian version (must start with a digit)"
 arch=$(dpkg --print-architecture)
-case $(file -b "$bin") in
-*"statically linked"* | *"static-pie linked"*) ;;
-*) fail "$bin is not a static binary: build it with CGO_ENABLED=0 (make build)" ;;
-esac
+for b in "$bin" "$init"; do
+	[[ -f $b ]] || fail "$b is missing: make build builds scidex-jail and scidex-jail-init side by side"
+	case $(file -b "$b") in
+	*"statically linked"* | *"static-pie linked"*) ;;
+	*) fail "$b is not a static binary: build it with CGO_ENABLED=0 (make build)" ;;
+	esac
+done
 
 stage=$(mktemp -d /tmp/scidex-jail-deb-XXXXXX)
 trap 'rm -rf -- "$stage"' EXIT
@@ -51,6 +58,7 @@ install -d "$stage/DEBIAN" "$stage/usr/bin" "$stage/etc/scidex-jail" "$stage/usr
 	"$stage/usr/libexec/scidex-jail" "$doc/examples/systemd" "$doc/examples/apparmor" "$doc/examples/slurm" "$doc/examples/kubernetes"
 
 install -m 0755 "$bin" "$stage/usr/bin/scidex-jail"
+install -m 0755 "$init" "$stage/usr/libexec/scidex-jail/scidex-jail-init"
 "$bin" profiles --builtin 2>/dev/null >"$stage/etc/scidex-jail/profiles.json" || fail "$bin profiles --builtin"
 "$bin" man >"$stage/usr/share/man/man1/scidex-jail.1" || fail "$bin man"
 gzip -9n "$stage/usr/share/man/man1/scidex-jail.1"

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
-from typing import Optional
+from typing import Any, Optional
 
 from ._result import Result
 from ._prepared import Prepared
@@ -42,23 +43,42 @@ async def run_prepared(prep: Prepared) -> Result:
     does once the arguments are checked.
 
     Output callbacks are called from the event loop. Cancelling the task
-    that awaits it cancels the run: SIGTERM to the jail, then the task
-    waits (shielded from further cancellation) until the jail has exited
-    and cleaned up, and re-raises :class:`asyncio.CancelledError`.
+    that awaits it cancels the run: SIGTERM to the jail (once the jail says
+    it handles it, ``--ready-fd``: right after the start it would die of
+    it with no report), then the task waits (shielded from further
+    cancellation) until the jail has exited and cleaned up, and re-raises
+    :class:`asyncio.CancelledError`.
     """
     assert prep.out is not None and prep.err is not None
+    loop = asyncio.get_running_loop()
+    ready: asyncio.Future[None] = loop.create_future()
+    ready_r, ready_w = os.pipe()
+
+    def on_ready() -> None:
+        # The byte, or the end of file of a jail that exited without it.
+        loop.remove_reader(ready_r)
+        os.close(ready_r)
+        if not ready.done():
+            ready.set_result(None)
+
     try:
-        proc = await asyncio.create_subprocess_exec(
-            *prep.command(),
-            stdin=prep.stdin_child,
-            stdout=prep.out.child,
-            stderr=prep.err.child,
-            close_fds=True,
-        )
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *prep.command(ready_w),
+                stdin=prep.stdin_child,
+                stdout=prep.out.child,
+                stderr=prep.err.child,
+                close_fds=True,
+                pass_fds=(ready_w,),
+            )
+        finally:
+            os.close(ready_w)
     except BaseException:
+        os.close(ready_r)
         prep.close_sinks()
         prep.cleanup()
         raise
+    loop.add_reader(ready_r, on_ready)
     prep.started()
 
     async def until_exit() -> int:
@@ -74,6 +94,12 @@ async def run_prepared(prep: Prepared) -> Result:
         try:
             returncode = await asyncio.shield(done)
         except asyncio.CancelledError:
+            either: set[asyncio.Future[Any]] = {ready, done}
+            while not (ready.done() or done.done()):
+                try:
+                    await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+                except asyncio.CancelledError:
+                    continue
             if proc.returncode is None:
                 try:
                     proc.send_signal(signal.SIGTERM)
@@ -91,4 +117,6 @@ async def run_prepared(prep: Prepared) -> Result:
             raise
         return prep.finish(returncode)
     finally:
+        if not ready.done():
+            on_ready()
         prep.cleanup()

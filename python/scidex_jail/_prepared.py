@@ -71,9 +71,15 @@ class Prepared:
             self.cleanup()
             raise
 
-    def command(self) -> list[str]:
-        """The jail's command line."""
-        return self.spec.command(self.report_path)
+    def command(self, ready_fd: Optional[int] = None) -> list[str]:
+        """The jail's command line; with ``ready_fd``, the jail writes one
+        byte to that inherited descriptor (and closes it) once a SIGTERM
+        cancels the run with a report (``--ready-fd``): before, the signal
+        would kill it by the default action, with no report."""
+        cmd = self.spec.command(self.report_path)
+        if ready_fd is not None:
+            cmd.insert(cmd.index("--"), f"--ready-fd={ready_fd}")  # the last of the jail's flags
+        return cmd
 
     def started(self) -> None:
         """The child has its descriptors: close the files opened for it."""

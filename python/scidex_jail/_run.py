@@ -28,6 +28,20 @@ def _pump(fd: int, sink: Sink) -> None:
         sink.close()
 
 
+def _read_ready(fd: int) -> None:
+    """Wait for the jail's ready byte (``--ready-fd``), or the end of file
+    when it exited without writing it, and close ``fd``."""
+    try:
+        while True:
+            try:
+                os.read(fd, 1)
+                return
+            except InterruptedError:
+                continue
+    finally:
+        os.close(fd)
+
+
 def _feed(f: IO[bytes], data: bytes) -> None:
     try:
         f.write(data)
@@ -60,18 +74,39 @@ class Run:
         self._outcome: Optional[Result] = None
         self._error: Optional[BaseException] = None
         self._threads: list[threading.Thread] = []
+        # A SIGTERM in the first milliseconds of the jail, before its
+        # handlers are registered, would kill it with no report (a Go
+        # program cannot block it across its exec: the runtime unblocks
+        # SIGTERM, SIGINT and SIGHUP on every thread at its start). The jail
+        # says on this pipe when a cancel is safe; cancel() waits until then.
+        self._sig_lock = threading.Lock()
+        self._ready = False
+        self._cancel_pending = False
         assert prepared.out is not None and prepared.err is not None
+        ready_r, ready_w = os.pipe()
         try:
             self._proc = subprocess.Popen(
-                prepared.command(),
+                prepared.command(ready_w),
                 stdin=prepared.stdin_child,
                 stdout=prepared.out.child,
                 stderr=prepared.err.child,
                 close_fds=True,
+                pass_fds=(ready_w,),
             )
         except BaseException:
+            os.close(ready_r)
             prepared.close_sinks()
             prepared.cleanup()
+            raise
+        finally:
+            os.close(ready_w)
+        try:
+            t = threading.Thread(target=self._await_ready, args=(ready_r,), daemon=True)
+            t.start()
+        except BaseException:
+            os.close(ready_r)
+            self._ready = True  # no one will say: cancel() signals at once
+            self.abort()
             raise
         try:
             prepared.started()
@@ -114,12 +149,32 @@ class Run:
         analysis (SIGTERM, then SIGKILL of every process after the grace),
         removes its cgroup leaf and run directory, and reports ``cancelled``.
         Returns at once; ``wait()`` gives the result. A no-op once the run
-        has ended."""
+        has ended. Right after the start, the signal is sent as soon as the
+        jail says it handles it (``--ready-fd``), so no cancel is lost."""
+        with self._sig_lock:
+            if not self._ready:
+                self._cancel_pending = True
+                return
+        self._terminate()
+
+    def _terminate(self) -> None:
         if self._proc.returncode is None:
             try:
                 self._proc.send_signal(signal.SIGTERM)
             except ProcessLookupError:
                 pass
+
+    def _await_ready(self, fd: int) -> None:
+        """The thread that waits for the jail's ready byte (or its exit) and
+        then sends a cancel that came meanwhile."""
+        try:
+            _read_ready(fd)
+        finally:
+            with self._sig_lock:
+                self._ready = True
+                pending = self._cancel_pending
+            if pending:
+                self._terminate()
 
     def wait(self, timeout: Optional[float] = None) -> Result:
         """Wait for the run to end and return its :class:`Result`.

@@ -78,6 +78,8 @@ def stage(jail_bin: str) -> Iterator[str]:
     d = tempfile.mkdtemp(prefix="sjt-py-")
     os.chmod(d, 0o755)
     shutil.copy(jail_bin, os.path.join(d, "scidex-jail"))
+    # The jail runs the init found beside it: the two ship together.
+    shutil.copy(os.path.join(os.path.dirname(jail_bin), "scidex-jail-init"), os.path.join(d, "scidex-jail-init"))
     shutil.copytree(os.path.join(REPO, "python", "scidex_jail"), os.path.join(d, "scidex_jail"))
     with open(os.path.join(d, "driver.py"), "w", encoding="utf-8") as f:
         f.write(DRIVER)
@@ -85,7 +87,7 @@ def stage(jail_bin: str) -> Iterator[str]:
         for n in dirs:
             os.chmod(os.path.join(root, n), 0o755)
         for n in files:
-            os.chmod(os.path.join(root, n), 0o755 if n == "scidex-jail" else 0o644)
+            os.chmod(os.path.join(root, n), 0o755 if n in ("scidex-jail", "scidex-jail-init") else 0o644)
     yield d
     shutil.rmtree(d, ignore_errors=True)
 

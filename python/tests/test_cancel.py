@@ -59,6 +59,21 @@ def test_cancel_leaves_nothing(work: str) -> None:
     run.cancel()  # after the end: a no-op
 
 
+def test_cancel_right_after_the_start_is_never_lost() -> None:
+    # A SIGTERM in the jail's first milliseconds, before its handlers are
+    # registered, would kill it with no report; cancel() holds it until the
+    # jail says it is listening (--ready-fd). Every run must end cancelled,
+    # with a report and nothing left.
+    for i in range(30):
+        aid = new_id(f"atonce{i}")
+        run = scidex_jail.start(["/bin/sleep", "60"], analysis_id=aid)
+        run.cancel()
+        r = run.wait()
+        assert r.status == "cancelled", (i, r.status, r.completion_notes)
+        assert r.report is not None and r.report.status == "cancelled", i
+        assert leftovers(aid, dict(r.report)) == [], i
+
+
 def test_leaving_the_block_cancels(work: str) -> None:
     script = write(work, "long.py", LONG)
     aid = new_id("ctx")

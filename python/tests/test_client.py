@@ -64,9 +64,12 @@ def test_client_holds_the_deployment_settings(fake: Fake, tmp_path: Any) -> None
     cfg.write_text("{}")
     jail = Jail(binary=fake.binary, config=cfg, tmp_root=tmp_path, cgroup_parent="/sys/fs/cgroup/x")
     r = jail.run(["/bin/true", "-x"], analysis_id="u1", memory="1G", timeout=90, stdout=CAPTURE)
+    # The descriptor the jail says it handles signals on (the pipe's number).
+    ready = fake.args()[-4]
+    assert ready.startswith("--ready-fd=") and ready[len("--ready-fd="):].isdigit(), fake.args()
     assert fake.args() == [
         "run", "--id=u1", f"--report={fake.args()[2][len('--report='):]}", f"--config={cfg}", "--timeout=90s",
-        "--memory=1G", f"--tmp-root={tmp_path}", "--cgroup-parent=/sys/fs/cgroup/x", "--", "/bin/true", "-x",
+        "--memory=1G", f"--tmp-root={tmp_path}", "--cgroup-parent=/sys/fs/cgroup/x", ready, "--", "/bin/true", "-x",
     ]  # fmt: skip
     assert isinstance(r, Result) and isinstance(r.report, Report) and r.stdout == ""
     with open(os.path.join(REPORTS, "ok.json")) as f:
@@ -90,6 +93,50 @@ def test_start_and_run_async(fake: Fake) -> None:
     r = asyncio.run(jail.run_async(["/bin/true"], analysis_id="u4", env={"A": "1"}))
     assert r.status == "ok" and "--env=A=1" in fake.args()
     assert asyncio.run(scidex_jail.run_async(["/bin/true"], analysis_id="u5", binary=fake.binary)).ok
+
+
+def _slow_to_listen(directory: str) -> tuple[str, str]:
+    """A stand-in jail that takes 0.3 s before it writes the --ready-fd
+    byte and logs, in order, "ready" and any SIGTERM it gets."""
+    log = os.path.join(directory, "log")
+    binary = os.path.join(directory, "slow-jail")
+    with open(binary, "w") as f:
+        f.write(
+            "#!/bin/bash\n"  # dash takes one-digit descriptors only
+            f"trap 'echo term >> {log}; exit 143' TERM\n"
+            'for a; do case $a in --ready-fd=*) fd=${a#--ready-fd=};; esac; done\n'
+            "sleep 0.3\n"
+            f"echo ready >> {log}\n"
+            'eval "printf r >&$fd; exec $fd>&-"\n'
+            "sleep 5 </dev/null >/dev/null 2>&1 & wait\n"
+        )
+    os.chmod(binary, 0o755)
+    return binary, log
+
+
+def test_a_cancel_waits_until_the_jail_listens(tmp_path: Any) -> None:
+    # A cancel right after the start is held until the jail's ready byte:
+    # the stand-in must log "ready" before "term", in the blocking and in
+    # the asyncio runner alike.
+    binary, log = _slow_to_listen(str(tmp_path))
+    run = Jail(binary=binary).start(["/bin/true"], analysis_id="u9")
+    run.cancel()
+    with pytest.raises(scidex_jail.JailError):
+        run.wait()  # the stand-in writes no report
+    with open(log) as f:
+        assert f.read().split() == ["ready", "term"]
+    os.remove(log)
+
+    async def main() -> None:
+        task = asyncio.ensure_future(Jail(binary=binary).run_async(["/bin/true"], analysis_id="u10"))
+        await asyncio.sleep(0.1)  # started, and still 0.2 s from its byte
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(main())
+    with open(log) as f:
+        assert f.read().split() == ["ready", "term"]
 
 
 def test_setup_error_carries_the_typed_report(tmp_path: Any) -> None:

@@ -1,4 +1,4 @@
-// Package initproc is the jail's init: the re-executed binary that is PID 1
+// Package initproc is the jail's init: the program (cmd/scidex-jail-init) that is PID 1
 // of a run's new user, mount, pid, network, ipc, uts and cgroup namespaces.
 // It reads its whole config from the supervisor (package protocol), builds
 // the run's mount view, drops to the target's identity, applies Landlock and
@@ -12,8 +12,8 @@
 // leaf read-only in the view, for the analysis to read its limits), and that
 // is a compile-time fact, checked by .ci/layering.
 //
-// Main never returns. The binary that hosts it must call it before anything
-// else, on argv[1] == protocol.InitArg (jail.IsInit), with CGO_ENABLED=0.
+// Main never returns. Only the init program (cmd/scidex-jail-init, through
+// jail/initmain) links this package, built with CGO_ENABLED=0.
 package initproc
 
 import (
@@ -26,6 +26,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/scidex/scidex-jail/internal/buildversion"
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
 )
 
@@ -46,12 +47,10 @@ func Main() {
 // against the leader's Landlock domain, and with signal scoping only a
 // leader in the analysis' own domain lets what the analysis sends to PID 1
 // in (passInbound); on another thread it would be refused with EPERM, or
-// not, by chance of scheduling. Only in the init: the supervisor's main
-// goroutine moves freely.
+// not, by chance of scheduling. Only the init program links this package:
+// the supervisor's main goroutine moves freely.
 func init() {
-	if len(os.Args) > 1 && os.Args[1] == protocol.InitArg {
-		runtime.LockOSThread()
-	}
+	runtime.LockOSThread()
 }
 
 // conn is the init's end of the sync socket.
@@ -143,6 +142,11 @@ func run(started time.Time) int {
 	if started.IsZero() {
 		c.last = time.Now()
 	}
+	// First, the version this init was built as: the supervisor sends
+	// "go" only to an init of its own version (the config has no
+	// compatibility rule across versions).
+	// A failed write: the supervisor is gone, and the pdeathsig ends us.
+	_, _ = sock.Write(protocol.HelloLine(buildversion.Version))
 	// The init's own start: its exec and Go runtime, as the kernel counts
 	// them; the supervisor's spawn phase overlaps with it.
 	c.lap("runtime")

@@ -7,11 +7,19 @@
 // Go runs a package's init before main, and the init of a package with few
 // dependencies early among them: importing this package from main (and
 // nothing else) is the earliest a Go program can register. What comes
-// before (the kernel's exec, the Go runtime's own start, well under a
-// millisecond) no Go program can cover.
+// before (the kernel's exec, the Go runtime's start, the inits of the
+// packages this one needs) no Go program can cover, and a caller cannot
+// cover it by blocking the signals across the exec either: the Go runtime
+// unblocks SIGTERM, SIGINT and SIGHUP on every thread at its start
+// (minitSignalMask), so a pending one is delivered then and kills the
+// process by the default action. On a loaded 2-core machine that window
+// is the first 2-3 ms, with stragglers up to about 10 ms (TestSignalWindow;
+// the README has the figures). `run --ready-fd N`
+// closes it for callers that can wait: the jail writes one byte to N once
+// a signal is taken as a cancel, and the caller signals only after it (the
+// Python API does).
 //
-// The re-executed init (argv[1] InitArg) handles its own signals and is
-// left alone. Commands that do not handle signals (profiles, check, gc,
+// Commands that do not handle signals (profiles, check, gc,
 // version) call Release, which gives the signals back their default action
 // and re-raises what came meanwhile.
 package earlysig
@@ -22,15 +30,11 @@ import (
 	"syscall"
 )
 
-// InitArg is argv[1] of the jail's re-executed init (jail's initArg; a test
-// in package main keeps the two equal).
-const InitArg = "__scidex-jail-init"
-
 // Signals are those the supervisor handles: SIGTERM, SIGINT and SIGHUP
 // cancel a run; SIGQUIT, SIGUSR1 and SIGUSR2 are passed to the analysis.
 var Signals = []os.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2}
 
-// C receives Signals from the process' start on; nil in the init.
+// C receives Signals from the process' start on.
 var C chan os.Signal
 
 // pipe takes SIGPIPE, and drops it: a Go program that does not ask for
@@ -42,9 +46,6 @@ var C chan os.Signal
 var pipe chan os.Signal
 
 func init() {
-	if len(os.Args) > 1 && os.Args[1] == InitArg {
-		return
-	}
 	C = make(chan os.Signal, 16)
 	signal.Notify(C, Signals...)
 	pipe = make(chan os.Signal, 1)
