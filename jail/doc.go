@@ -8,13 +8,17 @@
 //
 //	Spec.Validate      spec.go, limits.go,    checks; ErrBadSpec says what to fix
 //	                   paths.go, destinations.go
-//	LookHost           host.go                the only look at the host: system
-//	                                          dirs, data dirs, /etc, devices,
-//	                                          resolver, Landlock ABI
-//	BuildPlan          plan.go, security.go,  pure: namespaces, ID map, cgroup
-//	                   promises.go            limits, the init's whole config,
-//	                                          the promises (fail closed per
-//	                                          promise: *PlanError, stage
+//	LookHost           host.go, groups.go     the only look at the host: system
+//	                   exposure.go            dirs, data dirs, /etc, devices,
+//	                                          resolver, Landlock ABI; rootless:
+//	                                          the caller's groups, what the view
+//	                                          exposes to them
+//	BuildPlan          plan.go, security.go,  pure: namespaces, ID map and kept
+//	                   promises.go,           groups, cgroup limits, the init's
+//	                   userdb.go              whole config (the analysis' own
+//	                                          passwd/group), the promises (fail
+//	                                          closed per promise, and the group
+//	                                          rule: *PlanError, stage
 //	                                          promises), static enforced
 //	--- supervisor (supervisor.go, signals.go, cgroup.go, rundir.go) ---
 //	sweepLeftovers     sweep.go               what dead jails left behind
@@ -26,9 +30,12 @@
 //	                                          born in the leaf (v1: forked by a
 //	                                          thread in it); config over fd 3
 //	--- init (internal/initproc; protocol: internal/protocol) ---
-//	mounts             initproc/mounts.go     new read-only root, pivot_root
-//	identity           initproc/identity.go   uid 1000, no capabilities,
-//	                                          no_new_privs
+//	mounts             initproc/mounts.go     new read-only root, the analysis'
+//	                   initproc/files.go      own /etc/passwd and /etc/group,
+//	                                          pivot_root
+//	identity           initproc/identity.go   uid 1000, groups cleared (as
+//	                                          root; rootless keeps the caller's),
+//	                                          no capabilities, no_new_privs
 //	landlock, seccomp  initproc/security.go   seccomp last, then "go", then exec
 //	reap               initproc/reap.go       signals in, every child reaped
 //	--- supervisor ---

@@ -2,6 +2,9 @@ package jail
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -61,5 +64,45 @@ func TestBuildPlanRefusesGroupExposure(t *testing.T) {
 	}
 	if strings.Contains(err.Error(), "bug:") {
 		t.Errorf("BuildPlan = %v, want no bug: message", err)
+	}
+}
+
+// TestWalkExposed: the walk lists every file and directory with its mode,
+// and no link (a link's target is shown where it lies, or not at all).
+func TestWalkExposed(t *testing.T) {
+	root := t.TempDir()
+	if err := os.Chmod(root, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []struct {
+		path string
+		mode os.FileMode
+		dir  bool
+	}{{"a", 0o755, true}, {"a/deep", 0o710, true}, {"a/deep/key", 0o640, false}, {"f", 0o644, false}} {
+		p := filepath.Join(root, d.path)
+		var err error
+		if d.dir {
+			err = os.Mkdir(p, d.mode)
+		} else {
+			err = os.WriteFile(p, nil, d.mode)
+		}
+		if err == nil {
+			err = os.Chmod(p, d.mode)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("/etc/shadow", filepath.Join(root, "link")); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]os.FileMode{}
+	for _, e := range walkExposed(root) {
+		rel, _ := filepath.Rel(root, e.Path)
+		got[rel] = e.Mode
+	}
+	want := map[string]os.FileMode{".": 0o750, "a": 0o755, "a/deep": 0o710, "a/deep/key": 0o640, "f": 0o644}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("walkExposed = %v, want %v", got, want)
 	}
 }

@@ -10,14 +10,13 @@ import (
 	"github.com/scidex/scidex-jail/internal/sysfile"
 )
 
-// A rootless run keeps its caller's supplementary groups. The kernel lets
-// a process in a user namespace call setgroups only when the namespace's
-// gid_map was written by a privileged process (or setgroups was left
-// allowed, which an unprivileged writer cannot do): dropping a group could
-// otherwise gain access that a "deny this group" mode (0707) refuses
-// (CVE-2014-8989). So the analysis holds them too, shown inside as the
-// overflow gid, and the kernel still grants what they grant on host files.
-// bubblewrap and rootless podman keep them the same way.
+// A rootless run keeps its caller's supplementary groups. An unprivileged
+// process may write a user namespace's gid_map only after writing "deny"
+// to its setgroups file, and setgroups then stays denied in it for good:
+// dropping a group could otherwise gain access that a "deny this group"
+// mode (0707) refuses (CVE-2014-8989). So the analysis holds them too,
+// shown inside as the overflow gid, and the kernel still grants what they
+// grant on host files. bubblewrap keeps them the same way.
 //
 // What keeps that in bounds is the view: the mount view shows only the
 // run's paths and Landlock allows only the listed ones, whatever the
@@ -44,24 +43,29 @@ type IdentityReport struct {
 	HeldBy         []Layer     `json:"held_by,omitempty"` // the layers that hold the filesystem promises against them
 }
 
-// lookGroups is the caller's supplementary groups when the jail runs
-// rootless (nil as root: it clears them), with their names, and the
-// kernel's overflow gid, which an unmapped group shows as inside.
-func lookGroups(euid int) (groups []HostGroup, overflow int) {
-	if euid == 0 {
-		return nil, 0
-	}
-	overflow = 65534
-	if b, err := sysfile.Read("/proc/sys/kernel/overflowgid"); err == nil {
+// overflowID is the kernel's overflow uid or gid (kind), which an
+// unmapped id shows as inside a user namespace; Linux's default, 65534,
+// when it cannot be read.
+func overflowID(kind string) int {
+	if b, err := sysfile.Read("/proc/sys/kernel/overflow" + kind); err == nil {
 		if v, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
-			overflow = v
+			return v
 		}
+	}
+	return 65534
+}
+
+// lookGroups is the caller's supplementary groups when the jail runs
+// rootless (nil as root: it clears them), with their names.
+func lookGroups(euid int) (groups []HostGroup) {
+	if euid == 0 {
+		return nil
 	}
 	gids, err := unix.Getgroups()
 	if err != nil {
 		// Cannot happen (the buffer is sized by the kernel's answer); a
 		// wrong guess is caught by the init's check before the fork.
-		return nil, overflow
+		return nil
 	}
 	for _, g := range gids {
 		hg := HostGroup{GID: g}
@@ -70,7 +74,7 @@ func lookGroups(euid int) (groups []HostGroup, overflow int) {
 		}
 		groups = append(groups, hg)
 	}
-	return groups, overflow
+	return groups
 }
 
 // planGroups is what a rootless run keeps of the caller's groups h.Groups,
@@ -102,9 +106,9 @@ func insideGroups(gs []HostGroup) []int {
 	return out
 }
 
-// identityReport is the report's enforced.identity for the kept groups
-// gs: the caller's primary gid is the run's own gid (host_gid), not an
-// extra group, and is left out.
+// identityReport is the report's enforced.identity for ids, with held the
+// layers that hold the filesystem promises: the caller's primary gid is
+// the run's own gid (host_gid), not an extra group, and is left out.
 func identityReport(ids IDMap, held []Layer) IdentityReport {
 	r := IdentityReport{HostGroupsKept: []HostGroup{}}
 	for _, g := range ids.Groups {

@@ -16,7 +16,8 @@ import (
 type HostView struct {
 	EUID, EGID  int                    // who runs the jail: root maps the analysis to Spec.HostUID, others to themselves
 	Groups      []HostGroup            // rootless: the caller's supplementary groups, which the run keeps (groups.go)
-	OverflowGID int                    // rootless: the gid an unmapped group shows as inside
+	OverflowUID int                    // the uid an unmapped owner shows as inside (nobody)
+	OverflowGID int                    // the gid an unmapped group or owner shows as inside (nogroup)
 	Exposed     []ExposedPath          // rootless with groups kept: the paths the view shows, for the group rule (exposure.go)
 	System      []protocol.SystemEntry // /usr, /bin, /lib*, /etc: directories to bind, links to recreate
 	Extras      []string               // caches outside the system dirs, bound read-only when present
@@ -34,8 +35,8 @@ func LookHost(s *Spec) HostView {
 		System: hostSystemEntries(), Extras: existingDirs(varExtras),
 		Layers: lookLayers(s),
 	}
-	h.Groups, h.OverflowGID = lookGroups(h.EUID)
-	h.Exposed = lookExposed(s, &h)
+	h.OverflowUID, h.OverflowGID = overflowID("uid"), overflowID("gid")
+	h.Groups = lookGroups(h.EUID)
 	if s.Net == NetHost {
 		// Only host mode has a resolver to reach.
 		h.DNS = resolvConf()
@@ -57,6 +58,8 @@ func LookHost(s *Spec) HostView {
 			h.Devices = append(h.Devices, d)
 		}
 	}
+	// Last: it looks at what the view exposes, all of it found above.
+	h.Exposed = lookExposed(s, &h)
 	return h
 }
 

@@ -100,6 +100,8 @@ func BuildPlan(s *Spec, h HostView) (*Plan, []string, error) {
 		}}
 	}
 	p.Init = planInit(s, h, p.IDs)
+	// The analysis' own user database, with the HOME its environment has.
+	p.Init.Mounts.Files = userDB(p.Init.Env, h)
 	p.Enforced = planEnforced(s, p)
 	short, err := checkPromises(p.Promises, s.optIns())
 	if err != nil {
@@ -203,6 +205,10 @@ func planEnforced(s *Spec, p *Plan) EnforcedReport {
 	}
 	m := &e.Mounts
 	m.ReadOnly = p.Init.Mounts.ReadOnly
+	m.Generated = []string{}
+	for _, f := range p.Init.Mounts.Files {
+		m.Generated = append(m.Generated, f.Path)
+	}
 	m.ReadWrite = append([]string{}, p.Init.Mounts.ReadWrite...)
 	m.ShmBytes = p.Init.Mounts.ShmBytes
 	for _, se := range p.Init.Mounts.System {

@@ -107,6 +107,7 @@ type EnforcedReport struct {
 
 // MountReport is the target's filesystem view.
 type MountReport struct {
+	Generated []string `json:"generated"`  // the view's own files over the host's: the analysis' /etc/passwd and /etc/group
 	ReadOnly  []string `json:"read_only"`  // host paths bound read-only (besides the system dirs)
 	ReadWrite []string `json:"read_write"` // host paths bound writable (besides the run directory)
 	System    []string `json:"system"`     // bound read-only from the host

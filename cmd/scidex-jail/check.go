@@ -72,7 +72,7 @@ func (c *checkCmd) Run() error {
 
 // checks runs every check for profile p, in the order a run meets them.
 func (c *checkCmd) checks(p jail.Profile) []checkLine {
-	pl, done := c.probePlan(p)
+	pl, done, planErr := c.probePlan(p)
 	defer done()
 	sec := runSecurityChild(pl)
 	cg, info := checkCgroup(c.CgroupParent)
@@ -82,6 +82,7 @@ func (c *checkCmd) checks(p jail.Profile) []checkLine {
 	}
 	lines := []checkLine{
 		checkUserns(pl),
+		checkIdentity(pl, planErr),
 		checkLandlock(p, sec),
 		checkSeccomp(p, sec),
 		cg,
@@ -96,9 +97,10 @@ func (c *checkCmd) checks(p jail.Profile) []checkLine {
 // probePlan is the plan of a run of p as check tries it, made by the same
 // code as a run's: the profile's spec with this command's flags, the host
 // as LookHost sees it, and a run directory of its own under a temporary
-// tmp-root, so that every path of the plan's policies exists. done removes
-// the temporary directory.
-func (c *checkCmd) probePlan(p jail.Profile) (pl *jail.Plan, done func()) {
+// tmp-root, so that every path of the plan's policies exists. err is why
+// the plan refuses the run, if it does; done removes the temporary
+// directory.
+func (c *checkCmd) probePlan(p jail.Profile) (pl *jail.Plan, done func(), err error) {
 	s := p.Spec()
 	s.ID, s.Command = "check", []string{"/bin/true"}
 	s.CgroupParent, s.HostUID, s.HostGID = c.CgroupParent, c.UID, c.GID
@@ -118,8 +120,8 @@ func (c *checkCmd) probePlan(p jail.Profile) (pl *jail.Plan, done func()) {
 	}
 	// A plan refused for its promises still says how the init would be
 	// born and what it would apply; the promise lines report the refusal.
-	pl, _, _ = jail.BuildPlan(&s, jail.LookHost(&s))
-	return pl, done
+	pl, _, err = jail.BuildPlan(&s, jail.LookHost(&s))
+	return pl, done, err
 }
 
 // printCheck writes the header, one line per check (with a fix line under

@@ -12,7 +12,7 @@ import (
 
 // checkNames are the checks `scidex-jail check` prints, in order, then one
 // line per promise of the contract.
-var checkNames = append([]string{"user namespaces", "landlock", "seccomp", "cgroup", "cgroup controllers", "tmp-root",
+var checkNames = append([]string{"user namespaces", "identity", "landlock", "seccomp", "cgroup", "cgroup controllers", "tmp-root",
 	"userns sysctls", "apparmor userns", "cgroup delegation"}, promiseCheckNames()...)
 
 func promiseCheckNames() []string {

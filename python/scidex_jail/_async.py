@@ -65,6 +65,7 @@ async def run_async(
     config: Optional[PathArg] = None,
     tmp_root: Optional[PathArg] = None,
     cgroup_parent: Optional[PathArg] = None,
+    unsafe_disable: Sequence[str] = (),
 ) -> Result:
     """:func:`scidex_jail.run` for asyncio: the same arguments and result.
 
@@ -77,7 +78,7 @@ async def run_async(
         argv, analysis_id=analysis_id, profile=profile, config=config, timeout=timeout, grace=grace,
         memory=memory, cpus=cpus, pids=pids, disk=disk, net=net, allow_tcp=allow_tcp, root=root,
         ro=ro, rw=rw, inputs=inputs, env=env, collect=collect, keep=keep, tmp_root=tmp_root,
-        cgroup_parent=cgroup_parent, binary=binary,
+        cgroup_parent=cgroup_parent, unsafe_disable=unsafe_disable, binary=binary,
     )  # fmt: skip
     prep = Prepared(spec, stdin, stdout, stderr)
     assert prep.out is not None and prep.err is not None

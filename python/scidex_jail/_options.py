@@ -66,6 +66,7 @@ class Spec:
     keep: bool = False
     tmp_root: Optional[str] = None
     cgroup_parent: Optional[str] = None
+    unsafe_disable: Tuple[str, ...] = ()
 
     def command(self, report: str) -> list[str]:
         """The jail's command line, writing its report to ``report``.
@@ -98,6 +99,7 @@ class Spec:
         cmd += [f"--rw={p}" for p in self.rw]
         cmd += [f"--input={p}" for p in self.inputs]
         cmd += [f"--env={k}={v}" for k, v in self.env]
+        cmd += [f"--unsafe-disable={layer}" for layer in self.unsafe_disable]
         if self.keep:
             cmd.append("--keep")
         cmd.append("--")
@@ -128,6 +130,7 @@ def build_spec(
     keep: bool = False,
     tmp_root: Optional[PathArg] = None,
     cgroup_parent: Optional[PathArg] = None,
+    unsafe_disable: Sequence[str] = (),
     binary: Optional[PathArg] = None,
 ) -> Spec:
     """Check every argument and return the :class:`Spec` of the run.
@@ -158,6 +161,7 @@ def build_spec(
         keep=_flag("keep", keep),
         tmp_root=_existing("tmp_root", tmp_root) if tmp_root is not None else None,
         cgroup_parent=_absolute("cgroup_parent", cgroup_parent) if cgroup_parent is not None else None,
+        unsafe_disable=_layers(unsafe_disable),
     )
 
 
@@ -316,6 +320,17 @@ def _paths(what: str, values: Sequence[PathArg]) -> Tuple[str, ...]:
     if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
         raise ValueError(f"{what} {values!r}: give a sequence of paths, e.g. ({values!r},)")
     return tuple(_existing(what, v) for v in values)
+
+
+def _layers(values: Sequence[str]) -> Tuple[str, ...]:
+    # Which names exist is the jail's to say (it refuses others with exit
+    # 125 and the list): only the shape is checked here.
+    if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
+        raise ValueError(f"unsafe_disable {values!r}: give a sequence of layer names, e.g. ('cgroup',)")
+    for v in values:
+        if not isinstance(v, str) or not v or "\0" in v or v.startswith("-"):
+            raise ValueError(f"unsafe_disable {v!r}: give a layer name: landlock, seccomp or cgroup")
+    return tuple(values)
 
 
 def _env(env: Optional[Mapping[str, str]]) -> Tuple[Tuple[str, str], ...]:

@@ -201,6 +201,7 @@ def start(
     config: Optional[PathArg] = None,
     tmp_root: Optional[PathArg] = None,
     cgroup_parent: Optional[PathArg] = None,
+    unsafe_disable: Sequence[str] = (),
 ) -> Run:
     """Start ``argv`` as an analysis in the jail and return its :class:`Run`.
 
@@ -212,7 +213,7 @@ def start(
         argv, analysis_id=analysis_id, profile=profile, config=config, timeout=timeout, grace=grace,
         memory=memory, cpus=cpus, pids=pids, disk=disk, net=net, allow_tcp=allow_tcp, root=root,
         ro=ro, rw=rw, inputs=inputs, env=env, collect=collect, keep=keep, tmp_root=tmp_root,
-        cgroup_parent=cgroup_parent, binary=binary,
+        cgroup_parent=cgroup_parent, unsafe_disable=unsafe_disable, binary=binary,
     )  # fmt: skip
     return Run(Prepared(spec, stdin, stdout, stderr))
 
@@ -244,6 +245,7 @@ def run(
     config: Optional[PathArg] = None,
     tmp_root: Optional[PathArg] = None,
     cgroup_parent: Optional[PathArg] = None,
+    unsafe_disable: Sequence[str] = (),
 ) -> Result:
     """Run ``argv`` as an analysis in the jail and return its :class:`Result`.
 
@@ -272,7 +274,10 @@ def run(
     - ``binary``: the jail (default ``$SCIDEX_JAIL_BIN``, then PATH, then
       ``/usr/bin/scidex-jail``); ``config``: a profiles file;
       ``tmp_root``: where run directories are made; ``cgroup_parent``: the
-      delegated cgroup for the run's leaf (default: the jail's own).
+      delegated cgroup for the run's leaf (default: the jail's own);
+      ``unsafe_disable``: layers to switch off by name (``("cgroup",)``
+      for a rootless run on a host with no delegated cgroup: no limits
+      then; the report lists what that degrades), as ``--unsafe-disable``.
 
     Every ending of the analysis (exit codes, signals, timeout, OOM, PID
     limit, cancel) is a :class:`Result`; check ``status``. Raises
@@ -286,7 +291,7 @@ def run(
         argv, analysis_id=analysis_id, profile=profile, config=config, timeout=timeout, grace=grace,
         memory=memory, cpus=cpus, pids=pids, disk=disk, net=net, allow_tcp=allow_tcp, root=root,
         ro=ro, rw=rw, inputs=inputs, env=env, collect=collect, keep=keep, tmp_root=tmp_root,
-        cgroup_parent=cgroup_parent, stdin=stdin, stdout=stdout, stderr=stderr, binary=binary,
+        cgroup_parent=cgroup_parent, unsafe_disable=unsafe_disable, stdin=stdin, stdout=stdout, stderr=stderr, binary=binary,
     )  # fmt: skip
     try:
         return handle.wait()

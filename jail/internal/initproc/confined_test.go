@@ -66,3 +66,18 @@ func TestCheckStatus(t *testing.T) {
 		})
 	}
 }
+
+// FuzzGroupsLine: whatever the kernel's Groups line holds, its parse
+// neither panics nor changes when printed and parsed again, so a line
+// matches the plan exactly when its ids do.
+func FuzzGroupsLine(f *testing.F) {
+	for _, s := range []string{"", "65534 1000 ", "27", "1 x 2", "\t65534\t65534 ", "-1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		once := sortedIDs(parseIDs([]byte(line)))
+		if twice := sortedIDs(parseIDs([]byte(once))); twice != once {
+			t.Errorf("sortedIDs(parseIDs(%q)) = %q, and again %q: not stable", line, once, twice)
+		}
+	})
+}

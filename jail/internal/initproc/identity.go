@@ -9,10 +9,11 @@ import (
 
 // dropIdentity turns the init's locked thread, the one that forks the
 // target, into the unprivileged user the target runs as: bounding set
-// emptied, groups cleared, uid/gid set (which clears the permitted,
-// effective and ambient sets), the inheritable set cleared, no_new_privs
-// set. After this nothing it execs can gain a privilege: not from setuid
-// bits, not from file capabilities.
+// emptied, groups cleared (where the namespace allows it: a rootless
+// init keeps the caller's, see protocol.Config.Groups), uid/gid set
+// (which clears the permitted, effective and ambient sets), the
+// inheritable set cleared, no_new_privs set. After this nothing it execs
+// can gain a privilege: not from setuid bits, not from file capabilities.
 //
 // Every call is the raw system call, for this thread only: credentials,
 // capabilities and no_new_privs are per thread in the kernel, and the

@@ -42,6 +42,9 @@ func buildMountView(p *protocol.Mounts) error {
 	if err := layRoot(p, binds); err != nil {
 		return err
 	}
+	if err := placeFiles(p.Files); err != nil {
+		return err
+	}
 	return sealAndPivot()
 }
 

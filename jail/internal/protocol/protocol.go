@@ -131,6 +131,10 @@ type Mounts struct {
 	ReadOnly []string `json:"read_only"`
 	// ReadWrite host paths bound writable at the same path.
 	ReadWrite []string `json:"read_write"`
+	// Files are made by the init and bound read-only over the view's own
+	// file at each Path, which must exist (the analysis' /etc/passwd and
+	// /etc/group, over the host's).
+	Files []File `json:"files,omitempty"`
 	// RunDir is the run directory's path. With RunDirBytes > 0 it is a
 	// fresh tmpfs of that size (the disk budget), else the host directory
 	// bound writable.
@@ -138,6 +142,13 @@ type Mounts struct {
 	RunDirBytes int64  `json:"run_dir_bytes"`
 	// ShmBytes is the size of the private /dev/shm tmpfs.
 	ShmBytes int64 `json:"shm_bytes"`
+}
+
+// File is one file of the view that the init writes: its path in the view
+// and its whole content.
+type File struct {
+	Path    string `json:"path"`
+	Content string `json:"content"`
 }
 
 // SystemEntry is one system path of the host at the root of the view.

@@ -1,0 +1,67 @@
+package jail
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/scidex/scidex-jail/jail/internal/protocol"
+)
+
+// The analysis' own user and group database. Inside, the host's
+// /etc/passwd and /etc/group would name host accounts (uid 1000 is
+// someone's login on most hosts, and getpass.getuser() would answer with
+// it), and on a host without a uid 1000 the libraries that ask for the
+// user's name would fail. So the view shows its own two files instead,
+// bound over the host's by the init (Mounts.Files): the analysis' user
+// and group, uid and gid InsideUID, with the HOME its environment has,
+// and the overflow user and group (nobody, nogroup), which every file of
+// an unmapped owner and every kept supplementary group shows as inside.
+// Nothing else: no host account, not even root, whose uid is unmapped.
+
+// AnalysisUser is the analysis' user and group name inside.
+const AnalysisUser = "analysis"
+
+// userDB is the view's /etc/passwd and /etc/group for a run whose target
+// has environment env, on host h: only those of the two that the host has
+// (a file the host lacks has no mount point in the read-only /etc, and no
+// host account to hide).
+func userDB(env []string, h HostView) []protocol.File {
+	home := passwdField(envValue(env, "HOME"), "/")
+	ouid, ogid := h.OverflowUID, h.OverflowGID
+	passwd := fmt.Sprintf("%s:x:%d:%d:scidex analysis:%s:/bin/sh\n", AnalysisUser, InsideUID, InsideUID, home)
+	group := fmt.Sprintf("%s:x:%d:\n", AnalysisUser, InsideUID)
+	if ouid != InsideUID {
+		passwd += fmt.Sprintf("nobody:x:%d:%d:nobody:/nonexistent:/usr/sbin/nologin\n", ouid, ogid)
+	}
+	if ogid != InsideUID {
+		group += fmt.Sprintf("nogroup:x:%d:\n", ogid)
+	}
+	var out []protocol.File
+	for _, f := range []protocol.File{{Path: "/etc/passwd", Content: passwd}, {Path: "/etc/group", Content: group}} {
+		if slices.Contains(h.Etc, f.Path) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// envValue is the value of the last name= entry of env, "" when none.
+func envValue(env []string, name string) string {
+	v := ""
+	for _, kv := range env {
+		if s, ok := strings.CutPrefix(kv, name+"="); ok {
+			v = s
+		}
+	}
+	return v
+}
+
+// passwdField is v as one field of a passwd line, or def when v is empty
+// or would break the line (a ':' or a newline from --env HOME=...).
+func passwdField(v, def string) string {
+	if v == "" || strings.ContainsAny(v, ":\n") {
+		return def
+	}
+	return v
+}
