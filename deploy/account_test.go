@@ -80,6 +80,17 @@ func newAccount(t *testing.T, name string, groups ...string) account {
 	return a
 }
 
+// requireVM skips a test that changes the machine's configuration (why
+// says how) unless it runs in the VM harness, whose root is a throw-away
+// overlay; .ci/vmtests would fail on the skip, but SCIDEX_IN_VM is always
+// set there.
+func requireVM(t *testing.T, why string) {
+	t.Helper()
+	if os.Getenv("SCIDEX_IN_VM") != "1" {
+		t.Skipf("%s: runs only in the VM harness (.ci/vmtests; SCIDEX_IN_VM=1 not set)", why)
+	}
+}
+
 // asAccountIn runs a shell script as the account from a process born in
 // the cgroup dir, the way systemd starts a User= service's main process:
 // there, as root, initgroups (every supplementary group of the account),

@@ -60,6 +60,7 @@ func systemdSlice(t *testing.T, mount string) string {
 // of the account is left.
 func TestVMRealAccount(t *testing.T) {
 	mount := cgroup2Root(t)
+	requireVM(t, "adds an account and groups")
 	a := newAccount(t, "scidexvm", "users", "scidexlab")
 	slice := systemdSlice(t, mount)
 	svc := filepath.Join(slice, "scidex-vm-account.service")

@@ -142,9 +142,7 @@ exec /lib/systemd/systemd --unit=` + serviceUnit + ` --show-status=0 --log-targe
 // run directory, no process.
 func TestVMSystemdService(t *testing.T) {
 	mount := cgroup2Root(t)
-	if os.Getenv("SCIDEX_IN_VM") != "1" {
-		t.Skip("boots systemd and installs the Debian package: only in the VM harness (.ci/vmtests sets SCIDEX_IN_VM=1)")
-	}
+	requireVM(t, "boots systemd, installs the Debian package and adds an account")
 	requireCommands(t, map[string]string{"dpkg": "dpkg", "unshare": "util-linux", "/lib/systemd/systemd": "systemd", "/usr/bin/python3": "python3"})
 
 	deb := os.Getenv("SCIDEX_DEB")
