@@ -89,6 +89,7 @@ with open(os.path.join(work, "runner.json"), "w") as f:
         "pid": os.getpid(),
         "leaves_left": [d for d in os.listdir(parent) if os.path.isdir(os.path.join(parent, d))],
         "run_dirs_left": os.listdir("/run/scidex-jail"),
+        "slice_pids_max": open("/sys/fs/cgroup/scidex.slice/scidex-jail.slice/pids.max").read().strip(),
     }, f)
 sys.exit(0 if r.status == "ok" else 1)
 `
@@ -232,16 +233,17 @@ func TestVMSystemdService(t *testing.T) {
 
 	// What the runner saw, as the service.
 	var seen struct {
-		Binary      string   `json:"binary"`
-		Status      string   `json:"status"`
-		Stdout      string   `json:"stdout"`
-		Groups      []int    `json:"groups"`
-		Cgroup      string   `json:"cgroup"`
-		Parent      string   `json:"cgroup_parent"`
-		Procs       []string `json:"procs_in_own_cgroup"`
-		PID         int      `json:"pid"`
-		LeavesLeft  []string `json:"leaves_left"`
-		RunDirsLeft []string `json:"run_dirs_left"`
+		Binary       string   `json:"binary"`
+		Status       string   `json:"status"`
+		Stdout       string   `json:"stdout"`
+		Groups       []int    `json:"groups"`
+		Cgroup       string   `json:"cgroup"`
+		Parent       string   `json:"cgroup_parent"`
+		Procs        []string `json:"procs_in_own_cgroup"`
+		PID          int      `json:"pid"`
+		LeavesLeft   []string `json:"leaves_left"`
+		RunDirsLeft  []string `json:"run_dirs_left"`
+		SlicePIDsMax string   `json:"slice_pids_max"`
 	}
 	b, err := os.ReadFile(filepath.Join(w, "runner.json"))
 	if err == nil {
@@ -257,6 +259,10 @@ func TestVMSystemdService(t *testing.T) {
 	if seen.Cgroup != svcCgroup+"/runner" || seen.Parent != "/sys/fs/cgroup"+svcCgroup+"/jails" {
 		t.Errorf("runner in cgroup %s with parent %s, want %s/runner and /sys/fs/cgroup%s/jails (the service's delegated cgroup in the slice, laid out by the delegate helper)",
 			seen.Cgroup, seen.Parent, svcCgroup, svcCgroup)
+	}
+	// The package's slice unit, as systemd applied it (TasksMax=16384).
+	if seen.SlicePIDsMax != "16384" {
+		t.Errorf("scidex-jail.slice pids.max = %q, want 16384: the package's slice unit, as systemd applies it", seen.SlicePIDsMax)
 	}
 	for gid, name := range a.Groups {
 		if !slices.Contains(seen.Groups, gid) {
