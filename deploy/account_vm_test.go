@@ -12,7 +12,8 @@ import (
 
 // accountScript is what a real account's runner does in its delegated
 // cgroup, after packaging/delegate laid it out: say which groups it holds,
-// then one run that ends well and one that hits each limit.
+// then one run that ends well and one that hits each limit, with the CLI,
+// and one run through the Python API (scidex_jail.run).
 const accountScript = `set -u
 J=$BIN/scidex-jail
 P=$SCIDEX_JAIL_CGROUP_PARENT
@@ -23,6 +24,13 @@ $J run --id acct-oom --cgroup-parent "$P" --tmp-root "$T" --report "$W/oom.json"
 	/usr/bin/python3 -c 'b = [bytearray(8 << 20) for _ in range(1000)]' 2>"$W/oom.err"; echo "oom $?"
 $J run --id acct-fork --cgroup-parent "$P" --tmp-root "$T" --report "$W/fork.json" --pids 16 --grace 1s -- \
 	/bin/sh -c 'i=0; while [ $i -lt 64 ]; do sleep 3 & i=$((i+1)); done; wait' 2>"$W/fork.err"; echo "fork $?"
+PYTHONPATH=$W/site /usr/bin/python3 -c '
+import json, os, scidex_jail
+r = scidex_jail.run(["/usr/bin/python3", "-c", "open(\"py.txt\", \"w\").write(\"from python\")"],
+    analysis_id="acct-py", binary=os.environ["BIN"] + "/scidex-jail", memory="128M",
+    cgroup_parent=os.environ["SCIDEX_JAIL_CGROUP_PARENT"], tmp_root=os.environ["T"])
+json.dump(r.report, open(os.environ["W"] + "/py.json", "w"))
+' 2>"$W/py.err"; echo "py $?"
 `
 
 // systemdSlice makes the cgroups of the package's slice as systemd names
@@ -52,12 +60,13 @@ func systemdSlice(t *testing.T, mount string) string {
 // groups, runs the jail rootless from the cgroup a systemd service with
 // User= that account, Delegate=yes and Slice=scidex-jail.slice would have,
 // entered as systemd enters it (setpriv --init-groups) and laid out by
-// packaging/delegate; and, entered with su, the issue's own command
-// (no cgroup of its own: --unsafe-disable cgroup). The jail keeps the account's groups (the
-// kernel will not let it drop them) and names them in the report; a
-// normal run is ok and its output listed; the memory and PID limits kill
-// what exceeds them; afterwards no leaf, no run directory and no process
-// of the account is left.
+// packaging/delegate; and, entered with su, the issue's own command (no
+// cgroup of its own: --unsafe-disable cgroup). The jail keeps the
+// account's groups (the kernel will not let it drop them) and names them
+// in the report; a normal run, with the CLI and through scidex_jail.run,
+// is ok and its output listed; the memory and PID limits kill what
+// exceeds them; afterwards no leaf, no run directory and no process of
+// the account is left.
 func TestVMRealAccount(t *testing.T) {
 	mount := cgroup2Root(t)
 	requireVM(t, "adds an account and groups")
@@ -80,6 +89,7 @@ func TestVMRealAccount(t *testing.T) {
 		}
 	}
 	writeFile(t, filepath.Join(w, "runner.sh"), accountScript, 0o644)
+	copyTree(t, filepath.Join(repoRoot, "python", "scidex_jail"), filepath.Join(w, "site", "scidex_jail"))
 
 	out, errOut, code := asAccountIn(t, a, svc, `exec "$BIN/delegate" /bin/sh "$W/runner.sh"`,
 		"BIN="+bin, "W="+w, "T="+tmpRoot)
@@ -92,7 +102,7 @@ func TestVMRealAccount(t *testing.T) {
 			results[k] = v
 		}
 	}
-	for k, v := range map[string]string{"ok": "0", "oom": "137"} {
+	for k, v := range map[string]string{"ok": "0", "oom": "137", "py": "0"} {
 		if results[k] != v {
 			errs, _ := os.ReadFile(filepath.Join(w, k+".err"))
 			t.Errorf("run %s as %s exited %q, want %s; stderr:\n%s", k, a.Name, results[k], v, errs)
@@ -113,6 +123,7 @@ func TestVMRealAccount(t *testing.T) {
 		{"ok", jail.StatusOK, map[string]string{"memory.max": "134217728", "cpu.max": "50000 100000", "pids.max": "32"}},
 		{"oom", jail.StatusOOMKilled, map[string]string{"memory.max": "67108864"}},
 		{"fork", jail.StatusPIDsLimit, map[string]string{"pids.max": "16"}},
+		{"py", jail.StatusOK, map[string]string{"memory.max": "134217728"}},
 	} {
 		path := filepath.Join(w, tc.id+".json")
 		r := readReport(t, path)
@@ -137,13 +148,13 @@ func TestVMRealAccount(t *testing.T) {
 				t.Errorf("run %s: written %s = %q, want %q", tc.id, file, got, v)
 			}
 		}
-		if tc.status == jail.StatusOK {
+		if want, ok := map[string]string{"ok": "result.txt", "py": "py.txt"}[tc.id]; ok {
 			var names []string
 			for _, o := range r.Outputs {
 				names = append(names, o.Path)
 			}
-			if !slices.Equal(names, []string{"result.txt"}) {
-				t.Errorf("run %s: outputs %v, want [result.txt]", tc.id, names)
+			if !slices.Equal(names, []string{want}) {
+				t.Errorf("run %s: outputs %v, want [%s]", tc.id, names, want)
 			}
 		}
 	}
