@@ -2,7 +2,6 @@ package deploy
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -14,6 +13,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/scidex/scidex-jail/jail"
 )
 
 // account is a real login account, made as an administrator makes one:
@@ -158,37 +159,16 @@ func checkGroupsHeld(t *testing.T, a account, idG string) {
 
 // checkGroupsReported checks that a report names the caller's
 // supplementary groups as kept (enforced.identity.host_groups_kept, each
-// with its gid and name). Read from the raw JSON: the jail's Report type
-// is not needed to find two fields.
-func checkGroupsReported(t *testing.T, a account, raw []byte) {
+// with its gid and name).
+func checkGroupsReported(t *testing.T, a account, r *jail.Report) {
 	t.Helper()
-	var r struct {
-		Enforced struct {
-			Identity *struct {
-				Kept []struct {
-					GID  *int   `json:"gid"`
-					Name string `json:"name"`
-				} `json:"host_groups_kept"`
-			} `json:"identity"`
-		} `json:"enforced"`
-	}
-	if err := json.Unmarshal(raw, &r); err != nil {
-		t.Errorf("report: %v", err)
-		return
-	}
-	if r.Enforced.Identity == nil {
-		t.Errorf("report has no enforced.identity: want the host groups kept, %v", a.Groups)
-		return
-	}
 	kept := map[int]string{}
-	for _, g := range r.Enforced.Identity.Kept {
-		if g.GID != nil {
-			kept[*g.GID] = g.Name
-		}
+	for _, g := range r.Enforced.Identity.HostGroupsKept {
+		kept[g.GID] = g.Name
 	}
 	for gid, name := range a.Groups {
 		if got, ok := kept[gid]; !ok || got != name {
-			t.Errorf("report enforced.identity.host_groups_kept = %v, want gid %d named %s among them", kept, gid, name)
+			t.Errorf("run %s: enforced.identity.host_groups_kept = %v, want gid %d named %s among them", r.ID, kept, gid, name)
 		}
 	}
 }

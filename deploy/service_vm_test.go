@@ -281,10 +281,6 @@ func TestVMSystemdService(t *testing.T) {
 
 	// What landed in the destination.
 	rep := filepath.Join(w, "out", "svc-a1.report.json")
-	raw, err := os.ReadFile(rep)
-	if err != nil {
-		t.Fatal(err)
-	}
 	r := readReport(t, rep)
 	if r == nil {
 		return
@@ -292,7 +288,7 @@ func TestVMSystemdService(t *testing.T) {
 	if r.Status != jail.StatusOK || r.Enforced.HostUID != a.UID {
 		t.Errorf("report: status %s (%s), host uid %d; want ok as uid %d", r.Status, r.CompletionNotes, r.Enforced.HostUID, a.UID)
 	}
-	checkGroupsReported(t, a, raw)
+	checkGroupsReported(t, a, r)
 	if cg := r.Enforced.Cgroup; cg == nil || cg.Version != 2 || len(cg.Paths) != 1 || filepath.Dir(cg.Paths[0]) != seen.Parent {
 		t.Errorf("report: enforced.cgroup = %+v, want one v2 leaf below %s", r.Enforced.Cgroup, seen.Parent)
 	}
