@@ -6,5 +6,11 @@
 // configuration, state and logs under a temporary directory) running a job
 // array of analyses through examples/slurm/scidex-analyses.sbatch. The
 // systemd delegation and nested-container tests need cgroup v2 and run in
-// the VM harness (cmd/scidex-jail, .ci/vmtests).
+// the VM harness (cmd/vmtest, .ci/vmtests), as do those of real accounts
+// (made with useradd, in supplementary groups, deleted afterwards; entered
+// with setpriv --init-groups as systemd's User= does, and with su) and the
+// service test, where the machine's systemd boots as a container's init in
+// the VM and runs the package's example unit as such an account, calling
+// the Python API; they change /etc/passwd and install the package, so they
+// run only there, in the VM's throw-away overlay.
 package deploy
