@@ -118,8 +118,9 @@ func (sv *supervisor) outcome() outcome {
 		CancelSig: sv.cancelSig, PostRunCancelled: sv.postRunCancelled, Over: sv.over, Code: -1, DiskFull: sv.diskFull,
 		Wall: time.Duration(r.WallSeconds * float64(time.Second)), Timeout: s.Timeout, Grace: s.Grace,
 		Memory: s.Resources.MemoryBytes, PIDs: s.Resources.PIDs, Disk: s.DiskBytes,
-		Outputs: r.outputFiles(), Collected: r.CollectedTo,
+		Collected: r.CollectedTo,
 	}
+	o.Outputs, o.Delivered = r.outputFiles()
 	if r.Kept {
 		o.Kept = r.RunDir
 	}

@@ -38,6 +38,7 @@ type outcome struct {
 	PIDs      int64
 	Disk      int64
 	Outputs   int    // regular files left in the run directory
+	Delivered int    // of those, the ones hashed (and, collected, copied) whole
 	Collected string // where they were copied
 	Kept      string // the kept run directory, when kept
 }
@@ -157,7 +158,11 @@ func notes(v verdict, o outcome) string {
 		fmt.Fprintf(&b, "The analysis did not run: the jail failed at stage %q: %s", v.SetupError.Stage, v.SetupError.Message)
 	}
 	fmt.Fprintf(&b, "; %d output file(s) listed", o.Outputs)
-	if o.Collected != "" {
+	switch {
+	case o.Collected == "":
+	case o.Delivered < o.Outputs:
+		fmt.Fprintf(&b, ", %d of them collected to %s", o.Delivered, o.Collected)
+	default:
 		fmt.Fprintf(&b, " and collected to %s", o.Collected)
 	}
 	if o.Kept != "" {

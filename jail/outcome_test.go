@@ -13,7 +13,7 @@ import (
 // supervisor gathers, without running anything.
 func TestSettle(t *testing.T) {
 	base := outcome{Started: true, Code: 0, Wall: 1500 * time.Millisecond, Timeout: 30 * time.Second, Grace: 10 * time.Second,
-		Memory: 256 << 20, PIDs: 64, Disk: 1 << 30, Outputs: 2}
+		Memory: 256 << 20, PIDs: 64, Disk: 1 << 30, Outputs: 2, Delivered: 2}
 	with := func(f func(*outcome)) outcome { o := base; f(&o); return o }
 	execFail := &protocol.InitMsg{Kind: protocol.KindError, Stage: "exec", Error: "fork: resource temporarily unavailable", ExitCode: protocol.ExitSetup}
 	cases := []struct {
@@ -62,6 +62,9 @@ func TestSettle(t *testing.T) {
 			StatusOutputLimit, ExitOutputLimit, "", "", "The analysis failed with exit code 2"},
 		{"output limit over time", with(func(o *outcome) { o.Over = &OverBudget{Budget: "time", Limit: "3m0s", Size: -1} }),
 			StatusOutputLimit, ExitOutputLimit, "", "", "over the post-run time budget (3m0s):"},
+		{"collected in part: the rest was not copied", with(func(o *outcome) {
+			o.Collected, o.Delivered, o.Over = "/out", 1, &OverBudget{Budget: "file_bytes", Limit: "1GiB", Path: "big.bin", Size: 1 << 40}
+		}), StatusOutputLimit, ExitOutputLimit, "", "", "; 2 output file(s) listed, 1 of them collected to /out."},
 		{"collected and kept", with(func(o *outcome) { o.Collected, o.Kept = "/out", "/tmp/scidex-analysis-x" }), StatusOK, 0, "", "", "collected to /out; run directory kept at /tmp/scidex-analysis-x."},
 	}
 	for _, c := range cases {

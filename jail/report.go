@@ -168,7 +168,8 @@ func (r *Report) Summary() string {
 	if r.Signal != "" {
 		fmt.Fprintf(&b, " signal=%s", r.Signal)
 	}
-	fmt.Fprintf(&b, " wall=%.3fs cpu=%.3fs output_files=%d", r.WallSeconds, r.CPUUserSecs+r.CPUSystemSecs, r.outputFiles())
+	files, _ := r.outputFiles()
+	fmt.Fprintf(&b, " wall=%.3fs cpu=%.3fs output_files=%d", r.WallSeconds, r.CPUUserSecs+r.CPUSystemSecs, files)
 	if r.Status != StatusOK {
 		// Without --report this line is all a caller sees: say why.
 		fmt.Fprintf(&b, ": %s", r.CompletionNotes)
@@ -198,12 +199,14 @@ type CgroupUsage = cgroupfs.Usage
 
 // outputFiles counts the regular files among the outputs, as the summary
 // line and the completion notes both say it.
-func (r *Report) outputFiles() int {
-	n := 0
+func (r *Report) outputFiles() (files, whole int) {
 	for _, o := range r.Outputs {
 		if o.Type == "file" {
-			n++
+			files++
+			if o.SHA256 != "" && o.Skipped == "" {
+				whole++
+			}
 		}
 	}
-	return n
+	return files, whole
 }
