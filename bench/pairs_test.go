@@ -48,8 +48,8 @@ func TestStartupPairs(t *testing.T) {
 		name, inVM string
 		want       string // the first pair's name
 	}{
-		{"host", "", "jail-vs-bwrap-true"},
-		{"vmtest VM", "1", "vm-jail-vs-bwrap-true"},
+		{"host", "", "jail-vs-nsproto-true"},
+		{"vmtest VM", "1", "vm-jail-vs-nsproto-true"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
