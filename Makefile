@@ -78,10 +78,11 @@ vet: ## go vet, with and without cgo, and for arm64
 	CGO_ENABLED=1 $(GO) vet ./seccomp/...
 	GOARCH=arm64 CGO_ENABLED=0 $(GO) vet $(PKGS)
 
-lint: $(STATICCHECK) ## gofmt, staticcheck, layering rules, mypy --strict over the Python package
+lint: $(STATICCHECK) ## gofmt, staticcheck, layering rules (and their self-test on deliberate violations), mypy --strict over the Python package
 	@test -z "$$(gofmt -l .)" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
 	CGO_ENABLED=0 $(STATICCHECK) $(PKGS)
 	.ci/layering
+	.ci/layering --self-test
 	cd python && /usr/bin/python3 -m mypy --cache-dir=/dev/null
 
 generate: ## regenerate the seccomp programs (cgo + libseccomp)

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -17,11 +16,8 @@ import (
 	"github.com/scidex/scidex-jail/internal/testutil"
 )
 
-// jailBin is the binary under test; features is what its help advertises.
-var (
-	jailBin  string
-	features binFeatures
-)
+// jailBin is the binary under test.
+var jailBin string
 
 func TestMain(m *testing.M) {
 	os.Exit(benchMain(m))
@@ -40,41 +36,14 @@ func benchMain(m *testing.M) int {
 }
 
 // setupBinary builds the jail, or copies $SCIDEX_JAIL_BIN (what `make
-// bench` just built, or a binary from another tree), and reads its help.
+// bench` just built, or a binary from another tree).
 func setupBinary() (func(), error) {
 	bin, cleanup, err := testutil.JailBinary()
 	if err != nil {
 		return cleanup, err
 	}
 	jailBin = bin
-	help, err := exec.Command(jailBin, "run", "--help").CombinedOutput()
-	if err != nil {
-		return cleanup, fmt.Errorf("%s run --help: %w\n%s", jailBin, err, help)
-	}
-	features = parseFeatures(string(help))
-	_, notes := variants(features)
-	for _, n := range notes {
-		// Printed here: a benchmark's own log shows only when it fails.
-		fmt.Fprintln(os.Stderr, "bench:", n)
-	}
 	return cleanup, nil
-}
-
-// binFeatures are the benchmark switches the binary has. The layers are
-// being added one by one; a binary without a flag still benchmarks, without
-// those rows.
-type binFeatures struct {
-	UnsafeDisable bool // --unsafe-disable landlock|seccomp|cgroup
-	Net           bool // --net none|loopback|host
-}
-
-var netFlag = regexp.MustCompile(`--net\b`)
-
-func parseFeatures(help string) binFeatures {
-	return binFeatures{
-		UnsafeDisable: strings.Contains(help, "--unsafe-disable"),
-		Net:           netFlag.MatchString(help),
-	}
 }
 
 // variant is one configuration of the jail to benchmark.
@@ -87,25 +56,17 @@ type variant struct {
 // layers are what --unsafe-disable can turn off.
 var layers = []string{"landlock", "seccomp", "cgroup"}
 
-// variants lists "all" and then whatever the binary can switch off, with a
-// note for what it cannot.
-func variants(f binFeatures) (vs []variant, notes []string) {
-	vs = append(vs, variant{Name: "all"})
-	if f.UnsafeDisable {
-		for _, l := range layers {
-			vs = append(vs, variant{Name: "no-" + l, Args: []string{"--unsafe-disable", l}, Layer: l})
-		}
-	} else {
-		notes = append(notes, "per-layer rows left out: this scidex-jail has no --unsafe-disable flag (run --help)")
+// variants lists "all" and then each layer switched off, and the other
+// network modes.
+func variants() []variant {
+	vs := []variant{{Name: "all"}}
+	for _, l := range layers {
+		vs = append(vs, variant{Name: "no-" + l, Args: []string{"--unsafe-disable", l}, Layer: l})
 	}
-	if f.Net {
-		for _, m := range []string{"loopback", "host"} {
-			vs = append(vs, variant{Name: "net-" + m, Args: []string{"--net", m}})
-		}
-	} else {
-		notes = append(notes, "network-mode rows left out: this scidex-jail has no --net flag (run --help)")
+	for _, m := range []string{"loopback", "host"} {
+		vs = append(vs, variant{Name: "net-" + m, Args: []string{"--net", m}})
 	}
-	return vs, notes
+	return vs
 }
 
 // report is the part of the jail's JSON report the benchmarks read.

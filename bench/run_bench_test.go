@@ -18,8 +18,7 @@ func BenchmarkRunPythonPass(b *testing.B) {
 
 // benchRuns times whole runs of command, one sub-benchmark per variant.
 func benchRuns(b *testing.B, command ...string) {
-	vs, _ := variants(features)
-	for _, v := range vs {
+	for _, v := range variants() {
 		b.Run(v.Name, func(b *testing.B) {
 			d := newDirs(b)
 			// One run before the clock starts: the first exec of the

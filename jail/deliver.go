@@ -62,25 +62,6 @@ func tempReportName(base string) string {
 	return "." + base + ".scidex-" + randomSuffix() + ".tmp"
 }
 
-// WriteFile writes the report to path atomically: readers see the old file
-// or the whole new one, never a part. The new one is written into an
-// unnamed file (O_TMPFILE) that vanishes if the writer dies, locked, given
-// a temporary name only once complete, and renamed over path. Where the file
-// system has no O_TMPFILE, it is written under the temporary name, locked
-// from the moment it is made sure to be ours. On every path this function
-// returns from, no temporary file is left; after a SIGKILL at the wrong
-// moment, at most one, unlocked, which the next run or `gc` removes.
-//
-// The directory is opened without following links: path must be resolved
-// (Spec.Validate does that for Spec.Report).
-func (r *Report) WriteFile(path string) error {
-	b, err := r.encode()
-	if err != nil {
-		return err
-	}
-	return writeReport(path, b, nil)
-}
-
 func (r *Report) encode() ([]byte, error) {
 	b, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
@@ -96,9 +77,20 @@ func writeReport(path string, b []byte, stamp func(*os.File) error) error {
 	return nil
 }
 
-// writeAtomic writes b to a new file at path, whole or not at all. stamp,
-// when set, runs once b is written, before the file gets its name: it may
-// write over what it knows the place of (the report's own phase).
+// writeAtomic writes b to a new file at path, whole or not at all: readers
+// see the old file or the whole new one, never a part. The new one is
+// written into an unnamed file (O_TMPFILE) that vanishes if the writer
+// dies, locked, given a temporary name only once complete, and renamed over
+// path. Where the file system has no O_TMPFILE, it is written under the
+// temporary name, locked from the moment it is made sure to be ours. On
+// every path this function returns from, no temporary file is left; after
+// a SIGKILL at the wrong moment, at most one, unlocked, which the next run
+// or `gc` removes. stamp, when set, runs once b is written, before the
+// file gets its name: it may write over what it knows the place of (the
+// report's own phase).
+//
+// The directory is opened without following links: path must be resolved
+// (Spec.Validate does that for Spec.Report).
 func writeAtomic(path string, b []byte, stamp func(*os.File) error) error {
 	dir, base := filepath.Dir(path), filepath.Base(path)
 	d, err := openDirPath(dir, false)

@@ -83,13 +83,12 @@ func (sv *supervisor) readOutputs(ctx context.Context, view string) {
 	if sv.spec.DiskBytes > 0 {
 		var st unix.Statfs_t
 		if err := unix.Statfs(view, &st); err == nil {
-			sv.diskUsed = int64(st.Blocks-st.Bfree) * st.Bsize
+			r.DiskUsedBytes = int64(st.Blocks-st.Bfree) * st.Bsize
 			// Full when less than 64 KiB or 1% of the budget is left:
 			// writers fail on a buffer (often 8-64 KiB) that no longer
 			// fits, not on the last byte.
 			free := int64(st.Bavail) * st.Bsize
 			sv.diskFull = free < max(64<<10, sv.spec.DiskBytes/100)
-			r.DiskUsedBytes = sv.diskUsed
 		}
 	}
 	if !sv.started {

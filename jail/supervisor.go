@@ -56,7 +56,6 @@ type supervisor struct {
 	failed  *protocol.InitMsg
 
 	outputsDone bool
-	diskUsed    int64
 	diskFull    bool
 	over        *OverBudget // the first output budget the outputs went over
 

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -9,8 +8,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/scidex/scidex-jail/cgroupfs"
 	"github.com/scidex/scidex-jail/jail"
+	"github.com/scidex/scidex-jail/jail/hostcheck"
 )
 
 // checkCmd is `scidex-jail check`: for this host and one profile, what each
@@ -55,7 +54,7 @@ func (c *checkCmd) Run() error {
 		return fmt.Errorf("%w: --uid/--gid %d:%d must be non-zero, so the analysis never runs as host root", jail.ErrBadSpec, c.UID, c.GID)
 	}
 	if c.ProbeChild {
-		return securityChild(os.Stdin, os.Stdout)
+		return hostcheck.SecurityChild(os.Stdin, os.Stdout)
 	}
 	lines := c.checks(p)
 	source := "built-in"
@@ -75,11 +74,11 @@ func (c *checkCmd) Run() error {
 func (c *checkCmd) checks(p jail.Profile) []checkLine {
 	pl, done, planErr := c.probePlan(p)
 	defer done()
-	sec := runSecurityChild(pl)
+	sec := hostcheck.ProbeSecurity(pl.Init.Security, []string{"scidex-jail", "check", "--probe-child"})
 	cg, info := checkCgroup(c.CgroupParent)
-	var limits cgroupfs.Limits
-	if pl.Cgroup != nil {
-		limits = pl.Cgroup.Limits
+	limits := pl.Cgroup
+	if limits == nil {
+		limits = &jail.CgroupPlan{}
 	}
 	lines := []checkLine{
 		checkUserns(pl),
@@ -159,12 +158,12 @@ func printCheck(w io.Writer, p jail.Profile, source string, lines []checkLine) {
 }
 
 // checkCgroup probes the delegated parent the run's leaf would go under.
-func checkCgroup(parent string) (checkLine, cgroupfs.Info) {
+func checkCgroup(parent string) (checkLine, hostcheck.CgroupInfo) {
 	l := checkLine{Name: "cgroup"}
-	info, err := cgroupfs.Probe(parent)
+	info, err := hostcheck.ProbeCgroup(parent)
 	if err != nil {
 		l.State = stateMissing
-		l.Text, l.Fix = splitUnsupported(err)
+		l.Text, l.Fix = hostcheck.Explain(err)
 		if info.Version != 0 {
 			l.Text = fmt.Sprintf("cgroup version %d, parents %s: %s", info.Version, strings.Join(info.Parents, ", "), l.Text)
 		}
@@ -181,7 +180,8 @@ func checkCgroup(parent string) (checkLine, cgroupfs.Info) {
 // checkControllers compares the controllers the profile's limits need with
 // those the parent offers: memory always (limit, peak and OOM accounting),
 // cpu for a CPU quota, pids for a process limit.
-func checkControllers(lim cgroupfs.Limits, info cgroupfs.Info, probed bool) checkLine {
+func checkControllers(cg *jail.CgroupPlan, info hostcheck.CgroupInfo, probed bool) checkLine {
+	lim := cg.Limits
 	need := []string{"memory"}
 	what := []string{"memory (limit " + sizeOrNone(lim.MemoryBytes) + ", peak and OOM accounting)"}
 	if lim.CPUs > 0 {
@@ -225,16 +225,6 @@ func sizeOrNone(n int64) string {
 		return "none"
 	}
 	return jail.FormatSize(n)
-}
-
-// splitUnsupported turns a missing-feature error of the facility packages
-// into what was found and how to fix it.
-func splitUnsupported(err error) (text, fix string) {
-	var cg *cgroupfs.UnsupportedError
-	if errors.As(err, &cg) {
-		return cg.Feature + " not available: " + cg.Found, orDefault(cg.Fix, "see the cgroupfs package documentation")
-	}
-	return err.Error(), "see the error above; it names what failed"
 }
 
 func orDefault(s, def string) string {

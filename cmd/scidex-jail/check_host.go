@@ -8,14 +8,14 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/scidex/scidex-jail/cgroupfs"
 	"github.com/scidex/scidex-jail/jail"
+	"github.com/scidex/scidex-jail/jail/hostcheck"
 )
 
 // checkHostSetup gathers what jail.CheckHostSetup judges (the user
 // namespace sysctls, the AppArmor label, the delegated cgroup) and turns
 // its verdicts into check lines.
-func checkHostSetup(cgroupParent string, info cgroupfs.Info) []checkLine {
+func checkHostSetup(cgroupParent string, info hostcheck.CgroupInfo) []checkLine {
 	h := jail.HostSetup{EUID: os.Geteuid(), Sysctls: map[string]string{}, AppArmorLabel: appArmorLabel()}
 	for _, name := range []string{jail.SysctlMaxUserNS, jail.SysctlUnprivUserNS, jail.SysctlAppArmorRestrict} {
 		if b, err := os.ReadFile("/proc/sys/" + strings.ReplaceAll(name, ".", "/")); err == nil {
@@ -47,7 +47,7 @@ func appArmorLabel() string {
 
 // cgroupSetup describes the v2 parent the cgroup probe found: what this
 // process may write there and who else lives in it.
-func cgroupSetup(cgroupParent string, info cgroupfs.Info) jail.CgroupSetup {
+func cgroupSetup(cgroupParent string, info hostcheck.CgroupInfo) jail.CgroupSetup {
 	cg := jail.CgroupSetup{Version: info.Version, Own: cgroupParent == ""}
 	if info.Version != 2 || len(info.Parents) != 1 {
 		return cg

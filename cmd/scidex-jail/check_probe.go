@@ -1,11 +1,8 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -17,14 +14,14 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/scidex/scidex-jail/jail"
-	"github.com/scidex/scidex-jail/landlock"
-	"github.com/scidex/scidex-jail/seccomp"
+	"github.com/scidex/scidex-jail/jail/hostcheck"
 )
 
 // The probes of `scidex-jail check`. Each tries what a run does: namespaces
 // are created by spawning this binary in them, Landlock and seccomp are
-// loaded by a child (`check --probe-child`, which reports as JSON on its
-// stdout), the tmp-root is written to and entered as the analysis uid.
+// loaded by a child (`check --probe-child`, jail/hostcheck's SecurityChild,
+// which reports as JSON on its stdout), the tmp-root is written to and
+// entered as the analysis uid.
 
 // checkUserns spawns this binary as the plan's init is born: in its
 // namespaces, with its uid mapping, identity and capabilities.
@@ -105,175 +102,6 @@ func usernsSysctls() string {
 	return strings.Join(found, ", ")
 }
 
-// securityProbe is what the probe child found, sent as JSON.
-type securityProbe struct {
-	Landlock struct {
-		ABI      int      `json:"abi"`
-		Required int      `json:"required"`
-		Lost     []string `json:"lost"`
-		Err      string   `json:"err"`  // Restrict failed: why
-		Hint     string   `json:"hint"` // how to get what was missing
-		Tried    []string `json:"tried"`
-		Failed   []string `json:"failed"` // tries that did not see the denial
-	} `json:"landlock"`
-	Seccomp struct {
-		Policy string   `json:"policy"`
-		Arch   string   `json:"arch"`
-		Insns  int      `json:"insns"`
-		SHA256 string   `json:"sha256"`
-		Err    string   `json:"err"`
-		Fix    string   `json:"fix"`
-		Tried  []string `json:"tried"`
-		Failed []string `json:"failed"`
-	} `json:"seccomp"`
-}
-
-// runSecurityChild re-executes this binary as the probe child and hands
-// it the plan's security config on stdin, the one the init would get; a
-// child that could not report is recorded as an error of both layers.
-func runSecurityChild(pl *jail.Plan) securityProbe {
-	args := []string{"scidex-jail", "check", "--probe-child"}
-	var sp securityProbe
-	in, err := json.Marshal(pl.Init.Security)
-	if err != nil {
-		msg := fmt.Sprintf("bug: encode the plan's security config: %v", err)
-		sp.Landlock.Err, sp.Seccomp.Err = msg, msg
-		return sp
-	}
-	var out, errb bytes.Buffer
-	cmd := &exec.Cmd{Path: "/proc/self/exe", Args: args, Stdin: bytes.NewReader(in), Stdout: &out, Stderr: &errb,
-		SysProcAttr: &syscall.SysProcAttr{Pdeathsig: unix.SIGKILL}}
-	err = cmd.Run()
-	if err == nil {
-		err = json.Unmarshal(out.Bytes(), &sp)
-	}
-	if err != nil {
-		msg := fmt.Sprintf("probe child %q: %v: %s", strings.Join(args[1:], " "), err, strings.TrimSpace(errb.String()))
-		sp.Landlock.Err, sp.Seccomp.Err = msg, msg
-	}
-	return sp
-}
-
-// securityChild is the probe child: it applies the plan's Landlock and
-// seccomp policies (read from r) to itself the way the init does
-// (no_new_privs, Landlock, seccomp last), tries that each one denies what
-// it should, and reports on w.
-func securityChild(r io.Reader, w io.Writer) error {
-	var sec jail.SecurityConfig
-	if err := json.NewDecoder(r).Decode(&sec); err != nil {
-		return fmt.Errorf("check: read the security config: %w", err)
-	}
-	var sp securityProbe
-	if _, _, e := syscall.AllThreadsSyscall(syscall.SYS_PRCTL, unix.PR_SET_NO_NEW_PRIVS, 1, 0); e != 0 {
-		return fmt.Errorf("check: set no_new_privs: %w", e)
-	}
-	if sec.Landlock != nil {
-		probeLandlock(sec.Landlock, &sp)
-	}
-	if sec.Seccomp != nil {
-		probeSeccomp(sec.Seccomp, &sp)
-	}
-	return json.NewEncoder(w).Encode(sp)
-}
-
-// probeLandlock applies pol as the init would: whatever this kernel's
-// Landlock offers, down to the ABI the promises were decided on.
-func probeLandlock(pol *landlock.Policy, sp *securityProbe) {
-	ll := &sp.Landlock
-	res, err := pol.Restrict()
-	ll.ABI, ll.Required, ll.Lost = res.ABI, res.Required, res.Degraded
-	var ue *landlock.UnsupportedError
-	switch {
-	case err != nil && errors.As(err, &ue):
-		ll.Err, ll.Hint = ue.Finding(), ue.Fix()
-	case err != nil:
-		ll.Err = err.Error()
-	case res.ABI == 0:
-		if _, err := landlock.ProbeABI(); errors.As(err, &ue) {
-			ll.Err, ll.Hint = ue.Finding(), ue.Fix()
-		} else {
-			ll.Err = "this kernel has no Landlock"
-		}
-	default:
-		// Landlock denies even root; the parent is outside the domain.
-		_, err := os.ReadDir("/etc")
-		tried(&ll.Tried, &ll.Failed, "list /etc", err, unix.EACCES)
-		if res.ABI >= 6 {
-			tried(&ll.Tried, &ll.Failed, "signal the parent", unix.Kill(os.Getppid(), 0), unix.EPERM)
-		}
-		if pol.HandleTCP && res.ABI >= 4 {
-			tried(&ll.Tried, &ll.Failed, "TCP bind", bindTCP(), unix.EACCES)
-		}
-	}
-}
-
-// probeSeccomp loads the plan's filter and tries a call it refuses in
-// every network mode.
-func probeSeccomp(pol *seccomp.Policy, sp *securityProbe) {
-	sc := &sp.Seccomp
-	sc.Policy = pol.String()
-	prog, err := seccomp.Lookup(*pol)
-	if err == nil {
-		sc.Arch, sc.Insns, sc.SHA256 = prog.Arch, len(prog.Filter), prog.SHA256
-		err = prog.Load()
-	}
-	var se *seccomp.UnsupportedError
-	switch {
-	case errors.As(err, &se):
-		sc.Err, sc.Fix = se.Feature+" unavailable: "+se.Found, se.Fix
-	case err != nil:
-		sc.Err = err.Error()
-	default:
-		status, err := os.ReadFile("/proc/self/status")
-		if err == nil && !bytes.Contains(status, []byte("\nSeccomp:\t2\n")) {
-			err = fmt.Errorf("/proc/self/status does not show seccomp filter mode 2")
-		}
-		tried(&sc.Tried, &sc.Failed, "filter mode in /proc/self/status", err, nil)
-		// Refused in every network mode; root without a filter gets a socket.
-		fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW, 0)
-		if err == nil {
-			unix.Close(fd)
-		}
-		tried(&sc.Tried, &sc.Failed, "socket(AF_PACKET)", err, unix.EAFNOSUPPORT)
-	}
-}
-
-// bindTCP binds a TCP socket to a loopback port the kernel picks: the TCP
-// rules deny bind on every port.
-func bindTCP() error {
-	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return fmt.Errorf("socket: %w", err)
-	}
-	defer unix.Close(fd)
-	return unix.Bind(fd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}})
-}
-
-// tried records one try: want is the error the protection should cause
-// (nil: success is wanted).
-func tried(ok, failed *[]string, what string, got error, want error) {
-	if (want == nil && got == nil) || (want != nil && errors.Is(got, want)) {
-		s := what
-		if want != nil {
-			s += " refused with " + unix.ErrnoName(want.(unix.Errno))
-		}
-		*ok = append(*ok, s)
-		return
-	}
-	if want == nil {
-		*failed = append(*failed, fmt.Sprintf("%s: %v", what, got))
-		return
-	}
-	*failed = append(*failed, fmt.Sprintf("%s: got %v, want %s", what, errOrSuccess(got), unix.ErrnoName(want.(unix.Errno))))
-}
-
-func errOrSuccess(err error) string {
-	if err == nil {
-		return "success"
-	}
-	return err.Error()
-}
-
 // landlockNeeds names what the profile asks of Landlock, by ABI.
 func landlockNeeds(p jail.Profile) string {
 	s := "filesystem rules with refer (ABI 2), truncate (3), device ioctl (5), signal and abstract unix socket scoping (6)"
@@ -286,7 +114,7 @@ func landlockNeeds(p jail.Profile) string {
 // checkLandlock says what this kernel's Landlock enforces. Whether that is
 // enough is the promise lines' call: a right Landlock lacks may be a second
 // layer another one already holds.
-func checkLandlock(p jail.Profile, sp securityProbe) checkLine {
+func checkLandlock(p jail.Profile, sp hostcheck.Security) checkLine {
 	ll := sp.Landlock
 	l := checkLine{Name: "landlock"}
 	switch {
@@ -312,7 +140,7 @@ func checkLandlock(p jail.Profile, sp securityProbe) checkLine {
 	return l
 }
 
-func checkSeccomp(p jail.Profile, sp securityProbe) checkLine {
+func checkSeccomp(p jail.Profile, sp hostcheck.Security) checkLine {
 	sc := sp.Seccomp
 	l := checkLine{Name: "seccomp"}
 	if sc.Err == "" && len(sc.Failed) == 0 {

@@ -1,0 +1,39 @@
+package hostcheck
+
+import (
+	"errors"
+
+	"github.com/scidex/scidex-jail/cgroupfs"
+)
+
+// CgroupInfo is what the host offers for run leaves, as [ProbeCgroup]
+// found it.
+type CgroupInfo struct {
+	Version     int      // 2 or 1: the backend a run would use; 0 when neither is usable
+	Parents     []string // directories leaves would go in: one on v2, one per hierarchy on v1
+	Controllers []string // controllers leaves could use there
+}
+
+// ProbeCgroup reports what the host offers for leaves below parent ("" =
+// this process's own cgroup) without creating anything. When no backend is
+// usable, or the parent is not writable, the error says why and the info
+// holds what was found up to that point.
+func ProbeCgroup(parent string) (CgroupInfo, error) {
+	info, err := cgroupfs.Probe(parent)
+	return CgroupInfo{Version: info.Version, Parents: info.Parents, Controllers: info.Controllers}, err
+}
+
+// Explain turns a missing-feature error of the facilities into what was
+// found and how to fix it; any other error is its own text, with a fix
+// that points at it.
+func Explain(err error) (found, fix string) {
+	var cg *cgroupfs.UnsupportedError
+	if errors.As(err, &cg) {
+		fix = cg.Fix
+		if fix == "" {
+			fix = "see the cgroupfs package documentation"
+		}
+		return cg.Feature + " not available: " + cg.Found, fix
+	}
+	return err.Error(), "see the error above; it names what failed"
+}
