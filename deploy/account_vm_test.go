@@ -91,7 +91,7 @@ func TestVMRealAccount(t *testing.T) {
 		}
 	}
 	writeFile(t, filepath.Join(w, "runner.sh"), accountScript, 0o644)
-	copyTree(t, filepath.Join(repoRoot, "python", "scidex_jail"), filepath.Join(w, "site", "scidex_jail"))
+	copyTree(t, pythonPackage(), filepath.Join(w, "site", "scidex_jail"))
 
 	out, errOut, code := asAccountIn(t, a, svc, `exec "$BIN/delegate" /bin/sh "$W/runner.sh"`,
 		"BIN="+bin, "W="+w, "T="+tmpRoot)

@@ -187,7 +187,7 @@ func TestVMSystemdService(t *testing.T) {
 	writeFile(t, filepath.Join(w, "runner.py"), serviceRunner, 0o644)
 	writeFile(t, filepath.Join(w, "analysis", "analysis.py"), serviceAnalysis, 0o644)
 	writeFile(t, filepath.Join(w, "analysis", "measurements.csv"), "sample,value\na,1.5\na,2.5\nb,10\n", 0o644)
-	copyTree(t, filepath.Join(repoRoot, "python", "scidex_jail"), filepath.Join(w, "site", "scidex_jail"))
+	copyTree(t, pythonPackage(), filepath.Join(w, "site", "scidex_jail"))
 	if err := os.Mkdir(filepath.Join(w, "out"), 0o755); err != nil {
 		t.Fatal(err)
 	}

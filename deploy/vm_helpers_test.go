@@ -131,6 +131,17 @@ func delegateHelper(t *testing.T) string {
 	return filepath.Join(repoRoot, "packaging", "delegate")
 }
 
+// pythonPackage is python/scidex_jail: from the checkout, or in the VM
+// harness, where the checkout may not be visible (a clone under /tmp is
+// not: the VM's /tmp is its own), the copy .ci/vmtests hands in with
+// SCIDEX_PYTHON_PKG.
+func pythonPackage() string {
+	if p := os.Getenv("SCIDEX_PYTHON_PKG"); p != "" {
+		return p
+	}
+	return filepath.Join(repoRoot, "python", "scidex_jail")
+}
+
 // copyExecutable copies src into dir (mode 0755) and returns the copy.
 func copyExecutable(t *testing.T, src, dir string) string {
 	t.Helper()
