@@ -43,6 +43,12 @@ func (sv *supervisor) postRun(view string) {
 	for {
 		select {
 		case <-done:
+			// A cancel that came as the work ended (a batch system's
+			// SIGTERM to every process of a job reaches the analysis and
+			// the jail together) still counts: the report is not settled
+			// yet. The work was whole, so the run is cancelled with the
+			// analysis' own end, not as a post-run cancel.
+			sv.pollSignals()
 			return
 		case s := <-sv.sigs:
 			if !cancelSignals[s] {
