@@ -30,7 +30,7 @@ import json, os, scidex_jail
 r = scidex_jail.run(["/usr/bin/python3", "-c", "open(\"py.txt\", \"w\").write(\"from python\")"],
     analysis_id="acct-py", binary=os.environ["BIN"] + "/scidex-jail", memory="128M",
     cgroup_parent=os.environ["SCIDEX_JAIL_CGROUP_PARENT"], tmp_root=os.environ["T"])
-json.dump(r.report, open(os.environ["W"] + "/py.json", "w"))
+json.dump(r.report.raw, open(os.environ["W"] + "/py.json", "w"))
 ' 2>"$W/py.err"; echo "py $?"
 `
 

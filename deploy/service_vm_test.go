@@ -74,7 +74,7 @@ r = scidex_jail.run(
     stderr=scidex_jail.CAPTURE,
 )
 with open(os.path.join(dest, "svc-a1.report.json"), "w") as f:
-    json.dump(r.report, f)
+    json.dump(r.report.raw, f)
 own = open("/proc/self/cgroup").read().strip().removeprefix("0::")
 with open(os.path.join(work, "runner.json"), "w") as f:
     json.dump({
