@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/scidex/scidex-jail/internal/testutil"
 )
 
 // A pair is two whole commands timed in turn, A B B A A B ..., so that a
@@ -51,11 +53,7 @@ func bwrapCmd(command ...string) *exec.Cmd {
 // network one, a read-only root with pivot_root, Landlock, seccomp, a cgroup
 // leaf with limits (v2 where the host has it, else v1) and PID 1.
 func nsprotoCmd(command ...string) *exec.Cmd {
-	cg := "v1"
-	if _, err := os.Stat("/sys/fs/cgroup/cgroup.subtree_control"); err == nil {
-		cg = "v2"
-	}
-	args := []string{"-ns", "-net", "-mnt", "-landlock", "-seccomp", "-cg", cg, "-pid1", "--"}
+	args := []string{"-ns", "-net", "-mnt", "-landlock", "-seccomp", "-cg", nsprotoCgroup(), "-pid1", "--"}
 	return exec.Command(pairsNsproto(), append(args, command...)...)
 }
 
@@ -65,25 +63,33 @@ func nsprotoCmd(command ...string) *exec.Cmd {
 // may make cgroups only below its own. On a v2 host, or when the bench's
 // own cgroup is the root of all three, it may.
 func nsprotoV1Outside() string {
-	if _, err := os.Stat("/sys/fs/cgroup/cgroup.subtree_control"); err == nil {
+	if nsprotoCgroup() == "v2" {
 		return ""
 	}
-	b, err := os.ReadFile("/proc/self/cgroup")
+	cgs, err := testutil.OwnCgroups()
 	if err != nil {
-		return fmt.Sprintf("read /proc/self/cgroup: %v", err)
+		return err.Error()
 	}
-	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		parts := strings.SplitN(line, ":", 3)
-		if len(parts) != 3 || parts[2] == "/" {
+	for _, cg := range cgs {
+		if cg.Version != 1 || cg.Path == "/" {
 			continue
 		}
-		for _, c := range strings.Split(parts[1], ",") {
+		for _, c := range cg.Controllers {
 			if c == "memory" || c == "cpu" || c == "pids" {
-				return fmt.Sprintf("nsproto -cg v1 makes its leaf at the root of the %s hierarchy, outside this process' cgroup %s", c, parts[2])
+				return fmt.Sprintf("nsproto -cg v1 makes its leaf at the root of the %s hierarchy, outside this process' cgroup %s", c, cg.Path)
 			}
 		}
 	}
 	return ""
+}
+
+// nsprotoCgroup is nsproto's -cg: v2 where the host has a cgroup v2
+// hierarchy at /sys/fs/cgroup, else v1.
+func nsprotoCgroup() string {
+	if _, err := os.Stat("/sys/fs/cgroup/cgroup.subtree_control"); err == nil {
+		return "v2"
+	}
+	return "v1"
 }
 
 // pairs are the startup targets on the host (hybrid cgroups here), issue
