@@ -1,16 +1,12 @@
 package jail
 
 import (
+	"github.com/scidex/scidex-jail/jail/runfiles"
+
 	"fmt"
-	"time"
 
 	"github.com/scidex/scidex-jail/cgroupfs"
 )
-
-// staleLeafAge is how old an unlocked leaf must be before a run removes it
-// as a leftover: far longer than the moment between a leaf's mkdir and its
-// owner's flock.
-const staleLeafAge = 2 * time.Second
 
 // createLeaf makes the run's cgroup leaf with its limits written, before
 // the init exists. nil when the caller disabled the cgroup layer. On v1 the
@@ -23,7 +19,7 @@ func (sv *supervisor) createLeaf() error {
 	}
 	cfg := cgroupfs.Config{
 		Parent: s.CgroupParent,
-		Name:   "scidex-" + s.ID + "-" + randomSuffix(),
+		Name:   runfiles.LeafName(s.ID),
 		Limits: cgroupfs.Limits{
 			MemoryBytes: s.Resources.MemoryBytes,
 			SwapBytes:   s.Resources.SwapBytes,
@@ -37,7 +33,7 @@ func (sv *supervisor) createLeaf() error {
 		return fmt.Errorf("create cgroup leaf: %w", err)
 	}
 	// Leaves of dead jails, when a sweep is due (sweep.go).
-	sv.rep.Warnings = append(sv.rep.Warnings, sweepStaleLeaves(h, cfg, s.TmpRoot)...)
+	sv.rep.Warnings = append(sv.rep.Warnings, runfiles.SweepStaleLeaves(h, cfg, s.TmpRoot)...)
 	leaf, err := h.Create(cfg)
 	if err != nil {
 		return fmt.Errorf("create cgroup leaf: %w", err)

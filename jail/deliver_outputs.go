@@ -1,6 +1,8 @@
 package jail
 
 import (
+	"github.com/scidex/scidex-jail/jail/runfiles"
+
 	"context"
 	"fmt"
 	"path/filepath"
@@ -72,7 +74,7 @@ func (sv *supervisor) postRun(view string) {
 // beside postRun's goroutine and touches none of what that one sets.
 func (sv *supervisor) readOutputs(ctx context.Context, view string) {
 	r := sv.rep
-	outs, over, err := listOutputs(ctx, view, sv.spec.Outputs)
+	outs, over, err := runfiles.ListOutputs(ctx, view, runfiles.Budget(sv.spec.Outputs))
 	r.Outputs = outs
 	sv.over = over
 	if err != nil && ctx.Err() == nil {
@@ -105,13 +107,13 @@ func (sv *supervisor) readOutputs(ctx context.Context, view string) {
 	if sv.spec.DiskBytes > 0 && sv.spec.Keep {
 		// Resolved: collect walks the path without following links, and
 		// the tmp-root may be reached through one.
-		kept := filepath.Join(sv.spec.resolvedTmpRoot(), sv.dir.name)
-		for _, err := range collect(ctx, view, kept, outs) {
+		kept := filepath.Join(sv.spec.resolvedTmpRoot(), sv.dir.Name())
+		for _, err := range runfiles.Collect(ctx, view, kept, outs) {
 			sv.deliveryErrs = append(sv.deliveryErrs, "keep: "+err.Error())
 		}
 	}
 	if sv.spec.Collect != "" {
-		for _, err := range collect(ctx, view, sv.spec.Collect, outs) {
+		for _, err := range runfiles.Collect(ctx, view, sv.spec.Collect, outs) {
 			sv.deliveryErrs = append(sv.deliveryErrs, err.Error())
 		}
 		r.CollectedTo = sv.spec.Collect

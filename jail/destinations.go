@@ -231,31 +231,3 @@ func modeKind(m os.FileMode) string {
 	}
 	return "a special file"
 }
-
-// openDirPath opens an absolute, resolved directory path one component at
-// a time without following links, and with mkdir makes the components
-// that are missing (mode 0755). A component that became a link since the
-// path was checked is refused (ELOOP/ENOTDIR), never followed.
-func openDirPath(path string, mkdir bool) (*os.File, error) {
-	fd, err := unix.Open("/", unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, fmt.Errorf("open /: %w", err)
-	}
-	for _, c := range strings.Split(strings.Trim(filepath.Clean(path), "/"), "/") {
-		if c == "" {
-			continue
-		}
-		next, err := unix.Openat(fd, c, unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_RDONLY|unix.O_CLOEXEC, 0)
-		if errors.Is(err, unix.ENOENT) && mkdir {
-			if err = unix.Mkdirat(fd, c, 0o755); err == nil || errors.Is(err, unix.EEXIST) {
-				next, err = unix.Openat(fd, c, unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_RDONLY|unix.O_CLOEXEC, 0)
-			}
-		}
-		unix.Close(fd)
-		if err != nil {
-			return nil, fmt.Errorf("open %s without following links (at %q): %w", path, c, err)
-		}
-		fd = next
-	}
-	return os.NewFile(uintptr(fd), path), nil
-}

@@ -56,7 +56,7 @@ func (sv *supervisor) finish() {
 				sv.outputsLost("the init was killed before the run directory (a tmpfs) could be read")
 			}
 		} else {
-			sv.postRun(sv.dir.path)
+			sv.postRun(sv.dir.Path())
 		}
 	}
 	// The leaf (usage, then kill what is left and remove) and the run
@@ -67,11 +67,11 @@ func (sv *supervisor) finish() {
 	switch {
 	case sv.dir == nil:
 	case sv.spec.Keep:
-		if err := sv.dir.keep(); err != nil {
+		if err := sv.dir.Keep(); err != nil {
 			r.Warnings = append(r.Warnings, err.Error())
 		}
 	default:
-		dirErr = sv.dir.remove()
+		dirErr = sv.dir.Remove()
 	}
 	r.Warnings = append(r.Warnings, <-leafDone...)
 	if dirErr != nil {

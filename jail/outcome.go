@@ -171,16 +171,3 @@ func notes(v verdict, o outcome) string {
 	b.WriteString(".")
 	return b.String()
 }
-
-// sizeString prints a limit for a sentence: FormatSize's exact form with
-// its unit spelled out (2GiB, 65 bytes), or "unlimited".
-func sizeString(n int64) string {
-	if n <= 0 {
-		return "unlimited"
-	}
-	f := FormatSize(n)
-	if last := f[len(f)-1]; last >= '0' && last <= '9' {
-		return f + " bytes"
-	}
-	return f + "iB"
-}

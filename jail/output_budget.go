@@ -1,6 +1,8 @@
 package jail
 
 import (
+	"github.com/scidex/scidex-jail/jail/runfiles"
+
 	"fmt"
 	"strconv"
 	"strings"
@@ -32,12 +34,6 @@ type OutputBudget struct {
 	// hashing, copying.
 	Time time.Duration
 }
-
-// pathWeight is how many bytes of path count as one more entry.
-const pathWeight = 256
-
-// entryCost is what an entry of path p counts against Entries.
-func entryCost(pathLen int) int64 { return 1 + int64(pathLen/pathWeight) }
 
 // defaultOutputBudget is the built-in profiles' budget, for a disk budget
 // of disk: no honest analysis whose run directory holds at most disk bytes
@@ -150,27 +146,5 @@ func (b OutputBudget) report() OutputLimitsReport {
 	return OutputLimitsReport{Entries: b.Entries, Bytes: b.Bytes, FileBytes: b.FileBytes, TimeSeconds: b.Time.Seconds()}
 }
 
-// OverBudget says which output budget a run went over, at which entry.
-type OverBudget struct {
-	Budget string // entries, bytes, file_bytes, time
-	Limit  string // the budget, as the sentence gives it
-	Path   string // the entry that crossed it ("" for time with no entry)
-	Size   int64  // its apparent size (for time: -1)
-}
-
-func (o *OverBudget) String() string {
-	what := map[string]string{
-		"entries":    "entry budget",
-		"bytes":      "budget of bytes hashed and copied in all",
-		"file_bytes": "budget of bytes for one file",
-		"time":       "post-run time budget",
-	}[o.Budget]
-	s := fmt.Sprintf("over the %s (%s)", what, o.Limit)
-	if o.Path != "" {
-		s += fmt.Sprintf(" at %s", strconv.Quote(o.Path))
-		if o.Size >= 0 {
-			s += fmt.Sprintf(" (%d bytes)", o.Size)
-		}
-	}
-	return s
-}
+// OverBudget says which output budget a run went over (runfiles.OverBudget).
+type OverBudget = runfiles.OverBudget

@@ -1,6 +1,8 @@
 package jail
 
 import (
+	"github.com/scidex/scidex-jail/jail/runfiles"
+
 	"fmt"
 	"strings"
 	"time"
@@ -142,24 +144,8 @@ type SetupError struct {
 	Message string `json:"message"`
 }
 
-// Output is one entry left in the run directory. Names are bytes on Linux;
-// one that is not UTF-8 appears in path with U+FFFD for each bad byte and,
-// exactly, base64-encoded in path_b64 (the same for link targets).
-type Output struct {
-	Path      string `json:"path"` // relative to the run directory
-	PathB64   string `json:"path_b64,omitempty"`
-	Type      string `json:"type"` // file, dir, symlink, other
-	Size      int64  `json:"size"`
-	SHA256    string `json:"sha256,omitempty"`
-	Target    string `json:"link_target,omitempty"` // symlinks: never followed
-	TargetB64 string `json:"link_target_b64,omitempty"`
-	// Skipped says why a file was not hashed or copied, or a directory
-	// not listed (in full): over a budget, unreadable, changed while it
-	// was read, the post-run work stopped. Empty: it was.
-	Skipped string `json:"skipped,omitempty"`
-
-	overBudget bool // skipped by a budget, not by an error
-}
+// Output is one entry left in the run directory (runfiles.Output).
+type Output = runfiles.Output
 
 // Summary is the one line for stderr.
 func (r *Report) Summary() string {

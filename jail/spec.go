@@ -1,7 +1,6 @@
 package jail
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,15 +9,15 @@ import (
 	"time"
 
 	"github.com/scidex/scidex-jail/cgroupfs"
+	"github.com/scidex/scidex-jail/jail/runfiles"
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
 )
 
-// MaxIDLength bounds an analysis ID so that the run directory name stays well
-// below NAME_MAX (255) and the ID fits in log lines and cgroup names.
-const MaxIDLength = 128
+// MaxIDLength bounds an analysis ID (runfiles.MaxIDLength).
+const MaxIDLength = runfiles.MaxIDLength
 
 // DirPrefix is the run directory's name before the ID.
-const DirPrefix = "scidex-analysis-"
+const DirPrefix = runfiles.DirPrefix
 
 // Defaults of the command line's own flags (a profile supplies the
 // limits, timeout and grace).
@@ -32,25 +31,15 @@ const (
 	InsideUID = protocol.InsideUID
 )
 
-// idChars reports whether s holds only letters, digits, '.', '_' and '-'.
-func idChars(s string) bool { return nameChars(s, true) }
-
-// nameChars is the one character rule for names the jail takes from users
-// (analysis IDs, profile names): ASCII letters (upper case only if upper),
-// digits, '.', '_' and '-'. Safe in paths, cgroup names and hostnames.
-func nameChars(s string, upper bool) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || upper && c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
-}
+// nameChars is the character rule of names users give (runfiles.NameChars).
+func nameChars(s string, upper bool) bool { return runfiles.NameChars(s, upper) }
 
 // ErrBadSpec is wrapped by every validation error: the caller gave input that
 // cannot be run. The command line maps it to exit status 125.
-var ErrBadSpec = errors.New("invalid run specification")
+var ErrBadSpec = runfiles.ErrBadSpec
+
+// ErrBusy is wrapped when another live run holds the same analysis ID.
+var ErrBusy = runfiles.ErrBusy
 
 // Spec is one run, fully resolved: everything the supervisor and the init
 // need, as plain values. Build it, Validate it, hand it to Run.
@@ -239,7 +228,7 @@ func ValidateID(id string) error {
 		return fmt.Errorf("%w: --id is empty; give the analysis ID, e.g. --id SDA-2026-0001", ErrBadSpec)
 	case len(id) > MaxIDLength:
 		return fmt.Errorf("%w: --id is %d characters long; at most %d are allowed", ErrBadSpec, len(id), MaxIDLength)
-	case !idChars(id):
+	case !runfiles.IDChars(id):
 		return fmt.Errorf("%w: --id %q may hold only letters, digits, '.', '_' and '-'", ErrBadSpec, id)
 	case strings.Contains(id, ".."), id == ".":
 		return fmt.Errorf("%w: --id %q must not contain '..' or be '.'", ErrBadSpec, id)

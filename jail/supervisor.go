@@ -1,6 +1,8 @@
 package jail
 
 import (
+	"github.com/scidex/scidex-jail/jail/runfiles"
+
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -36,7 +38,7 @@ const hardKillDelay = 5 * time.Second
 type supervisor struct {
 	spec     *Spec
 	rep      *Report
-	dir      *runDir
+	dir      *runfiles.Dir
 	leaf     *cgroupfs.Leaf
 	spawner  *spawner // cgroup v1: the thread the init was forked from, in the leaf
 	usage    *cgroupfs.Usage
@@ -175,9 +177,9 @@ func (sv *supervisor) execute() error {
 		return nil
 	}
 	sv.lap("spawn")
-	sv.rep.Warnings = append(sv.rep.Warnings, sweepLeftovers(s.TmpRoot, reportDir(s.Report))...)
+	sv.rep.Warnings = append(sv.rep.Warnings, runfiles.SweepLeftovers(s.TmpRoot, s.Report)...)
 	sv.lap("sweep")
-	dir, stale, err := createRunDir(s.TmpRoot, s.ID, s.HostUID, s.HostGID)
+	dir, stale, err := runfiles.CreateDir(s.TmpRoot, s.ID, s.HostUID, s.HostGID)
 	if err != nil {
 		// Nothing may be left: the init, never told anything, and the leaf.
 		sv.abortInit()
@@ -185,9 +187,9 @@ func (sv *supervisor) execute() error {
 		return err
 	}
 	sv.dir = dir
-	if dir.path != sv.plan.Init.RunDir {
+	if dir.Path() != sv.plan.Init.RunDir {
 		sv.abortInit()
-		sv.setupFailed("rundir", fmt.Sprintf("bug: run directory %s, planned %s", dir.path, sv.plan.Init.RunDir), protocol.ExitSetup)
+		sv.setupFailed("rundir", fmt.Sprintf("bug: run directory %s, planned %s", dir.Path(), sv.plan.Init.RunDir), protocol.ExitSetup)
 		return nil
 	}
 	if stale {
@@ -465,7 +467,7 @@ func (sv *supervisor) handle(m protocol.InitMsg) {
 		sv.rep.WallSeconds = float64(m.WallUsec) / 1e6
 		// The init waits, with the namespace emptied, until we have read
 		// the run directory through its root; then it may go.
-		sv.postRun(fmt.Sprintf("/proc/%d/root%s", sv.init.pid, sv.dir.path))
+		sv.postRun(fmt.Sprintf("/proc/%d/root%s", sv.init.pid, sv.dir.Path()))
 		sv.lap("outputs")
 		sv.tRelease = time.Now()
 		unix.Shutdown(int(sv.sock.Fd()), unix.SHUT_WR)

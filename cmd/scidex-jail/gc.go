@@ -1,11 +1,12 @@
 package main
 
 import (
+	"github.com/scidex/scidex-jail/jail/runfiles"
+
 	"fmt"
 	"os"
 	"path/filepath"
 
-	"github.com/scidex/scidex-jail/jail"
 )
 
 // gcCmd is `scidex-jail gc`: the sweep every run does for its own tmp-root
@@ -27,8 +28,8 @@ func (c *gcCmd) Run() error {
 			return bad("%s is not a directory", d)
 		}
 	}
-	removed, err := jail.Sweep(c.TmpRoot, c.ReportDir)
-	leaves, lerr := jail.SweepLeaves(c.CgroupParent)
+	removed, err := runfiles.Sweep(c.TmpRoot, c.ReportDir)
+	leaves, lerr := runfiles.SweepLeaves(c.CgroupParent)
 	for _, p := range append(removed, leaves...) {
 		fmt.Println("removed", p)
 	}

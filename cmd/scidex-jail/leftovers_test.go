@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/scidex/scidex-jail/jail/runfiles"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -46,7 +47,7 @@ func killedRun(t *testing.T, root, id string, extra ...string) string {
 
 // TestSweepDeadRunOfAnotherID: a run directory a SIGKILLed jail left, with
 // its files (--disk 0), is removed by a later run of any ID (the first that
-// starts jail.SweepInterval after the tmp-root was last swept), and by gc
+// starts runfiles.SweepInterval after the tmp-root was last swept), and by gc
 // at any time; links in it are removed as links. A kept directory is left
 // alone.
 func TestSweepDeadRunOfAnotherID(t *testing.T) {
@@ -58,7 +59,7 @@ func TestSweepDeadRunOfAnotherID(t *testing.T) {
 
 	// The runs above swept (or skipped, just after one that did); the next
 	// one that starts an interval later sweeps.
-	time.Sleep(jail.SweepInterval)
+	time.Sleep(runfiles.SweepInterval)
 	r = runJail(t, runOpts{}, "run", "--id", "other", "--tmp-root", root, "--", "/bin/true")
 	wantStatus(t, r, jail.StatusOK, 0)
 	if _, err := os.Lstat(dead); !os.IsNotExist(err) {

@@ -1,4 +1,4 @@
-package jail
+package runfiles
 
 import (
 	"context"
@@ -84,13 +84,13 @@ func copyExactly(ctx context.Context, w io.Writer, r io.Reader, size int64) erro
 // on past a failed file and returns every failure; a cancel stops it. dest
 // is made if missing, and opened one component at a time without following
 // links.
-func collect(ctx context.Context, dir, dest string, outs []Output) []error {
+func Collect(ctx context.Context, dir, dest string, outs []Output) []error {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return []error{fmt.Errorf("open run directory %s: %w", dir, err)}
 	}
 	defer root.Close()
-	d, err := openDirPath(dest, true)
+	d, err := OpenDirPath(dest, true)
 	if err != nil {
 		return []error{fmt.Errorf("create collect directory: %w", err)}
 	}

@@ -1,4 +1,4 @@
-package jail
+package runfiles
 
 import (
 	"errors"
@@ -50,10 +50,10 @@ import (
 //
 //	trusted.scidex-jail.swept-files   the tmp-root's run directories and
 //	                                  the run's report directory
-//	                                  (sweepLeftovers)
+//	                                  (SweepLeftovers)
 //	trusted.scidex-jail.swept-leaves  the scidex-* cgroup leaves below the
 //	                                  parent the run's leaf goes in
-//	                                  (sweepStaleLeaves)
+//	                                  (SweepStaleLeaves)
 //
 // The leaves' stamp is on the tmp-root too: a cgroup v1 hierarchy takes no
 // extended attributes unless mounted with -o xattr. Runs that share a
@@ -62,7 +62,7 @@ import (
 //
 // So a leftover is removed by the first run that starts SweepInterval
 // after the last sweep in its tmp-root (a leftover run directory of the
-// same ID at once, by that run's createRunDir), and at any time by
+// same ID at once, by that run's CreateDir), and at any time by
 // `scidex-jail gc`, which always sweeps, for a timer. What a sweep removes
 // is decided as above, by name, owner or mark, and lock: the stamp only
 // decides whether to look.
@@ -70,16 +70,6 @@ import (
 // SweepInterval is how often, at most, runs sweep one tmp-root: a run
 // sweeps when the tmp-root's stamp is older than this.
 const SweepInterval = time.Second
-
-// sweepStamp is the extended attribute on a tmp-root that holds when a run
-// last swept the leftovers of kind what, in Unix nanoseconds. As root a
-// trusted.* one, which only root can set or remove; rootless a user.* one.
-func sweepStamp(what string) string {
-	if os.Geteuid() == 0 {
-		return "trusted.scidex-jail.swept-" + what
-	}
-	return "user.scidex-jail.swept-" + what
-}
 
 // sweepDue reports whether a run that starts at now sweeps the leftovers of
 // kind what ("files", "leaves") for tmpRoot: no when the tmp-root's stamp
@@ -105,48 +95,6 @@ func sweepDue(tmpRoot, what string, now time.Time) bool {
 	return true
 }
 
-// runDirMark is the extended attribute a live run's directory carries. As
-// root it is a trusted.* attribute, which only a process with CAP_SYS_ADMIN
-// in the host's user namespace can set or remove, so an analysis can
-// neither forge nor drop it; rootless, a user.* one.
-func runDirMark() string {
-	if os.Geteuid() == 0 {
-		return "trusted.scidex-jail.run"
-	}
-	return "user.scidex-jail.run"
-}
-
-// markRunDir marks a new run directory as a live run's.
-func markRunDir(fd int) error {
-	return unix.Fsetxattr(fd, runDirMark(), []byte("1"), 0)
-}
-
-func hasMark(fd int) bool {
-	var b [8]byte
-	_, err := unix.Fgetxattr(fd, runDirMark(), b[:])
-	return err == nil
-}
-
-// newDirID returns the ID of a run directory being made,
-// .scidex-analysis-<ID>.<12 hex>.new, and whether name is one.
-func isNewDir(name string) bool {
-	id, ok := newDirID(name)
-	return ok && ValidateID(id) == nil
-}
-
-func newDirID(name string) (string, bool) {
-	rest, ok := strings.CutSuffix(name, ".new")
-	if !ok || strings.ContainsRune(name, '\n') {
-		return "", false
-	}
-	rest, ok = strings.CutPrefix(rest, "."+DirPrefix)
-	if !ok {
-		return "", false
-	}
-	id, suffix, ok := cutLast(rest, ".")
-	return id, ok && id != "" && isHex12(suffix)
-}
-
 // Sweep removes the leftovers of dead jails in tmpRoot and in reportDirs
 // (where earlier runs wrote reports). It returns the paths it removed and
 // what it could not remove; a leftover that is still locked, or not
@@ -169,18 +117,18 @@ func Sweep(tmpRoot string, reportDirs []string) ([]string, error) {
 // parent ("" = this process's own cgroup) older than the margin a live
 // jail needs to lock a leaf it has just made.
 func SweepLeaves(parent string) ([]string, error) {
-	return cgroupfs.RemoveStale(cgroupfs.Config{Parent: parent}, "scidex-", staleLeafAge)
+	return cgroupfs.RemoveStale(cgroupfs.Config{Parent: parent}, LeafPrefix, StaleLeafAge)
 }
 
-// sweepLeftovers is a run's own sweep of its tmp-root and report
-// directory, when one is due, as report warnings.
-func sweepLeftovers(tmpRoot, reportDir string) []string {
+// SweepLeftovers is a run's own sweep of its tmp-root and of the directory
+// of its report (a path, "" for none), when one is due, as report warnings.
+func SweepLeftovers(tmpRoot, report string) []string {
 	if !sweepDue(tmpRoot, "files", time.Now()) {
 		return nil
 	}
 	var dirs []string
-	if reportDir != "" {
-		dirs = append(dirs, reportDir)
+	if report != "" {
+		dirs = append(dirs, filepath.Dir(report))
 	}
 	removed, err := Sweep(tmpRoot, dirs)
 	var warn []string
@@ -193,16 +141,16 @@ func sweepLeftovers(tmpRoot, reportDir string) []string {
 	return warn
 }
 
-// sweepStaleLeaves is a run's own sweep of the cgroup leaves below the
+// SweepStaleLeaves is a run's own sweep of the cgroup leaves below the
 // parent its leaf goes in (cfg, with the Host it makes the leaf with), when
 // one is due, as report warnings. A jail killed with SIGKILL cannot remove
 // its leaf; a later run takes it once it is unlocked, older than
-// staleLeafAge and empty.
-func sweepStaleLeaves(h cgroupfs.Host, cfg cgroupfs.Config, tmpRoot string) []string {
+// StaleLeafAge and empty.
+func SweepStaleLeaves(h cgroupfs.Host, cfg cgroupfs.Config, tmpRoot string) []string {
 	if !sweepDue(tmpRoot, "leaves", time.Now()) {
 		return nil
 	}
-	gone, err := h.RemoveStale(cfg, "scidex-", staleLeafAge)
+	gone, err := h.RemoveStale(cfg, LeafPrefix, StaleLeafAge)
 	switch {
 	case err != nil:
 		return []string{fmt.Sprintf("remove leftover cgroup leaves: %v", err)}
@@ -210,14 +158,6 @@ func sweepStaleLeaves(h cgroupfs.Host, cfg cgroupfs.Config, tmpRoot string) []st
 		return []string{fmt.Sprintf("removed %d leftover cgroup leaf directories of dead runs", len(gone))}
 	}
 	return nil
-}
-
-// reportDir is the directory of a report path, "" for none.
-func reportDir(report string) string {
-	if report == "" {
-		return ""
-	}
-	return filepath.Dir(report)
 }
 
 func sweepTmpRoot(tmpRoot string) ([]string, error) {
@@ -235,7 +175,7 @@ func sweepTmpRoot(tmpRoot string) ([]string, error) {
 	for _, name := range names {
 		var ours func(fd int, st *unix.Stat_t) bool
 		switch {
-		case strings.HasPrefix(name, DirPrefix) && ValidateID(name[len(DirPrefix):]) == nil:
+		case strings.HasPrefix(name, DirPrefix) && ValidID(name[len(DirPrefix):]):
 			ours = func(fd int, _ *unix.Stat_t) bool { return hasMark(fd) }
 		case isNewDir(name):
 			ours = func(fd int, st *unix.Stat_t) bool { return int(st.Uid) == os.Geteuid() || hasMark(fd) }

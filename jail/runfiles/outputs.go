@@ -1,4 +1,4 @@
-package jail
+package runfiles
 
 import (
 	"context"
@@ -10,9 +10,11 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/scidex/scidex-jail/jail/limits"
 )
 
-// listOutputs walks the run directory without following any link: regular
+// ListOutputs walks the run directory without following any link: regular
 // files get a size and a sha256, links are listed with their target as
 // text, anything else is listed by type. It is the supervisor's read of
 // hostile input, so:
@@ -31,7 +33,7 @@ import (
 //
 // The error is non-nil only when the run directory itself cannot be read;
 // a cancel returns what was listed and ctx's error.
-func listOutputs(ctx context.Context, dir string, b OutputBudget) ([]Output, *OverBudget, error) {
+func ListOutputs(ctx context.Context, dir string, b Budget) ([]Output, *OverBudget, error) {
 	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return []Output{}, nil, fmt.Errorf("open run directory %s: %w", dir, err)
@@ -57,7 +59,7 @@ type frame struct {
 
 type lister struct {
 	ctx     context.Context
-	b       OutputBudget
+	b       Budget
 	outs    []Output
 	stack   []frame
 	charged int64 // entries counted: listed and read but not yet listed
@@ -228,11 +230,11 @@ func (l *lister) readDir(fd int, prefix string, max int64) ([]string, error) {
 func (l *lister) hash(dfd int, name string, st *unix.Stat_t, o *Output) {
 	switch size := st.Size; {
 	case l.b.FileBytes > 0 && size > l.b.FileBytes:
-		o.Skipped = fmt.Sprintf("not hashed or copied: over the budget of %s for one file", sizeString(l.b.FileBytes))
+		o.Skipped = fmt.Sprintf("not hashed or copied: over the budget of %s for one file", limits.SizeWords(l.b.FileBytes))
 		l.overBytes("file_bytes", l.b.FileBytes, o)
 		return
 	case l.b.Bytes > 0 && l.hashed+size > l.b.Bytes:
-		o.Skipped = fmt.Sprintf("not hashed or copied: over the budget of %s hashed in all", sizeString(l.b.Bytes))
+		o.Skipped = fmt.Sprintf("not hashed or copied: over the budget of %s hashed in all", limits.SizeWords(l.b.Bytes))
 		l.overBytes("bytes", l.b.Bytes, o)
 		return
 	}
@@ -257,7 +259,7 @@ func (l *lister) hash(dfd int, name string, st *unix.Stat_t, o *Output) {
 func (l *lister) overBytes(budget string, limit int64, o *Output) {
 	o.overBudget = true
 	if l.over == nil {
-		l.over = &OverBudget{Budget: budget, Limit: sizeString(limit), Path: o.Path, Size: o.Size}
+		l.over = &OverBudget{Budget: budget, Limit: limits.SizeWords(limit), Path: o.Path, Size: o.Size}
 	}
 }
 

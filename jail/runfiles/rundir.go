@@ -1,8 +1,6 @@
-package jail
+package runfiles
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -12,36 +10,39 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// ErrBusy is wrapped when another live run holds the same analysis ID.
-var ErrBusy = errors.New("analysis ID in use")
-
-// runDir is the analysis' own directory, created fresh and held by an
+// Dir is the analysis' own directory, created fresh and held by an
 // exclusive flock on its own fd for the lifetime of the supervisor.
 //
 // Why the lock lives on the directory: a run whose jail died (SIGKILL, crash,
 // reboot) leaves the directory behind but not the lock, because the kernel
 // drops a flock when its last fd closes. So "exists and unlocked" means a
 // leftover that is safe to clean, and "exists and locked" means a live run.
-type runDir struct {
+type Dir struct {
 	path   string
 	parent *os.File // the tmp-root, opened once; every later step is relative to it
 	name   string
 	lock   *os.File // the directory itself, flock'ed LOCK_EX
 }
 
-// createRunDir makes <tmp-root>/scidex-analysis-<id> fresh, mode 0700, owned
+// Path is the run directory's absolute path.
+func (d *Dir) Path() string { return d.path }
+
+// Name is the run directory's name in the tmp-root.
+func (d *Dir) Name() string { return d.name }
+
+// CreateDir makes <tmp-root>/scidex-analysis-<id> fresh, mode 0700, owned
 // by uid:gid (when we may chown), without following any link.
 //
 // The directory is born under a random temporary name, locked, chowned, and
 // only then renamed into place with RENAME_NOREPLACE: no other party ever
 // sees it unlocked, and a link or directory planted at the final name by
 // someone else makes the rename fail instead of being used.
-func createRunDir(tmpRoot, id string, uid, gid int) (*runDir, bool, error) {
+func CreateDir(tmpRoot, id string, uid, gid int) (*Dir, bool, error) {
 	parent, err := os.OpenFile(tmpRoot, unix.O_DIRECTORY|unix.O_RDONLY, 0)
 	if err != nil {
 		return nil, false, fmt.Errorf("open tmp-root %s: %w", tmpRoot, err)
 	}
-	d := &runDir{path: filepath.Join(tmpRoot, DirPrefix+id), parent: parent, name: DirPrefix + id}
+	d := &Dir{path: filepath.Join(tmpRoot, DirPrefix+id), parent: parent, name: DirPrefix + id}
 	ok := false
 	defer func() {
 		if !ok {
@@ -103,7 +104,7 @@ const (
 // under another name.
 func newLockedDir(pfd int, name string, uid, gid int) (string, *os.File, error) {
 	for attempt := 0; attempt < 10; attempt++ {
-		tmp := "." + name + "." + randomSuffix() + ".new"
+		tmp := newDirName(name)
 		if err := unix.Mkdirat(pfd, tmp, 0o700); err != nil {
 			return "", nil, err
 		}
@@ -168,7 +169,7 @@ func prepareDir(f *os.File, uid, gid int) error {
 // owned by us or by the analysis uid, and not locked by a live supervisor.
 // busy says it is locked (a live run, or a sweep taking it); removed, that
 // this call removed it.
-func (d *runDir) removeStale(uid int) (busy, removed bool, err error) {
+func (d *Dir) removeStale(uid int) (busy, removed bool, err error) {
 	pfd := int(d.parent.Fd())
 	f, err := openDirAt(pfd, d.name)
 	if err != nil {
@@ -202,9 +203,9 @@ func (d *runDir) removeStale(uid int) (busy, removed bool, err error) {
 
 // remove deletes the run directory without following links, then drops the
 // lock. Called once, on every path out of a run.
-func (d *runDir) remove() error {
+func (d *Dir) Remove() error {
 	err := removeTree(d.parent, d.name)
-	d.close()
+	d.Close()
 	if err != nil {
 		return fmt.Errorf("remove run directory %s: %w", d.path, err)
 	}
@@ -214,18 +215,18 @@ func (d *runDir) remove() error {
 // keep leaves the run directory in place for the caller: its mark goes, so
 // no sweep takes it (only a later run with the same ID replaces it), then
 // the lock.
-func (d *runDir) keep() error {
+func (d *Dir) Keep() error {
 	var err error
 	if d.lock != nil {
 		if e := unix.Fremovexattr(int(d.lock.Fd()), runDirMark()); e != nil && !errors.Is(e, unix.ENODATA) && !errors.Is(e, unix.EOPNOTSUPP) {
 			err = fmt.Errorf("unmark kept run directory %s (a sweep may take it): %w", d.path, e)
 		}
 	}
-	d.close()
+	d.Close()
 	return err
 }
 
-func (d *runDir) close() {
+func (d *Dir) Close() {
 	if d.lock != nil {
 		d.lock.Close()
 		d.lock = nil
@@ -243,10 +244,4 @@ func removeTree(parent *os.File, name string) error {
 	}
 	defer root.Close()
 	return root.RemoveAll(name)
-}
-
-func randomSuffix() string {
-	var b [6]byte
-	rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }

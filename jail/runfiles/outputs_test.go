@@ -1,4 +1,4 @@
-package jail
+package runfiles
 
 import (
 	"context"
@@ -15,11 +15,11 @@ import (
 // jail: every name exactly, in order, and every budget met with the entry
 // that crossed it.
 func TestListOutputs(t *testing.T) {
-	big := OutputBudget{Entries: 10_000, Bytes: 1 << 30, FileBytes: 1 << 30}
+	big := Budget{Entries: 10_000, Bytes: 1 << 30, FileBytes: 1 << 30}
 	cases := []struct {
 		name  string
 		make  func(t *testing.T, dir string)
-		b     OutputBudget
+		b     Budget
 		paths []string // every entry, in order; nil: not checked
 		over  string   // budget gone over; "" none
 		at    string   // its entry
@@ -50,19 +50,19 @@ func TestListOutputs(t *testing.T) {
 			}
 		}, big, []string{"fifo", "link"}, "", "", func(t *testing.T, outs []Output) {
 			if outs[0].Type != "other" || outs[1].Type != "symlink" || outs[1].Target != "/etc/shadow" {
-				t.Errorf("listOutputs = %+v, want a fifo as other and a link with its target", outs)
+				t.Errorf("ListOutputs = %+v, want a fifo as other and a link with its target", outs)
 			}
 		}},
 		{"entry budget", func(t *testing.T, d string) {
 			for _, n := range []string{"a", "b", "c", "d"} {
 				write(t, d, n, n)
 			}
-		}, OutputBudget{Entries: 3}, []string{"a", "b", "c"}, "entries", "d", nil},
+		}, Budget{Entries: 3}, []string{"a", "b", "c"}, "entries", "d", nil},
 		{"entry budget counts path bytes", func(t *testing.T, d string) {
 			write(t, d, strings.Repeat("x", 255), "")
 			mkdir(t, d, "d")
 			write(t, d, "d/"+strings.Repeat("y", 255), "")
-		}, OutputBudget{Entries: 3}, []string{"d", strings.Repeat("x", 255)}, "entries", "d/" + strings.Repeat("y", 255), func(t *testing.T, outs []Output) {
+		}, Budget{Entries: 3}, []string{"d", strings.Repeat("x", 255)}, "entries", "d/" + strings.Repeat("y", 255), func(t *testing.T, outs []Output) {
 			if !strings.Contains(outs[0].Skipped, "entry budget") {
 				t.Errorf("d skipped = %q, want the entry budget named", outs[0].Skipped)
 			}
@@ -73,31 +73,31 @@ func TestListOutputs(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-		}, OutputBudget{Entries: 10}, []string{"a", "b", "c"}, "entries", "c", func(t *testing.T, outs []Output) {
+		}, Budget{Entries: 10}, []string{"a", "b", "c"}, "entries", "c", func(t *testing.T, outs []Output) {
 			if outs[1].Target == "" || outs[2].Target != "" || !strings.Contains(outs[2].Skipped, "link target") {
-				t.Errorf("listOutputs = %+v, want a and b with their targets, c without, saying why", outs)
+				t.Errorf("ListOutputs = %+v, want a and b with their targets, c without, saying why", outs)
 			}
 		}},
-		{"deep chain, bounded", func(t *testing.T, d string) { chain(t, d, 3000) }, OutputBudget{Entries: 1000}, nil, "entries", "", func(t *testing.T, outs []Output) {
+		{"deep chain, bounded", func(t *testing.T, d string) { chain(t, d, 3000) }, Budget{Entries: 1000}, nil, "entries", "", func(t *testing.T, outs []Output) {
 			var cost int64
 			for _, o := range outs {
 				cost += entryCost(len(o.Path))
 			}
 			if cost > 1000 || len(outs) < 100 {
-				t.Errorf("listOutputs: %d entries costing %d, want at most 1000 and the top of the chain listed", len(outs), cost)
+				t.Errorf("ListOutputs: %d entries costing %d, want at most 1000 and the top of the chain listed", len(outs), cost)
 			}
 		}},
-		{"deep chain, no budget", func(t *testing.T, d string) { chain(t, d, 3000) }, OutputBudget{}, nil, "", "", func(t *testing.T, outs []Output) {
+		{"deep chain, no budget", func(t *testing.T, d string) { chain(t, d, 3000) }, Budget{}, nil, "", "", func(t *testing.T, outs []Output) {
 			if len(outs) != 3000 {
-				t.Errorf("listOutputs: %d entries, want all 3000", len(outs))
+				t.Errorf("ListOutputs: %d entries, want all 3000", len(outs))
 			}
 		}},
 		{"one file's budget", func(t *testing.T, d string) {
 			sparse(t, d, "huge", 1<<40)
 			write(t, d, "small", "s")
-		}, OutputBudget{FileBytes: 1 << 20}, []string{"huge", "small"}, "file_bytes", "huge", func(t *testing.T, outs []Output) {
+		}, Budget{FileBytes: 1 << 20}, []string{"huge", "small"}, "file_bytes", "huge", func(t *testing.T, outs []Output) {
 			if outs[0].SHA256 != "" || !strings.Contains(outs[0].Skipped, "one file") || outs[1].SHA256 == "" {
-				t.Errorf("listOutputs = %+v, want huge skipped and small hashed", outs)
+				t.Errorf("ListOutputs = %+v, want huge skipped and small hashed", outs)
 			}
 		}},
 		{"total budget, hard links each time", func(t *testing.T, d string) {
@@ -107,9 +107,9 @@ func TestListOutputs(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-		}, OutputBudget{Bytes: 2500}, []string{"f", "l1", "l2", "l3"}, "bytes", "l2", func(t *testing.T, outs []Output) {
+		}, Budget{Bytes: 2500}, []string{"f", "l1", "l2", "l3"}, "bytes", "l2", func(t *testing.T, outs []Output) {
 			if outs[1].SHA256 == "" || outs[2].SHA256 != "" || outs[3].SHA256 != "" || !outs[2].overBudget {
-				t.Errorf("listOutputs = %+v, want 2 of 4 links hashed", outs)
+				t.Errorf("ListOutputs = %+v, want 2 of 4 links hashed", outs)
 			}
 		}},
 	}
@@ -117,9 +117,9 @@ func TestListOutputs(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
 			c.make(t, dir)
-			outs, over, err := listOutputs(context.Background(), dir, c.b)
+			outs, over, err := ListOutputs(context.Background(), dir, c.b)
 			if err != nil {
-				t.Fatalf("listOutputs(%s) error = %v", c.name, err)
+				t.Fatalf("ListOutputs(%s) error = %v", c.name, err)
 			}
 			if c.paths != nil {
 				var got []string
@@ -127,14 +127,14 @@ func TestListOutputs(t *testing.T) {
 					got = append(got, o.Path)
 				}
 				if strings.Join(got, "|") != strings.Join(c.paths, "|") {
-					t.Errorf("listOutputs paths = %q, want %q", got, c.paths)
+					t.Errorf("ListOutputs paths = %q, want %q", got, c.paths)
 				}
 			}
 			switch {
 			case c.over == "" && over != nil:
-				t.Errorf("listOutputs over = %+v, want none", over)
+				t.Errorf("ListOutputs over = %+v, want none", over)
 			case c.over != "" && (over == nil || over.Budget != c.over || (c.at != "" && over.Path != c.at)):
-				t.Errorf("listOutputs over = %+v, want %s at %q", over, c.over, c.at)
+				t.Errorf("ListOutputs over = %+v, want %s at %q", over, c.over, c.at)
 			}
 			if c.check != nil {
 				c.check(t, outs)
@@ -150,9 +150,9 @@ func TestListOutputsCancelled(t *testing.T) {
 	sparse(t, dir, "huge", 1<<40)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	outs, _, err := listOutputs(ctx, dir, OutputBudget{})
+	outs, _, err := ListOutputs(ctx, dir, Budget{})
 	if err == nil || len(outs) > 1 || (len(outs) == 1 && outs[0].SHA256 != "") {
-		t.Errorf("listOutputs(cancelled) = %+v, %v, want nothing hashed and the context's error", outs, err)
+		t.Errorf("ListOutputs(cancelled) = %+v, %v, want nothing hashed and the context's error", outs, err)
 	}
 }
 
@@ -244,7 +244,7 @@ func TestCollect(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			dir, dest := t.TempDir(), filepath.Join(t.TempDir(), "out")
 			write(t, dir, "f", strings.Repeat("x", 3000))
-			outs, _, err := listOutputs(context.Background(), dir, OutputBudget{})
+			outs, _, err := ListOutputs(context.Background(), dir, Budget{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -256,7 +256,7 @@ func TestCollect(t *testing.T) {
 				cancel()
 			}
 			defer cancel()
-			errs := collect(ctx, dir, dest, outs)
+			errs := Collect(ctx, dir, dest, outs)
 			_, serr := os.Stat(filepath.Join(dest, "f"))
 			if len(errs) != c.wantErrs || (serr == nil) != c.wantFile || !strings.Contains(outs[0].Skipped, c.wantSkip) {
 				t.Errorf("collect = %v, copied %v, skipped %q; want %d errors, copied %v, skipped holding %q", errs, serr == nil, outs[0].Skipped, c.wantErrs, c.wantFile, c.wantSkip)

@@ -1,0 +1,74 @@
+package runfiles
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// Budget bounds the trusted side's work on what an analysis left in its
+// run directory: the listing (Entries), the bytes hashed and copied in all
+// (Bytes) and of one file (FileBytes), and the wall time of it all (Time).
+// A field of 0 is switched off. Sizes are apparent sizes (st_size): a sparse
+// file counts its holes, a file linked n times counts n times. The limits
+// and their rules are the jail's (jail.OutputBudget); this is what the
+// walker is given.
+type Budget struct {
+	Entries   int64
+	Bytes     int64
+	FileBytes int64
+	Time      time.Duration
+}
+
+// pathWeight is how many bytes of path count as one more entry.
+const pathWeight = 256
+
+// entryCost is what an entry of path p counts against Entries: 1, and 1
+// more for every full pathWeight bytes of its path and of a link's
+// target, so that the report and the supervisor's memory are bounded by
+// Entries alone.
+func entryCost(pathLen int) int64 { return 1 + int64(pathLen/pathWeight) }
+
+// Output is one entry left in the run directory. Names are bytes on Linux;
+// one that is not UTF-8 appears in path with U+FFFD for each bad byte and,
+// exactly, base64-encoded in path_b64 (the same for link targets).
+type Output struct {
+	Path      string `json:"path"` // relative to the run directory
+	PathB64   string `json:"path_b64,omitempty"`
+	Type      string `json:"type"` // file, dir, symlink, other
+	Size      int64  `json:"size"`
+	SHA256    string `json:"sha256,omitempty"`
+	Target    string `json:"link_target,omitempty"` // symlinks: never followed
+	TargetB64 string `json:"link_target_b64,omitempty"`
+	// Skipped says why a file was not hashed or copied, or a directory
+	// not listed (in full): over a budget, unreadable, changed while it
+	// was read, the post-run work stopped. Empty: it was.
+	Skipped string `json:"skipped,omitempty"`
+
+	overBudget bool // skipped by a budget, not by an error
+}
+
+// OverBudget says which output budget a run went over, at which entry.
+type OverBudget struct {
+	Budget string // entries, bytes, file_bytes, time
+	Limit  string // the budget, as the sentence gives it
+	Path   string // the entry that crossed it ("" for time with no entry)
+	Size   int64  // its apparent size (for time: -1)
+}
+
+func (o *OverBudget) String() string {
+	what := map[string]string{
+		"entries":    "entry budget",
+		"bytes":      "budget of bytes hashed and copied in all",
+		"file_bytes": "budget of bytes for one file",
+		"time":       "post-run time budget",
+	}[o.Budget]
+	s := fmt.Sprintf("over the %s (%s)", what, o.Limit)
+	if o.Path != "" {
+		s += fmt.Sprintf(" at %s", strconv.Quote(o.Path))
+		if o.Size >= 0 {
+			s += fmt.Sprintf(" (%d bytes)", o.Size)
+		}
+	}
+	return s
+}
