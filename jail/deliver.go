@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
 )
 
 // ExitDeliveryFailed is scidex-jail's exit status when the analysis ran

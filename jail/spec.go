@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/scidex/scidex-jail/cgroupfs"
-	"github.com/scidex/scidex-jail/jail/runfiles"
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
+	"github.com/scidex/scidex-jail/jail/runfiles"
 )
 
 // MaxIDLength bounds an analysis ID (runfiles.MaxIDLength).

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-
 )
 
 // gcCmd is `scidex-jail gc`: the sweep every run does for its own tmp-root
