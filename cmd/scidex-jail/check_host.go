@@ -8,23 +8,22 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/scidex/scidex-jail/jail"
 	"github.com/scidex/scidex-jail/jail/hostcheck"
 )
 
-// checkHostSetup gathers what jail.CheckHostSetup judges (the user
+// checkHostSetup gathers what hostcheck.CheckHostSetup judges (the user
 // namespace sysctls, the AppArmor label, the delegated cgroup) and turns
 // its verdicts into check lines.
 func checkHostSetup(cgroupParent string, info hostcheck.CgroupInfo) []checkLine {
-	h := jail.HostSetup{EUID: os.Geteuid(), Sysctls: map[string]string{}, AppArmorLabel: appArmorLabel()}
-	for _, name := range []string{jail.SysctlMaxUserNS, jail.SysctlUnprivUserNS, jail.SysctlAppArmorRestrict} {
+	h := hostcheck.HostSetup{EUID: os.Geteuid(), Sysctls: map[string]string{}, AppArmorLabel: appArmorLabel()}
+	for _, name := range []string{hostcheck.SysctlMaxUserNS, hostcheck.SysctlUnprivUserNS, hostcheck.SysctlAppArmorRestrict} {
 		if b, err := os.ReadFile("/proc/sys/" + strings.ReplaceAll(name, ".", "/")); err == nil {
 			h.Sysctls[name] = strings.TrimSpace(string(b))
 		}
 	}
 	h.Cgroup = cgroupSetup(cgroupParent, info)
 	var out []checkLine
-	for _, c := range jail.CheckHostSetup(h) {
+	for _, c := range hostcheck.CheckHostSetup(h) {
 		l := checkLine{Name: c.Name, State: stateOK, Text: c.Found}
 		if !c.OK {
 			l.State, l.Fix = stateMissing, c.Fix
@@ -47,8 +46,8 @@ func appArmorLabel() string {
 
 // cgroupSetup describes the v2 parent the cgroup probe found: what this
 // process may write there and who else lives in it.
-func cgroupSetup(cgroupParent string, info hostcheck.CgroupInfo) jail.CgroupSetup {
-	cg := jail.CgroupSetup{Version: info.Version, Own: cgroupParent == ""}
+func cgroupSetup(cgroupParent string, info hostcheck.CgroupInfo) hostcheck.CgroupSetup {
+	cg := hostcheck.CgroupSetup{Version: info.Version, Own: cgroupParent == ""}
 	if info.Version != 2 || len(info.Parents) != 1 {
 		return cg
 	}

@@ -3,7 +3,10 @@
 // parent a run's leaf would go under (cgroupfs), and the plan's Landlock
 // and seccomp policies tried in a child process (landlock, seccomp). Every
 // probe tries the real operation; what it finds is returned as plain
-// values for the caller to judge and print.
+// values for the caller to judge and print. [CheckHostSetup] judges the
+// host's own settings that a run depends on (user namespace sysctls,
+// AppArmor's restriction of them, cgroup delegation) from values the
+// caller gathers, so it is tested without the host.
 //
 // Landlock and seccomp cannot be undone, so the checking process never
 // applies them to itself: [ProbeSecurity] re-executes the running binary
