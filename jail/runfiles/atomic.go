@@ -11,6 +11,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// WriteReport writes a report to path with WriteAtomic, naming the report
+// in its error.
 func WriteReport(path string, b []byte, stamp func(*os.File) error) error {
 	if err := WriteAtomic(path, b, stamp); err != nil {
 		return fmt.Errorf("write report %s: %w", path, err)

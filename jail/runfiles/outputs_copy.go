@@ -73,7 +73,7 @@ func copyExactly(ctx context.Context, w io.Writer, r io.Reader, size int64) erro
 	return nil
 }
 
-// collect copies the regular files among outs that were hashed from dir to
+// Collect copies the regular files among outs that were hashed from dir to
 // dest, keeping the relative layout, each checked against its listed size
 // and sha256 as it is copied. Links and special files are never followed
 // or copied; a file the budget or an error kept from being hashed is not

@@ -201,7 +201,7 @@ func (d *Dir) removeStale(uid int) (busy, removed bool, err error) {
 	return false, true, nil
 }
 
-// remove deletes the run directory without following links, then drops the
+// Remove deletes the run directory without following links, then drops the
 // lock. Called once, on every path out of a run.
 func (d *Dir) Remove() error {
 	err := removeTree(d.parent, d.name)
@@ -212,7 +212,7 @@ func (d *Dir) Remove() error {
 	return nil
 }
 
-// keep leaves the run directory in place for the caller: its mark goes, so
+// Keep leaves the run directory in place for the caller: its mark goes, so
 // no sweep takes it (only a later run with the same ID replaces it), then
 // the lock.
 func (d *Dir) Keep() error {
@@ -226,6 +226,8 @@ func (d *Dir) Keep() error {
 	return err
 }
 
+// Close drops the lock and the tmp-root without removing anything: a run
+// directory left so is a leftover the next sweep takes.
 func (d *Dir) Close() {
 	if d.lock != nil {
 		d.lock.Close()

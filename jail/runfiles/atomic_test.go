@@ -1,0 +1,104 @@
+package runfiles
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestWriteAtomic: the file is replaced whole, the stamp runs before it
+// gets its name, and no temporary file is left on any path.
+func TestWriteAtomic(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "report.json")
+	if err := os.WriteFile(path, []byte("old"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	stamped := false
+	err := WriteAtomic(path, []byte("new body\n"), func(f *os.File) error {
+		if _, err := os.Stat(path); err != nil {
+			t.Errorf("old file gone while the stamp ran: %v", err)
+		}
+		stamped = true
+		_, err := f.WriteAt([]byte("NEW"), 0)
+		return err
+	})
+	if err != nil || !stamped {
+		t.Fatalf("WriteAtomic = %v, stamped %v; want nil, true", err, stamped)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "NEW body\n" {
+		t.Errorf("file = %q, want the stamped new body", b)
+	}
+	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o644 {
+		t.Errorf("mode = %v, want 0644", fi.Mode().Perm())
+	}
+	if names := list(t, dir); len(names) != 1 {
+		t.Errorf("directory holds %q, want only the report", names)
+	}
+	failing := errors.New("stamp failed")
+	if err := WriteAtomic(path, []byte("other"), func(*os.File) error { return failing }); !errors.Is(err, failing) {
+		t.Errorf("WriteAtomic with a failing stamp = %v, want its error", err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "NEW body\n" {
+		t.Errorf("file after a failed write = %q, want the last whole one", b)
+	}
+	if names := list(t, dir); len(names) != 1 {
+		t.Errorf("directory after a failed write holds %q, want only the report", names)
+	}
+}
+
+// TestWriteAtomicNoFollow: a link planted in the report's directory path
+// makes the write fail; nothing is written where the link points.
+func TestWriteAtomicNoFollow(t *testing.T) {
+	dir, elsewhere := t.TempDir(), t.TempDir()
+	if err := os.Symlink(elsewhere, filepath.Join(dir, "reports")); err != nil {
+		t.Fatal(err)
+	}
+	err := WriteAtomic(filepath.Join(dir, "reports", "r.json"), []byte("x"), nil)
+	if err == nil {
+		t.Fatal("WriteAtomic through a link = nil, want an error")
+	}
+	if names := list(t, elsewhere); len(names) != 0 {
+		t.Errorf("the link's target holds %q, want nothing", names)
+	}
+}
+
+// TestCollectNeverOverwritesOrFollows: a file of the same name at the
+// destination is an error and keeps its content; links and special files
+// are never copied; a destination whose path holds a link is refused.
+func TestCollectNeverOverwritesOrFollows(t *testing.T) {
+	dir, dest := t.TempDir(), t.TempDir()
+	write(t, dir, "a", "analysis")
+	write(t, dir, "b", "b")
+	if err := os.Symlink("/etc/passwd", filepath.Join(dir, "l")); err != nil {
+		t.Fatal(err)
+	}
+	write(t, dest, "a", "mine")
+	outs, _, err := ListOutputs(context.Background(), dir, Budget{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := Collect(context.Background(), dir, dest, outs)
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "not overwritten") {
+		t.Errorf("Collect over an existing file = %v, want one error saying it was not overwritten", errs)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dest, "a")); string(b) != "mine" {
+		t.Errorf("existing file = %q, want it untouched", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dest, "b")); string(b) != "b" {
+		t.Errorf("copied file = %q, want %q", b, "b")
+	}
+	if _, err := os.Lstat(filepath.Join(dest, "l")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a link was copied (%v), want links never copied", err)
+	}
+	linked := t.TempDir()
+	if err := os.Symlink(t.TempDir(), filepath.Join(linked, "out")); err != nil {
+		t.Fatal(err)
+	}
+	if errs := Collect(context.Background(), dir, filepath.Join(linked, "out", "x"), outs); len(errs) != 1 {
+		t.Errorf("Collect into a path through a link = %v, want it refused", errs)
+	}
+}
