@@ -132,8 +132,12 @@ func printPairs() {
 		return
 	}
 	fmt.Fprintf(os.Stderr, "bench: startup against the peers%s (A/B: median of the per-pair ratios):\n", pairsWhere())
+	var rows []string
 	for _, p := range startupPairs() {
-		if l, ok := pairLines[p.name]; ok {
+		rows = append(rows, p.name)
+	}
+	for _, r := range append(rows, concurrentRows()...) {
+		if l, ok := pairLines[r]; ok {
 			fmt.Fprintln(os.Stderr, "bench:   "+l)
 		}
 	}
