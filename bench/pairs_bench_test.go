@@ -164,7 +164,7 @@ func BenchmarkPairs(b *testing.B) {
 				}
 				// Information, not a target: what stopped the peer is
 				// the row, and the bench goes on.
-				pairLines[p.name] = fmt.Sprintf("%-24s not measured: %v", p.name, oneLine(err))
+				pairLines[p.name] = fmt.Sprintf("%-24s not measured: %s", p.name, strings.TrimPrefix(oneLine(err), p.name+": "))
 				return
 			}
 			s.report(b, p)
