@@ -128,7 +128,7 @@ bench-vm: build nsproto $(VMTEST) ## the startup pairs on cgroup v2 inside the Q
 bench-compare: deps build nsproto $(VMTEST) ## startup targets (interleaved pairs against bwrap and nsproto, here and in the cgroup v2 VM, crun for information, 200 concurrent runs against nsproto, init memory), then a hyperfine table against bare exec, unshare and bubblewrap
 	$(BENCH_ENV) $(GO) test -run '^$$' -bench 'Pairs' -benchtime 100x ./bench/
 	JAIL=$(BIN) bench/vmpairs.sh $(VMTEST) $(VM_PAIRS)
-	$(BENCH_ENV) $(GO) test -run '^$$' -bench 'Concurrent200|Memory' -benchtime 3x ./bench/
+	$(BENCH_ENV) $(GO) test -run '^$$' -bench 'Concurrent200|Memory' -benchtime 5x ./bench/
 	bench/compare.sh $(BIN)
 
 clean:

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"errors"
 	"fmt"
 	"os/exec"
 	"time"
@@ -38,13 +39,16 @@ func nsprotoSleep(marker string) *exec.Cmd {
 		"/usr/bin/sleep", marker)
 }
 
+// errNoNsproto is why the pair is not measured without nsproto.
+var errNoNsproto = errors.New("SCIDEX_NSPROTO is not set (make bench-compare builds ../shared/perf/nsproto when it is there)")
+
 // concurrentLine is the pair's row: the medians of the jail's and
 // nsproto's batch wall times over ops batches each, and of the per-op
-// ratios; or why it was not measured.
-func concurrentLine(n int, jail, proto batchStats, ratios []float64, ops int) string {
+// ratios; or why it was not measured (protoErr).
+func concurrentLine(n int, jail, proto batchStats, ratios []float64, ops int, protoErr error) string {
 	name := concurrentRow(n)
-	if len(ratios) == 0 {
-		return fmt.Sprintf("%-24s not measured: SCIDEX_NSPROTO is not set (make bench-compare builds ../shared/perf/nsproto when it is there)", name)
+	if protoErr != nil {
+		return fmt.Sprintf("%-24s not measured: %s", name, oneLine(protoErr))
 	}
 	target := 0.0
 	if n == 200 {
@@ -75,7 +79,7 @@ func medianMs(ds []time.Duration) float64 {
 func concurrentRows() []string {
 	rows := []string{concurrentRow(50), concurrentRow(200)}
 	if _, ok := pairLines[concurrentRow(200)]; !ok && !inVM() {
-		pairLines[concurrentRow(200)] = fmt.Sprintf("%-24s not measured in this run: BenchmarkConcurrent200 times it (make bench-compare: -bench Concurrent200 -benchtime 3x)", concurrentRow(200))
+		pairLines[concurrentRow(200)] = fmt.Sprintf("%-24s not measured in this run: BenchmarkConcurrent200 times it (make bench-compare: -bench Concurrent200 -benchtime 5x)", concurrentRow(200))
 	}
 	return rows
 }
