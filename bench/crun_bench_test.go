@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -115,6 +116,8 @@ exec sleep infinity`
 func (c *crunPeer) startHolder(tb testing.TB) error {
 	args := append([]string{"-m", "-C", "--propagation", "private", "sh", "-c", crunView, "sh"}, crunControllers...)
 	h := exec.Command("unshare", args...)
+	// Gone with the bench even when it is killed before its cleanup.
+	h.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	var stderr strings.Builder
 	h.Stderr = &stderr
 	out, err := h.StdoutPipe()
