@@ -23,7 +23,10 @@ func concurrentRow(n int) string { return fmt.Sprintf("jail-vs-nsproto-conc%d", 
 // those roots (nsprotoV1Outside): elsewhere, as on these development
 // machines, nsproto runs with -cg none, everything else on, and so does no
 // cgroup work at all while the jail makes, limits and removes a leaf per
-// run: the ratio then overstates the jail's cost by that work.
+// run: the ratio then overstates the jail's cost by that work. -cg v2 is no
+// better on a hybrid host: its leaf goes at the root of the cgroup2 mount at
+// /sys/fs/cgroup/unified whatever this process' cgroup there, and that
+// hierarchy has no memory, cpu or pids controller to limit with.
 func nsprotoConcurrentCg() (cg, why string) {
 	if why := nsprotoV1Outside(); why != "" {
 		return "none", why
