@@ -18,43 +18,61 @@ import (
 func BenchmarkConcurrent50(b *testing.B)  { benchConcurrent(b, 50) }
 func BenchmarkConcurrent200(b *testing.B) { benchConcurrent(b, 200) }
 
-// benchConcurrent starts n jails of `sleep 0.5` at once, then n bwrap
-// sandboxes of the same (in alternating order per op, so neither always
-// runs on a warmer machine), and checks that every jail succeeded and left
-// nothing behind.
+// benchConcurrent starts n jails of `sleep 0.5` at once, then n nsprotos
+// (when $SCIDEX_NSPROTO names it) and n bwrap sandboxes of the same, in
+// reversed order every other op (A B, B A, ...: neither always runs on a
+// warmer machine), and checks that every jail succeeded and left nothing
+// behind. The jail against nsproto is a pair like BenchmarkPairs': the
+// median of the per-op ratios of the batches' wall times is printed with
+// the others.
 func benchConcurrent(b *testing.B, n int) {
 	bwrap, err := exec.LookPath("bwrap")
 	if err != nil {
 		b.Fatal(errNoBwrap)
 	}
 	d := newDirs(b)
-	var jail, peer batchStats
+	var jail, proto, peer batchStats
+	var ratios []float64
+	// nsproto's side is a pair for the table, never a reason to fail:
+	// what stopped it becomes its row.
+	protoErr := errNoNsproto
+	if pairsNsproto() != "" {
+		protoErr = nil
+	}
+	sides := []func() error{
+		func() error { return jail.run(func() (batch, error) { return jailBatch(d, n) }) },
+		func() error {
+			if protoErr == nil {
+				protoErr = proto.run(func() (batch, error) { return peerBatch(n, "nsproto", nsprotoSleep) })
+			}
+			return nil
+		},
+		func() error {
+			return peer.run(func() (batch, error) { return peerBatch(n, "bwrap", bwrapSleep(bwrap)) })
+		},
+	}
 	for i := range b.N {
-		runJail := func() {
-			st, err := jailBatch(d, n)
-			if err != nil {
+		order := slices.Clone(sides)
+		if i%2 == 1 {
+			slices.Reverse(order)
+		}
+		for _, run := range order {
+			if err := run(); err != nil {
 				b.Fatal(err)
 			}
-			jail.add(st)
 		}
-		runPeer := func() {
-			st, err := bwrapBatch(bwrap, n)
-			if err != nil {
-				b.Fatal(err)
-			}
-			peer.add(st)
-		}
-		if i%2 == 0 {
-			runJail()
-			runPeer()
-		} else {
-			runPeer()
-			runJail()
+		if protoErr == nil {
+			ratios = append(ratios, ms(jail.walls[i])/ms(proto.walls[i]))
 		}
 	}
 	jail.report(b, "jail")
 	peer.report(b, "bwrap")
 	b.ReportMetric(jail.meanWall()/peer.meanWall(), "wall-x-bwrap")
+	if protoErr == nil {
+		proto.report(b, "nsproto")
+		b.ReportMetric(median(ratios), "wall-x-nsproto")
+	}
+	pairLines[concurrentRow(n)] = concurrentLine(n, jail, proto, ratios, b.N, protoErr)
 }
 
 // sleepMarker is a `sleep` argument of about 0.5 s that is unique to one
@@ -163,26 +181,35 @@ func ownLeaves(s hostState) hostState {
 	return s
 }
 
-func bwrapBatch(bwrap string, n int) (batch, error) {
+// peerBatch starts n of mk's sandboxes of `sleep 0.5` at once and checks
+// that each succeeded and none is left running.
+func peerBatch(n int, who string, mk func(marker string) *exec.Cmd) (batch, error) {
 	marker := sleepMarker()
 	bt, err := launch(n, func(i int) (func() error, error) {
-		c := exec.Command(bwrap, bwrapArgs("/usr/bin/sleep", marker)...)
+		c := mk(marker)
 		var stderr bytes.Buffer
 		c.Stderr = &stderr
 		if err := c.Start(); err != nil {
-			return nil, fmt.Errorf("start bwrap: %w", err)
+			return nil, fmt.Errorf("start %s: %w", who, err)
 		}
 		return func() error {
 			if err := c.Wait(); err != nil {
-				return fmt.Errorf("bwrap sleep: %w: %s", err, stderr.String())
+				return fmt.Errorf("%s sleep: %w: %s", who, err, stderr.String())
 			}
 			return nil
 		}, nil
 	})
 	if err != nil {
-		return bt, fmt.Errorf("%d bwraps at once: %w", n, err)
+		return bt, fmt.Errorf("%d %ss at once: %w", n, who, err)
+	}
+	if pids := testutil.ProcessesWith(marker); len(pids) > 0 {
+		return bt, fmt.Errorf("%d %ss at once: processes still running with marker %s: pids %v", n, who, marker, pids)
 	}
 	return bt, nil
+}
+
+func bwrapSleep(bwrap string) func(marker string) *exec.Cmd {
+	return func(marker string) *exec.Cmd { return exec.Command(bwrap, bwrapArgs("/usr/bin/sleep", marker)...) }
 }
 
 // batchStats pools the batches of all ops.
@@ -194,6 +221,16 @@ type batchStats struct {
 func (s *batchStats) add(b batch) {
 	s.walls = append(s.walls, b.Wall)
 	s.latencies = append(s.latencies, b.Latencies...)
+}
+
+// run runs one batch and adds it.
+func (s *batchStats) run(batchFn func() (batch, error)) error {
+	bt, err := batchFn()
+	if err != nil {
+		return err
+	}
+	s.add(bt)
+	return nil
 }
 
 func (s *batchStats) meanWall() float64 {

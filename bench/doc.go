@@ -26,12 +26,16 @@
 //     and the log says why.
 //
 //   - BenchmarkConcurrent50, BenchmarkConcurrent200: 50 or 200 jails of
-//     `sleep 0.5` started at once, then as many bubblewrap sandboxes of the
-//     same. Reports the wall time of each batch, per-run latency (p50, p95)
-//     and the jail/bwrap wall ratio. Fails if a run failed or anything
-//     leaked: a run directory left in the tmp-root, a process carrying the
-//     run's marker, a new mount in /proc/self/mountinfo, a new scidex-*
-//     cgroup below this process's cgroups.
+//     `sleep 0.5` started at once, then as many nsprotos (when
+//     $SCIDEX_NSPROTO is set) and bubblewrap sandboxes of the same, in
+//     reversed order every other op. Reports the wall time of each batch,
+//     per-run latency (p50, p95) and the jail/bwrap and jail/nsproto wall
+//     ratios; the jail/nsproto pair (target 1.2 for 200) is printed with
+//     the startup pairs, with nsproto's flags (-cg none where its v1 leaves
+//     would sit outside this process' cgroups). Fails if a run failed or
+//     anything leaked: a run directory left in the tmp-root, a process
+//     carrying the run's marker, a new mount in /proc/self/mountinfo, a new
+//     scidex-* cgroup below this process's cgroups.
 //
 //   - BenchmarkMemory: resident memory (VmRSS, VmHWM, RssAnon, in kB) of the
 //     supervisor and of the init while the target runs. The init's memory
@@ -42,7 +46,12 @@
 //     from ../shared/perf/nsproto; the pair is left out with a note without
 //     it) and against bwrap: the median of each side and of the per-pair
 //     ratio, in wall and in CPU time, printed at the end with the target
-//     beside it. Inside the vmtest VM (SCIDEX_IN_VM=1: pure cgroup v2, the
+//     beside it. For information, the jail against crun (Debian's crun,
+//     with a bundle the bench writes: the same limits, namespaces and
+//     read-only root, a seccomp deny-list), run in a cgroup v1 view of its
+//     own (a private mount and cgroup namespace, never the host's) so that
+//     its leaves land below this process' cgroups; without crun, or when
+//     it cannot run, its row says why. Inside the vmtest VM (SCIDEX_IN_VM=1: pure cgroup v2, the
 //     init born in its leaf with CLONE_INTO_CGROUP) it times the VM's pairs
 //     instead, "vm-jail-vs-nsproto-true" (target 1.2) and
 //     "vm-jail-vs-bwrap-true" (for reference), and prints the median of
@@ -58,7 +67,8 @@
 // ratios to bwrap.
 //
 // Needs: root, Linux with user namespaces, bubblewrap (apt-get install
-// bubblewrap) for the concurrency comparison, python3 at /usr/bin/python3,
+// bubblewrap) for the concurrency comparison, crun and util-linux's
+// unshare and nsenter for crun's pairs, python3 at /usr/bin/python3,
 // and hyperfine for compare.sh.
 //
 // Usage:

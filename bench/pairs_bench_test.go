@@ -29,6 +29,14 @@ type pair struct {
 	// prepare, when set, readies the machine for the pair (cleaned up
 	// with tb.Cleanup) before its first run.
 	prepare func(tb testing.TB) error
+	// info: B is a peer printed for information; when it cannot be set
+	// up or run here, its row says why and the bench goes on.
+	info bool
+	note string // printed under the pair's row: how B runs
+	// treeCPU: B's rusage holds its whole process tree, so the CPU ratio
+	// means something and is printed. Bubblewrap's misses the sandbox's
+	// work (2.4 ms of CPU for python3 -c pass, measured here).
+	treeCPU bool
 }
 
 // pairsNsproto is the design's yardstick (../shared/perf/nsproto), built by
@@ -98,7 +106,7 @@ func nsprotoCgroup() string {
 // (one C process doing less cannot be a Go jail's target). In the vmtest
 // VM, startupPairs gives vmPairs instead.
 var pairs = []pair{
-	{name: "jail-vs-nsproto-true", target: 1.2, cpuTarget: 1.3,
+	{name: "jail-vs-nsproto-true", target: 1.2, cpuTarget: 1.3, treeCPU: true,
 		a: func(d dirs) *exec.Cmd { return fullJail(d, "/usr/bin/true") },
 		b: func(dirs) *exec.Cmd { return nsprotoCmd("/usr/bin/true") }},
 	{name: "jail-vs-bwrap-python", target: 1.3,
@@ -107,6 +115,9 @@ var pairs = []pair{
 	{name: "jail-vs-bwrap-true",
 		a: func(d dirs) *exec.Cmd { return fullJail(d, "/usr/bin/true") },
 		b: func(dirs) *exec.Cmd { return bwrapCmd("/usr/bin/true") }},
+	// Information: crun, enforcing the same limits (crun_bench_test.go).
+	crunPair("jail-vs-crun-true", "/usr/bin/true"),
+	crunPair("jail-vs-crun-python", "/usr/bin/python3", "-c", "pass"),
 }
 
 // pairLines holds each pair's summary, printed after all benchmarks.
@@ -121,8 +132,12 @@ func printPairs() {
 		return
 	}
 	fmt.Fprintf(os.Stderr, "bench: startup against the peers%s (A/B: median of the per-pair ratios):\n", pairsWhere())
+	var rows []string
 	for _, p := range startupPairs() {
-		if l, ok := pairLines[p.name]; ok {
+		rows = append(rows, p.name)
+	}
+	for _, r := range append(rows, concurrentRows()...) {
+		if l, ok := pairLines[r]; ok {
 			fmt.Fprintln(os.Stderr, "bench:   "+l)
 		}
 	}
@@ -137,73 +152,121 @@ func BenchmarkPairs(b *testing.B) {
 	}
 	for _, p := range startupPairs() {
 		b.Run(p.name, func(b *testing.B) {
-			if strings.Contains(p.name, "nsproto") && pairsNsproto() == "" {
-				fmt.Fprintf(os.Stderr, "bench: %s left out: SCIDEX_NSPROTO is not set (make bench-compare builds ../shared/perf/nsproto when it is there)\n", p.name)
+			if why := leftOut(p); why != "" {
+				fmt.Fprintf(os.Stderr, "bench: %s left out: %s\n", p.name, why)
 				return
 			}
-			if strings.Contains(p.name, "nsproto") {
-				if why := nsprotoV1Outside(); why != "" {
-					fmt.Fprintf(os.Stderr, "bench: %s left out on this host: %s; the pair runs in the cgroup v2 VM (make bench-vm)\n", p.name, why)
-					return
-				}
-			}
-			if p.prepare != nil {
-				if err := p.prepare(b); err != nil {
-					b.Fatalf("%s: %v", p.name, err)
-				}
-			}
 			d := newDirs(b)
-			// One of each first, unmeasured: caches, and a message if a
-			// side cannot run at all.
-			for _, mk := range []func(dirs) *exec.Cmd{p.a, p.b} {
-				if out, err := mk(d).CombinedOutput(); err != nil {
-					b.Fatalf("%s: %v\n%s", p.name, err, out)
-				}
-			}
-			var as, bs, ratios, cas, cbs, cratios []float64
-			var ph phaseSums
-			for i := 0; i < b.N; i++ {
-				ca, cb := p.a(d), p.b(d)
-				ta, tb, err := timePair(p.name, ca, cb, i%2 == 1)
-				if err != nil {
+			s, err := p.run(b, d)
+			if err != nil {
+				if !p.info {
 					b.Fatal(err)
 				}
-				as, bs, ratios = append(as, ta), append(bs, tb), append(ratios, ta/tb)
-				ua, ub := cpuSeconds(ca), cpuSeconds(cb)
-				cas, cbs = append(cas, ua), append(cbs, ub)
-				if ub > 0 {
-					cratios = append(cratios, ua/ub)
-				}
-				if p.phases {
-					if err := addPhases(&ph, ca, ta); err != nil {
-						b.Fatalf("%s: %v", p.name, err)
-					}
-				}
+				// Information, not a target: what stopped the peer is
+				// the row, and the bench goes on.
+				pairLines[p.name] = fmt.Sprintf("%-24s not measured: %s", p.name, strings.TrimPrefix(oneLine(err), p.name+": "))
+				return
 			}
-			ma, mb, mr := median(as), median(bs), median(ratios)
-			mca, mcb, mcr := median(cas), median(cbs), median(cratios)
-			b.ReportMetric(ma*1e3, "a-ms")
-			b.ReportMetric(mb*1e3, "b-ms")
-			b.ReportMetric(mr, "a/b")
-			b.ReportMetric(mca*1e3, "a-cpu-ms")
-			b.ReportMetric(mcb*1e3, "b-cpu-ms")
-			b.ReportMetric(mcr, "a/b-cpu")
-			if p.phases {
-				ph.report(b)
-			}
+			s.report(b, p)
 			// Kept, not printed: the benchmark runs again with a larger
 			// b.N, and TestMain prints the last of each at the end.
-			l := fmt.Sprintf("%-24s wall A %7.2f ms  B %7.2f ms  A/B %5.2f  %s  (medians of %d interleaved pairs)",
-				p.name, ma*1e3, mb*1e3, mr, verdict(mr, p.target), b.N)
-			if p.cpuTarget > 0 {
-				// Only where B's rusage holds its whole tree: bubblewrap's
-				// misses the sandbox's work (2.4 ms of CPU for python3 -c
-				// pass, measured here), so no CPU ratio against it.
-				l += fmt.Sprintf("\nbench:   %-24s CPU  A %7.2f ms  B %7.2f ms  A/B %5.2f  %s", "", mca*1e3, mcb*1e3, mcr, verdict(mcr, p.cpuTarget))
-			}
-			pairLines[p.name] = l
+			pairLines[p.name] = s.line(p, b.N)
 		})
 	}
+}
+
+// leftOut says why pair p cannot run here, or "".
+func leftOut(p pair) string {
+	if !strings.Contains(p.name, "nsproto") {
+		return ""
+	}
+	if pairsNsproto() == "" {
+		return "SCIDEX_NSPROTO is not set (make bench-compare builds ../shared/perf/nsproto when it is there)"
+	}
+	if why := nsprotoV1Outside(); why != "" {
+		return "on this host " + why + "; the pair runs in the cgroup v2 VM (make bench-vm)"
+	}
+	return ""
+}
+
+// pairStats are the measurements of one pair's b.N runs of each side.
+type pairStats struct {
+	as, bs, ratios, cas, cbs, cratios []float64
+	ph                                phaseSums
+}
+
+// run readies the machine for p, runs each side once unmeasured, then
+// times n interleaved pairs.
+func (p pair) run(b *testing.B, d dirs) (*pairStats, error) {
+	if p.prepare != nil {
+		if err := p.prepare(b); err != nil {
+			return nil, fmt.Errorf("%s: %w", p.name, err)
+		}
+	}
+	// One of each first, unmeasured: caches, and a message if a side
+	// cannot run at all.
+	for _, mk := range []func(dirs) *exec.Cmd{p.a, p.b} {
+		if out, err := mk(d).CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("%s: %w\n%s", p.name, err, out)
+		}
+	}
+	s := &pairStats{}
+	for i := 0; i < b.N; i++ {
+		ca, cb := p.a(d), p.b(d)
+		ta, tb, err := timePair(p.name, ca, cb, i%2 == 1)
+		if err != nil {
+			return nil, err
+		}
+		s.as, s.bs, s.ratios = append(s.as, ta), append(s.bs, tb), append(s.ratios, ta/tb)
+		ua, ub := cpuSeconds(ca), cpuSeconds(cb)
+		s.cas, s.cbs = append(s.cas, ua), append(s.cbs, ub)
+		if ub > 0 {
+			s.cratios = append(s.cratios, ua/ub)
+		}
+		if p.phases {
+			if err := addPhases(&s.ph, ca, ta); err != nil {
+				return nil, fmt.Errorf("%s: %w", p.name, err)
+			}
+		}
+	}
+	return s, nil
+}
+
+func (s *pairStats) report(b *testing.B, p pair) {
+	b.ReportMetric(median(s.as)*1e3, "a-ms")
+	b.ReportMetric(median(s.bs)*1e3, "b-ms")
+	b.ReportMetric(median(s.ratios), "a/b")
+	b.ReportMetric(median(s.cas)*1e3, "a-cpu-ms")
+	b.ReportMetric(median(s.cbs)*1e3, "b-cpu-ms")
+	b.ReportMetric(median(s.cratios), "a/b-cpu")
+	if p.phases {
+		s.ph.report(b)
+	}
+}
+
+// line is p's row of the summary: medians of n pairs, the target beside.
+func (s *pairStats) line(p pair, n int) string {
+	mr := median(s.ratios)
+	l := fmt.Sprintf("%-24s wall A %7.2f ms  B %7.2f ms  A/B %5.2f  %s  (medians of %d interleaved pairs)",
+		p.name, median(s.as)*1e3, median(s.bs)*1e3, mr, verdict(mr, p.target), n)
+	if p.treeCPU {
+		mcr := median(s.cratios)
+		l += fmt.Sprintf("\nbench:   %-24s CPU  A %7.2f ms  B %7.2f ms  A/B %5.2f  %s", "", median(s.cas)*1e3, median(s.cbs)*1e3, mcr, verdict(mcr, p.cpuTarget))
+	}
+	if p.note != "" {
+		l += fmt.Sprintf("\nbench:   %-24s %s", "", p.note)
+	}
+	return l
+}
+
+// oneLine is err's message (with the output of the command that failed)
+// on one line, at most 400 bytes.
+func oneLine(err error) string {
+	m := strings.Join(strings.Fields(err.Error()), " ")
+	if len(m) > 400 {
+		m = m[:400] + "..."
+	}
+	return m
 }
 
 // verdict is the target beside a ratio: met, NOT met, or none to meet.

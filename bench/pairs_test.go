@@ -1,6 +1,10 @@
 package bench
 
-import "testing"
+import (
+	"errors"
+	"strings"
+	"testing"
+)
 
 func TestReportArg(t *testing.T) {
 	tests := []struct {
@@ -56,6 +60,53 @@ func TestStartupPairs(t *testing.T) {
 			t.Setenv("SCIDEX_IN_VM", tt.inVM)
 			if got := startupPairs()[0].name; got != tt.want {
 				t.Errorf("startupPairs()[0] with SCIDEX_IN_VM=%q = %s, want %s", tt.inVM, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestOneLine(t *testing.T) {
+	tests := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"output joined", errors.New("crun: exit status 1\nerror: mount\n  proc"), "crun: exit status 1 error: mount proc"},
+		{"long cut", errors.New(strings.Repeat("x", 500)), strings.Repeat("x", 400) + "..."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := oneLine(tt.err); got != tt.want {
+				t.Errorf("oneLine(%q) = %q, want %q", tt.err, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestCrunSpec checks that crun's bundle enforces fullJail's limits
+// (--memory 256M, no swap, --cpus 1, --pids 64) in a leaf named by the peer.
+func TestCrunSpec(t *testing.T) {
+	c := &crunPeer{command: []string{"/usr/bin/true"}, leaf: "scidex-bench-crun-1"}
+	s := c.crunSpec()
+	r := s.Linux.Resources
+	tests := []struct {
+		name      string
+		got, want any
+	}{
+		{"memory", r.Memory.Limit, int64(256 << 20)},
+		{"memory+swap", r.Memory.Swap, int64(256 << 20)},
+		{"cpu quota", r.CPU.Quota, int64(100000)},
+		{"cpu period", r.CPU.Period, int64(100000)},
+		{"pids", r.Pids.Limit, int64(64)},
+		{"cgroupsPath", s.Linux.CgroupsPath, "/scidex-bench-crun-1"},
+		{"namespaces", len(s.Linux.Namespaces), 7},
+		{"read-only root", s.Root.Readonly, true},
+		{"command", strings.Join(s.Process.Args, " "), "/usr/bin/true"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.got != tt.want {
+				t.Errorf("crunSpec() %s = %v, want %v", tt.name, tt.got, tt.want)
 			}
 		})
 	}
