@@ -27,6 +27,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/scidex/scidex-jail/internal/buildversion"
+	"github.com/scidex/scidex-jail/internal/netif"
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
 )
 
@@ -104,7 +105,7 @@ func setupSteps(cfg *protocol.Config, enforced *protocol.Enforced) []step {
 		{"hostname", func() error { return unix.Sethostname([]byte(cfg.Hostname)) }},
 		{"network", func() error {
 			if cfg.Loopback {
-				return loopbackUp()
+				return netif.LoopbackUp()
 			}
 			return nil
 		}},
@@ -222,7 +223,7 @@ func (c *conn) startTarget(cfg *protocol.Config, enforced *protocol.Enforced) (p
 func exitedMsg(ws unix.WaitStatus, wall time.Duration) protocol.InitMsg {
 	var ru unix.Rusage
 	unix.Getrusage(unix.RUSAGE_CHILDREN, &ru)
-	m := protocol.InitMsg{Kind: protocol.KindExited, UserUsec: tvUsec(ru.Utime), SysUsec: tvUsec(ru.Stime), MaxRSSKB: ru.Maxrss,
+	m := protocol.InitMsg{Kind: protocol.KindExited, UserUsec: protocol.Micros(ru.Utime), SysUsec: protocol.Micros(ru.Stime), MaxRSSKB: ru.Maxrss,
 		WallUsec: wall.Microseconds()}
 	switch {
 	case ws.Exited():
