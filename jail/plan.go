@@ -58,7 +58,7 @@ type CgroupPlan struct {
 // PlanError is a plan that cannot be carried out: the stage it belongs to
 // (promises, policy) and why.
 type PlanError struct {
-	Stage string
+	Stage Stage
 	Err   error
 }
 
@@ -105,19 +105,19 @@ func BuildPlan(s *Spec, h HostView) (*Plan, []string, error) {
 	p.Enforced = planEnforced(s, p)
 	short, err := checkPromises(p.Promises, s.optIns())
 	if err != nil {
-		return p, warnings, &PlanError{Stage: "promises", Err: err}
+		return p, warnings, &PlanError{Stage: protocol.StagePromises, Err: err}
 	}
 	// The groups a rootless run cannot drop must not open what the view
 	// shows (exposure.go).
 	if err := checkExposure(p.IDs, h.Exposed); err != nil {
-		return p, warnings, &PlanError{Stage: "promises", Err: err}
+		return p, warnings, &PlanError{Stage: protocol.StagePromises, Err: err}
 	}
 	for _, st := range short {
 		p.Enforced.Degraded = append(p.Enforced.Degraded, st.Degraded())
 	}
 	if sc := p.Init.Security.Seccomp; sc != nil {
 		if _, err := seccomp.Lookup(*sc); err != nil {
-			return p, warnings, &PlanError{Stage: "policy", Err: fmt.Errorf("seccomp policy %s: %w", sc, err)}
+			return p, warnings, &PlanError{Stage: protocol.StagePolicy, Err: fmt.Errorf("seccomp policy %s: %w", sc, err)}
 		}
 	}
 	return p, warnings, nil
