@@ -81,7 +81,7 @@ func BuildPlan(s *Spec, h HostView) (*Plan, []string, error) {
 	// The host says what the kernel offers; the spec, what the caller
 	// switched off and which network mode the promises are about.
 	layers := h.Layers
-	layers.Net, layers.Disabled = s.Net, s.Disable
+	layers.Net, layers.Disabled = s.Net, s.optIns().Disabled()
 	p := &Plan{
 		Namespaces: planNamespaces(s.Net),
 		IDs:        planIDs(s, h),
@@ -93,7 +93,7 @@ func BuildPlan(s *Spec, h HostView) (*Plan, []string, error) {
 			warnings = append(warnings, fmt.Sprintf("%s/ not found under --root %s: not mounted", d, s.Root))
 		}
 	}
-	if !s.disabled("cgroup") {
+	if !s.disabled(ProtectCgroup) {
 		p.Cgroup = &CgroupPlan{Parent: s.CgroupParent, Limits: cgroupfs.Limits{
 			MemoryBytes: s.Resources.MemoryBytes, SwapBytes: s.Resources.SwapBytes,
 			CPUs: s.Resources.CPUs, PIDs: s.Resources.PIDs,

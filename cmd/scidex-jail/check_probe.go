@@ -124,7 +124,7 @@ func checkLandlock(p jail.Profile, sp hostcheck.Security) checkLine {
 		l.Fix = "the kernel's Landlock does not deny what it should: report this with the kernel version (uname -r)"
 	case ll.Err != "":
 		l.State = stateMissing
-		if slices.Contains(p.AllowDegraded, "landlock") {
+		if optIns, _ := jail.ParseOptIns(p.AllowDegraded, nil); slices.Contains(optIns, jail.OptIn{Kind: jail.OptInDegrade, Protection: jail.ProtectLandlock}) {
 			l.State = stateDegraded
 		}
 		l.Text = "Landlock: " + ll.Err + "; the promises below say what holds without it"
