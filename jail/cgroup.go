@@ -14,7 +14,7 @@ import (
 // init runs, as the init's own threads do.
 func (sv *supervisor) createLeaf() error {
 	s := sv.spec
-	if s.disabled("cgroup") {
+	if s.disabled(ProtectCgroup) {
 		return nil
 	}
 	cfg := cgroupfs.Config{

@@ -77,8 +77,9 @@
 //
 // The other stages a setup_error can name: promises and policy (BuildPlan),
 // rundir (a bug: the directory is not where the plan put it) and init (the
-// init ended before it started the target: settle). The README's
-// troubleshooting table has one row per stage.
+// init ended before it started the target: settle). Stages is the closed
+// list, a Stage constant of jail/internal/protocol each; the README's
+// troubleshooting table has one row per stage, in that order.
 //
 // A cancel (SIGTERM, SIGINT, SIGHUP on the channel given to Run) is taken
 // between every step up to the target's start, and ends the run there;

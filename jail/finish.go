@@ -82,8 +82,8 @@ func (sv *supervisor) finish() {
 		r.CPUSystemSecs = float64(m.SysUsec) / 1e6
 		r.PeakRSSBytes = m.MaxRSSKB * 1024
 	} else if _, ru, ok := sv.initEnded(); ok {
-		r.CPUUserSecs = float64(tvUsec(ru.Utime)) / 1e6
-		r.CPUSystemSecs = float64(tvUsec(ru.Stime)) / 1e6
+		r.CPUUserSecs = float64(protocol.Micros(ru.Utime)) / 1e6
+		r.CPUSystemSecs = float64(protocol.Micros(ru.Stime)) / 1e6
 		r.PeakRSSBytes = ru.Maxrss * 1024
 	}
 	if sv.started && sv.exited == nil {
@@ -107,8 +107,6 @@ func (sv *supervisor) initEnded() (unix.WaitStatus, unix.Rusage, bool) {
 	}
 	return sv.init.ended()
 }
-
-func tvUsec(tv unix.Timeval) int64 { return tv.Sec*1e6 + int64(tv.Usec) }
 
 // outcome gathers what decides how the run ended.
 func (sv *supervisor) outcome() outcome {

@@ -68,7 +68,7 @@ func LookHost(s *Spec) HostView {
 // at all when s switches Landlock off).
 func lookLayers(s *Spec) HostLayers {
 	var h HostLayers
-	if s.disabled("landlock") {
+	if s.disabled(ProtectLandlock) {
 		return h
 	}
 	abi, err := landlock.ProbeABI()

@@ -13,6 +13,7 @@ import (
 
 	"github.com/scidex/scidex-jail/cgroupfs"
 	"github.com/scidex/scidex-jail/internal/osthread"
+	"github.com/scidex/scidex-jail/jail/childmode"
 )
 
 // initChild is the init as the supervisor holds it: the supervisor's own
@@ -36,7 +37,7 @@ type initChild struct {
 // namespaces, ID mapping, cgroup), stdio inherited and sync as fd 3.
 func startInitChild(prog *initProgram, attr *syscall.SysProcAttr, sync *os.File) (*initChild, error) {
 	start := time.Now()
-	pid, err := syscall.ForkExec(prog.execPath(), []string{InitName}, &syscall.ProcAttr{
+	pid, err := syscall.ForkExec(prog.execPath(), childmode.Init.Argv(), &syscall.ProcAttr{
 		Env:   initEnv,
 		Files: []uintptr{os.Stdin.Fd(), os.Stdout.Fd(), os.Stderr.Fd(), sync.Fd()}, // fd 3 = protocol.SyncFD
 		Sys:   attr,

@@ -18,6 +18,8 @@ import (
 )
 
 // InitName is the file name of the init program (cmd/scidex-jail-init).
+// What it runs as is its argv[0], the child mode childmode.Init
+// (jail/childmode), which its main checks.
 const InitName = "scidex-jail-init"
 
 // initPlaces are where the init is looked for, relative to the directory

@@ -23,7 +23,7 @@ const CPUOnline = "/sys/devices/system/cpu/online"
 // leaf, the cgroup file system that shows it.
 func limitsViewPaths(s *Spec) []string {
 	p := []string{"/proc", CPUOnline}
-	if !s.disabled("cgroup") {
+	if !s.disabled(ProtectCgroup) {
 		p = append(p, protocol.CgroupMount)
 	}
 	return p
@@ -34,14 +34,14 @@ func quotaCPUs(cpus float64) int { return int(cpus + 0.999) }
 
 // planLimitsView sets how many CPUs the init pins the target to.
 func planLimitsView(s *Spec, c *protocol.Config) {
-	if !s.disabled("cgroup") && s.Resources.CPUs > 0 {
+	if !s.disabled(ProtectCgroup) && s.Resources.CPUs > 0 {
 		c.CPUs = quotaCPUs(s.Resources.CPUs)
 	}
 }
 
 // meminfoShown is whether the run's /proc/meminfo shows its memory limit.
 func (s *Spec) meminfoShown() bool {
-	return !s.disabled("cgroup") && s.Resources.MemoryBytes > 0
+	return !s.disabled(ProtectCgroup) && s.Resources.MemoryBytes > 0
 }
 
 // meminfoReport says in the report what /proc/meminfo showed.

@@ -78,7 +78,7 @@ func settle(o outcome) verdict {
 		// Cancelled before the target ran (or before the init could say
 		// it did): exit as a shell does for the signal that ended it.
 		v.Status, v.ExitCode, v.Signal = StatusCancelled, 128+int(o.CancelSig), ""
-	case o.Failed != nil && o.Failed.Stage == "exec" && o.PIDsHits > 0:
+	case o.Failed != nil && o.Failed.Stage == protocol.StageExec && o.PIDsHits > 0:
 		// The fork of the target itself hit the PID limit.
 		setup(StatusPIDsLimit, protocol.ExitSetup)
 	case o.Failed != nil:
@@ -90,7 +90,7 @@ func settle(o outcome) verdict {
 		if o.TimedOut {
 			v.Status = StatusTimeout
 		}
-		v.SetupError = &SetupError{Stage: "init", Message: fmt.Sprintf("the init ended before starting the target (exit code %d, signal %s)", o.Code, v.Signal)}
+		v.SetupError = &SetupError{Stage: protocol.StageInit, Message: fmt.Sprintf("the init ended before starting the target (exit code %d, signal %s)", o.Code, v.Signal)}
 	case o.TimedOut:
 		v.Status = StatusTimeout
 	case o.Cancelled:

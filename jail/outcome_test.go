@@ -75,7 +75,7 @@ func TestSettle(t *testing.T) {
 			}
 			stage := ""
 			if v.SetupError != nil {
-				stage = v.SetupError.Stage
+				stage = string(v.SetupError.Stage)
 			}
 			if stage != c.setupStage {
 				t.Errorf("settle(%+v).SetupError = %+v, want stage %q", c.o, v.SetupError, c.setupStage)

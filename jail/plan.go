@@ -58,7 +58,7 @@ type CgroupPlan struct {
 // PlanError is a plan that cannot be carried out: the stage it belongs to
 // (promises, policy) and why.
 type PlanError struct {
-	Stage string
+	Stage Stage
 	Err   error
 }
 
@@ -81,7 +81,7 @@ func BuildPlan(s *Spec, h HostView) (*Plan, []string, error) {
 	// The host says what the kernel offers; the spec, what the caller
 	// switched off and which network mode the promises are about.
 	layers := h.Layers
-	layers.Net, layers.Disabled = s.Net, s.Disable
+	layers.Net, layers.Disabled = s.Net, s.optIns().Disabled()
 	p := &Plan{
 		Namespaces: planNamespaces(s.Net),
 		IDs:        planIDs(s, h),
@@ -93,7 +93,7 @@ func BuildPlan(s *Spec, h HostView) (*Plan, []string, error) {
 			warnings = append(warnings, fmt.Sprintf("%s/ not found under --root %s: not mounted", d, s.Root))
 		}
 	}
-	if !s.disabled("cgroup") {
+	if !s.disabled(ProtectCgroup) {
 		p.Cgroup = &CgroupPlan{Parent: s.CgroupParent, Limits: cgroupfs.Limits{
 			MemoryBytes: s.Resources.MemoryBytes, SwapBytes: s.Resources.SwapBytes,
 			CPUs: s.Resources.CPUs, PIDs: s.Resources.PIDs,
@@ -105,19 +105,19 @@ func BuildPlan(s *Spec, h HostView) (*Plan, []string, error) {
 	p.Enforced = planEnforced(s, p)
 	short, err := checkPromises(p.Promises, s.optIns())
 	if err != nil {
-		return p, warnings, &PlanError{Stage: "promises", Err: err}
+		return p, warnings, &PlanError{Stage: protocol.StagePromises, Err: err}
 	}
 	// The groups a rootless run cannot drop must not open what the view
 	// shows (exposure.go).
 	if err := checkExposure(p.IDs, h.Exposed); err != nil {
-		return p, warnings, &PlanError{Stage: "promises", Err: err}
+		return p, warnings, &PlanError{Stage: protocol.StagePromises, Err: err}
 	}
 	for _, st := range short {
 		p.Enforced.Degraded = append(p.Enforced.Degraded, st.Degraded())
 	}
 	if sc := p.Init.Security.Seccomp; sc != nil {
 		if _, err := seccomp.Lookup(*sc); err != nil {
-			return p, warnings, &PlanError{Stage: "policy", Err: fmt.Errorf("seccomp policy %s: %w", sc, err)}
+			return p, warnings, &PlanError{Stage: protocol.StagePolicy, Err: fmt.Errorf("seccomp policy %s: %w", sc, err)}
 		}
 	}
 	return p, warnings, nil

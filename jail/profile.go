@@ -199,7 +199,7 @@ func (p Profile) Check() error {
 		}
 	}
 	for _, l := range p.AllowDegraded {
-		if !slices.Contains(degradeLayers, l) {
+		if !slices.Contains(degradeLayers, Protection(l)) {
 			return fmt.Errorf("allow_degraded %q: only landlock may be degraded", l)
 		}
 	}

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-
-	"github.com/scidex/scidex-jail/landlock"
 )
 
 // Promise is one line of the run's contract. Each is held by one or more
@@ -30,42 +28,6 @@ const (
 	PromiseLimits          Promise = "limits"
 	PromiseNothingLeft     Promise = "nothing_left"
 )
-
-// Layer is one mechanism that holds promises, as the report names it.
-type Layer string
-
-const (
-	LayerMountView     Layer = "mount view"     // new read-only root: only what the run needs, socket dirs hidden
-	LayerLandlockFS    Layer = "landlock fs"    // Landlock filesystem rules (ABI 1)
-	LayerLandlockScope Layer = "landlock scope" // Landlock signal and abstract socket scoping (ABI 6)
-	LayerLandlockTCP   Layer = "landlock tcp"   // Landlock TCP connect/bind rules (ABI 4)
-	LayerLandlockUnix  Layer = "landlock unix"  // Landlock resolve_unix: pathname unix sockets (ABI 9)
-	LayerPIDNS         Layer = "pid namespace"  // the run sees and signals only its own processes; PID 1's exit ends them all
-	LayerNetNS         Layer = "net namespace"  // an empty (or loopback-only) network of its own
-	LayerSeccomp       Layer = "seccomp"        // the syscall filter
-	LayerCgroup        Layer = "cgroup"         // the run's cgroup leaf: limits, and kill of whatever is left
-)
-
-// landlockLayers need the landlock layer, and so go when it is disabled or
-// degraded (--allow-degraded landlock).
-var landlockLayers = map[Layer]int{ // layer -> Landlock ABI it needs
-	LayerLandlockFS: 1, LayerLandlockTCP: 4, LayerLandlockScope: 6, LayerLandlockUnix: 9,
-}
-
-// HostLayers is what decides which layers a run has: the kernel's Landlock
-// ABI, the layers switched off by name, and the network mode. It is a
-// plain value so that the promise table is a pure function of it.
-type HostLayers struct {
-	LandlockABI int      // effective ABI of the running kernel; 0: no Landlock
-	LandlockErr string   // why there is no Landlock ("" when ABI > 0)
-	LandlockFix string   // how to get it ("": a kernel with Landlock enabled)
-	Disabled    []string // layers off by --unsafe-disable: landlock, seccomp, cgroup
-	Net         NetMode
-
-	// Set by probes that found a layer unusable (scidex-jail check): why.
-	// A run finds out at the stage that uses the layer, and fails there.
-	SeccompErr, CgroupErr string
-}
 
 // promiseDef is one row of the contract: what the promise says, whether it
 // is a filesystem promise (two layers required by default), and the layers
@@ -176,7 +138,7 @@ type MissingLayer struct {
 	Layer  Layer
 	Reason string // what was found
 	Fix    string // how to get it ("" when the caller switched it off)
-	OptIn  string // the named opt-in that lets a run go without it ("" for none)
+	OptIn  OptIn  // the opt-in that lets a run go without it (the zero OptIn for none)
 }
 
 // Holds says whether the promise has at least the layers required.
@@ -203,53 +165,10 @@ func EvaluatePromises(h HostLayers, required map[Promise]int) []PromiseState {
 	return out
 }
 
-// missing says whether layer l is absent on h, and why.
-func (h HostLayers) missing(l Layer) (MissingLayer, bool) {
-	m := MissingLayer{Layer: l}
-	switch l {
-	case LayerSeccomp, LayerCgroup:
-		probeErr := map[Layer]string{LayerSeccomp: h.SeccompErr, LayerCgroup: h.CgroupErr}[l]
-		switch {
-		case slices.Contains(h.Disabled, string(l)):
-			m.Reason, m.OptIn = string(l)+" disabled by --unsafe-disable "+string(l), "--unsafe-disable "+string(l)
-		case probeErr != "":
-			m.Reason, m.Fix = probeErr, "see the "+string(l)+" check"
-		default:
-			return m, false
-		}
-		return m, true
-	}
-	need, isLandlock := landlockLayers[l]
-	if !isLandlock {
-		return m, false // mount view and namespaces: every run has them
-	}
-	m.OptIn = "--allow-degraded landlock"
-	switch {
-	case slices.Contains(h.Disabled, "landlock"):
-		m.Reason, m.OptIn = "landlock disabled by --unsafe-disable landlock", "--unsafe-disable landlock"
-	case h.LandlockABI == 0:
-		m.Reason = "this kernel has no Landlock"
-		if h.LandlockErr != "" {
-			m.Reason = h.LandlockErr
-		}
-		m.Fix = h.LandlockFix
-		if m.Fix == "" {
-			m.Fix = fmt.Sprintf("a kernel with Landlock enabled (%s)", landlock.KernelFor(need))
-		}
-	case h.LandlockABI < need:
-		m.Reason = fmt.Sprintf("Landlock ABI %d, this layer needs ABI %d", h.LandlockABI, need)
-		m.Fix = landlock.KernelFor(need)
-	default:
-		return m, false
-	}
-	return m, true
-}
-
 // Allowed says whether a run may start with this promise: it holds, or it
 // holds with fewer layers than required and every missing layer was given
-// up by a named opt-in the caller passed (as typed: --allow-degraded
-// landlock, --unsafe-disable seccomp).
-func (s PromiseState) Allowed(optIns []string) bool {
+// up by one of the caller's opt-ins (the very one its MissingLayer names).
+func (s PromiseState) Allowed(optIns []OptIn) bool {
 	if s.Holds() {
 		return true
 	}
@@ -257,7 +176,7 @@ func (s PromiseState) Allowed(optIns []string) bool {
 		return false // the profile asks for more layers than exist
 	}
 	for _, m := range s.Missing {
-		if m.OptIn == "" || !slices.Contains(optIns, m.OptIn) {
+		if m.OptIn == (OptIn{}) || !slices.Contains(optIns, m.OptIn) {
 			return false
 		}
 	}
@@ -278,12 +197,12 @@ func (s PromiseState) Fix() string {
 	return strings.Join(fixes, "; ")
 }
 
-// OptIns are the named opt-ins that would let a run go without the missing
+// OptIns are the opt-ins that would let a run go without the missing
 // layers of s.
-func (s PromiseState) OptIns() []string {
-	var opts []string
+func (s PromiseState) OptIns() OptIns {
+	var opts OptIns
 	for _, m := range s.Missing {
-		if m.OptIn != "" && !slices.Contains(opts, m.OptIn) {
+		if m.OptIn != (OptIn{}) && !slices.Contains(opts, m.OptIn) {
 			opts = append(opts, m.OptIn)
 		}
 	}
@@ -315,7 +234,7 @@ func (s PromiseState) Layers() string {
 // than required because the caller said so: what holds it, what is missing
 // and the opt-in that allowed it.
 func (s PromiseState) Degraded() string {
-	return s.describe() + " (allowed by " + strings.Join(s.OptIns(), " and ") + ")"
+	return s.describe() + " (allowed by " + s.OptIns().String() + ")"
 }
 
 func joinLayers(ls []Layer) string {
@@ -327,12 +246,12 @@ func joinLayers(ls []Layer) string {
 }
 
 // PromiseError is a run refused because a promise would hold with fewer
-// layers than required. Fix says how to get the missing layers; OptIn the
-// flag that runs with less anyway ("" when none would).
+// layers than required. Fix says how to get the missing layers; OptIns
+// the opt-ins that would run with less anyway (none when none would).
 type PromiseError struct {
-	State PromiseState
-	Fix   string
-	OptIn string
+	State  PromiseState
+	Fix    string
+	OptIns OptIns
 }
 
 func (e *PromiseError) Error() string {
@@ -340,8 +259,8 @@ func (e *PromiseError) Error() string {
 	if e.Fix != "" {
 		s += "; to get it: " + e.Fix
 	}
-	if e.OptIn != "" {
-		s += "; to run anyway with fewer layers: " + e.OptIn + " (the report then lists the promise as degraded)"
+	if len(e.OptIns) > 0 {
+		s += "; to run anyway with fewer layers: " + e.OptIns.String() + " (the report then lists the promise as degraded)"
 	}
 	return s
 }
@@ -349,14 +268,14 @@ func (e *PromiseError) Error() string {
 // checkPromises returns the promises that hold with fewer layers than
 // required but were allowed by the caller's opt-ins (for the report's
 // degraded list), or a *PromiseError for the first that was not.
-func checkPromises(states []PromiseState, optIns []string) ([]PromiseState, error) {
+func checkPromises(states []PromiseState, optIns []OptIn) ([]PromiseState, error) {
 	var short []PromiseState
 	for _, st := range states {
 		if st.Holds() {
 			continue
 		}
 		if !st.Allowed(optIns) {
-			return nil, &PromiseError{State: st, Fix: st.Fix(), OptIn: strings.Join(st.OptIns(), " and ")}
+			return nil, &PromiseError{State: st, Fix: st.Fix(), OptIns: st.OptIns()}
 		}
 		short = append(short, st)
 	}

@@ -49,11 +49,11 @@ func TestEvaluatePromises(t *testing.T) {
 		{"net loopback", HostLayers{LandlockABI: 7, Net: NetLoopback}, map[Promise][]Layer{
 			PromiseNetwork: {LayerNetNS}, PromiseNoPostgres: {LayerNetNS},
 		}},
-		{"seccomp and cgroup disabled", HostLayers{LandlockABI: 7, Net: NetNone, Disabled: []string{"seccomp", "cgroup"}}, map[Promise][]Layer{
+		{"seccomp and cgroup disabled", HostLayers{LandlockABI: 7, Net: NetNone, Disabled: []Protection{ProtectSeccomp, ProtectCgroup}}, map[Promise][]Layer{
 			PromiseKernelSurface: nil, PromiseLimits: nil,
 			PromiseNothingLeft: {LayerPIDNS}, PromisePtraceOut: {LayerPIDNS},
 		}},
-		{"landlock disabled on ABI 7", HostLayers{LandlockABI: 7, Net: NetNone, Disabled: []string{"landlock"}}, map[Promise][]Layer{
+		{"landlock disabled on ABI 7", HostLayers{LandlockABI: 7, Net: NetNone, Disabled: []Protection{ProtectLandlock}}, map[Promise][]Layer{
 			PromiseFSWrite: {LayerMountView}, PromiseSignalsOut: {LayerPIDNS},
 		}},
 	}
@@ -77,7 +77,7 @@ func TestCheckPromises(t *testing.T) {
 		name     string
 		host     HostLayers
 		require  map[Promise]int
-		optIns   []string
+		optIns   []OptIn
 		wantErr  string   // in the error; "" = the run starts
 		wantFix  string   // in PromiseError.Fix
 		degraded []string // promises allowed below their requirement
@@ -87,7 +87,7 @@ func TestCheckPromises(t *testing.T) {
 		{"ABI 1 runs by default", HostLayers{LandlockABI: 1, Net: NetLoopback}, nil, nil, "", "", nil},
 		{"no Landlock is refused", HostLayers{LandlockErr: "this kernel has no Landlock (ENOSYS)", Net: NetNone}, nil, nil,
 			"promise fs_write", "Landlock enabled", nil},
-		{"no Landlock, allowed by name", HostLayers{Net: NetNone}, nil, []string{"--allow-degraded landlock"},
+		{"no Landlock, allowed by name", HostLayers{Net: NetNone}, nil, []OptIn{{OptInDegrade, ProtectLandlock}},
 			"", "", []string{"fs_write", "fs_read"}},
 		{"a profile wanting scoping refuses ABI 2", HostLayers{LandlockABI: 2, Net: NetNone}, map[Promise]int{PromiseSignalsOut: 2}, nil,
 			"promise signals_out", "Linux >= 6.12 (Landlock ABI 6)", nil},
@@ -95,9 +95,9 @@ func TestCheckPromises(t *testing.T) {
 		{"net host without TCP rules is refused", HostLayers{LandlockABI: 3, Net: NetHost}, nil, nil,
 			"promise abstract_sockets_out", "Landlock ABI 6", nil},
 		{"net host on ABI 6 runs", HostLayers{LandlockABI: 6, Net: NetHost}, nil, nil, "", "", nil},
-		{"seccomp disabled by name", HostLayers{LandlockABI: 7, Net: NetNone, Disabled: []string{"seccomp"}}, nil, []string{"--unsafe-disable seccomp"},
+		{"seccomp disabled by name", HostLayers{LandlockABI: 7, Net: NetNone, Disabled: []Protection{ProtectSeccomp}}, nil, []OptIn{{OptInDisable, ProtectSeccomp}},
 			"", "", []string{"kernel_surface"}},
-		{"an opt-in for another layer does not do", HostLayers{Net: NetNone, Disabled: []string{"seccomp"}}, nil, []string{"--unsafe-disable seccomp"},
+		{"an opt-in for another layer does not do", HostLayers{Net: NetNone, Disabled: []Protection{ProtectSeccomp}}, nil, []OptIn{{OptInDisable, ProtectSeccomp}},
 			"promise fs_write", "", nil},
 		{"more layers than exist", HostLayers{LandlockABI: 7, Net: NetLoopback}, map[Promise]int{PromiseNetwork: 2}, nil,
 			"promise network", "only 1 layer(s) exist", nil},

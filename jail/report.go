@@ -140,7 +140,7 @@ type Phase struct {
 
 // SetupError says which stage failed before the target ran.
 type SetupError struct {
-	Stage   string `json:"stage"`
+	Stage   Stage  `json:"stage"` // one of Stages()
 	Message string `json:"message"`
 }
 

@@ -9,7 +9,8 @@ import _ "embed"
 // constant. Every object in it allows fields it does not name, so a field
 // added within a version breaks no reader that validates against it;
 // removing, renaming or changing the meaning of a field, or adding a
-// status, is a new version (ReportSchema, $id and the file together).
+// status or a setup stage, is a new version (ReportSchema, $id and the
+// file together).
 //
 //go:embed schema/report.schema.json
 var ReportJSONSchema []byte

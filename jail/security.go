@@ -29,7 +29,7 @@ var devicesRW = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "
 // mount view, which binds every host path at the same place. ro is the
 // data dirs and --ro paths.
 func landlockPolicy(s *Spec, h HostView, ro []string) *landlock.Policy {
-	if s.disabled("landlock") {
+	if s.disabled(ProtectLandlock) {
 		return nil
 	}
 	// Fail closed is decided per promise (BuildPlan) before the init
@@ -64,7 +64,7 @@ func landlockPolicy(s *Spec, h HostView, ro []string) *landlock.Policy {
 }
 
 func seccompPolicy(s *Spec) *seccomp.Policy {
-	if s.disabled("seccomp") {
+	if s.disabled(ProtectSeccomp) {
 		return nil
 	}
 	return &seccomp.Policy{Name: "default", Net: seccomp.NetMode(s.Net)}

@@ -131,26 +131,15 @@ type Resources = cgroupfs.Limits
 // 8 threads) and the target's first process must fit with room to spare.
 const minPIDs = 16
 
-// Layers that Disable and AllowDegraded may name.
-var (
-	disableLayers = []string{"landlock", "seccomp", "cgroup"}
-	degradeLayers = []string{"landlock"}
-)
+func (s *Spec) disabled(p Protection) bool { return slices.Contains(s.optIns().Disabled(), p) }
 
-func (s *Spec) disabled(layer string) bool { return slices.Contains(s.Disable, layer) }
-
-// optIns are the named opt-ins the caller gave, as a user types them: a
-// promise may hold with fewer layers than required only when each missing
-// layer was given up by one of these.
-func (s *Spec) optIns() []string {
-	var out []string
-	for _, l := range s.AllowDegraded {
-		out = append(out, "--allow-degraded "+l)
-	}
-	for _, l := range s.Disable {
-		out = append(out, "--unsafe-disable "+l)
-	}
-	return out
+// optIns are the protections the caller gave up by name (AllowDegraded,
+// Disable; optin.go), as values: a promise may hold with fewer layers than
+// required only when each missing layer was given up by one of these.
+// Validate refused a name that is none.
+func (s *Spec) optIns() OptIns {
+	o, _ := ParseOptIns(s.AllowDegraded, s.Disable)
+	return o
 }
 
 // Validate checks the spec and returns an error wrapping ErrBadSpec that says
@@ -202,15 +191,8 @@ func (s *Spec) Validate() error {
 	if err := s.Outputs.check(func(f string) string { return "--output-" + strings.ReplaceAll(f, "_", "-") }); err != nil {
 		return fmt.Errorf("%w: %w", ErrBadSpec, err)
 	}
-	for _, l := range s.Disable {
-		if !slices.Contains(disableLayers, l) {
-			return fmt.Errorf("%w: --unsafe-disable %q: known layers are %s", ErrBadSpec, l, strings.Join(disableLayers, ", "))
-		}
-	}
-	for _, l := range s.AllowDegraded {
-		if !slices.Contains(degradeLayers, l) {
-			return fmt.Errorf("%w: --allow-degraded %q: only %s may be degraded", ErrBadSpec, l, strings.Join(degradeLayers, ", "))
-		}
+	if _, err := ParseOptIns(s.AllowDegraded, s.Disable); err != nil {
+		return fmt.Errorf("%w: %w", ErrBadSpec, err)
 	}
 	if err := validateRequireLayers(s.RequireLayers); err != nil {
 		return fmt.Errorf("%w: require_layers: %w", ErrBadSpec, err)

@@ -155,13 +155,13 @@ func (sv *supervisor) execute() error {
 	s := sv.spec
 	prog, err := openInit()
 	if err != nil {
-		sv.setupFailed("init", err.Error(), protocol.ExitSetup)
+		sv.setupFailed(protocol.StageInit, err.Error(), protocol.ExitSetup)
 		return nil
 	}
 	sv.initProg = prog
 	defer prog.close()
 	if err := sv.createLeaf(); err != nil {
-		sv.setupFailed("cgroup", err.Error(), protocol.ExitSetup)
+		sv.setupFailed(protocol.StageCgroup, err.Error(), protocol.ExitSetup)
 		return nil
 	}
 	sv.lap("cgroup")
@@ -169,9 +169,9 @@ func (sv *supervisor) execute() error {
 		return nil
 	}
 	if err := sv.startInit(); err != nil {
-		stage := "spawn"
+		stage := protocol.StageSpawn
 		if _, ok := err.(*enterError); ok {
-			stage = "cgroup"
+			stage = protocol.StageCgroup
 		}
 		sv.setupFailed(stage, err.Error(), protocol.ExitSetup)
 		return nil
@@ -189,7 +189,7 @@ func (sv *supervisor) execute() error {
 	sv.dir = dir
 	if dir.Path() != sv.plan.Init.RunDir {
 		sv.abortInit()
-		sv.setupFailed("rundir", fmt.Sprintf("bug: run directory %s, planned %s", dir.Path(), sv.plan.Init.RunDir), protocol.ExitSetup)
+		sv.setupFailed(protocol.StageRunDir, fmt.Sprintf("bug: run directory %s, planned %s", dir.Path(), sv.plan.Init.RunDir), protocol.ExitSetup)
 		return nil
 	}
 	if stale {
@@ -206,11 +206,11 @@ func (sv *supervisor) execute() error {
 
 // configure sends the init its config and "go". A cancel that arrived
 // meanwhile ends the init before "go", with no error.
-func (sv *supervisor) configure() (string, error) {
+func (sv *supervisor) configure() (protocol.Stage, error) {
 	cfg, err := sv.withLimits(sv.plan.Init)
 	if err != nil {
 		sv.abortInit()
-		return "meminfo", err
+		return protocol.StageMeminfo, err
 	}
 	err = sv.send(cfg)
 	sv.lap("config")
@@ -222,9 +222,9 @@ func (sv *supervisor) configure() (string, error) {
 		}
 		sv.abortInit()
 		if _, ok := err.(*InitError); ok {
-			return "init", err
+			return protocol.StageInit, err
 		}
-		return "spawn", fmt.Errorf("send config to init: %w", err)
+		return protocol.StageSpawn, fmt.Errorf("send config to init: %w", err)
 	}
 	if sv.pollSignals() {
 		// Cancelled before "go": the target never starts.
@@ -233,7 +233,7 @@ func (sv *supervisor) configure() (string, error) {
 	}
 	if err := sv.awaitHello(); err != nil {
 		sv.abortInit()
-		return "init", err
+		return protocol.StageInit, err
 	}
 	sv.lap("hello")
 	if sv.cancelled {
@@ -242,7 +242,7 @@ func (sv *supervisor) configure() (string, error) {
 	}
 	if err := sv.send(protocol.SupervisorMsg{Kind: protocol.KindGo}); err != nil {
 		sv.abortInit()
-		return "spawn", fmt.Errorf("send go to init: %w", err)
+		return protocol.StageSpawn, fmt.Errorf("send go to init: %w", err)
 	}
 	sv.lap("go")
 	return "", nil
@@ -488,6 +488,6 @@ func (sv *supervisor) forward(sig syscall.Signal) {
 	sv.send(protocol.SupervisorMsg{Kind: protocol.KindSignal, Signal: int(sig)})
 }
 
-func (sv *supervisor) setupFailed(stage, msg string, code int) {
+func (sv *supervisor) setupFailed(stage protocol.Stage, msg string, code int) {
 	sv.failed = &protocol.InitMsg{Kind: protocol.KindError, Stage: stage, Error: msg, ExitCode: code}
 }

@@ -21,11 +21,6 @@ import (
 // only be had degraded; 125 means the profile or the flags are bad.
 type checkCmd struct {
 	jailFlags
-
-	// ProbeChild makes this process the child that loads Landlock and
-	// seccomp on itself and reports on stdout: those cannot be undone, so
-	// the checking process never applies them to itself.
-	ProbeChild bool `name:"probe-child" hidden:""`
 }
 
 // checkState is the outcome of one check.
@@ -53,9 +48,6 @@ func (c *checkCmd) Run() error {
 	if c.UID <= 0 || c.GID <= 0 {
 		return fmt.Errorf("%w: --uid/--gid %d:%d must be non-zero, so the analysis never runs as host root", jail.ErrBadSpec, c.UID, c.GID)
 	}
-	if c.ProbeChild {
-		return hostcheck.SecurityChild(os.Stdin, os.Stdout)
-	}
 	lines := c.checks(p)
 	source := "built-in"
 	if from != "" {
@@ -74,7 +66,7 @@ func (c *checkCmd) Run() error {
 func (c *checkCmd) checks(p jail.Profile) []checkLine {
 	pl, done, planErr := c.probePlan(p)
 	defer done()
-	sec := hostcheck.ProbeSecurity(pl.Init.Security, []string{"scidex-jail", "check", "--probe-child"})
+	sec := hostcheck.ProbeSecurity(pl.Init.Security)
 	cg, info := checkCgroup(c.CgroupParent)
 	limits := pl.Cgroup
 	if limits == nil {

@@ -14,14 +14,27 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/scidex/scidex-jail/jail"
+	"github.com/scidex/scidex-jail/jail/childmode"
 	"github.com/scidex/scidex-jail/jail/hostcheck"
 )
 
 // The probes of `scidex-jail check`. Each tries what a run does: namespaces
 // are created by spawning this binary in them, Landlock and seccomp are
-// loaded by a child (`check --probe-child`, jail/hostcheck's SecurityChild,
-// which reports as JSON on its stdout), the tmp-root is written to and
-// entered as the analysis uid.
+// loaded by a child (this binary in the probe child mode, probeChild), the
+// tmp-root is written to and entered as the analysis uid.
+
+// probeChild is this binary started as the probe child (childmode.Probe,
+// by jail/hostcheck's ProbeSecurity): it applies the plan's Landlock and
+// seccomp policies it reads on stdin to itself, which cannot be undone,
+// and reports what they denied as JSON on stdout (SecurityChild). It
+// returns the exit status.
+func probeChild() int {
+	if err := hostcheck.SecurityChild(os.Stdin, os.Stdout); err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", childmode.Probe, err)
+		return exitSetup
+	}
+	return 0
+}
 
 // checkUserns spawns this binary as the plan's init is born: in its
 // namespaces, with its uid mapping, identity and capabilities.
@@ -124,7 +137,7 @@ func checkLandlock(p jail.Profile, sp hostcheck.Security) checkLine {
 		l.Fix = "the kernel's Landlock does not deny what it should: report this with the kernel version (uname -r)"
 	case ll.Err != "":
 		l.State = stateMissing
-		if slices.Contains(p.AllowDegraded, "landlock") {
+		if optIns, _ := jail.ParseOptIns(p.AllowDegraded, nil); slices.Contains(optIns, jail.OptIn{Kind: jail.OptInDegrade, Protection: jail.ProtectLandlock}) {
 			l.State = stateDegraded
 		}
 		l.Text = "Landlock: " + ll.Err + "; the promises below say what holds without it"

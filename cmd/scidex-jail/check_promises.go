@@ -23,10 +23,8 @@ func promiseLines(p jail.Profile, sp hostcheck.Security, cg checkLine) []checkLi
 	if cg.State != stateOK {
 		h.CgroupErr = "the cgroup check failed"
 	}
-	var optIns []string
-	for _, l := range p.AllowDegraded {
-		optIns = append(optIns, "--allow-degraded "+l)
-	}
+	// LoadProfiles refused an allow_degraded that names no protection.
+	optIns, _ := jail.ParseOptIns(p.AllowDegraded, nil)
 	var lines []checkLine
 	for _, st := range jail.EvaluatePromises(h, p.RequireLayers) {
 		l := checkLine{Name: "promise " + string(st.Promise), Text: st.What + ": " + st.Layers()}
@@ -41,7 +39,7 @@ func promiseLines(p jail.Profile, sp hostcheck.Security, cg checkLine) []checkLi
 			l.State = stateMissing
 			l.Fix = st.Fix()
 			if o := st.OptIns(); len(o) > 0 {
-				l.Fix = orDefault(l.Fix, "see the checks above") + "; or run with less: " + strings.Join(o, " and ") + " (allow_degraded in the profile)"
+				l.Fix = orDefault(l.Fix, "see the checks above") + "; or run with less: " + o.String() + " (allow_degraded in the profile)"
 			}
 		}
 		lines = append(lines, l)

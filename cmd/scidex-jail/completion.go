@@ -28,6 +28,7 @@ var flagWords = map[string]string{
 	"net":            "none loopback host",
 	"allow-degraded": "landlock",
 	"unsafe-disable": "landlock seccomp cgroup",
+	"summary":        "stderr none",
 }
 
 // valueKind is how a flag's value is completed: from words, profile names,

@@ -4,9 +4,11 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/scidex/scidex-jail/jail"
 )
 
 // readRepo reads a file of the checkout, relative to its root.
@@ -37,55 +39,12 @@ func section(t *testing.T, doc, heading string) string {
 	return rest
 }
 
-// setupStages are the stages a report's setup_error can name, read from
-// the code that sends them: the init's steps and failures, the
-// supervisor's and the plan's.
-func setupStages(t *testing.T) []string {
-	t.Helper()
-	found := map[string]bool{}
-	pats := []*regexp.Regexp{
-		regexp.MustCompile(`\{"([a-z-]+)", func\(\)`),           // the init's setup steps
-		regexp.MustCompile(`step\{"([a-z-]+)"`),                 // a step run on its own
-		regexp.MustCompile(`\.fail\("([a-z-]+)"`),               // the init's failures
-		regexp.MustCompile(`setupFailed\("([a-z-]+)"`),          // the supervisor's
-		regexp.MustCompile(`[sS]tage(?::| =| :=) "([a-z-]+)"`),  // a stage named in a value
-		regexp.MustCompile(`return "([a-z-]+)", (?:err|fmt\.)`), // configure's stage
-	}
-	files, _ := filepath.Glob("../../jail/*.go")
-	more, _ := filepath.Glob("../../jail/internal/initproc/*.go")
-	for _, f := range append(files, more...) {
-		if strings.HasSuffix(f, "_test.go") {
-			continue
-		}
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range pats {
-			for _, m := range p.FindAllStringSubmatch(string(b), -1) {
-				found[m[1]] = true
-			}
-		}
-	}
-	var out []string
-	for s := range found {
-		out = append(out, s)
-	}
-	sort.Strings(out)
-	return out
-}
-
 // TestDocTroubleshootingStages: the README's troubleshooting table has a
-// row for every setup stage the code can report, and none for a stage it
-// cannot.
+// row for every setup stage a run can report (jail.Stages, the closed
+// list), in that order, and none for any other.
 func TestDocTroubleshootingStages(t *testing.T) {
-	stages := setupStages(t)
-	if len(stages) < 15 {
-		t.Fatalf("setupStages() = %q: fewer than the 15 or more the code has; are the patterns stale?", stages)
-	}
-	t.Logf("stages in the code: %q", stages)
 	table := section(t, readRepo(t, "README.md"), "## Troubleshooting")
-	rows := map[string]bool{}
+	var rows []jail.Stage
 	cell := regexp.MustCompile("`([a-z-]+)`")
 	for _, l := range strings.Split(table, "\n") {
 		if !strings.HasPrefix(l, "| ") {
@@ -93,17 +52,22 @@ func TestDocTroubleshootingStages(t *testing.T) {
 		}
 		first := strings.SplitN(l[2:], " | ", 2)[0]
 		for _, m := range cell.FindAllStringSubmatch(first, -1) {
-			rows[m[1]] = true
+			rows = append(rows, jail.Stage(m[1]))
 		}
 	}
+	stages := jail.Stages()
 	for _, s := range stages {
-		if !rows[s] {
-			t.Errorf("README's Troubleshooting has no row for stage %q (the code reports it)", s)
+		if !slices.Contains(rows, s) {
+			t.Errorf("README's Troubleshooting has no row for stage %q (jail.Stages() lists it)", s)
 		}
-		delete(rows, s)
 	}
-	for s := range rows {
-		t.Errorf("README's Troubleshooting has a row for stage %q, which the code never reports (stages: %q)", s, stages)
+	for _, s := range rows {
+		if !slices.Contains(stages, s) {
+			t.Errorf("README's Troubleshooting has a row for stage %q, which is none of jail.Stages() = %q", s, stages)
+		}
+	}
+	if !t.Failed() && !slices.Equal(rows, stages) {
+		t.Errorf("README's Troubleshooting rows are in the order %q, want jail.Stages()'s %q", rows, stages)
 	}
 }
 

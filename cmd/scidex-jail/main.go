@@ -21,6 +21,7 @@ import (
 	"github.com/scidex/scidex-jail/cmd/scidex-jail/internal/earlysig"
 	"github.com/scidex/scidex-jail/internal/buildversion"
 	"github.com/scidex/scidex-jail/jail"
+	"github.com/scidex/scidex-jail/jail/childmode"
 )
 
 // exitSetup is the status when the jail fails before the target runs (as in
@@ -58,6 +59,12 @@ func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code)
 var started time.Time
 
 func main() {
+	// A child mode of this binary (jail/childmode) is selected by its
+	// argv[0], before any of the command line's work.
+	if childmode.Of(os.Args) == childmode.Probe {
+		earlysig.Release()
+		os.Exit(probeChild())
+	}
 	started = jail.ProcessStart()
 	if err := ensureStdio(); err != nil {
 		fmt.Fprintf(os.Stderr, "scidex-jail: %v\n", err)

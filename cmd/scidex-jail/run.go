@@ -3,11 +3,9 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -19,7 +17,8 @@ import (
 type runCmd struct {
 	ID string `name:"id" required:"" help:"Analysis ID: letters, digits, '.', '_', '-' (at most 128). The run directory is <tmp-root>/scidex-analysis-<ID>."`
 	jailFlags
-	Report string `name:"report" placeholder:"FILE" help:"Write the JSON report to FILE (atomically); its directory must exist and be writable, outside every run directory. The one-line summary always goes to stderr; the whole report too if it cannot be delivered (exit 122)."`
+	Report  string    `name:"report" placeholder:"FILE" help:"Write the JSON report to FILE (atomically); its directory must exist and be writable, outside every run directory. The one-line summary goes where --summary says; the whole report after it if it cannot be delivered (exit 122)."`
+	Summary summaryTo `name:"summary" default:"stderr" placeholder:"stderr|none|fd:N" help:"Where the jail's one-line summary of the run goes: stderr (the default, after the analysis' own stderr), none (read the report instead), or fd:N, an inherited descriptor above 2, so that stderr holds only the analysis' bytes."`
 	limitFlags
 
 	Root         string   `name:"root" placeholder:"DIR" help:"The platform's checkout: its data/ and docs/ are readable (read-only) by the analysis. Default: the current directory."`
@@ -109,6 +108,10 @@ func (c *runCmd) Run() error {
 			return err
 		}
 	}
+	summary, err := c.Summary.open()
+	if err != nil {
+		return err
+	}
 	s, err := c.spec()
 	if err != nil {
 		return err
@@ -117,36 +120,23 @@ func (c *runCmd) Run() error {
 	if err != nil {
 		return err
 	}
-	msg := []byte(rep.Summary() + "\n")
+	var msg []byte
+	if summary != nil {
+		msg = []byte(rep.Summary() + "\n")
+	}
 	if rep.Status == jail.StatusDeliveryFailed {
 		// The report may not have reached --report at all: the caller
-		// gets it in full here.
+		// gets it in full here, on stderr when it asked for no summary.
 		b, _ := json.MarshalIndent(rep, "", "  ")
 		msg = append(msg, append(b, '\n')...)
+		if summary == nil {
+			summary = os.Stderr
+		}
 	}
-	say(os.Stderr, msg, stderrWait)
+	if len(msg) > 0 {
+		say(summary, msg, stderrWait)
+	}
 	return exitError{rep.ExitCode}
-}
-
-// stderrWait is how long the summary may wait for a stderr that does not
-// take it (a pipe its reader stopped reading): the run is over and its
-// report written; the line is a courtesy.
-const stderrWait = 2 * time.Second
-
-// say writes b to w without letting w decide the run: a closed pipe is an
-// EPIPE (SIGPIPE is caught, earlysig), which is ignored, and a full one is
-// given up after wait, the write left blocked in its goroutine until the
-// process exits.
-func say(w io.Writer, b []byte, wait time.Duration) {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		w.Write(b)
-	}()
-	select {
-	case <-done:
-	case <-time.After(wait):
-	}
 }
 
 // ready writes the --ready-fd byte and closes fd, so that neither the init

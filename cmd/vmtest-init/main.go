@@ -37,6 +37,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/scidex/scidex-jail/cmd/vmtest/vmjob"
+	"github.com/scidex/scidex-jail/internal/netif"
 )
 
 func main() {
@@ -91,7 +92,7 @@ func run() (*os.Root, error) {
 	if err := enableControllers("/sys/fs/cgroup"); err != nil {
 		return job, err
 	}
-	if err := loopbackUp(); err != nil {
+	if err := netif.LoopbackUp(); err != nil {
 		return job, err
 	}
 	if j.Hostname != "" {

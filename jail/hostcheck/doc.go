@@ -10,7 +10,8 @@
 //
 // Landlock and seccomp cannot be undone, so the checking process never
 // applies them to itself: [ProbeSecurity] re-executes the running binary
-// with the arguments the caller names, and that child calls
+// as the probe child mode (jail/childmode.Probe, its argv[0]), whose main
+// calls
 // [SecurityChild], which applies the policies the way the init does
 // (no_new_privs, Landlock, seccomp last), tries that each denies what it
 // should, and reports as JSON on its stdout.
@@ -20,13 +21,13 @@
 // not an error of the probes but a finding: [Explain] splits a facility's
 // unsupported error into what was found and how to get the feature.
 //
-// Usage, in the checking process and in its child (selected by a flag of
-// the caller's own):
+// Usage, in the checking process and in its child (first thing in main):
 //
-//	if probeChild {
-//		return hostcheck.SecurityChild(os.Stdin, os.Stdout)
+//	if childmode.Of(os.Args) == childmode.Probe {
+//		err := hostcheck.SecurityChild(os.Stdin, os.Stdout)
+//		...
 //	}
-//	sec := hostcheck.ProbeSecurity(plan.Init.Security, []string{"scidex-jail", "check", "--probe-child"})
+//	sec := hostcheck.ProbeSecurity(plan.Init.Security)
 //	info, err := hostcheck.ProbeCgroup(parent)
 //	if err != nil {
 //		found, fix := hostcheck.Explain(err)

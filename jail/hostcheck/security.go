@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/scidex/scidex-jail/jail"
+	"github.com/scidex/scidex-jail/jail/childmode"
 	"github.com/scidex/scidex-jail/landlock"
 	"github.com/scidex/scidex-jail/seccomp"
 )
@@ -47,11 +48,13 @@ type SeccompFinding struct {
 	Failed []string `json:"failed"`
 }
 
-// ProbeSecurity re-executes this binary (/proc/self/exe) with args, which
-// must make it call [SecurityChild], and hands it sec on stdin, the config
+// ProbeSecurity re-executes this binary (/proc/self/exe) as the probe
+// child (childmode.Probe: its main must call [SecurityChild] when
+// childmode.Of(os.Args) says so), and hands it sec on stdin, the config
 // the init would get; a child that could not report is recorded as an
 // error of both layers.
-func ProbeSecurity(sec jail.SecurityConfig, args []string) Security {
+func ProbeSecurity(sec jail.SecurityConfig) Security {
+	args := childmode.Probe.Argv()
 	var sp Security
 	in, err := json.Marshal(sec)
 	if err != nil {
@@ -67,7 +70,7 @@ func ProbeSecurity(sec jail.SecurityConfig, args []string) Security {
 		err = json.Unmarshal(out.Bytes(), &sp)
 	}
 	if err != nil {
-		msg := fmt.Sprintf("probe child %q: %v: %s", strings.Join(args[1:], " "), err, strings.TrimSpace(errb.String()))
+		msg := fmt.Sprintf("probe child (%s): %v: %s", childmode.Probe, err, strings.TrimSpace(errb.String()))
 		sp.Landlock.Err, sp.Seccomp.Err = msg, msg
 	}
 	return sp

@@ -9,7 +9,22 @@
 // to jail, and a main package lives under cmd/.
 package initmain
 
-import "github.com/scidex/scidex-jail/jail/internal/initproc"
+import (
+	"fmt"
+	"os"
 
-// Main is the init. It never returns.
-func Main() { initproc.Main() }
+	"github.com/scidex/scidex-jail/jail/childmode"
+	"github.com/scidex/scidex-jail/jail/internal/initproc"
+	"github.com/scidex/scidex-jail/jail/internal/protocol"
+)
+
+// Main is the init. It never returns. The program is only ever the init
+// child mode (childmode.Init, the argv[0] the supervisor starts it with):
+// run any other way, it says so and exits 125 before doing anything.
+func Main() {
+	if childmode.Of(os.Args) != childmode.Init {
+		fmt.Fprintf(os.Stderr, "%s: this is the jail's internal init, started by `scidex-jail run`; not a command\n", childmode.Init)
+		os.Exit(protocol.ExitSetup)
+	}
+	initproc.Main()
+}

@@ -65,18 +65,21 @@ class Prepared:
         self.err: Optional[Plan] = None
         try:
             self.out = plan_stdout(stdout)
-            self.err = plan_stderr(stderr, self.tail, spec.analysis_id)
+            self.err = plan_stderr(stderr, self.tail)
         except BaseException:
             self.close_sinks()
             self.cleanup()
             raise
 
     def command(self, ready_fd: Optional[int] = None) -> list[str]:
-        """The jail's command line; with ``ready_fd``, the jail writes one
-        byte to that inherited descriptor (and closes it) once a SIGTERM
-        cancels the run with a report (``--ready-fd``): before, the signal
-        would kill it by the default action, with no report."""
+        """The jail's command line. It asks for no summary line
+        (``--summary=none``): the report is read instead, and the
+        analysis' stderr stays its own. With ``ready_fd``, the jail writes
+        one byte to that inherited descriptor (and closes it) once a
+        SIGTERM cancels the run with a report (``--ready-fd``): before,
+        the signal would kill it by the default action, with no report."""
         cmd = self.spec.command(self.report_path)
+        cmd.insert(cmd.index("--"), "--summary=none")
         if ready_fd is not None:
             cmd.insert(cmd.index("--"), f"--ready-fd={ready_fd}")  # the last of the jail's flags
         return cmd

@@ -135,46 +135,6 @@ class _Lines(Sink):
             self._pending = ""
 
 
-_JAIL_PREFIX = "scidex-jail: "
-
-
-class _DropSummary(Sink):
-    """Passes a stream on without the jail's closing summary line.
-
-    The jail ends its stderr with one ``scidex-jail: run id=...`` line; the
-    report holds the same facts, so it is kept out of the analysis' stderr.
-    A line starting with ``scidex-jail: run id=`` is held back until more
-    output follows (then it was the analysis' own and is passed on) or the
-    stream ends (then it was the jail's and is dropped). Everything else
-    passes at once.
-    """
-
-    def __init__(self, inner: Sink, analysis_id: str) -> None:
-        self._inner = inner
-        self._summary = f"{_JAIL_PREFIX}run id={analysis_id} ".encode()
-        self._held = b""
-
-    def feed(self, data: bytes) -> None:
-        buf = self._held + data
-        self._held = b""
-        start = buf.rfind(b"\n", 0, len(buf) - 1) + 1 if buf.endswith(b"\n") else buf.rfind(b"\n") + 1
-        last = buf[start:]
-        # Hold the last line back if it is, or may become, the summary.
-        if last and (last.startswith(self._summary) or self._summary.startswith(last)):
-            self._held, buf = last, buf[:start]
-        if buf:
-            self._inner.feed(buf)
-
-    def close(self) -> None:
-        if self._held and not (self._held.startswith(self._summary) and self._held.endswith(b"\n")):
-            self._inner.feed(self._held)
-        self._held = b""
-        self._inner.close()
-
-    def text(self) -> Optional[str]:
-        return self._inner.text()
-
-
 class Tail(Sink):
     """Keeps the last 16 KiB of a stream."""
 
@@ -240,8 +200,6 @@ class Plan:
         """The text of a CAPTURE sink, else None."""
         sinks = self.sink.sinks if isinstance(self.sink, Tee) else (self.sink,)
         for s in sinks:
-            if isinstance(s, _DropSummary):
-                return s.text()
             if isinstance(s, _Capture):
                 return s.text()
         return None
@@ -302,10 +260,11 @@ def plan_stdout(dest: Destination) -> Plan:
     return Plan(subprocess.PIPE, Tee(_Lines(cast(Callable[[str], None], dest))))
 
 
-def plan_stderr(dest: Destination, tail: Tail, analysis_id: str) -> Plan:
+def plan_stderr(dest: Destination, tail: Tail) -> Plan:
     """Wire the analysis' (and the jail's) stderr to ``dest``, always through
-    a pipe so that ``tail`` sees the jail's own messages; the jail's closing
-    summary line is kept from ``dest``."""
+    a pipe so that ``tail`` sees the jail's own messages. The jail is run
+    with ``--summary=none`` (the report says how the run ended), so what
+    reaches ``dest`` is the analysis' own bytes."""
     sink: Sink
     if dest is None:
         sys.stderr.flush()
@@ -323,4 +282,4 @@ def plan_stderr(dest: Destination, tail: Tail, analysis_id: str) -> Plan:
         sink = _Writer(cast(IO[Any], dest), owned=False)
     else:
         sink = _Lines(cast(Callable[[str], None], dest))
-    return Plan(subprocess.PIPE, Tee(_DropSummary(sink, analysis_id), tail))
+    return Plan(subprocess.PIPE, Tee(sink, tail))

@@ -69,7 +69,7 @@ def test_client_holds_the_deployment_settings(fake: Fake, tmp_path: Any) -> None
     assert ready.startswith("--ready-fd=") and ready[len("--ready-fd="):].isdigit(), fake.args()
     assert fake.args() == [
         "run", "--id=u1", f"--report={fake.args()[2][len('--report='):]}", f"--config={cfg}", "--timeout=90s",
-        "--memory=1G", f"--tmp-root={tmp_path}", "--cgroup-parent=/sys/fs/cgroup/x", ready, "--", "/bin/true", "-x",
+        "--memory=1G", f"--tmp-root={tmp_path}", "--cgroup-parent=/sys/fs/cgroup/x", "--summary=none", ready, "--", "/bin/true", "-x",
     ]  # fmt: skip
     assert isinstance(r, Result) and isinstance(r.report, Report) and r.stdout == ""
     with open(os.path.join(REPORTS, "ok.json")) as f:

@@ -63,24 +63,3 @@ func dropIdentity(uid, gid int, setgroups bool) error {
 // maxCap is the highest capability the kernel's 64-bit capability sets
 // can hold.
 const maxCap = 63
-
-// loopbackUp sets IFF_UP on lo in the init's own network namespace.
-func loopbackUp() error {
-	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return fmt.Errorf("socket for lo: %w", err)
-	}
-	defer unix.Close(fd)
-	ifr, err := unix.NewIfreq("lo")
-	if err != nil {
-		return fmt.Errorf("ifreq lo: %w", err)
-	}
-	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
-		return fmt.Errorf("get flags of lo: %w", err)
-	}
-	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
-	if err := unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr); err != nil {
-		return fmt.Errorf("bring lo up: %w", err)
-	}
-	return nil
-}

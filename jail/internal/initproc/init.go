@@ -27,6 +27,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/scidex/scidex-jail/internal/buildversion"
+	"github.com/scidex/scidex-jail/internal/netif"
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
 )
 
@@ -75,15 +76,16 @@ func (c *conn) send(m protocol.InitMsg) {
 }
 
 // fail reports a setup failure of stage and returns the exit code.
-func (c *conn) fail(stage string, err error, code int) int {
+func (c *conn) fail(stage protocol.Stage, err error, code int) int {
 	c.send(protocol.InitMsg{Kind: protocol.KindError, Stage: stage, Error: err.Error(), ExitCode: code, Phases: c.phases})
 	return code
 }
 
-// step is one setup stage of the init, run in order.
+// step is one setup stage of the init, run in order; its phase in the
+// report bears the stage's name.
 type step struct {
-	name string
-	f    func() error
+	stage protocol.Stage
+	f     func() error
 }
 
 // setupSteps are the init's stages, each before the next, with why the
@@ -93,41 +95,41 @@ func setupSteps(cfg *protocol.Config, enforced *protocol.Enforced) []step {
 	return []step{
 		// On this thread, which forks the target: it inherits the
 		// affinity. Before the mounts, which show its CPU list.
-		{"cpus", func() (err error) {
+		{protocol.StageCPUs, func() (err error) {
 			online, err = pinCPUs(cfg.CPUs)
 			enforced.CPUs = online
 			return err
 		}},
 		// While the init still has CAP_SYS_ADMIN over its mount
 		// namespace: every later step sees only the run's view.
-		{"mounts", func() error { return buildMountView(&cfg.Mounts, online) }},
-		{"hostname", func() error { return unix.Sethostname([]byte(cfg.Hostname)) }},
-		{"network", func() error {
+		{protocol.StageMounts, func() error { return buildMountView(&cfg.Mounts, online) }},
+		{protocol.StageHostname, func() error { return unix.Sethostname([]byte(cfg.Hostname)) }},
+		{protocol.StageNetwork, func() error {
 			if cfg.Loopback {
-				return loopbackUp()
+				return netif.LoopbackUp()
 			}
 			return nil
 		}},
 		// After the mounts and lo (they need the capabilities), before
 		// Landlock (it needs no_new_privs, which this sets).
-		{"identity", func() error { return dropIdentity(cfg.UID, cfg.GID, cfg.Setgroups) }},
-		{"landlock", func() error { return applyLandlock(cfg.Security.Landlock, enforced) }},
+		{protocol.StageIdentity, func() error { return dropIdentity(cfg.UID, cfg.GID, cfg.Setgroups) }},
+		{protocol.StageLandlock, func() error { return applyLandlock(cfg.Security.Landlock, enforced) }},
 		// Every fd above 2 gets close-on-exec: the target inherits stdio
 		// and nothing else, whatever the supervisor's caller leaked to us.
-		{"fds", func() error { return unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC) }},
+		{protocol.StageFDs, func() error { return unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC) }},
 		// Last, as close to the execve as a Go program gets: the filter
 		// also covers the init, which only waits and signals from here on.
-		{"seccomp", func() error { return applySeccomp(cfg.Security.Seccomp, enforced) }},
+		{protocol.StageSeccomp, func() error { return applySeccomp(cfg.Security.Seccomp, enforced) }},
 	}
 }
 
 // runStep runs one stage, timing it and reporting a failure with its name.
 func (c *conn) runStep(s step) bool {
 	if err := s.f(); err != nil {
-		c.fail(s.name, err, protocol.ExitSetup)
+		c.fail(s.stage, err, protocol.ExitSetup)
 		return false
 	}
-	c.lap(s.name)
+	c.lap(string(s.stage))
 	return true
 }
 
@@ -153,16 +155,16 @@ func run(started time.Time) int {
 
 	var cfg protocol.Config
 	if err := c.dec.Decode(&cfg); err != nil {
-		return c.fail("config", fmt.Errorf("read config from supervisor: %w", err), protocol.ExitSetup)
+		return c.fail(protocol.StageConfig, fmt.Errorf("read config from supervisor: %w", err), protocol.ExitSetup)
 	}
-	c.lap("config")
+	c.lap(string(protocol.StageConfig))
 	enforced := &protocol.Enforced{}
 	for _, s := range setupSteps(&cfg, enforced) {
 		if !c.runStep(s) {
 			return protocol.ExitSetup
 		}
 	}
-	if !c.runStep(step{"wait-go", func() error { return waitGo(c.dec) }}) {
+	if !c.runStep(step{protocol.StageWaitGo, func() error { return waitGo(c.dec) }}) {
 		return protocol.ExitSetup
 	}
 	pid, execAt, code := c.startTarget(&cfg, enforced)
@@ -189,7 +191,7 @@ func run(started time.Time) int {
 func (c *conn) startTarget(cfg *protocol.Config, enforced *protocol.Enforced) (pid int, execAt time.Time, code int) {
 	start := c.last
 	if err := confined(cfg.UID, cfg.GID, cfg.Groups, cfg.Security.Seccomp != nil); err != nil {
-		return 0, time.Time{}, c.fail("exec", err, protocol.ExitSetup)
+		return 0, time.Time{}, c.fail(protocol.StageExec, err, protocol.ExitSetup)
 	}
 	path, code, err := lookCommand(cfg.Command[0], cfg.Env, cfg.RunDir)
 	if err == nil {
@@ -211,7 +213,7 @@ func (c *conn) startTarget(cfg *protocol.Config, enforced *protocol.Enforced) (p
 		}
 	}
 	if err != nil {
-		return 0, execAt, c.fail("exec", err, code)
+		return 0, execAt, c.fail(protocol.StageExec, err, code)
 	}
 	c.send(protocol.InitMsg{Kind: protocol.KindStarted, Pid: pid, Micros: time.Since(start).Microseconds(), Enforced: enforced, Phases: c.phases})
 	return pid, execAt, 0
@@ -222,7 +224,7 @@ func (c *conn) startTarget(cfg *protocol.Config, enforced *protocol.Enforced) (p
 func exitedMsg(ws unix.WaitStatus, wall time.Duration) protocol.InitMsg {
 	var ru unix.Rusage
 	unix.Getrusage(unix.RUSAGE_CHILDREN, &ru)
-	m := protocol.InitMsg{Kind: protocol.KindExited, UserUsec: tvUsec(ru.Utime), SysUsec: tvUsec(ru.Stime), MaxRSSKB: ru.Maxrss,
+	m := protocol.InitMsg{Kind: protocol.KindExited, UserUsec: protocol.Micros(ru.Utime), SysUsec: protocol.Micros(ru.Stime), MaxRSSKB: ru.Maxrss,
 		WallUsec: wall.Microseconds()}
 	switch {
 	case ws.Exited():

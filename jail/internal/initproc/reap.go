@@ -113,5 +113,3 @@ func (t *tree) reapAll() (unix.WaitStatus, time.Time) {
 		}
 	}
 }
-
-func tvUsec(tv unix.Timeval) int64 { return tv.Sec*1e6 + int64(tv.Usec) }

@@ -38,3 +38,9 @@ func ProcessStart() time.Time {
 	}
 	return now.Add(-time.Duration(cpu.Nano() + wait))
 }
+
+// Micros is a struct timeval (the rusage's CPU times) in microseconds: the
+// unit of InitMsg's UserUsec and SysUsec, which the init fills from its
+// children's rusage and the supervisor, when the init died before it
+// could report, from the init's own.
+func Micros(tv unix.Timeval) int64 { return tv.Sec*1e6 + int64(tv.Usec) }

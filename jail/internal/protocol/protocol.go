@@ -237,7 +237,7 @@ type InitMsg struct {
 	Phases []Phase `json:"phases,omitempty"`
 	Micros int64   `json:"us,omitempty"` // started: the exec step
 
-	Stage    string `json:"stage,omitempty"`
+	Stage    Stage  `json:"stage,omitempty"`
 	Error    string `json:"error,omitempty"`
 	ExitCode int    `json:"exit_code,omitempty"` // error: ExitSetup, or 126/127 for exec
 

@@ -1,0 +1,42 @@
+// Package netif brings network interfaces up, as `ip link set lo up` does:
+// two SIOCGIFFLAGS/SIOCSIFFLAGS ioctls on a datagram socket, no netlink.
+// The jail's init brings up lo in a run's new network namespace (network
+// mode loopback); the test VM's init (cmd/vmtest-init) brings up the VM's.
+//
+// It imports no package of this module, so that both may use it: the init
+// program links only the init's side (.ci/layering, rule 6).
+//
+// Kernel: any Linux; the caller needs CAP_NET_ADMIN over the interface's
+// network namespace.
+//
+//	if err := netif.LoopbackUp(); err != nil {
+//		return err // "bring lo up: operation not permitted"
+//	}
+package netif
+
+import (
+	"fmt"
+
+	"golang.org/x/sys/unix"
+)
+
+// LoopbackUp sets IFF_UP on lo in the calling thread's network namespace.
+func LoopbackUp() error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("socket for lo: %w", err)
+	}
+	defer unix.Close(fd)
+	ifr, err := unix.NewIfreq("lo")
+	if err != nil {
+		return fmt.Errorf("ifreq lo: %w", err)
+	}
+	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
+		return fmt.Errorf("get flags of lo: %w", err)
+	}
+	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
+	if err := unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr); err != nil {
+		return fmt.Errorf("bring lo up: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,195 @@
+package jail
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/scidex/scidex-jail/landlock"
+)
+
+// Layer is one mechanism that holds promises, as the report names it.
+type Layer string
+
+const (
+	LayerMountView     Layer = "mount view"     // new read-only root: only what the run needs, socket dirs hidden
+	LayerLandlockFS    Layer = "landlock fs"    // Landlock filesystem rules (ABI 1)
+	LayerLandlockScope Layer = "landlock scope" // Landlock signal and abstract socket scoping (ABI 6)
+	LayerLandlockTCP   Layer = "landlock tcp"   // Landlock TCP connect/bind rules (ABI 4)
+	LayerLandlockUnix  Layer = "landlock unix"  // Landlock resolve_unix: pathname unix sockets (ABI 9)
+	LayerPIDNS         Layer = "pid namespace"  // the run sees and signals only its own processes; PID 1's exit ends them all
+	LayerNetNS         Layer = "net namespace"  // an empty (or loopback-only) network of its own
+	LayerSeccomp       Layer = "seccomp"        // the syscall filter
+	LayerCgroup        Layer = "cgroup"         // the run's cgroup leaf: limits, and kill of whatever is left
+)
+
+// landlockLayers are the Landlock ABI each Landlock layer needs.
+var landlockLayers = map[Layer]int{
+	LayerLandlockFS: 1, LayerLandlockTCP: 4, LayerLandlockScope: 6, LayerLandlockUnix: 9,
+}
+
+// layerProtection is the protection each layer belongs to: giving it up
+// by name (an OptIn) gives up the layer. The mount view and the
+// namespaces belong to none: every run has them.
+var layerProtection = map[Layer]Protection{
+	LayerLandlockFS: ProtectLandlock, LayerLandlockTCP: ProtectLandlock, LayerLandlockScope: ProtectLandlock, LayerLandlockUnix: ProtectLandlock,
+	LayerSeccomp: ProtectSeccomp, LayerCgroup: ProtectCgroup,
+}
+
+// HostLayers is what decides which layers a run has: the kernel's Landlock
+// ABI, the protections switched off by name, and the network mode. It is a
+// plain value so that the promise table is a pure function of it.
+type HostLayers struct {
+	LandlockABI int          // effective ABI of the running kernel; 0: no Landlock
+	LandlockErr string       // why there is no Landlock ("" when ABI > 0)
+	LandlockFix string       // how to get it ("": a kernel with Landlock enabled)
+	Disabled    []Protection // switched off by name (OptInDisable): their layers are missing
+	Net         NetMode
+
+	// Set by probes that found a layer unusable (scidex-jail check): why.
+	// A run finds out at the stage that uses the layer, and fails there.
+	SeccompErr, CgroupErr string
+}
+
+// missing says whether layer l is absent on h, and why.
+func (h HostLayers) missing(l Layer) (MissingLayer, bool) {
+	m := MissingLayer{Layer: l}
+	p, ok := layerProtection[l]
+	if !ok {
+		return m, false // mount view and namespaces: every run has them
+	}
+	if slices.Contains(h.Disabled, p) {
+		m.OptIn = OptIn{OptInDisable, p}
+		m.Reason = string(p) + " disabled by " + m.OptIn.String()
+		return m, true
+	}
+	if p != ProtectLandlock {
+		probeErr := map[Protection]string{ProtectSeccomp: h.SeccompErr, ProtectCgroup: h.CgroupErr}[p]
+		if probeErr == "" {
+			return m, false
+		}
+		m.Reason, m.Fix = probeErr, "see the "+string(p)+" check"
+		return m, true
+	}
+	need := landlockLayers[l]
+	m.OptIn = OptIn{OptInDegrade, ProtectLandlock}
+	switch {
+	case h.LandlockABI == 0:
+		m.Reason = "this kernel has no Landlock"
+		if h.LandlockErr != "" {
+			m.Reason = h.LandlockErr
+		}
+		m.Fix = h.LandlockFix
+		if m.Fix == "" {
+			m.Fix = fmt.Sprintf("a kernel with Landlock enabled (%s)", landlock.KernelFor(need))
+		}
+	case h.LandlockABI < need:
+		m.Reason = fmt.Sprintf("Landlock ABI %d, this layer needs ABI %d", h.LandlockABI, need)
+		m.Fix = landlock.KernelFor(need)
+	default:
+		return m, false
+	}
+	return m, true
+}
+
+// Protection is one the caller may give up by name: switch off
+// (Spec.Disable, --unsafe-disable) or, for Landlock, run with whatever the
+// kernel offers (Spec.AllowDegraded, --allow-degraded). Each holds some of
+// the promises' layers (Layer.protection); the mount view and the
+// namespaces are no protection of this kind: every run has them.
+type Protection string
+
+const (
+	ProtectLandlock Protection = "landlock" // the Landlock layers: landlock fs, tcp, scope, unix
+	ProtectSeccomp  Protection = "seccomp"  // the seccomp layer
+	ProtectCgroup   Protection = "cgroup"   // the cgroup layer: the run's leaf and its limits
+)
+
+// OptInKind is how a protection is given up.
+type OptInKind string
+
+const (
+	// OptInDegrade runs with what the kernel offers of the protection,
+	// when that is less than the profile requires.
+	OptInDegrade OptInKind = "degrade"
+	// OptInDisable switches the protection off, whatever the kernel offers.
+	OptInDisable OptInKind = "disable"
+)
+
+// The protections each kind of opt-in may name.
+var (
+	disableLayers = []Protection{ProtectLandlock, ProtectSeccomp, ProtectCgroup}
+	degradeLayers = []Protection{ProtectLandlock}
+)
+
+// OptIn is a protection given up by name, the only way a run starts with a
+// promise held by fewer layers than required: each missing layer must have
+// been given up by one (PromiseState.Allowed). Compared as a value; its
+// text (String) is for people and the report.
+type OptIn struct {
+	Kind       OptInKind
+	Protection Protection
+}
+
+// String is the opt-in as the caller gives it on the command line, the way
+// the report's degraded list and the errors name it: "--allow-degraded
+// landlock", "--unsafe-disable seccomp". The zero OptIn (none) is "".
+func (o OptIn) String() string {
+	switch o.Kind {
+	case OptInDegrade:
+		return "--allow-degraded " + string(o.Protection)
+	case OptInDisable:
+		return "--unsafe-disable " + string(o.Protection)
+	}
+	return ""
+}
+
+// OptIns are several opt-ins, as one text: "A and B".
+type OptIns []OptIn
+
+func (ins OptIns) String() string {
+	s := make([]string, len(ins))
+	for i, o := range ins {
+		s[i] = o.String()
+	}
+	return strings.Join(s, " and ")
+}
+
+// ParseOptIns makes the protections named to degrade (--allow-degraded,
+// a profile's allow_degraded) and to disable (--unsafe-disable) into
+// opt-ins, refusing a name that is no protection of that kind.
+func ParseOptIns(degrade, disable []string) (OptIns, error) {
+	var out OptIns
+	for _, n := range disable {
+		if !slices.Contains(disableLayers, Protection(n)) {
+			return nil, fmt.Errorf("--unsafe-disable %q: known layers are %s", n, joinProtections(disableLayers))
+		}
+		out = append(out, OptIn{OptInDisable, Protection(n)})
+	}
+	for _, n := range degrade {
+		if !slices.Contains(degradeLayers, Protection(n)) {
+			return nil, fmt.Errorf("--allow-degraded %q: only %s may be degraded", n, joinProtections(degradeLayers))
+		}
+		out = append(out, OptIn{OptInDegrade, Protection(n)})
+	}
+	return out, nil
+}
+
+// Disabled are the protections switched off among ins.
+func (ins OptIns) Disabled() []Protection {
+	var out []Protection
+	for _, o := range ins {
+		if o.Kind == OptInDisable {
+			out = append(out, o.Protection)
+		}
+	}
+	return out
+}
+
+func joinProtections(ps []Protection) string {
+	s := make([]string, len(ps))
+	for i, p := range ps {
+		s[i] = string(p)
+	}
+	return strings.Join(s, ", ")
+}
