@@ -45,7 +45,7 @@ func TestParse(t *testing.T) {
 		{"pids out of int64", PIDs, "99999999999999999999999", Amount{}, "is above the kernel's limit"},
 		{"pids fraction", PIDs, "1.5", Amount{}, `"1.5" is not a whole number`},
 		{"disk below", Disk, "1K", Amount{}, "1K is below 64K"},
-		{"shm 0", Shm, "0", Amount{}, "0 bytes is refused: /dev/shm is always a private tmpfs"},
+		{"shm 0 is left to Check", Shm, "0", Amount{}, ""},
 		{"entries 0", OutputEntries, "0", Amount{}, "0 entries is refused: give a budget such as 10000, or write none for no budget"},
 		{"entries above", OutputEntries, "1048577", Amount{}, "1048577 is above 1048576"},
 		{"output bytes 0", OutputBytes, "0", Amount{}, "0 bytes is refused"},
@@ -138,7 +138,7 @@ func TestSchemaMessages(t *testing.T) {
 		key  string
 		text string
 	}{{CPUQuota, "zero", "0"}, {PIDs, "zero", "0"}, {PIDs, "below", "3"}, {CPUQuota, "above", "5000"},
-		{Timeout, "negative", "-1s"}, {Grace, "negative", "-1s"}, {OutputTime, "zero", "0"}, {Shm, "zero", "0"},
+		{Timeout, "negative", "-1s"}, {Grace, "negative", "-1s"}, {OutputTime, "zero", "0"},
 		{PIDs, "unreadable", "lots"}} {
 		var msg string
 		for _, s := range Schema() {
@@ -161,11 +161,25 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		for _, l := range All {
 			a, err := l.Parse(s)
-			if err == nil {
+			if err == nil && !(a.IsZero() && l.Zero == ZeroRefused && !l.None) { // shm 0: Check's
 				if cerr := l.Check(a); cerr != nil {
 					t.Errorf("%s.Parse(%q) = %v, accepted, but Check says %v", l.Name, s, a, cerr)
 				}
 			}
 		}
 	})
+}
+
+// TestOrigin: a value is named as the user gave it.
+func TestOrigin(t *testing.T) {
+	o := FromProfile("gpu").WithFlag(Memory)
+	for _, c := range []struct {
+		o    Origin
+		l    *Limit
+		want string
+	}{{o, Disk, "profiles.gpu.disk"}, {o, Memory, "--memory"}, {Origin{}, Disk, "--disk"}, {o, OutputTime, "profiles.gpu.output_time"}} {
+		if got := c.o.Name(c.l); got != c.want {
+			t.Errorf("Origin.Name(%s) = %q, want %q", c.l.Name, got, c.want)
+		}
+	}
 }

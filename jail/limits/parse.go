@@ -56,12 +56,17 @@ func (l *Limit) Parse(s string) (Amount, error) {
 		return Amount{}, l.unreadable(s)
 	case v < 0:
 		return Amount{}, fmt.Errorf("%s is negative: give %s%s", l.quantity(t), l.Give, l.orNone())
-	case v == 0 && l.Zero == ZeroRefused:
+	case v == 0 && l.Zero == ZeroRefused && l.None:
 		return Amount{}, l.zeroRefused(t)
 	case v == 0:
+		// A row without none that refuses 0 (shm) refuses it in Check,
+		// which names the value with the flag: --shm 0.
 		return Amount{}, nil
 	}
-	return a, l.bounds(a, l.quantity(t))
+	if err := l.bounds(a, l.quantity(t)); err != nil {
+		return Amount{}, err
+	}
+	return a, nil
 }
 
 // read parses t by the row's kind; s is the text as given, for messages.

@@ -66,7 +66,7 @@ func (l *Limit) messages() map[string]string {
 	} else if l.Kind != Size {
 		m["negative"] = flag + l.unreadable(Placeholder).Error()
 	}
-	if l.Zero == ZeroRefused {
+	if l.Zero == ZeroRefused && l.None {
 		m["zero"] = flag + l.zeroRefused(Placeholder).Error()
 	}
 	if l.Min.Value > 0 {
