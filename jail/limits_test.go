@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scidex/scidex-jail/cgroupfs"
 	"github.com/scidex/scidex-jail/jail/limits"
 )
 
@@ -112,5 +113,13 @@ func TestReadProfilesFile(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.errText) {
 			t.Errorf("readProfilesFile(%s) = %v, want an error holding %q", c.path, err, c.errText)
 		}
+	}
+}
+
+// TestMinCPUsIsTheKernels: the table's smallest quota is the one the
+// cgroup writer takes (the table cannot import cgroupfs: cmd reads it).
+func TestMinCPUsIsTheKernels(t *testing.T) {
+	if limits.MinCPUs != cgroupfs.MinCPUs {
+		t.Errorf("limits.MinCPUs = %g, want cgroupfs.MinCPUs %g", limits.MinCPUs, cgroupfs.MinCPUs)
 	}
 }

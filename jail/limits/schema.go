@@ -61,7 +61,7 @@ func (l *Limit) messages() map[string]string {
 	flag := "--" + l.Flag + ": "
 	q := l.quantity(Placeholder)
 	m := map[string]string{}
-	if l.None {
+	if l.None && l.Kind != Size { // ParseSize refuses a negative size itself
 		m["negative"] = flag + q + " is negative: give " + l.Give + l.orNone()
 	} else if l.Kind != Size {
 		m["negative"] = flag + l.unreadable(Placeholder).Error()

@@ -14,7 +14,9 @@ import os
 import re
 import shutil
 from dataclasses import dataclass
-from typing import Mapping, Optional, Sequence, Tuple, Union
+from typing import Dict, Mapping, Optional, Sequence, Tuple, Union
+
+from . import _limits
 
 #: A path argument: str or os.PathLike.
 PathArg = Union[str, os.PathLike[str]]
@@ -22,6 +24,10 @@ PathArg = Union[str, os.PathLike[str]]
 DurationArg = Union[int, float, datetime.timedelta, str]
 #: A size: bytes (int) or a string with a binary unit ("512M", "2G").
 SizeArg = Union[int, str]
+#: A CPU quota (0.5, 2) or "none".
+CPUsArg = Union[float, str]
+#: A count (512) or "none".
+CountArg = Union[int, str]
 
 _ID_RE = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
 _SIZE_RE = re.compile(r"^[0-9]+(\.[0-9]+)?([KMGT](i?B)?|B)?$", re.IGNORECASE)
@@ -68,6 +74,15 @@ class Spec:
     cgroup_parent: Optional[str] = None
     unsafe_disable: Tuple[str, ...] = ()
     output_budget: Tuple[Tuple[str, str], ...] = ()
+
+    def limits(self) -> Dict[str, str]:
+        """The limits given, by the jail's name for them, as the flags'
+        text: what :func:`scidex_jail._limits.check` checks."""
+        given = {"timeout": self.timeout, "grace": self.grace, "memory": self.memory,
+                 "cpus": self.cpus, "pids": self.pids, "disk": self.disk}  # fmt: skip
+        out = {k: v for k, v in given.items() if v is not None}
+        out.update((f"output_{k}", v) for k, v in self.output_budget)
+        return out
 
     def command(self, report: str) -> list[str]:
         """The jail's command line, writing its report to ``report``.
@@ -118,8 +133,8 @@ def build_spec(
     timeout: Optional[DurationArg] = None,
     grace: Optional[DurationArg] = None,
     memory: Optional[SizeArg] = None,
-    cpus: Optional[float] = None,
-    pids: Optional[int] = None,
+    cpus: Optional[CPUsArg] = None,
+    pids: Optional[CountArg] = None,
     disk: Optional[SizeArg] = None,
     net: Optional[str] = None,
     allow_tcp: Sequence[int] = (),
@@ -138,10 +153,13 @@ def build_spec(
 ) -> Spec:
     """Check every argument and return the :class:`Spec` of the run.
 
-    Raises :class:`ValueError` for a bad argument and
+    Raises :class:`ValueError` for a bad argument: a limit the jail
+    refuses is a :class:`~scidex_jail.LimitError` (also a ValueError) with
+    the jail's own message, checked by the binary's rules
+    (:mod:`scidex_jail._limits`). Raises
     :class:`~scidex_jail.JailNotFoundError` when the binary is missing.
     """
-    return Spec(
+    spec = Spec(
         binary=find_binary(binary),
         argv=_check_argv(argv),
         analysis_id=_check_id(analysis_id),
@@ -167,6 +185,8 @@ def build_spec(
         unsafe_disable=_layers(unsafe_disable),
         output_budget=_output_budget(output_budget),
     )
+    _limits.check(spec.binary, spec.limits())
+    return spec
 
 
 def find_binary(binary: Optional[PathArg] = None) -> str:
@@ -229,6 +249,8 @@ def _check_name(what: str, value: Optional[str]) -> Optional[str]:
 def _duration(what: str, value: Optional[DurationArg]) -> Optional[str]:
     if value is None:
         return None
+    if value == "none":
+        return "none"
     if isinstance(value, bool):
         raise ValueError(f"{what} {value!r}: give seconds, a timedelta or a string such as '90s'")
     if isinstance(value, datetime.timedelta):
@@ -252,6 +274,8 @@ def _duration(what: str, value: Optional[DurationArg]) -> Optional[str]:
 def _size(what: str, value: Optional[SizeArg]) -> Optional[str]:
     if value is None:
         return None
+    if value == "none":
+        return "none"
     if isinstance(value, bool):
         raise ValueError(f"{what} {value!r}: give bytes or a size such as '512M'")
     if isinstance(value, int):
@@ -263,12 +287,18 @@ def _size(what: str, value: Optional[SizeArg]) -> Optional[str]:
     raise ValueError(f"{what} {value!r}: give bytes (int) or a size with a binary unit such as '512M' or '2G'")
 
 
-def _cpus(value: Optional[float]) -> Optional[str]:
+# The rules of the numbers (what 0 means, bounds) are the jail's, checked
+# by _limits from its schema; here only the shape is.
+
+
+def _cpus(value: Optional[CPUsArg]) -> Optional[str]:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-        raise ValueError(f"cpus {value!r}: give a non-negative number of CPUs such as 0.5 or 2 (0 = none)")
-    return f"{value:g}" if float(value) != int(value) else str(int(value))
+    if value == "none":
+        return "none"
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ValueError(f"cpus {value!r}: give a number of CPUs such as 0.5 or 2, or 'none' for no quota")
+    return repr(float(value)) if float(value) != int(value) else str(int(value))
 
 
 #: The jail's output budgets (README "Output budgets"), by key of
@@ -298,11 +328,13 @@ def _output_budget(value: Optional[Mapping[str, Union[int, str]]]) -> Tuple[Tupl
     return tuple(out)
 
 
-def _count(what: str, value: Optional[int]) -> Optional[str]:
+def _count(what: str, value: Optional[CountArg]) -> Optional[str]:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ValueError(f"{what} {value!r}: give a non-negative whole number (0 = none)")
+    if value == "none":
+        return "none"
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{what} {value!r}: give a whole number, or 'none' for no limit")
     return str(value)
 
 
