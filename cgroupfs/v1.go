@@ -2,7 +2,6 @@ package cgroupfs
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 
@@ -75,37 +74,7 @@ func (l *Leaf) createV1(dirs []*v1Dir, c Config) error {
 			l.role[ctl] = leaf
 		}
 	}
-	lim := c.Limits
-	if lim.MemoryBytes > 0 {
-		mem := l.role["memory"]
-		if err := l.set(filepath.Join(mem, "memory.limit_in_bytes"), fmt.Sprint(lim.MemoryBytes)); err != nil {
-			return err
-		}
-		// memsw (RAM+swap) must never be below limit_in_bytes, so it is
-		// written second. Without swap accounting (swapaccount=0) the file is
-		// absent and only RAM is limited.
-		memsw := filepath.Join(mem, "memory.memsw.limit_in_bytes")
-		if _, err := os.Stat(memsw); err == nil {
-			if err := l.set(memsw, fmt.Sprint(lim.MemoryBytes+lim.SwapBytes)); err != nil {
-				return err
-			}
-		}
-	}
-	if lim.CPUs > 0 {
-		cpu := l.role["cpu"]
-		if err := l.set(filepath.Join(cpu, "cpu.cfs_period_us"), fmt.Sprint(cpuPeriodUsec)); err != nil {
-			return err
-		}
-		if err := l.set(filepath.Join(cpu, "cpu.cfs_quota_us"), fmt.Sprint(lim.cpuQuota())); err != nil {
-			return err
-		}
-	}
-	if lim.PIDs > 0 {
-		if err := l.set(filepath.Join(l.role["pids"], "pids.max"), fmt.Sprint(lim.PIDs)); err != nil {
-			return err
-		}
-	}
-	return nil
+	return l.apply(Settings(1, c.Limits), func(ctl string) string { return l.role[ctl] })
 }
 
 // userHZ is the unit of cpuacct.stat: USER_HZ, 100 on every Linux ABI.
