@@ -313,12 +313,13 @@ func (p Profile) View() ProfileView {
 		return s
 	}
 	v := ProfileView{
-		Name: p.Name, Description: p.Description, Timeout: orNone(p.Timeout == 0, p.Timeout.String()), Grace: p.Grace.String(),
-		Memory: orNone(p.Memory == 0, FormatSize(p.Memory)), Swap: FormatSize(p.Swap), CPUs: limitNum(p.CPUs), PIDs: limitNum(p.PIDs),
-		Disk: orNone(p.Disk == 0, FormatSize(p.Disk)), Shm: FormatSize(p.Shm),
-		OutputEntries: limitNum(p.Outputs.Entries), OutputBytes: orNone(p.Outputs.Bytes == 0, FormatSize(p.Outputs.Bytes)),
-		OutputFile: orNone(p.Outputs.FileBytes == 0, FormatSize(p.Outputs.FileBytes)), OutputTime: orNone(p.Outputs.Time == 0, p.Outputs.Time.String()),
-		Net: p.Net, AllowTCP: nz16(p.AllowTCP),
+		Name: p.Name, Description: p.Description,
+		Timeout: fmtLimit(limits.Timeout, p.Timeout), Grace: fmtLimit(limits.Grace, p.Grace),
+		Memory: fmtLimit(limits.Memory, p.Memory), Swap: fmtLimit(limits.Swap, p.Swap), CPUs: limitNum(p.CPUs), PIDs: limitNum(p.PIDs),
+		Disk: fmtLimit(limits.Disk, p.Disk), Shm: fmtLimit(limits.Shm, p.Shm), OutputEntries: limitNum(p.Outputs.Entries),
+		OutputBytes: fmtLimit(limits.OutputBytes, p.Outputs.Bytes), OutputFile: fmtLimit(limits.OutputFileBytes, p.Outputs.FileBytes),
+		OutputTime: fmtLimit(limits.OutputTime, p.Outputs.Time),
+		Net:        p.Net, AllowTCP: nz16(p.AllowTCP),
 		DBPorts: nz16(p.DBPorts), DataDirs: nz(p.DataDirs), ReadOnly: nz(p.ReadOnly), ReadWrite: nz(p.ReadWrite),
 		Env: nz(p.Env), AllowDegraded: nz(p.AllowDegraded), RequireInput: p.RequireInput,
 		RequireLayers: p.RequireLayers,
@@ -340,9 +341,5 @@ func (n limitNum) MarshalJSON() ([]byte, error) {
 	return json.Marshal(float64(n))
 }
 
-func orNone(off bool, v string) string {
-	if off {
-		return limits.NoLimit
-	}
-	return v
-}
+// fmtLimit writes a size or duration limit as a profiles file gives it.
+func fmtLimit[T ~int64](l *limits.Limit, v T) string { return l.Format(limits.Int(v)) }
