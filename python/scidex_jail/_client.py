@@ -181,7 +181,10 @@ class Jail:
         - ``timeout``: wall-clock budget, seconds / timedelta / ``"90s"``
           (0 = none); ``grace``: time between SIGTERM and SIGKILL;
         - ``memory``, ``disk``: bytes or ``"512M"``/``"2G"``; ``cpus``: CPU
-          quota (0.5, 2); ``pids``: processes and threads;
+          quota (0.5, 2); ``pids``: processes and threads; ``"none"``
+          switches a limit off; what 0 means and the bounds are the jail's
+          (``scidex-jail profiles --schema``): a value it refuses raises
+          :class:`LimitError` with its message (``cpus=0`` as ``--cpus 0``);
         - ``net``: ``"none"``, ``"loopback"`` or ``"host"``; ``allow_tcp``:
           outbound ports with ``net="host"`` (never PostgreSQL's);
         - ``root``: the platform checkout whose ``data/`` and ``docs/`` are
