@@ -2,6 +2,7 @@ package jail
 
 import (
 	"fmt"
+	"strings"
 
 	"golang.org/x/sys/unix"
 
@@ -103,24 +104,17 @@ func (s *Spec) validateLimits() error {
 		budget = machineMemory()
 		what = fmt.Sprintf("this machine's memory (%s)", limits.FormatSize(budget))
 	}
-	for _, t := range []struct {
-		limit *limits.Limit
-		size  int64
-		tmpfs string
-		off   string
-	}{
-		{limits.Disk, s.DiskBytes, "the run directory's tmpfs", " for no budget (the run directory then lives on --tmp-root's filesystem)"},
-		{limits.Shm, s.ShmBytes, "/dev/shm", ""},
-	} {
-		if budget <= 0 || t.size <= budget {
+	for _, sl := range s.limitSlots() {
+		l, size := sl.limit, sl.get().Int()
+		if l.Tmpfs == "" || budget <= 0 || size <= budget {
 			continue
 		}
-		fix := "e.g. 64M"
-		if t.limit.None {
-			fix = "or " + from.Name(t.limit) + " none" + t.off
+		fix := "e.g. " + strings.TrimPrefix(l.Give, "a size such as ")
+		if l.None {
+			fix = fmt.Sprintf("or %s none for %s (%s)", from.Name(l), l.Off, l.TmpfsOff)
 		}
 		return fmt.Errorf("%w: %s %s is larger than %s, which %s counts toward: give at most %s, %s",
-			ErrBadSpec, from.Name(t.limit), limits.FormatSize(t.size), what, t.tmpfs, limits.FormatSize(budget), fix)
+			ErrBadSpec, from.Name(l), limits.FormatSize(size), what, l.Tmpfs, limits.FormatSize(budget), fix)
 	}
 	return nil
 }

@@ -48,6 +48,10 @@ type Limit struct {
 	ZeroWhy string // for a row that refuses 0 and has no none: why
 	Min     Bound
 	Max     Bound
+	// Tmpfs names the tmpfs a size limit is the size of: it is memory,
+	// so the size is at most the memory limit, or without one the
+	// machine's memory; TmpfsOff says what switching it off does.
+	Tmpfs, TmpfsOff string
 
 	Flag   string // the command line's flag, without its dashes
 	Field  string // the profiles file's field
@@ -141,7 +145,8 @@ var (
 	}
 	Disk = &Limit{
 		Name: "disk", Kind: Size, None: true, Zero: ZeroIsNone,
-		Min:  Bound{MinDisk, "64K: too small to be useful; give at least 64K, or none for no budget"},
+		Min:   Bound{MinDisk, "64K: too small to be useful; give at least 64K, or none for no budget"},
+		Tmpfs: "the run directory's tmpfs", TmpfsOff: "the run directory then lives on --tmp-root's filesystem",
 		Flag: "disk", Field: "disk", Report: "limits.disk_bytes",
 		Unit: "bytes", Give: "a size such as 1G", Off: "no budget", Noun: "size",
 		Placeholder: "SIZE", Help: "Size budget of the run directory, a tmpfs: writes beyond it fail with ENOSPC; at most --memory (none or 0 = no budget: the directory lives on --tmp-root's filesystem).",
@@ -151,6 +156,7 @@ var (
 	Shm = &Limit{
 		Name: "shm", Kind: Size, Zero: ZeroRefused,
 		ZeroWhy: "/dev/shm is always a private tmpfs and cannot be switched off; give its size, e.g. 64M",
+		Tmpfs:   "/dev/shm",
 		Flag:    "shm", Field: "shm", Report: "limits.shm_bytes",
 		Unit: "bytes", Give: "a size such as 64M", Noun: "size",
 		Placeholder: "SIZE", Help: "Size of the private /dev/shm (more than 0, at most --memory).",
