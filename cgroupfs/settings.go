@@ -23,17 +23,19 @@ type Setting struct {
 	IfPresent bool
 }
 
-// controllerFiles are the controllers a leaf sets, one file of this
+// controllerFiles are the controllers a leaf uses, one file of this
 // package each (memory.go, cpu.go, pids.go), in the order they are
-// written: whether the limits use it, and the settings it writes.
+// written: whether the limits use it, the settings it writes, and how its
+// counters are read back into a Usage from its leaf directory.
 var controllerFiles = []struct {
 	name  string
 	isSet func(Limits) bool
 	set   func(version int, l Limits) []Setting
+	stat  func(version int, dir string, u *Usage) error
 }{
-	{"memory", isMemorySet, memorySettings},
-	{"cpu", isCPUSet, cpuSettings},
-	{"pids", isPidsSet, pidsSettings},
+	{"memory", isMemorySet, memorySettings, statMemory},
+	{"cpu", isCPUSet, cpuSettings, statCPU},
+	{"pids", isPidsSet, pidsSettings, statPids},
 }
 
 // Settings are the files limits l write in a leaf of cgroup version

@@ -130,30 +130,15 @@ func (l *Leaf) moveSelf(h host, parent string) error {
 	return nil
 }
 
+// usageV2 reads each controller's counters from the leaf (its files
+// are there whether or not the controller limits anything).
 func (l *Leaf) usageV2() (Usage, error) {
 	var u Usage
-	dir := l.dirs[0]
-	peak, err := intOptional(filepath.Join(dir, "memory.peak")) // 5.19+
-	if err != nil {
-		return u, fmt.Errorf("cgroupfs: usage: %w", err)
+	for _, c := range controllerFiles {
+		if err := c.stat(2, l.dirs[0], &u); err != nil {
+			return u, fmt.Errorf("cgroupfs: usage: %w", err)
+		}
 	}
-	u.PeakMemoryBytes = peak
-	ev, err := keyedOptional(filepath.Join(dir, "memory.events"))
-	if err != nil {
-		return u, fmt.Errorf("cgroupfs: usage: %w", err)
-	}
-	u.OOMKills, u.MemoryLimitHits = ev["oom_kill"], ev["max"]
-	pev, err := keyedOptional(filepath.Join(dir, "pids.events"))
-	if err != nil {
-		return u, fmt.Errorf("cgroupfs: usage: %w", err)
-	}
-	u.PIDsLimitHits = pev["max"]
-	st, err := keyedOptional(filepath.Join(dir, "cpu.stat"))
-	if err != nil {
-		return u, fmt.Errorf("cgroupfs: usage: %w", err)
-	}
-	u.CPUUsageUsec, u.CPUUserUsec, u.CPUSystemUsec = st["usage_usec"], st["user_usec"], st["system_usec"]
-	u.NrPeriods, u.NrThrottled, u.ThrottledUsec = st["nr_periods"], st["nr_throttled"], st["throttled_usec"]
 	return u, nil
 }
 
