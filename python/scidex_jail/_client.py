@@ -11,7 +11,8 @@ import os
 from typing import Mapping, Optional, Sequence, Union
 
 from ._async import run_prepared
-from ._options import CountArg, CPUsArg, DurationArg, PathArg, SizeArg, _absolute, build_spec
+from ._limits import CountArg, CPUsArg, DurationArg, SizeArg
+from ._options import PathArg, _absolute, build_spec
 from ._prepared import Prepared, StdinArg
 from ._result import Result
 from ._run import Run, wait_or_abort

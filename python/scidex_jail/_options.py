@@ -8,8 +8,6 @@ process or file exists; :meth:`Spec.argv` turns the checked values into the
 
 from __future__ import annotations
 
-import datetime
-import math
 import os
 import re
 import shutil
@@ -17,21 +15,12 @@ from dataclasses import dataclass
 from typing import Dict, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _limits
+from ._limits import CountArg, CPUsArg, DurationArg, SizeArg, _count, _cpus, _duration, _output_budget, _size
 
 #: A path argument: str or os.PathLike.
 PathArg = Union[str, os.PathLike[str]]
-#: A duration: seconds (int/float), a timedelta, or a Go-style string ("90s", "1.5m").
-DurationArg = Union[int, float, datetime.timedelta, str]
-#: A size: bytes (int) or a string with a binary unit ("512M", "2G").
-SizeArg = Union[int, str]
-#: A CPU quota (0.5, 2) or "none".
-CPUsArg = Union[float, str]
-#: A count (512) or "none".
-CountArg = Union[int, str]
 
 _ID_RE = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
-_SIZE_RE = re.compile(r"^[0-9]+(\.[0-9]+)?([KMGT](i?B)?|B)?$", re.IGNORECASE)
-_DURATION_RE = re.compile(r"^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$")
 _ENV_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 NET_MODES = ("none", "loopback", "host")
 
@@ -244,98 +233,6 @@ def _check_name(what: str, value: Optional[str]) -> Optional[str]:
     if not isinstance(value, str) or not value or "\0" in value or value.startswith("-"):
         raise ValueError(f"{what} {value!r}: give a name such as 'default' or 'notebook'")
     return value
-
-
-def _duration(what: str, value: Optional[DurationArg]) -> Optional[str]:
-    if value is None:
-        return None
-    if value == "none":
-        return "none"
-    if isinstance(value, bool):
-        raise ValueError(f"{what} {value!r}: give seconds, a timedelta or a string such as '90s'")
-    if isinstance(value, datetime.timedelta):
-        value = value.total_seconds()
-    if isinstance(value, str):
-        if value != "0" and not _DURATION_RE.match(value):
-            raise ValueError(f"{what} {value!r}: give seconds or a duration such as '90s', '30m', '1.5s'")
-        return value
-    if not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-        raise ValueError(f"{what} {value!r}: give a non-negative number of seconds (0 = none)")
-    if value == 0:
-        return "0"
-    if float(value).is_integer():
-        return f"{int(value)}s"
-    ms = round(value * 1000)
-    if ms == 0:
-        raise ValueError(f"{what} {value!r}: less than a millisecond; 0 means none")
-    return f"{ms}ms"
-
-
-def _size(what: str, value: Optional[SizeArg]) -> Optional[str]:
-    if value is None:
-        return None
-    if value == "none":
-        return "none"
-    if isinstance(value, bool):
-        raise ValueError(f"{what} {value!r}: give bytes or a size such as '512M'")
-    if isinstance(value, int):
-        if value < 0:
-            raise ValueError(f"{what} {value!r}: give a non-negative number of bytes (0 = none)")
-        return str(value)
-    if isinstance(value, str) and _SIZE_RE.match(value.strip()):
-        return value.strip()
-    raise ValueError(f"{what} {value!r}: give bytes (int) or a size with a binary unit such as '512M' or '2G'")
-
-
-# The rules of the numbers (what 0 means, bounds) are the jail's, checked
-# by _limits from its schema; here only the shape is.
-
-
-def _cpus(value: Optional[CPUsArg]) -> Optional[str]:
-    if value is None:
-        return None
-    if value == "none":
-        return "none"
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise ValueError(f"cpus {value!r}: give a number of CPUs such as 0.5 or 2, or 'none' for no quota")
-    return repr(float(value)) if float(value) != int(value) else str(int(value))
-
-
-#: The jail's output budgets (README "Output budgets"), by key of
-#: ``output_budget``: a whole number of entries, sizes, a duration.
-OUTPUT_BUDGETS = ("entries", "bytes", "file_bytes", "time")
-
-
-def _output_budget(value: Optional[Mapping[str, Union[int, str]]]) -> Tuple[Tuple[str, str], ...]:
-    """``{"entries": 10000, "bytes": "1G", "file_bytes": "none", "time": "3m"}``:
-    each budget left out comes from the profile; ``"none"`` switches one off;
-    0 is refused, as the jail refuses it (a budget's absence is written out)."""
-    if value is None:
-        return ()
-    out = []
-    for k, v in value.items():
-        if k not in OUTPUT_BUDGETS:
-            raise ValueError(f"output_budget {k!r}: the budgets are {', '.join(OUTPUT_BUDGETS)}")
-        if v == "none":
-            out.append((k, "none"))
-            continue
-        checked = _duration(f"output_budget {k}", v) if k == "time" else _size(f"output_budget {k}", v)
-        if k == "entries" and not (isinstance(v, int) or str(v).isdigit()):
-            raise ValueError(f"output_budget entries {v!r}: give a whole number, or 'none'")
-        if checked is None or checked == "0":
-            raise ValueError(f"output_budget {k} {v!r}: 0 is refused; give a budget, or 'none' for no budget")
-        out.append((k, checked))
-    return tuple(out)
-
-
-def _count(what: str, value: Optional[CountArg]) -> Optional[str]:
-    if value is None:
-        return None
-    if value == "none":
-        return "none"
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{what} {value!r}: give a whole number, or 'none' for no limit")
-    return str(value)
 
 
 def _net(value: Optional[str]) -> Optional[str]:

@@ -33,7 +33,8 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional, Sequence, Tuple, Union
 
 from ._client import Jail
-from ._options import CountArg, CPUsArg, DurationArg, PathArg, SizeArg, _check_id
+from ._limits import CountArg, CPUsArg, DurationArg, SizeArg
+from ._options import PathArg, _check_id
 from ._report import Output, Report
 from ._result import Result
 from ._streams import CAPTURE, Destination
