@@ -34,7 +34,7 @@
 //
 //	a, err := limits.CPUQuota.Parse("0.5")   // a.Float() == 0.5
 //	_, err = limits.PIDs.Parse("0")      // "0 processes is refused: ..."
-//	err = limits.PIDs.Check(limits.Int(99999999999)) // "99999999999 is above ..."
+//	err = limits.PIDs.Check(limits.Int(int64(99999999999))) // "99999999999 is above ..."
 //
 // Adding a limit is a row here (and a field wherever the value is stored:
 // the Spec, the profile and the cgroup writer); the flag, the profile
