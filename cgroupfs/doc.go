@@ -25,8 +25,13 @@
 //     born there), or start it blocked, [Leaf.AddProcess] it (the kernel's
 //     global lock and an RCU grace period), then let it go.
 //
-// The report names the version used ([Leaf.Version]) and the values written
-// ([Leaf.Written]). [Leaf.MemoryCurrent] is the usage now (memory.current,
+// What the limits write is data first: [Settings] lists the files and
+// their values (one controller per file of this package: memory.go,
+// cpu.go, pids.go, each saying whether the limits set it, what it writes
+// and how its counters are read back), and one loop writes them. The report names the version used
+// ([Leaf.Version]) and the values written ([Leaf.Written]): that list,
+// with v2's two setup writes (the parent's cgroup.subtree_control, the
+// supervisor's move into its own leaf) when they were needed. [Leaf.MemoryCurrent] is the usage now (memory.current,
 // memory.usage_in_bytes), and [Leaf.Controllers] the v1 controllers the
 // leaf has directories for: what the jail needs to show the analysis its
 // own limits.

@@ -102,19 +102,6 @@ func (c Config) validate() error {
 
 func (l Limits) cpuQuota() int64 { return int64(math.Round(l.CPUs * cpuPeriodUsec)) }
 
-// controllers are the ones l needs: memory always (peak and OOM accounting),
-// cpu and pids when limited.
-func (l Limits) controllers() []string {
-	c := []string{"memory"}
-	if l.CPUs > 0 {
-		c = append(c, "cpu")
-	}
-	if l.PIDs > 0 {
-		c = append(c, "pids")
-	}
-	return c
-}
-
 // Leaf is one run's cgroup: a directory on v2, one per hierarchy on v1.
 // Its methods are safe for concurrent use.
 type Leaf struct {

@@ -2,11 +2,8 @@ package cgroupfs
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
-
-	"github.com/scidex/scidex-jail/internal/sysfile"
 )
 
 // The cgroup v1 backend, for hybrid hosts whose controllers are still on v1.
@@ -75,83 +72,27 @@ func (l *Leaf) createV1(dirs []*v1Dir, c Config) error {
 			l.role[ctl] = leaf
 		}
 	}
-	lim := c.Limits
-	if lim.MemoryBytes > 0 {
-		mem := l.role["memory"]
-		if err := l.set(filepath.Join(mem, "memory.limit_in_bytes"), fmt.Sprint(lim.MemoryBytes)); err != nil {
-			return err
-		}
-		// memsw (RAM+swap) must never be below limit_in_bytes, so it is
-		// written second. Without swap accounting (swapaccount=0) the file is
-		// absent and only RAM is limited.
-		memsw := filepath.Join(mem, "memory.memsw.limit_in_bytes")
-		if _, err := os.Stat(memsw); err == nil {
-			if err := l.set(memsw, fmt.Sprint(lim.MemoryBytes+lim.SwapBytes)); err != nil {
-				return err
-			}
-		}
-	}
-	if lim.CPUs > 0 {
-		cpu := l.role["cpu"]
-		if err := l.set(filepath.Join(cpu, "cpu.cfs_period_us"), fmt.Sprint(cpuPeriodUsec)); err != nil {
-			return err
-		}
-		if err := l.set(filepath.Join(cpu, "cpu.cfs_quota_us"), fmt.Sprint(lim.cpuQuota())); err != nil {
-			return err
-		}
-	}
-	if lim.PIDs > 0 {
-		if err := l.set(filepath.Join(l.role["pids"], "pids.max"), fmt.Sprint(lim.PIDs)); err != nil {
-			return err
-		}
-	}
-	return nil
+	return l.apply(Settings(1, c.Limits), func(ctl string) string { return l.role[ctl] })
 }
 
 // userHZ is the unit of cpuacct.stat: USER_HZ, 100 on every Linux ABI.
 const userHZ = 100
 
+// usageV1 reads each controller's counters from its hierarchy's leaf,
+// where the leaf has one, and the CPU time from cpuacct.
 func (l *Leaf) usageV1() (Usage, error) {
 	var u Usage
-	var err error
-	mem := l.role["memory"]
-	if u.PeakMemoryBytes, err = readInt(filepath.Join(mem, "memory.max_usage_in_bytes")); err != nil {
-		return u, err
-	}
-	if u.MemoryLimitHits, err = readInt(filepath.Join(mem, "memory.failcnt")); err != nil {
-		return u, err
-	}
-	// With swap accounting the RAM+swap counter is charged first; when it
-	// is the one at its limit only memory.memsw.failcnt counts the hit.
-	memsw, err := intOptional(filepath.Join(mem, "memory.memsw.failcnt"))
-	if err != nil {
-		return u, fmt.Errorf("cgroupfs: usage: %w", err)
-	}
-	u.MemoryLimitHits += memsw
-	oom, err := keyedOptional(filepath.Join(mem, "memory.oom_control"))
-	if err != nil {
-		return u, fmt.Errorf("cgroupfs: usage: %w", err)
-	}
-	u.OOMKills = oom["oom_kill"] // absent before 4.13
-	if d, ok := l.role["pids"]; ok {
-		ev, err := keyedOptional(filepath.Join(d, "pids.events"))
-		if err != nil {
-			return u, fmt.Errorf("cgroupfs: usage: %w", err)
+	for _, c := range controllerFiles {
+		if d, ok := l.role[c.name]; ok {
+			if err := c.stat(1, d, &u); err != nil {
+				return u, fmt.Errorf("cgroupfs: usage: %w", err)
+			}
 		}
-		u.PIDsLimitHits = ev["max"]
 	}
 	if d, ok := l.role["cpuacct"]; ok {
 		if err := cpuacctUsage(d, &u); err != nil {
 			return u, fmt.Errorf("cgroupfs: usage: %w", err)
 		}
-	}
-	if d, ok := l.role["cpu"]; ok {
-		st, err := keyedOptional(filepath.Join(d, "cpu.stat"))
-		if err != nil {
-			return u, fmt.Errorf("cgroupfs: usage: %w", err)
-		}
-		u.NrPeriods, u.NrThrottled = st["nr_periods"], st["nr_throttled"]
-		u.ThrottledUsec = st["throttled_time"] / 1000 // ns on v1
 	}
 	return u, nil
 }
@@ -187,17 +128,4 @@ func cpuacctUsage(dir string, u *Usage) error {
 	u.CPUUserUsec = st["user"] * (1000000 / userHZ)
 	u.CPUSystemUsec = st["system"] * (1000000 / userHZ)
 	return nil
-}
-
-// readInt reads a one-integer file that must exist.
-func readInt(path string) (int64, error) {
-	data, err := sysfile.Read(path)
-	if err != nil {
-		return 0, fmt.Errorf("cgroupfs: usage: %w", err)
-	}
-	v, err := parseInt(path, string(data))
-	if err != nil {
-		return 0, fmt.Errorf("cgroupfs: usage: %w", err)
-	}
-	return v, nil
 }

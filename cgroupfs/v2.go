@@ -42,25 +42,8 @@ func (l *Leaf) makeV2(parent string, c Config) error {
 	if err := l.mkLeaf(leaf); err != nil {
 		return err
 	}
-	lim := c.Limits
-	if lim.MemoryBytes > 0 {
-		if err := l.set(filepath.Join(leaf, "memory.max"), fmt.Sprint(lim.MemoryBytes)); err != nil {
-			return err
-		}
-	}
-	if err := l.setSwapV2(leaf, lim.SwapBytes); err != nil {
+	if err := l.apply(Settings(2, c.Limits), func(string) string { return leaf }); err != nil {
 		return err
-	}
-	if lim.CPUs > 0 {
-		v := fmt.Sprintf("%d %d", lim.cpuQuota(), cpuPeriodUsec)
-		if err := l.set(filepath.Join(leaf, "cpu.max"), v); err != nil {
-			return err
-		}
-	}
-	if lim.PIDs > 0 {
-		if err := l.set(filepath.Join(leaf, "pids.max"), fmt.Sprint(lim.PIDs)); err != nil {
-			return err
-		}
 	}
 	// CLONE_INTO_CGROUP takes a directory fd of the target cgroup; O_PATH
 	// would do for the kernel too, O_RDONLY|O_DIRECTORY is what clone3(2)
@@ -70,29 +53,6 @@ func (l *Leaf) makeV2(parent string, c Config) error {
 		return fmt.Errorf("cgroupfs: open leaf %s: %w", leaf, err)
 	}
 	l.fd = fd
-	return nil
-}
-
-// setSwapV2 writes memory.swap.max; the default there is "max", so zero
-// (no swap) is written too. Without swap accounting (CONFIG_MEMCG_SWAP off,
-// swapaccount=0) the file is absent: that is fine only while the host has
-// no swap at all.
-func (l *Leaf) setSwapV2(leaf string, swap int64) error {
-	file := filepath.Join(leaf, "memory.swap.max")
-	if _, err := os.Stat(file); err == nil {
-		return l.set(file, fmt.Sprint(swap))
-	}
-	swaps, err := sysfile.Read("/proc/swaps")
-	if err != nil {
-		return fmt.Errorf("cgroupfs: check swap: %w", err)
-	}
-	if lines := strings.Count(strings.TrimSpace(string(swaps)), "\n"); swap > 0 || lines > 0 {
-		return &UnsupportedError{
-			Feature: "cgroup v2 swap accounting",
-			Found:   fmt.Sprintf("no %s while the host has %d swap device(s)", file, lines),
-			Fix:     "boot with swapaccount=1 (CONFIG_MEMCG_SWAP), or turn swap off",
-		}
-	}
 	return nil
 }
 
@@ -170,30 +130,15 @@ func (l *Leaf) moveSelf(h host, parent string) error {
 	return nil
 }
 
+// usageV2 reads each controller's counters from the leaf (its files
+// are there whether or not the controller limits anything).
 func (l *Leaf) usageV2() (Usage, error) {
 	var u Usage
-	dir := l.dirs[0]
-	peak, err := intOptional(filepath.Join(dir, "memory.peak")) // 5.19+
-	if err != nil {
-		return u, fmt.Errorf("cgroupfs: usage: %w", err)
+	for _, c := range controllerFiles {
+		if err := c.stat(2, l.dirs[0], &u); err != nil {
+			return u, fmt.Errorf("cgroupfs: usage: %w", err)
+		}
 	}
-	u.PeakMemoryBytes = peak
-	ev, err := keyedOptional(filepath.Join(dir, "memory.events"))
-	if err != nil {
-		return u, fmt.Errorf("cgroupfs: usage: %w", err)
-	}
-	u.OOMKills, u.MemoryLimitHits = ev["oom_kill"], ev["max"]
-	pev, err := keyedOptional(filepath.Join(dir, "pids.events"))
-	if err != nil {
-		return u, fmt.Errorf("cgroupfs: usage: %w", err)
-	}
-	u.PIDsLimitHits = pev["max"]
-	st, err := keyedOptional(filepath.Join(dir, "cpu.stat"))
-	if err != nil {
-		return u, fmt.Errorf("cgroupfs: usage: %w", err)
-	}
-	u.CPUUsageUsec, u.CPUUserUsec, u.CPUSystemUsec = st["usage_usec"], st["user_usec"], st["system_usec"]
-	u.NrPeriods, u.NrThrottled, u.ThrottledUsec = st["nr_periods"], st["nr_throttled"], st["throttled_usec"]
 	return u, nil
 }
 

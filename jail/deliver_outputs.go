@@ -74,7 +74,7 @@ func (sv *supervisor) postRun(view string) {
 // beside postRun's goroutine and touches none of what that one sets.
 func (sv *supervisor) readOutputs(ctx context.Context, view string) {
 	r := sv.rep
-	outs, over, err := runfiles.ListOutputs(ctx, view, runfiles.Budget(sv.spec.Outputs))
+	outs, over, err := runfiles.ListOutputs(ctx, view, sv.spec.Outputs)
 	r.Outputs = outs
 	sv.over = over
 	if err != nil && ctx.Err() == nil {

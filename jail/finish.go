@@ -26,7 +26,7 @@ func newReport(s *Spec, t0 time.Time) *Report {
 			PIDs:           s.Resources.PIDs,
 			DiskBytes:      s.DiskBytes,
 			ShmBytes:       s.ShmBytes,
-			Outputs:        s.Outputs.report(),
+			Outputs:        outputLimitsReport(s.Outputs),
 			None:           s.offLimits(),
 		},
 		Phases: []Phase{},

@@ -2,151 +2,79 @@ package jail
 
 import (
 	"fmt"
-	"math"
-	"strconv"
 	"strings"
-	"time"
 
-	"github.com/scidex/scidex-jail/cgroupfs"
 	"golang.org/x/sys/unix"
+
+	"github.com/scidex/scidex-jail/jail/limits"
 )
 
-// One rule for every limit, for the command line and the profiles file
-// alike (README, "Limits"):
-//
-//   - the word none switches a limit off; only timeout, memory, cpus, pids
-//     and disk can be switched off;
-//   - 0 means none for timeout, memory and disk, as it always has;
-//   - for cpus and pids 0 is refused: a zero there is a typo or a value
-//     that slipped through a template, and the PID limit is what stops a
-//     fork bomb, so switching it off must be written out as none;
-//   - swap is an amount (0 = no swap), grace a duration (0 = SIGKILL at
-//     once), shm a size (more than 0): none of them can be "none".
-//
-// A Spec stores a switched-off limit as 0; the report names every limit
-// that is off in limits.none.
+// The run's limits are declared once, in the table of jail/limits: their
+// rule (none, what 0 means, bounds), their flags and profile fields. This
+// file only says where each one is stored, in a Spec and in a Profile, and
+// checks the one rule that spans two limits: a tmpfs is memory. A Spec
+// stores a switched-off limit as 0; the report names every limit that is
+// off in limits.none.
 
-// NoLimit is the word that switches a limit off.
-const NoLimit = "none"
-
-// Bounds of the numeric limits.
-const (
-	// MaxCPUs bounds the CPU quota: far above any machine this runs on,
-	// far below what would overflow the kernel's quota arithmetic.
-	MaxCPUs = 4096
-	// MinCPUs is the kernel's smallest quota (1 ms per 100 ms period).
-	MinCPUs = cgroupfs.MinCPUs
-	// MaxPIDs is the kernel's PID_MAX_LIMIT: pids.max refuses more.
-	MaxPIDs = 1 << 22
-)
-
-// ParseCPUs reads a CPU quota: a positive decimal number of CPUs, or none.
-func ParseCPUs(s string) (float64, error) {
-	t := strings.TrimSpace(s)
-	if t == NoLimit {
-		return 0, nil
-	}
-	v, err := strconv.ParseFloat(t, 64)
-	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || strings.ContainsAny(t, "xXpP_") {
-		return 0, fmt.Errorf("%q is not a number of CPUs: give a decimal number such as 0.5 or 2, or none for no quota", s)
-	}
-	if v == 0 {
-		return 0, fmt.Errorf("0 CPUs is refused: give a quota such as 0.5 or 2, or write none for no quota")
-	}
-	return v, checkCPUs(v)
+// slot is where one limit's value is stored.
+type slot struct {
+	limit *limits.Limit
+	get   func() limits.Amount
+	set   func(limits.Amount)
 }
 
-func checkCPUs(v float64) error {
-	switch {
-	case math.IsNaN(v) || math.IsInf(v, 0):
-		return fmt.Errorf("%v is not a number of CPUs: give a decimal number such as 0.5 or 2, or none for no quota", v)
-	case v < 0:
-		return fmt.Errorf("%g CPUs is negative: give a quota such as 0.5 or 2, or none for no quota", v)
-	case v > 0 && v < MinCPUs:
-		return fmt.Errorf("%g CPUs is below the kernel's smallest quota of %g: give at least %g, or none for no quota", v, MinCPUs, MinCPUs)
-	case v > MaxCPUs:
-		return fmt.Errorf("%g CPUs is above %d: give the CPUs the run may use, e.g. 2, or none for no quota", v, MaxCPUs)
-	}
-	return nil
+func intSlot[T ~int64](l *limits.Limit, p *T) slot {
+	return slot{l, func() limits.Amount { return limits.Int(*p) }, func(a limits.Amount) { *p = T(a.Int()) }}
 }
 
-// ParsePIDs reads a limit on processes and threads: a whole number, or none.
-func ParsePIDs(s string) (int64, error) {
-	t := strings.TrimSpace(s)
-	if t == NoLimit {
-		return 0, nil
-	}
-	v, err := strconv.ParseInt(t, 10, 64)
-	if err != nil && !isRangeErr(err) {
-		return 0, fmt.Errorf("%q is not a whole number: give a limit such as 512, or none for no limit", s)
-	}
-	if err != nil || v > MaxPIDs {
-		return 0, fmt.Errorf("%s is above the kernel's limit of %d processes: give e.g. 512, or none for no limit", t, MaxPIDs)
-	}
-	if v == 0 {
-		return 0, fmt.Errorf("0 processes is refused: give a limit such as 512, or write none for no limit")
-	}
-	return v, checkPIDs(v)
+func cpuSlot(l *limits.Limit, p *float64) slot {
+	return slot{l, func() limits.Amount { return limits.Float(*p) }, func(a limits.Amount) { *p = a.Float() }}
 }
 
-func isRangeErr(err error) bool {
-	ne, ok := err.(*strconv.NumError)
-	return ok && ne.Err == strconv.ErrRange
+// limitSlots are the places of the table's limits in s, in table order.
+func (s *Spec) limitSlots() []slot {
+	return []slot{
+		intSlot(limits.Timeout, &s.Timeout), intSlot(limits.Grace, &s.Grace),
+		intSlot(limits.Memory, &s.Resources.MemoryBytes), intSlot(limits.Swap, &s.Resources.SwapBytes),
+		cpuSlot(limits.CPUQuota, &s.Resources.CPUs), intSlot(limits.PIDs, &s.Resources.PIDs),
+		intSlot(limits.Disk, &s.DiskBytes), intSlot(limits.Shm, &s.ShmBytes),
+		intSlot(limits.OutputEntries, &s.Outputs.Entries), intSlot(limits.OutputBytes, &s.Outputs.Bytes),
+		intSlot(limits.OutputFileBytes, &s.Outputs.FileBytes), intSlot(limits.OutputTime, &s.Outputs.Time),
+	}
 }
 
-func checkPIDs(v int64) error {
-	switch {
-	case v < 0:
-		return fmt.Errorf("%d is negative: give a limit such as 512, or none for no limit", v)
-	case v > 0 && v < minPIDs:
-		return fmt.Errorf("%d is below %d: the limit counts threads, the jail's init alone holds up to 8 and the analysis' runtime more; give e.g. 256", v, minPIDs)
-	case v > MaxPIDs:
-		return fmt.Errorf("%d is above the kernel's limit of %d processes: give e.g. 512, or none for no limit", v, MaxPIDs)
+// limitSlots are the places of the table's limits in p, in table order.
+func (p *Profile) limitSlots() []slot {
+	return []slot{
+		intSlot(limits.Timeout, &p.Timeout), intSlot(limits.Grace, &p.Grace),
+		intSlot(limits.Memory, &p.Memory), intSlot(limits.Swap, &p.Swap),
+		cpuSlot(limits.CPUQuota, &p.CPUs), intSlot(limits.PIDs, &p.PIDs),
+		intSlot(limits.Disk, &p.Disk), intSlot(limits.Shm, &p.Shm),
+		intSlot(limits.OutputEntries, &p.Outputs.Entries), intSlot(limits.OutputBytes, &p.Outputs.Bytes),
+		intSlot(limits.OutputFileBytes, &p.Outputs.FileBytes), intSlot(limits.OutputTime, &p.Outputs.Time),
 	}
-	return nil
 }
 
-// ParseSizeLimit reads a size that may be switched off (memory, disk): a
-// size as ParseSize reads it, where none and 0 both mean no limit.
-func ParseSizeLimit(s string) (int64, error) {
-	if strings.TrimSpace(s) == NoLimit {
-		return 0, nil
+// SetLimit puts a value read by l.Parse in s, given as a flag: the
+// messages about it then name the flag.
+func (s *Spec) SetLimit(l *limits.Limit, a limits.Amount) {
+	for _, sl := range s.limitSlots() {
+		if sl.limit == l {
+			sl.set(a)
+			s.LimitsFrom = s.LimitsFrom.WithFlag(l)
+		}
 	}
-	return ParseSize(s)
-}
-
-// ParseTimeout reads the wall-clock budget: a duration (90s, 30m, 1.5s),
-// where none and 0 both mean no timeout.
-func ParseTimeout(s string) (time.Duration, error) {
-	t := strings.TrimSpace(s)
-	if t == NoLimit {
-		return 0, nil
-	}
-	d, err := time.ParseDuration(t)
-	if err != nil {
-		return 0, fmt.Errorf("%q is not a duration: give e.g. 90s, 30m or 1.5s, or none for no timeout", s)
-	}
-	if d < 0 {
-		return 0, fmt.Errorf("%s is negative: give a duration such as 90s or 30m, or none for no timeout", t)
-	}
-	return d, nil
 }
 
 // offLimits names the limits of s that are switched off, for the report.
 func (s *Spec) offLimits() []string {
 	off := []string{}
-	for _, l := range []struct {
-		name string
-		off  bool
-	}{
-		{"timeout", s.Timeout == 0}, {"memory", s.Resources.MemoryBytes == 0}, {"cpus", s.Resources.CPUs == 0},
-		{"pids", s.Resources.PIDs == 0}, {"disk", s.DiskBytes == 0},
-	} {
-		if l.off {
-			off = append(off, l.name)
+	for _, sl := range s.limitSlots() {
+		if sl.limit.None && sl.get().IsZero() {
+			off = append(off, sl.limit.Name)
 		}
 	}
-	return append(off, s.Outputs.off()...)
+	return off
 }
 
 // machineMemory is the machine's RAM in bytes (0 if it cannot be read).
@@ -158,44 +86,35 @@ func machineMemory() int64 {
 	return int64(si.Totalram) * int64(si.Unit)
 }
 
-// validateResources checks every limit against the rule above and against
-// the machine: a tmpfs (the run directory's budget, /dev/shm) is memory, so
-// it can never be larger than the run's memory limit, or without one, the
-// machine's memory.
-func (s *Spec) validateResources() error {
-	r := s.Resources
-	if r.MemoryBytes < 0 || r.SwapBytes < 0 {
-		return fmt.Errorf("%w: --memory and --swap must not be negative", ErrBadSpec)
+// validateLimits checks every limit against the table's rule, naming it
+// as the user gave it (LimitsFrom), and the tmpfs sizes against the
+// memory they take: a tmpfs (the run directory's budget, /dev/shm) is
+// memory, so it can never be larger than the run's memory limit, or
+// without one, the machine's memory.
+func (s *Spec) validateLimits() error {
+	from := s.LimitsFrom
+	for _, sl := range s.limitSlots() {
+		if err := sl.limit.Check(sl.get()); err != nil {
+			return fmt.Errorf("%w: %s %w", ErrBadSpec, from.Name(sl.limit), err)
+		}
 	}
-	if r.MemoryBytes > 0 && r.MemoryBytes < 8<<20 {
-		return fmt.Errorf("%w: --memory %d bytes is below 8M: not even the jail's init fits; give e.g. 512M or 2G", ErrBadSpec, r.MemoryBytes)
-	}
-	if err := checkPIDs(r.PIDs); err != nil {
-		return fmt.Errorf("%w: --pids %w", ErrBadSpec, err)
-	}
-	if err := checkCPUs(r.CPUs); err != nil {
-		return fmt.Errorf("%w: --cpus %w", ErrBadSpec, err)
-	}
-	if s.DiskBytes < 0 || s.ShmBytes < 0 {
-		return fmt.Errorf("%w: --disk and --shm sizes must not be negative", ErrBadSpec)
-	}
-	if s.DiskBytes > 0 && s.DiskBytes < 64<<10 {
-		return fmt.Errorf("%w: --disk %d bytes is too small to be useful; give at least 64K (or 0 for no budget)", ErrBadSpec, s.DiskBytes)
-	}
-	if s.ShmBytes == 0 {
-		return fmt.Errorf("%w: --shm 0: /dev/shm is always a private tmpfs and cannot be switched off; give its size, e.g. 64M", ErrBadSpec)
-	}
-	budget, what := r.MemoryBytes, fmt.Sprintf("the run's memory limit (--memory %s)", FormatSize(r.MemoryBytes))
+	mem := s.Resources.MemoryBytes
+	budget, what := mem, fmt.Sprintf("the run's memory limit (%s %s)", from.Name(limits.Memory), limits.FormatSize(mem))
 	if budget == 0 {
-		budget, what = machineMemory(), fmt.Sprintf("this machine's memory (%s)", FormatSize(machineMemory()))
+		budget = machineMemory()
+		what = fmt.Sprintf("this machine's memory (%s)", limits.FormatSize(budget))
 	}
-	if budget > 0 && s.DiskBytes > budget {
-		return fmt.Errorf("%w: --disk %s is larger than %s, which the run directory's tmpfs counts toward: give at most %s, or --disk 0 for no budget (the run directory then lives on --tmp-root's filesystem)",
-			ErrBadSpec, FormatSize(s.DiskBytes), what, FormatSize(budget))
-	}
-	if budget > 0 && s.ShmBytes > budget {
-		return fmt.Errorf("%w: --shm %s is larger than %s, which /dev/shm counts toward: give at most %s, e.g. 64M",
-			ErrBadSpec, FormatSize(s.ShmBytes), what, FormatSize(budget))
+	for _, sl := range s.limitSlots() {
+		l, size := sl.limit, sl.get().Int()
+		if l.Tmpfs == "" || budget <= 0 || size <= budget {
+			continue
+		}
+		fix := "e.g. " + strings.TrimPrefix(l.Give, "a size such as ")
+		if l.None {
+			fix = fmt.Sprintf("or %s none for %s (%s)", from.Name(l), l.Off, l.TmpfsOff)
+		}
+		return fmt.Errorf("%w: %s %s is larger than %s, which %s counts toward: give at most %s, %s",
+			ErrBadSpec, from.Name(l), limits.FormatSize(size), what, l.Tmpfs, limits.FormatSize(budget), fix)
 	}
 	return nil
 }

@@ -8,84 +8,10 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/scidex/scidex-jail/cgroupfs"
+	"github.com/scidex/scidex-jail/jail/limits"
 )
-
-func TestParseCPUs(t *testing.T) {
-	cases := []struct {
-		in      string
-		want    float64
-		errText string
-	}{
-		{"2", 2, ""}, {"0.5", 0.5, ""}, {" 1.5 ", 1.5, ""}, {"none", 0, ""}, {"0.01", 0.01, ""}, {"4096", 4096, ""},
-		{"0", 0, "0 CPUs is refused"}, {"0.0", 0, "0 CPUs is refused"},
-		{"NaN", 0, "not a number of CPUs"}, {"Inf", 0, "not a number of CPUs"}, {"-Inf", 0, "not a number of CPUs"},
-		{"infinity", 0, "not a number of CPUs"}, {"0x1p1", 0, "not a number of CPUs"}, {"1_0", 0, "not a number of CPUs"},
-		{"-1", 0, "negative"}, {"0.001", 0, "below the kernel's smallest quota"}, {"5000", 0, "above 4096"},
-		{"1e400", 0, "not a number of CPUs"}, {"", 0, "not a number of CPUs"}, {"two", 0, "not a number of CPUs"},
-	}
-	for _, c := range cases {
-		got, err := ParseCPUs(c.in)
-		if c.errText != "" {
-			if err == nil || !strings.Contains(err.Error(), c.errText) {
-				t.Errorf("ParseCPUs(%q) = %v, %v, want an error holding %q", c.in, got, err, c.errText)
-			}
-			continue
-		}
-		if err != nil || got != c.want {
-			t.Errorf("ParseCPUs(%q) = %v, %v, want %v, nil", c.in, got, err, c.want)
-		}
-	}
-}
-
-func TestParsePIDs(t *testing.T) {
-	cases := []struct {
-		in      string
-		want    int64
-		errText string
-	}{
-		{"512", 512, ""}, {"16", 16, ""}, {"none", 0, ""}, {"4194304", 4194304, ""},
-		{"0", 0, "0 processes is refused"}, {"00", 0, "0 processes is refused"},
-		{"99999999999", 0, "above the kernel's limit of 4194304"}, {"4194305", 0, "above the kernel's limit"},
-		{"99999999999999999999999", 0, "above the kernel's limit"},
-		{"-1", 0, "negative"}, {"15", 0, "below 16"}, {"1.5", 0, "not a whole number"}, {"", 0, "not a whole number"},
-		{"lots", 0, "not a whole number"},
-	}
-	for _, c := range cases {
-		got, err := ParsePIDs(c.in)
-		if c.errText != "" {
-			if err == nil || !strings.Contains(err.Error(), c.errText) {
-				t.Errorf("ParsePIDs(%q) = %v, %v, want an error holding %q", c.in, got, err, c.errText)
-			}
-			continue
-		}
-		if err != nil || got != c.want {
-			t.Errorf("ParsePIDs(%q) = %v, %v, want %v, nil", c.in, got, err, c.want)
-		}
-	}
-}
-
-func TestParseTimeoutAndSizeLimit(t *testing.T) {
-	for _, c := range []struct {
-		in   string
-		want time.Duration
-		ok   bool
-	}{{"none", 0, true}, {"0", 0, true}, {"90s", 90 * time.Second, true}, {"-1s", 0, false}, {"soon", 0, false}} {
-		got, err := ParseTimeout(c.in)
-		if (err == nil) != c.ok || got != c.want {
-			t.Errorf("ParseTimeout(%q) = %v, %v, want %v, ok %v", c.in, got, err, c.want, c.ok)
-		}
-	}
-	for _, c := range []struct {
-		in   string
-		want int64
-		ok   bool
-	}{{"none", 0, true}, {"0", 0, true}, {"2G", 2 << 30, true}, {"nothing", 0, false}} {
-		got, err := ParseSizeLimit(c.in)
-		if (err == nil) != c.ok || got != c.want {
-			t.Errorf("ParseSizeLimit(%q) = %v, %v, want %v, ok %v", c.in, got, err, c.want, c.ok)
-		}
-	}
-}
 
 // TestValidateResources: tmpfs sizes are bounded by the memory they take.
 func TestValidateResources(t *testing.T) {
@@ -107,17 +33,23 @@ func TestValidateResources(t *testing.T) {
 		{"shm zero", Spec{ShmBytes: 0}, "--shm 0"},
 		{"cpus NaN from a library caller", Spec{ShmBytes: 1 << 20, Resources: Resources{CPUs: nan()}}, "--cpus"},
 		{"pids too many", Spec{ShmBytes: 1 << 20, Resources: Resources{PIDs: 99999999999}}, "--pids 99999999999 is above"},
+		{"disk above memory, both from a profile", Spec{DiskBytes: 4 << 30, ShmBytes: 64 << 20, Resources: Resources{MemoryBytes: 2 << 30}, LimitsFrom: limits.FromProfile("big")},
+			"profiles.big.disk 4G is larger than the run's memory limit (profiles.big.memory 2G)"},
+		{"disk from a profile above --memory", Spec{DiskBytes: 4 << 30, ShmBytes: 64 << 20, Resources: Resources{MemoryBytes: 2 << 30}, LimitsFrom: limits.FromProfile("big").WithFlag(limits.Memory)},
+			"profiles.big.disk 4G is larger than the run's memory limit (--memory 2G)"},
+		{"timeout negative from a program", Spec{ShmBytes: 1 << 20, Timeout: -time.Second}, "--timeout -1s is negative"},
+		{"entries above from a profile", Spec{ShmBytes: 1 << 20, Outputs: OutputBudget{Entries: 1 << 21}, LimitsFrom: limits.FromProfile("x")}, "profiles.x.output_entries 2097152 is above 1048576"},
 	}
 	for _, c := range cases {
-		err := c.spec.validateResources()
+		err := c.spec.validateLimits()
 		if c.errText == "" {
 			if err != nil {
-				t.Errorf("%s: validateResources() = %v, want nil", c.name, err)
+				t.Errorf("%s: validateLimits() = %v, want nil", c.name, err)
 			}
 			continue
 		}
 		if err == nil || !strings.Contains(err.Error(), c.errText) || !errors.Is(err, ErrBadSpec) {
-			t.Errorf("%s: validateResources() = %v, want ErrBadSpec holding %q", c.name, err, c.errText)
+			t.Errorf("%s: validateLimits() = %v, want ErrBadSpec holding %q", c.name, err, c.errText)
 		}
 	}
 }
@@ -181,5 +113,13 @@ func TestReadProfilesFile(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.errText) {
 			t.Errorf("readProfilesFile(%s) = %v, want an error holding %q", c.path, err, c.errText)
 		}
+	}
+}
+
+// TestMinCPUsIsTheKernels: the table's smallest quota is the one the
+// cgroup writer takes (the table cannot import cgroupfs: cmd reads it).
+func TestMinCPUsIsTheKernels(t *testing.T) {
+	if limits.MinCPUs != cgroupfs.MinCPUs {
+		t.Errorf("limits.MinCPUs = %g, want cgroupfs.MinCPUs %g", limits.MinCPUs, cgroupfs.MinCPUs)
 	}
 }

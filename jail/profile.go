@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/scidex/scidex-jail/jail/limits"
 )
 
 // DefaultProfilesFile is read when it exists and no --config is given.
@@ -165,22 +167,10 @@ func Names(ps map[string]Profile) []string {
 
 // Check validates one profile's values, naming the field.
 func (p Profile) Check() error {
-	switch {
-	case p.Timeout < 0:
-		return fmt.Errorf("timeout must not be negative")
-	case p.Grace < 0:
-		return fmt.Errorf("grace must not be negative")
-	case p.Memory < 0, p.Swap < 0, p.Disk < 0, p.Shm < 0:
-		return fmt.Errorf("sizes must not be negative")
-	}
-	if err := p.Outputs.check(func(f string) string { return "output_" + f }); err != nil {
-		return err
-	}
-	if err := checkCPUs(p.CPUs); err != nil {
-		return fmt.Errorf("cpus %w", err)
-	}
-	if err := checkPIDs(p.PIDs); err != nil {
-		return fmt.Errorf("pids %w", err)
+	for _, sl := range p.limitSlots() {
+		if err := sl.limit.Check(sl.get()); err != nil {
+			return fmt.Errorf("%s %w", sl.limit.Field, err)
+		}
 	}
 	switch p.Net {
 	case NetNone, NetLoopback, NetHost:
@@ -222,8 +212,8 @@ func (p Profile) Spec() Spec {
 	return Spec{
 		Profile: p.Name, Timeout: p.Timeout, Grace: p.Grace,
 		Env: append([]string{}, p.Env...), DataDirs: p.DataDirs, DiskBytes: p.Disk, ShmBytes: p.Shm,
-		Outputs: p.Outputs,
-		Net:     p.Net, AllowTCP: p.AllowTCP, DBPorts: p.DBPorts,
+		Outputs: p.Outputs, LimitsFrom: limits.FromProfile(p.Name),
+		Net: p.Net, AllowTCP: p.AllowTCP, DBPorts: p.DBPorts,
 		Resources:     Resources{MemoryBytes: p.Memory, SwapBytes: p.Swap, CPUs: p.CPUs, PIDs: p.PIDs},
 		ReadOnly:      append([]string{}, p.ReadOnly...),
 		ReadWrite:     append([]string{}, p.ReadWrite...),

@@ -5,7 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
-	"time"
+
+	"github.com/scidex/scidex-jail/jail/limits"
 )
 
 // The profiles file, JSON:
@@ -28,43 +29,28 @@ func validProfileName(s string) bool {
 	return nameChars(s, false)
 }
 
-// fieldSetters decode one field of a profile from its raw JSON.
-var fieldSetters = map[string]func(p *Profile, raw json.RawMessage) error{
-	"description": func(p *Profile, r json.RawMessage) error { return fresh(r, &p.Description) },
-	"timeout":     func(p *Profile, r json.RawMessage) error { return timeoutField(r, &p.Timeout) },
-	"grace":       func(p *Profile, r json.RawMessage) error { return durationField(r, &p.Grace) },
-	"memory":      func(p *Profile, r json.RawMessage) error { return limitSizeField(r, &p.Memory) },
-	"swap":        func(p *Profile, r json.RawMessage) error { return sizeField(r, &p.Swap) },
-	"disk":        func(p *Profile, r json.RawMessage) error { return limitSizeField(r, &p.Disk) },
-	"shm":         func(p *Profile, r json.RawMessage) error { return sizeField(r, &p.Shm) },
-	"cpus":        func(p *Profile, r json.RawMessage) error { return countField(r, ParseCPUs, &p.CPUs) },
-	"pids":        func(p *Profile, r json.RawMessage) error { return countField(r, ParsePIDs, &p.PIDs) },
-	"net":         func(p *Profile, r json.RawMessage) error { return fresh(r, &p.Net) },
-	"allow_tcp":   func(p *Profile, r json.RawMessage) error { return fresh(r, &p.AllowTCP) },
-	"db_ports":    func(p *Profile, r json.RawMessage) error { return fresh(r, &p.DBPorts) },
-	"data_dirs":   func(p *Profile, r json.RawMessage) error { return fresh(r, &p.DataDirs) },
-	"read_only":   func(p *Profile, r json.RawMessage) error { return fresh(r, &p.ReadOnly) },
-	"read_write":  func(p *Profile, r json.RawMessage) error { return fresh(r, &p.ReadWrite) },
-	"env":         func(p *Profile, r json.RawMessage) error { return fresh(r, &p.Env) },
-	"allow_degraded": func(p *Profile, r json.RawMessage) error {
-		return fresh(r, &p.AllowDegraded)
-	},
-	"output_entries": func(p *Profile, r json.RawMessage) error {
-		return countField(r, ParseOutputEntries, &p.Outputs.Entries)
-	},
-	"output_bytes": func(p *Profile, r json.RawMessage) error {
-		return outputField(r, ParseOutputSize, &p.Outputs.Bytes)
-	},
-	"output_file_bytes": func(p *Profile, r json.RawMessage) error {
-		return outputField(r, ParseOutputSize, &p.Outputs.FileBytes)
-	},
-	"output_time": func(p *Profile, r json.RawMessage) error {
-		return outputField(r, ParseOutputTime, &p.Outputs.Time)
-	},
-	"require_input": func(p *Profile, r json.RawMessage) error { return fresh(r, &p.RequireInput) },
-	"require_layers": func(p *Profile, r json.RawMessage) error {
-		return fresh(r, &p.RequireLayers)
-	},
+// fieldSetters decode one field of a profile from its raw JSON: the
+// table's limits (limitSetter) and the profile's other fields.
+var fieldSetters = profileFields()
+
+func profileFields() map[string]func(p *Profile, raw json.RawMessage) error {
+	f := map[string]func(p *Profile, raw json.RawMessage) error{
+		"description":    func(p *Profile, r json.RawMessage) error { return fresh(r, &p.Description) },
+		"net":            func(p *Profile, r json.RawMessage) error { return fresh(r, &p.Net) },
+		"allow_tcp":      func(p *Profile, r json.RawMessage) error { return fresh(r, &p.AllowTCP) },
+		"db_ports":       func(p *Profile, r json.RawMessage) error { return fresh(r, &p.DBPorts) },
+		"data_dirs":      func(p *Profile, r json.RawMessage) error { return fresh(r, &p.DataDirs) },
+		"read_only":      func(p *Profile, r json.RawMessage) error { return fresh(r, &p.ReadOnly) },
+		"read_write":     func(p *Profile, r json.RawMessage) error { return fresh(r, &p.ReadWrite) },
+		"env":            func(p *Profile, r json.RawMessage) error { return fresh(r, &p.Env) },
+		"allow_degraded": func(p *Profile, r json.RawMessage) error { return fresh(r, &p.AllowDegraded) },
+		"require_input":  func(p *Profile, r json.RawMessage) error { return fresh(r, &p.RequireInput) },
+		"require_layers": func(p *Profile, r json.RawMessage) error { return fresh(r, &p.RequireLayers) },
+	}
+	for _, l := range limits.All {
+		f[l.Field] = limitSetter(l)
+	}
+	return f
 }
 
 // ParseProfiles applies a profiles file to base (the built-ins) and returns
@@ -223,103 +209,64 @@ func fresh[T any](r json.RawMessage, dst *T) error {
 	return nil
 }
 
-func durationField(r json.RawMessage, d *time.Duration) error {
-	var s string
-	if err := strict(r, &s); err != nil {
-		return fmt.Errorf("want a duration string such as \"90s\" or \"30m\": %w", err)
-	}
-	v, err := time.ParseDuration(s)
-	if err != nil {
-		return fmt.Errorf("want a duration such as \"90s\" or \"30m\": %w", err)
-	}
-	*d = v
-	return nil
-}
-
-// timeoutField reads the timeout: a duration string or "none" (README's
-// limits rule, limits.go).
-func timeoutField(r json.RawMessage, d *time.Duration) error {
-	var s string
-	if err := strict(r, &s); err != nil {
-		return fmt.Errorf("want a duration string such as \"90s\" or \"30m\", or \"none\": %w", err)
-	}
-	v, err := ParseTimeout(s)
-	if err != nil {
-		return err
-	}
-	*d = v
-	return nil
-}
-
-// limitSizeField reads memory or disk: a size string, "0" or "none".
-func limitSizeField(r json.RawMessage, n *int64) error {
-	var s string
-	if err := strict(r, &s); err != nil {
-		return fmt.Errorf("want a size string such as \"512M\" or \"2G\", or \"none\": %w", err)
-	}
-	v, err := ParseSizeLimit(s)
-	if err != nil {
-		return err
-	}
-	*n = v
-	return nil
-}
-
-// countField reads cpus or pids: a JSON number or the string "none", both
-// through the command line's parser, so a 0 is refused the same way.
-func countField[T int64 | float64](r json.RawMessage, parse func(string) (T, error), dst *T) error {
-	t := bytes.TrimSpace(r)
-	if string(t) == "null" {
-		return fmt.Errorf("null is not a value; give the value, \"none\" for no limit, or leave the field out")
-	}
-	text := string(t)
-	if len(t) > 0 && t[0] == '"' {
-		if err := strict(t, &text); err != nil {
+// limitSetter reads a limit's field by the table's rule, as its flag is
+// read: counts and CPUs are JSON numbers or the string "none", sizes and
+// durations strings.
+func limitSetter(l *limits.Limit) func(p *Profile, raw json.RawMessage) error {
+	return func(p *Profile, r json.RawMessage) error {
+		text, err := limitText(l, r)
+		if err != nil {
 			return err
 		}
-		if text != NoLimit {
-			return fmt.Errorf("%q: give a number, or the string \"none\" for no limit", text)
+		a, err := l.Parse(text)
+		if err != nil {
+			return err
 		}
-	} else {
+		for _, sl := range p.limitSlots() {
+			if sl.limit == l {
+				sl.set(a)
+			}
+		}
+		return nil
+	}
+}
+
+// limitText is a limit field's value as the text its flag would take.
+func limitText(l *limits.Limit, r json.RawMessage) (string, error) {
+	t := bytes.TrimSpace(r)
+	if string(t) == "null" {
+		// null would decode to the zero value: 0 cpus or pids is "no
+		// limit", which must be asked for as none, not arrive by accident.
+		if !l.None {
+			return "", fmt.Errorf("null is not a value; give the value or leave the field out")
+		}
+		return "", fmt.Errorf("null is not a value; give the value, \"none\" for no limit, or leave the field out")
+	}
+	var text string
+	if l.Kind == limits.Count || l.Kind == limits.CPUs {
+		if len(t) > 0 && t[0] == '"' {
+			if err := strict(t, &text); err != nil {
+				return "", err
+			}
+			if text != limits.NoLimit {
+				return "", fmt.Errorf("%q: give a number, or the string \"none\" for no limit", text)
+			}
+			return text, nil
+		}
 		var n json.Number
 		if err := strict(t, &n); err != nil {
-			return fmt.Errorf("want a number or \"none\": %w", err)
+			return "", fmt.Errorf("want a number or \"none\": %w", err)
 		}
+		return n.String(), nil
 	}
-	v, err := parse(text)
-	if err != nil {
-		return err
+	if err := strict(t, &text); err != nil {
+		ex := map[limits.Kind]string{limits.Size: `"512M" or "2G"`, limits.Duration: `"90s" or "30m"`}[l.Kind]
+		if l.None {
+			ex += ` or "none"`
+		}
+		return "", fmt.Errorf("want a %s string such as %s: %w", l.Kind, ex, err)
 	}
-	*dst = v
-	return nil
-}
-
-// outputField reads an output budget given as a string: a size or a
-// duration, or "none"; "0" is refused.
-func outputField[T int64 | time.Duration](r json.RawMessage, parse func(string) (T, error), dst *T) error {
-	var s string
-	if err := strict(r, &s); err != nil {
-		return fmt.Errorf("want a string such as \"1G\" or \"3m\", or \"none\": %w", err)
-	}
-	v, err := parse(s)
-	if err != nil {
-		return err
-	}
-	*dst = v
-	return nil
-}
-
-func sizeField(r json.RawMessage, n *int64) error {
-	var s string
-	if err := strict(r, &s); err != nil {
-		return fmt.Errorf("want a size string such as \"512M\" or \"2G\": %w", err)
-	}
-	v, err := ParseSize(s)
-	if err != nil {
-		return err
-	}
-	*n = v
-	return nil
+	return text, nil
 }
 
 // ProfileView is a profile as `scidex-jail profiles` prints it: the same
@@ -366,12 +313,13 @@ func (p Profile) View() ProfileView {
 		return s
 	}
 	v := ProfileView{
-		Name: p.Name, Description: p.Description, Timeout: orNone(p.Timeout == 0, p.Timeout.String()), Grace: p.Grace.String(),
-		Memory: orNone(p.Memory == 0, FormatSize(p.Memory)), Swap: FormatSize(p.Swap), CPUs: limitNum(p.CPUs), PIDs: limitNum(p.PIDs),
-		Disk: orNone(p.Disk == 0, FormatSize(p.Disk)), Shm: FormatSize(p.Shm),
-		OutputEntries: limitNum(p.Outputs.Entries), OutputBytes: orNone(p.Outputs.Bytes == 0, FormatSize(p.Outputs.Bytes)),
-		OutputFile: orNone(p.Outputs.FileBytes == 0, FormatSize(p.Outputs.FileBytes)), OutputTime: orNone(p.Outputs.Time == 0, p.Outputs.Time.String()),
-		Net: p.Net, AllowTCP: nz16(p.AllowTCP),
+		Name: p.Name, Description: p.Description,
+		Timeout: fmtLimit(limits.Timeout, p.Timeout), Grace: fmtLimit(limits.Grace, p.Grace),
+		Memory: fmtLimit(limits.Memory, p.Memory), Swap: fmtLimit(limits.Swap, p.Swap), CPUs: limitNum(p.CPUs), PIDs: limitNum(p.PIDs),
+		Disk: fmtLimit(limits.Disk, p.Disk), Shm: fmtLimit(limits.Shm, p.Shm), OutputEntries: limitNum(p.Outputs.Entries),
+		OutputBytes: fmtLimit(limits.OutputBytes, p.Outputs.Bytes), OutputFile: fmtLimit(limits.OutputFileBytes, p.Outputs.FileBytes),
+		OutputTime: fmtLimit(limits.OutputTime, p.Outputs.Time),
+		Net:        p.Net, AllowTCP: nz16(p.AllowTCP),
 		DBPorts: nz16(p.DBPorts), DataDirs: nz(p.DataDirs), ReadOnly: nz(p.ReadOnly), ReadWrite: nz(p.ReadWrite),
 		Env: nz(p.Env), AllowDegraded: nz(p.AllowDegraded), RequireInput: p.RequireInput,
 		RequireLayers: p.RequireLayers,
@@ -388,14 +336,10 @@ type limitNum float64
 
 func (n limitNum) MarshalJSON() ([]byte, error) {
 	if n == 0 {
-		return []byte(`"` + NoLimit + `"`), nil
+		return []byte(`"` + limits.NoLimit + `"`), nil
 	}
 	return json.Marshal(float64(n))
 }
 
-func orNone(off bool, v string) string {
-	if off {
-		return NoLimit
-	}
-	return v
-}
+// fmtLimit writes a size or duration limit as a profiles file gives it.
+func fmtLimit[T ~int64](l *limits.Limit, v T) string { return l.Format(limits.Int(v)) }

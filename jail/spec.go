@@ -10,6 +10,7 @@ import (
 
 	"github.com/scidex/scidex-jail/cgroupfs"
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
+	"github.com/scidex/scidex-jail/jail/limits"
 	"github.com/scidex/scidex-jail/jail/runfiles"
 )
 
@@ -89,6 +90,11 @@ type Spec struct {
 	AllowTCP []uint16 // outbound TCP ports in NetHost
 	DBPorts  []uint16 // never allowed, whatever AllowTCP says
 
+	// LimitsFrom says which limits were given as flags over the
+	// profile's values, so that a message names what the user wrote
+	// (limits.go); the zero value names flags throughout.
+	LimitsFrom limits.Origin
+
 	// Resources, written to the run's cgroup leaf.
 	Resources    Resources
 	CgroupParent string // delegated parent; "" = the jail's own cgroup
@@ -127,10 +133,6 @@ const (
 // means no limit. The same value the cgroup leaf is made with.
 type Resources = cgroupfs.Limits
 
-// minPIDs is the smallest PID limit accepted: the init (a Go program, up to
-// 8 threads) and the target's first process must fit with room to spare.
-const minPIDs = 16
-
 func (s *Spec) disabled(p Protection) bool { return slices.Contains(s.optIns().Disabled(), p) }
 
 // optIns are the protections the caller gave up by name (AllowDegraded,
@@ -165,12 +167,6 @@ func (s *Spec) Validate() error {
 	if err := s.validateContainer(); err != nil { // container.go
 		return err
 	}
-	if s.Timeout < 0 {
-		return fmt.Errorf("%w: --timeout %s is negative; give a duration such as 90s or 30m", ErrBadSpec, s.Timeout)
-	}
-	if s.Grace < 0 {
-		return fmt.Errorf("%w: --grace %s is negative; give a duration such as 5s", ErrBadSpec, s.Grace)
-	}
 	for _, kv := range s.Env {
 		if err := validateEnv(kv); err != nil {
 			return err
@@ -185,11 +181,8 @@ func (s *Spec) Validate() error {
 	if err := s.validateNet(); err != nil {
 		return err
 	}
-	if err := s.validateResources(); err != nil {
+	if err := s.validateLimits(); err != nil { // limits.go
 		return err
-	}
-	if err := s.Outputs.check(func(f string) string { return "--output-" + strings.ReplaceAll(f, "_", "-") }); err != nil {
-		return fmt.Errorf("%w: %w", ErrBadSpec, err)
 	}
 	if _, err := ParseOptIns(s.AllowDegraded, s.Disable); err != nil {
 		return fmt.Errorf("%w: %w", ErrBadSpec, err)

@@ -23,6 +23,8 @@ func TestLimitsRefusedUpFront(t *testing.T) {
 	cwd := t.TempDir()
 	cfg := filepath.Join(cwd, "zero.json")
 	os.WriteFile(cfg, []byte(`{"profiles": {"default": {"pids": 0}}}`), 0o644)
+	big := filepath.Join(cwd, "big.json")
+	os.WriteFile(big, []byte(`{"profiles": {"big": {"memory": "2G", "disk": "4G"}}}`), 0o644)
 	cases := []struct {
 		name string
 		args []string
@@ -45,6 +47,8 @@ func TestLimitsRefusedUpFront(t *testing.T) {
 		{"ro /dev", []string{"--ro", "/dev"}, "outside /proc, /sys and /dev"},
 		{"ro missing after ..", []string{"--ro", "nosuch/../x"}, "does not exist"},
 		{"profile pids 0", []string{"--config", cfg}, "profiles.default.pids: 0 processes is refused"},
+		{"profile disk above its memory", []string{"--config", big, "--profile", "big"}, "profiles.big.disk 4G is larger than the run's memory limit (profiles.big.memory 2G)"},
+		{"profile disk above --memory", []string{"--config", big, "--profile", "big", "--memory", "1G", "--disk", "3G"}, "--disk 3G is larger than the run's memory limit (--memory 1G)"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -1,22 +1,29 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 
 	"github.com/scidex/scidex-jail/jail"
+	"github.com/scidex/scidex-jail/jail/limits"
 )
 
 // profilesCmd is `scidex-jail profiles`: the effective profiles, written
 // as a profiles file (the same field names and units), so that its output
 // can be saved as /etc/scidex-jail/profiles.json and edited. Where they
-// came from goes to stderr.
+// came from goes to stderr. With --schema it prints what a limit and a run
+// option may be instead (schema), which the Python package validates from.
 type profilesCmd struct {
 	configFlag
 	Builtin bool `name:"builtin" help:"Print the built-in profiles only, ignoring any profiles file."`
+	Schema  bool `name:"schema" help:"Print every limit and run option as JSON (kind, none and zero rules, bounds, flag, profile field, units, messages), versioned, instead of the profiles."`
 }
 
 func (c *profilesCmd) Run() error {
+	if c.Schema {
+		return writeSchema()
+	}
 	ps, from := jail.Builtins(), ""
 	if !c.Builtin {
 		var err error
@@ -34,5 +41,32 @@ func (c *profilesCmd) Run() error {
 	}
 	fmt.Fprintf(os.Stderr, "scidex-jail: profiles: %s\n", source)
 	_, err = os.Stdout.Write(out)
+	return err
+}
+
+// optionSchema is a run option that is not a limit: a word from a list.
+type optionSchema struct {
+	Name         string   `json:"name"`
+	Flag         string   `json:"flag"`
+	ProfileField string   `json:"profile_field"`
+	Choices      []string `json:"choices"`
+}
+
+// writeSchema prints the limits' table and the run options as JSON.
+func writeSchema() error {
+	out, err := json.MarshalIndent(struct {
+		Schema  string               `json:"schema"`
+		Version int                  `json:"version"`
+		Limits  []limits.LimitSchema `json:"limits"`
+		Options []optionSchema       `json:"options"`
+	}{
+		Schema: "scidex-jail limits and run options", Version: limits.SchemaVersion, Limits: limits.Schema(),
+		Options: []optionSchema{{Name: "net", Flag: "--net", ProfileField: "net",
+			Choices: []string{string(jail.NetNone), string(jail.NetLoopback), string(jail.NetHost)}}},
+	}, "", "  ")
+	if err != nil {
+		return fmt.Errorf("bug: encode the schema: %w", err)
+	}
+	_, err = os.Stdout.Write(append(out, '\n'))
 	return err
 }

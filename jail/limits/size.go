@@ -10,11 +10,11 @@ import (
 
 // ParseSize reads a byte size: a number with an optional binary unit, K, M,
 // G or T (also written KiB/KB, ...: all are powers of 1024), e.g. 512M,
-// 1.5G, 65536. "0" means no limit where a limit is asked for. Whole numbers
-// are exact (not rounded through a float above 2^53); a fraction is rounded
-// down to whole bytes, and one that would round down to 0 (which means no
-// limit) is an error. Sizes above MaxSize are refused, so that two of them
-// still add up without overflow (cgroup v1 writes memory+swap).
+// 1.5G, 65536. Whole numbers are exact (not rounded through a float above
+// 2^53); a fraction is rounded down to whole bytes, and one that would
+// round down to 0 (which means no limit) is an error. Sizes above MaxSize
+// are refused, so that two of them still add up without overflow (cgroup
+// v1 writes memory+swap).
 func ParseSize(s string) (int64, error) {
 	t := strings.TrimSpace(s)
 	if t == "" {

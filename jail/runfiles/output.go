@@ -7,17 +7,26 @@ import (
 )
 
 // Budget bounds the trusted side's work on what an analysis left in its
-// run directory: the listing (Entries), the bytes hashed and copied in all
-// (Bytes) and of one file (FileBytes), and the wall time of it all (Time).
-// A field of 0 is switched off. Sizes are apparent sizes (st_size): a sparse
-// file counts its holes, a file linked n times counts n times. The limits
-// and their rules are the jail's (jail.OutputBudget); this is what the
-// walker is given.
+// run directory: everything there was made by untrusted code, and listing,
+// hashing and copying it is done outside every cgroup, on the analysis'
+// behalf. A field of 0 is switched off.
+//
+// Sizes are apparent sizes (st_size): what is read, hashed, copied and
+// committed. A sparse file counts at its apparent size, and a file linked
+// n times counts n times: neither is a way around the budget.
 type Budget struct {
-	Entries   int64
+	// Entries bounds the listing: each entry counts 1, and 1 more for
+	// every full pathWeight bytes of its path and of a link's target
+	// (entryCost), so that the report and the supervisor's memory are
+	// bounded by Entries alone.
+	Entries int64
+	// Bytes bounds the bytes hashed (and copied by Collect) in all;
+	// FileBytes those of one file.
 	Bytes     int64
 	FileBytes int64
-	Time      time.Duration
+	// Time bounds the wall time of the post-run work as a whole: listing,
+	// hashing, copying.
+	Time time.Duration
 }
 
 // pathWeight is how many bytes of path count as one more entry.

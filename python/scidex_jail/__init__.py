@@ -47,7 +47,10 @@ The platform's runtime interface (``run_python_script`` returning a
 ``RuntimeResult``) is :mod:`scidex_jail.forge`; committing a run's outputs
 to PostgreSQL is :func:`scidex_jail.post_process.commit_outputs`.
 
-Errors: :class:`ValueError` for bad arguments (nothing started),
+Errors: :class:`ValueError` for bad arguments (nothing started; a limit
+the jail refuses is a :class:`LimitError`, a ValueError and a
+:class:`JailSetupError` with the jail's own message, checked by the
+binary's ``profiles --schema``),
 :class:`JailNotFoundError` for a missing binary, :class:`JailSetupError`
 when the jail could not start the analysis (exit 125; ``stage`` and
 ``message`` say why), :class:`JailError` for a jail that wrote no report.
@@ -55,6 +58,7 @@ when the jail could not start the analysis (exit 125; ``stage`` and
 
 from ._client import Jail, run, run_async, start
 from ._errors import JailError, JailNotFoundError, JailSetupError
+from ._limits import LimitError
 from ._options import BINARY_ENV, find_binary
 from ._prepared import StdinArg
 from ._report import (
@@ -91,6 +95,7 @@ __all__ = [
     "JailError",
     "JailNotFoundError",
     "JailSetupError",
+    "LimitError",
     "Landlock",
     "Limits",
     "Mounts",

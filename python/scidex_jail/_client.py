@@ -11,7 +11,8 @@ import os
 from typing import Mapping, Optional, Sequence, Union
 
 from ._async import run_prepared
-from ._options import DurationArg, PathArg, SizeArg, _absolute, build_spec
+from ._limits import CountArg, CPUsArg, DurationArg, SizeArg
+from ._options import PathArg, _absolute, build_spec
 from ._prepared import Prepared, StdinArg
 from ._result import Result
 from ._run import Run, wait_or_abort
@@ -78,8 +79,8 @@ class Jail:
         timeout: Optional[DurationArg] = None,
         grace: Optional[DurationArg] = None,
         memory: Optional[SizeArg] = None,
-        cpus: Optional[float] = None,
-        pids: Optional[int] = None,
+        cpus: Optional[CPUsArg] = None,
+        pids: Optional[CountArg] = None,
         disk: Optional[SizeArg] = None,
         net: Optional[str] = None,
         allow_tcp: Sequence[int] = (),
@@ -113,8 +114,8 @@ class Jail:
         timeout: Optional[DurationArg] = None,
         grace: Optional[DurationArg] = None,
         memory: Optional[SizeArg] = None,
-        cpus: Optional[float] = None,
-        pids: Optional[int] = None,
+        cpus: Optional[CPUsArg] = None,
+        pids: Optional[CountArg] = None,
         disk: Optional[SizeArg] = None,
         net: Optional[str] = None,
         allow_tcp: Sequence[int] = (),
@@ -152,8 +153,8 @@ class Jail:
         timeout: Optional[DurationArg] = None,
         grace: Optional[DurationArg] = None,
         memory: Optional[SizeArg] = None,
-        cpus: Optional[float] = None,
-        pids: Optional[int] = None,
+        cpus: Optional[CPUsArg] = None,
+        pids: Optional[CountArg] = None,
         disk: Optional[SizeArg] = None,
         net: Optional[str] = None,
         allow_tcp: Sequence[int] = (),
@@ -181,7 +182,10 @@ class Jail:
         - ``timeout``: wall-clock budget, seconds / timedelta / ``"90s"``
           (0 = none); ``grace``: time between SIGTERM and SIGKILL;
         - ``memory``, ``disk``: bytes or ``"512M"``/``"2G"``; ``cpus``: CPU
-          quota (0.5, 2); ``pids``: processes and threads;
+          quota (0.5, 2); ``pids``: processes and threads; ``"none"``
+          switches a limit off; what 0 means and the bounds are the jail's
+          (``scidex-jail profiles --schema``): a value it refuses raises
+          :class:`LimitError` with its message (``cpus=0`` as ``--cpus 0``);
         - ``net``: ``"none"``, ``"loopback"`` or ``"host"``; ``allow_tcp``:
           outbound ports with ``net="host"`` (never PostgreSQL's);
         - ``root``: the platform checkout whose ``data/`` and ``docs/`` are
@@ -223,8 +227,8 @@ class Jail:
         timeout: Optional[DurationArg] = None,
         grace: Optional[DurationArg] = None,
         memory: Optional[SizeArg] = None,
-        cpus: Optional[float] = None,
-        pids: Optional[int] = None,
+        cpus: Optional[CPUsArg] = None,
+        pids: Optional[CountArg] = None,
         disk: Optional[SizeArg] = None,
         net: Optional[str] = None,
         allow_tcp: Sequence[int] = (),
@@ -263,8 +267,8 @@ def start(
     timeout: Optional[DurationArg] = None,
     grace: Optional[DurationArg] = None,
     memory: Optional[SizeArg] = None,
-    cpus: Optional[float] = None,
-    pids: Optional[int] = None,
+    cpus: Optional[CPUsArg] = None,
+    pids: Optional[CountArg] = None,
     disk: Optional[SizeArg] = None,
     net: Optional[str] = None,
     allow_tcp: Sequence[int] = (),
@@ -302,8 +306,8 @@ def run(
     timeout: Optional[DurationArg] = None,
     grace: Optional[DurationArg] = None,
     memory: Optional[SizeArg] = None,
-    cpus: Optional[float] = None,
-    pids: Optional[int] = None,
+    cpus: Optional[CPUsArg] = None,
+    pids: Optional[CountArg] = None,
     disk: Optional[SizeArg] = None,
     net: Optional[str] = None,
     allow_tcp: Sequence[int] = (),
@@ -343,8 +347,8 @@ async def run_async(
     timeout: Optional[DurationArg] = None,
     grace: Optional[DurationArg] = None,
     memory: Optional[SizeArg] = None,
-    cpus: Optional[float] = None,
-    pids: Optional[int] = None,
+    cpus: Optional[CPUsArg] = None,
+    pids: Optional[CountArg] = None,
     disk: Optional[SizeArg] = None,
     net: Optional[str] = None,
     allow_tcp: Sequence[int] = (),

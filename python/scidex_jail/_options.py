@@ -8,24 +8,19 @@ process or file exists; :meth:`Spec.argv` turns the checked values into the
 
 from __future__ import annotations
 
-import datetime
-import math
 import os
 import re
 import shutil
 from dataclasses import dataclass
-from typing import Mapping, Optional, Sequence, Tuple, Union
+from typing import Dict, Mapping, Optional, Sequence, Tuple, Union
+
+from . import _limits
+from ._limits import CountArg, CPUsArg, DurationArg, SizeArg, _count, _cpus, _duration, _output_budget, _size
 
 #: A path argument: str or os.PathLike.
 PathArg = Union[str, os.PathLike[str]]
-#: A duration: seconds (int/float), a timedelta, or a Go-style string ("90s", "1.5m").
-DurationArg = Union[int, float, datetime.timedelta, str]
-#: A size: bytes (int) or a string with a binary unit ("512M", "2G").
-SizeArg = Union[int, str]
 
 _ID_RE = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
-_SIZE_RE = re.compile(r"^[0-9]+(\.[0-9]+)?([KMGT](i?B)?|B)?$", re.IGNORECASE)
-_DURATION_RE = re.compile(r"^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$")
 _ENV_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 NET_MODES = ("none", "loopback", "host")
 
@@ -68,6 +63,15 @@ class Spec:
     cgroup_parent: Optional[str] = None
     unsafe_disable: Tuple[str, ...] = ()
     output_budget: Tuple[Tuple[str, str], ...] = ()
+
+    def limits(self) -> Dict[str, str]:
+        """The limits given, by the jail's name for them, as the flags'
+        text: what :func:`scidex_jail._limits.check` checks."""
+        given = {"timeout": self.timeout, "grace": self.grace, "memory": self.memory,
+                 "cpus": self.cpus, "pids": self.pids, "disk": self.disk}  # fmt: skip
+        out = {k: v for k, v in given.items() if v is not None}
+        out.update((f"output_{k}", v) for k, v in self.output_budget)
+        return out
 
     def command(self, report: str) -> list[str]:
         """The jail's command line, writing its report to ``report``.
@@ -118,8 +122,8 @@ def build_spec(
     timeout: Optional[DurationArg] = None,
     grace: Optional[DurationArg] = None,
     memory: Optional[SizeArg] = None,
-    cpus: Optional[float] = None,
-    pids: Optional[int] = None,
+    cpus: Optional[CPUsArg] = None,
+    pids: Optional[CountArg] = None,
     disk: Optional[SizeArg] = None,
     net: Optional[str] = None,
     allow_tcp: Sequence[int] = (),
@@ -138,10 +142,13 @@ def build_spec(
 ) -> Spec:
     """Check every argument and return the :class:`Spec` of the run.
 
-    Raises :class:`ValueError` for a bad argument and
+    Raises :class:`ValueError` for a bad argument: a limit the jail
+    refuses is a :class:`~scidex_jail.LimitError` (also a ValueError) with
+    the jail's own message, checked by the binary's rules
+    (:mod:`scidex_jail._limits`). Raises
     :class:`~scidex_jail.JailNotFoundError` when the binary is missing.
     """
-    return Spec(
+    spec = Spec(
         binary=find_binary(binary),
         argv=_check_argv(argv),
         analysis_id=_check_id(analysis_id),
@@ -167,6 +174,8 @@ def build_spec(
         unsafe_disable=_layers(unsafe_disable),
         output_budget=_output_budget(output_budget),
     )
+    _limits.check(spec.binary, spec.limits())
+    return spec
 
 
 def find_binary(binary: Optional[PathArg] = None) -> str:
@@ -224,86 +233,6 @@ def _check_name(what: str, value: Optional[str]) -> Optional[str]:
     if not isinstance(value, str) or not value or "\0" in value or value.startswith("-"):
         raise ValueError(f"{what} {value!r}: give a name such as 'default' or 'notebook'")
     return value
-
-
-def _duration(what: str, value: Optional[DurationArg]) -> Optional[str]:
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        raise ValueError(f"{what} {value!r}: give seconds, a timedelta or a string such as '90s'")
-    if isinstance(value, datetime.timedelta):
-        value = value.total_seconds()
-    if isinstance(value, str):
-        if value != "0" and not _DURATION_RE.match(value):
-            raise ValueError(f"{what} {value!r}: give seconds or a duration such as '90s', '30m', '1.5s'")
-        return value
-    if not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-        raise ValueError(f"{what} {value!r}: give a non-negative number of seconds (0 = none)")
-    if value == 0:
-        return "0"
-    if float(value).is_integer():
-        return f"{int(value)}s"
-    ms = round(value * 1000)
-    if ms == 0:
-        raise ValueError(f"{what} {value!r}: less than a millisecond; 0 means none")
-    return f"{ms}ms"
-
-
-def _size(what: str, value: Optional[SizeArg]) -> Optional[str]:
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        raise ValueError(f"{what} {value!r}: give bytes or a size such as '512M'")
-    if isinstance(value, int):
-        if value < 0:
-            raise ValueError(f"{what} {value!r}: give a non-negative number of bytes (0 = none)")
-        return str(value)
-    if isinstance(value, str) and _SIZE_RE.match(value.strip()):
-        return value.strip()
-    raise ValueError(f"{what} {value!r}: give bytes (int) or a size with a binary unit such as '512M' or '2G'")
-
-
-def _cpus(value: Optional[float]) -> Optional[str]:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-        raise ValueError(f"cpus {value!r}: give a non-negative number of CPUs such as 0.5 or 2 (0 = none)")
-    return f"{value:g}" if float(value) != int(value) else str(int(value))
-
-
-#: The jail's output budgets (README "Output budgets"), by key of
-#: ``output_budget``: a whole number of entries, sizes, a duration.
-OUTPUT_BUDGETS = ("entries", "bytes", "file_bytes", "time")
-
-
-def _output_budget(value: Optional[Mapping[str, Union[int, str]]]) -> Tuple[Tuple[str, str], ...]:
-    """``{"entries": 10000, "bytes": "1G", "file_bytes": "none", "time": "3m"}``:
-    each budget left out comes from the profile; ``"none"`` switches one off;
-    0 is refused, as the jail refuses it (a budget's absence is written out)."""
-    if value is None:
-        return ()
-    out = []
-    for k, v in value.items():
-        if k not in OUTPUT_BUDGETS:
-            raise ValueError(f"output_budget {k!r}: the budgets are {', '.join(OUTPUT_BUDGETS)}")
-        if v == "none":
-            out.append((k, "none"))
-            continue
-        checked = _duration(f"output_budget {k}", v) if k == "time" else _size(f"output_budget {k}", v)
-        if k == "entries" and not (isinstance(v, int) or str(v).isdigit()):
-            raise ValueError(f"output_budget entries {v!r}: give a whole number, or 'none'")
-        if checked is None or checked == "0":
-            raise ValueError(f"output_budget {k} {v!r}: 0 is refused; give a budget, or 'none' for no budget")
-        out.append((k, checked))
-    return tuple(out)
-
-
-def _count(what: str, value: Optional[int]) -> Optional[str]:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ValueError(f"{what} {value!r}: give a non-negative whole number (0 = none)")
-    return str(value)
 
 
 def _net(value: Optional[str]) -> Optional[str]:

@@ -33,7 +33,8 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional, Sequence, Tuple, Union
 
 from ._client import Jail
-from ._options import DurationArg, PathArg, SizeArg, _check_id
+from ._limits import CountArg, CPUsArg, DurationArg, SizeArg
+from ._options import PathArg, _check_id
 from ._report import Output, Report
 from ._result import Result
 from ._streams import CAPTURE, Destination
@@ -196,8 +197,8 @@ def run_python_script(
     profile: str = "default",
     timeout: Optional[DurationArg] = None,
     memory: Optional[SizeArg] = None,
-    cpus: Optional[float] = None,
-    pids: Optional[int] = None,
+    cpus: Optional[CPUsArg] = None,
+    pids: Optional[CountArg] = None,
     disk: Optional[SizeArg] = None,
     net: Optional[str] = None,
     allow_tcp: Sequence[int] = (),
@@ -280,8 +281,8 @@ def run_notebook(
     profile: str = "notebook",
     timeout: Optional[DurationArg] = None,
     memory: Optional[SizeArg] = None,
-    cpus: Optional[float] = None,
-    pids: Optional[int] = None,
+    cpus: Optional[CPUsArg] = None,
+    pids: Optional[CountArg] = None,
     disk: Optional[SizeArg] = None,
     root: Optional[PathArg] = None,
     ro: Sequence[PathArg] = (),

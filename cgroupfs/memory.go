@@ -1,0 +1,78 @@
+package cgroupfs
+
+import (
+	"path/filepath"
+	"strconv"
+
+	"github.com/scidex/scidex-jail/internal/sysfile"
+)
+
+// The memory controller: always on, for peak and OOM accounting.
+
+func isMemorySet(Limits) bool { return true }
+
+// memorySettings: v2 memory.max when limited, and memory.swap.max always
+// (its default is "max", so no swap must be written out as 0). v1
+// memory.limit_in_bytes, then memory.memsw.limit_in_bytes (RAM+swap),
+// which must never be below limit_in_bytes, so it comes second.
+func memorySettings(version int, l Limits) []Setting {
+	mem := strconv.FormatInt(l.MemoryBytes, 10)
+	if version == 2 {
+		var out []Setting
+		if l.MemoryBytes > 0 {
+			out = append(out, Setting{Controller: "memory", File: "memory.max", Value: mem})
+		}
+		return append(out, Setting{Controller: "memory", File: "memory.swap.max", Value: strconv.FormatInt(l.SwapBytes, 10), IfPresent: true})
+	}
+	if l.MemoryBytes == 0 {
+		return nil
+	}
+	return []Setting{
+		{Controller: "memory", File: "memory.limit_in_bytes", Value: mem},
+		{Controller: "memory", File: "memory.memsw.limit_in_bytes", Value: strconv.FormatInt(l.MemoryBytes+l.SwapBytes, 10), IfPresent: true},
+	}
+}
+
+// statMemory reads the peak, the limit hits and the OOM kills. v2:
+// memory.peak (5.19+), memory.events. v1: memory.max_usage_in_bytes,
+// memory.failcnt plus memory.memsw.failcnt (with swap accounting the
+// RAM+swap counter is charged first; when it is the one at its limit only
+// it counts the hit), memory.oom_control's oom_kill (4.13+).
+func statMemory(version int, dir string, u *Usage) error {
+	if version == 2 {
+		peak, err := intOptional(filepath.Join(dir, "memory.peak"))
+		if err != nil {
+			return err
+		}
+		ev, err := keyedOptional(filepath.Join(dir, "memory.events"))
+		if err != nil {
+			return err
+		}
+		u.PeakMemoryBytes, u.OOMKills, u.MemoryLimitHits = peak, ev["oom_kill"], ev["max"]
+		return nil
+	}
+	var err error
+	if u.PeakMemoryBytes, err = readInt(filepath.Join(dir, "memory.max_usage_in_bytes")); err != nil {
+		return err
+	}
+	if u.MemoryLimitHits, err = readInt(filepath.Join(dir, "memory.failcnt")); err != nil {
+		return err
+	}
+	memsw, err := intOptional(filepath.Join(dir, "memory.memsw.failcnt"))
+	if err != nil {
+		return err
+	}
+	u.MemoryLimitHits += memsw
+	oom, err := keyedOptional(filepath.Join(dir, "memory.oom_control"))
+	u.OOMKills = oom["oom_kill"]
+	return err
+}
+
+// readInt reads a one-integer file that must exist.
+func readInt(path string) (int64, error) {
+	data, err := sysfile.Read(path)
+	if err != nil {
+		return 0, err
+	}
+	return parseInt(path, string(data))
+}
