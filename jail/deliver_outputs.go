@@ -105,7 +105,7 @@ func (sv *supervisor) readOutputs(ctx context.Context, view string) {
 	if sv.spec.DiskBytes > 0 && sv.spec.Keep {
 		// Resolved: collect walks the path without following links, and
 		// the tmp-root may be reached through one.
-		kept := filepath.Join(sv.spec.resolvedTmpRoot(), sv.dir.name)
+		kept := filepath.Join(sv.spec.RealTmpRoot, sv.dir.name)
 		for _, err := range collect(ctx, view, kept, outs) {
 			sv.deliveryErrs = append(sv.deliveryErrs, "keep: "+err.Error())
 		}

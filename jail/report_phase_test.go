@@ -22,7 +22,7 @@ func TestReportPhase(t *testing.T) {
 	} {
 		path := filepath.Join(t.TempDir(), "report.json")
 		start := time.Now().Add(-3 * time.Millisecond)
-		sv := &supervisor{spec: &Spec{Report: path}, rep: &Report{Command: cmd, Phases: []Phase{{Name: "cleanup", Where: "supervisor", Micros: 5}}}, last: start}
+		sv := &supervisor{spec: &Resolved{Spec: Spec{Report: path}}, rep: &Report{Command: cmd, Phases: []Phase{{Name: "cleanup", Where: "supervisor", Micros: 5}}}, last: start}
 		sv.deliverReport()
 		if sv.rep.Status == StatusDeliveryFailed {
 			t.Fatalf("deliverReport: %v", sv.rep.DeliveryErrors)

@@ -52,8 +52,9 @@ func nameChars(s string, upper bool) bool {
 // cannot be run. The command line maps it to exit status 125.
 var ErrBadSpec = errors.New("invalid run specification")
 
-// Spec is one run, fully resolved: everything the supervisor and the init
-// need, as plain values. Build it, Validate it, hand it to Run.
+// Spec is one run as the caller gives it: everything the supervisor and the init
+// need, as plain values. Build it and hand it to Run, which validates it
+// (Validate) and runs the resolved copy.
 type Spec struct {
 	ID      string        // analysis ID: letters, digits, '.', '_', '-'
 	Command []string      // argv of the target; Command[0] looked up in the jail's PATH
@@ -164,11 +165,10 @@ func (s *Spec) optIns() []string {
 	return out
 }
 
-// Validate checks the spec and returns an error wrapping ErrBadSpec that says
-// what is wrong and how to fix it. It replaces host paths by their resolved
-// form (paths.go) and creates nothing on disk: the writability of the
-// destinations is probed with unnamed files (O_TMPFILE) that vanish.
-func (s *Spec) Validate() error {
+// check is Validate's work on the copy it returns: it replaces host paths
+// by their resolved form (paths.go, destinations.go) and defaults the
+// network mode.
+func (s *Spec) check() error {
 	if err := ValidateID(s.ID); err != nil {
 		return err
 	}

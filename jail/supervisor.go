@@ -34,7 +34,7 @@ const hardKillDelay = 5 * time.Second
 
 // supervisor is the state of one run in the parent.
 type supervisor struct {
-	spec     *Spec
+	spec     *Resolved
 	rep      *Report
 	dir      *runDir
 	leaf     *cgroupfs.Leaf
@@ -86,9 +86,10 @@ type supervisor struct {
 // The analysis inherits the caller's fds 0, 1 and 2, which must be open (the
 // command line reopens closed ones on /dev/null before anything else, so no
 // file of the jail's can take their numbers).
-func Run(s *Spec, sigs <-chan os.Signal) (*Report, error) {
+func Run(given *Spec, sigs <-chan os.Signal) (*Report, error) {
 	t0 := time.Now()
-	if err := s.Validate(); err != nil {
+	s, err := given.Validate()
+	if err != nil {
 		return nil, err
 	}
 	if sigs == nil {
@@ -106,7 +107,7 @@ func Run(s *Spec, sigs <-chan os.Signal) (*Report, error) {
 		created <- time.Time{}
 	}
 	sv := &supervisor{spec: s, t0: t0, last: t0, msgs: make(chan protocol.InitMsg, 16), sigs: sigs}
-	sv.rep = newReport(s, sv.t0)
+	sv.rep = newReport(&s.Spec, sv.t0)
 	if !s.Started.IsZero() && s.Started.Before(t0) {
 		// The process's start, its runtime's and the flags: before Run.
 		sv.rep.Phases = append(sv.rep.Phases, Phase{Name: "startup", Where: "supervisor", Micros: t0.Sub(s.Started).Microseconds()})
@@ -116,7 +117,7 @@ func Run(s *Spec, sigs <-chan os.Signal) (*Report, error) {
 	// The whole run is decided before anything exists: a run the host
 	// cannot hold (a promise short of layers) ends here, with a report and
 	// nothing made.
-	plan, warnings, err := BuildPlan(s, LookHost(s))
+	plan, warnings, err := BuildPlan(&s.Spec, LookHost(&s.Spec))
 	sv.plan = plan
 	sv.rep.Warnings = append(sv.rep.Warnings, warnings...)
 	sv.rep.Enforced.Promises, sv.rep.Enforced.Degraded = plan.Enforced.Promises, plan.Enforced.Degraded
