@@ -57,14 +57,15 @@ func meminfoReport(s *Spec) string {
 // the init's own.
 func (sv *supervisor) withLimits(c protocol.Config) (protocol.Config, error) {
 	s := sv.spec
-	if sv.leaf == nil {
+	leaf := sv.res.leaf
+	if leaf == nil {
 		return c, nil
 	}
-	c.Mounts.Cgroup = &protocol.CgroupView{Version: sv.leaf.Version(), Controllers: sv.leaf.Controllers()}
+	c.Mounts.Cgroup = &protocol.CgroupView{Version: leaf.Version(), Controllers: leaf.Controllers()}
 	if !s.meminfoShown() {
 		return c, nil
 	}
-	used, err := sv.leaf.MemoryCurrent()
+	used, err := leaf.MemoryCurrent()
 	if err != nil {
 		return c, fmt.Errorf("the run's /proc/meminfo: %w", err)
 	}

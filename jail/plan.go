@@ -49,9 +49,13 @@ type IDMap struct {
 	Groups []HostGroup
 }
 
-// CgroupPlan is the run's cgroup leaf, before it exists.
+// CgroupPlan is the run's cgroup leaf, before it exists: the supervisor
+// makes it from this alone (createLeaf).
 type CgroupPlan struct {
 	Parent string
+	// Name is the leaf's name before the random suffix each run adds:
+	// scidex-<id>.
+	Name   string
 	Limits cgroupfs.Limits
 }
 
@@ -94,7 +98,7 @@ func BuildPlan(s *Spec, h HostView) (*Plan, []string, error) {
 		}
 	}
 	if !s.disabled("cgroup") {
-		p.Cgroup = &CgroupPlan{Parent: s.CgroupParent, Limits: cgroupfs.Limits{
+		p.Cgroup = &CgroupPlan{Parent: s.CgroupParent, Name: "scidex-" + s.ID, Limits: cgroupfs.Limits{
 			MemoryBytes: s.Resources.MemoryBytes, SwapBytes: s.Resources.SwapBytes,
 			CPUs: s.Resources.CPUs, PIDs: s.Resources.PIDs,
 		}}

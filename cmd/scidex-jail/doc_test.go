@@ -44,12 +44,11 @@ func setupStages(t *testing.T) []string {
 	t.Helper()
 	found := map[string]bool{}
 	pats := []*regexp.Regexp{
-		regexp.MustCompile(`\{"([a-z-]+)", func\(\)`),           // the init's setup steps
-		regexp.MustCompile(`step\{"([a-z-]+)"`),                 // a step run on its own
-		regexp.MustCompile(`\.fail\("([a-z-]+)"`),               // the init's failures
-		regexp.MustCompile(`setupFailed\("([a-z-]+)"`),          // the supervisor's
-		regexp.MustCompile(`[sS]tage(?::| =| :=) "([a-z-]+)"`),  // a stage named in a value
-		regexp.MustCompile(`return "([a-z-]+)", (?:err|fmt\.)`), // configure's stage
+		regexp.MustCompile(`\{"([a-z-]+)", func\(\)`),          // the init's setup steps
+		regexp.MustCompile(`step\{"([a-z-]+)"`),                // a step run on its own
+		regexp.MustCompile(`\.fail\("([a-z-]+)"`),              // the init's failures
+		regexp.MustCompile(`failAt\("([a-z-]+)"`),              // the supervisor's
+		regexp.MustCompile(`[sS]tage(?::| =| :=) "([a-z-]+)"`), // a stage named in a value
 	}
 	files, _ := filepath.Glob("../../jail/*.go")
 	more, _ := filepath.Glob("../../jail/internal/initproc/*.go")
