@@ -85,7 +85,7 @@ func enforced(p *Plan, started *protocol.InitMsg, cg *CgroupReport) EnforcedRepo
 func outcomeOf(f runFacts) outcome {
 	s := f.spec
 	o := outcome{
-		Started: f.end.started != nil, Failed: f.fail, TimedOut: f.sigs.TimedOut, Cancelled: f.sigs.Cancelled,
+		Started: f.end.started != nil, Failed: f.failure(), TimedOut: f.sigs.TimedOut, Cancelled: f.sigs.Cancelled,
 		CancelSig: f.sigs.CancelSig, PostRunCancelled: f.sigs.PostRunCancelled, Over: f.out.over, Code: -1, DiskFull: f.out.diskFull,
 		Wall: time.Duration(f.wall * float64(time.Second)), Timeout: s.Timeout, Grace: s.Grace,
 		Memory: s.Resources.MemoryBytes, PIDs: s.Resources.PIDs, Disk: s.DiskBytes,

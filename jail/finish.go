@@ -12,7 +12,7 @@ type runFacts struct {
 	spec     *Resolved
 	t0       time.Time // Run's start: the report's started_at
 	plan     *Plan
-	fail     *setupFailure // the setup step that failed, in the supervisor or the init
+	fail     *setupFailure // the supervisor's setup step that failed (the init's is in end)
 	end      ending        // what the event loop saw
 	sigs     signalFacts
 	out      outputsRead
@@ -24,6 +24,16 @@ type runFacts struct {
 	phases   []Phase
 }
 
+// failure is the run's setup failure, in the supervisor or the init: only
+// one of them can fail, since the init's setup runs once the supervisor's
+// is done.
+func (f *runFacts) failure() *setupFailure {
+	if f.fail != nil {
+		return f.fail
+	}
+	return f.end.failure
+}
+
 // finish ends a run that has a report: it reads the outputs if the
 // post-run work did not get to them (salvage), removes the cgroup leaf and
 // the run directory, and gathers the run's facts. It runs on every path
@@ -31,9 +41,6 @@ type runFacts struct {
 // before it was made).
 func (sv *supervisor) finish(c carried) runFacts {
 	f := runFacts{spec: sv.spec, t0: sv.clock.t0, plan: sv.plan, fail: c.fail, end: c.end}
-	if f.fail == nil {
-		f.fail = c.end.failure
-	}
 	f.out = sv.salvage(c)
 	var warnings []string
 	f.usage, warnings = sv.cleanup()

@@ -152,7 +152,7 @@ func (sv *supervisor) execute() (carried, error) {
 	if c.end.exited != nil {
 		// The init waits, with the namespace emptied, until the run
 		// directory is read through its root; then it may go.
-		out := sv.postRun(fmt.Sprintf("/proc/%d/root%s", sv.conn.child.pid, sv.res.dir.path), true)
+		out := sv.postRun(fmt.Sprintf("/proc/%d/root%s", sv.conn.child.pid, sv.res.dir.path), c.end.started != nil)
 		c.out = &out
 		sv.clock.lap("outputs")
 		sv.release(&c.end)
