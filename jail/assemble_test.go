@@ -21,7 +21,7 @@ import (
 func testFacts(t *testing.T) runFacts {
 	t.Helper()
 	s := testSpec()
-	plan, _, err := BuildPlan(s, testHost())
+	plan, _, err := BuildPlan(asResolved(s), testHost())
 	if err != nil {
 		t.Fatalf("BuildPlan(testSpec()) = %v, want nil", err)
 	}

@@ -3,7 +3,6 @@ package jail
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -33,11 +32,11 @@ type outputsRead struct {
 // the post-run time budget stops it the same way. Everything it does on
 // the analysis' behalf is bounded by the spec's OutputBudget.
 func (sv *supervisor) postRun(view string, started bool) outputsRead {
-	s, sm := sv.spec, sv.sig
+	p, sm := &sv.plan.Run, sv.sig
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	work := ctx
-	if t := s.Outputs.Time; t > 0 {
+	if t := p.Outputs.Time; t > 0 {
 		var stop context.CancelFunc
 		work, stop = context.WithTimeout(ctx, t)
 		defer stop()
@@ -49,11 +48,11 @@ func (sv *supervisor) postRun(view string, started bool) outputsRead {
 		// whatever the run directory holds. What it did not get to says
 		// so in its entry.
 		var stop context.CancelFunc
-		work, stop = context.WithDeadline(work, later(sm.cancelAt.Add(s.Grace), time.Now().Add(time.Second)))
+		work, stop = context.WithDeadline(work, later(sm.cancelAt.Add(p.Grace), time.Now().Add(time.Second)))
 		defer stop()
 	}
 	done := make(chan outputsRead)
-	go func() { done <- readOutputs(work, view, s, sv.res.dir.name, started) }()
+	go func() { done <- readOutputs(work, view, p, started) }()
 	for {
 		select {
 		case out := <-done:
@@ -78,7 +77,7 @@ func (sv *supervisor) postRun(view string, started bool) outputsRead {
 // (--collect, --keep) and cannot be delivered make the run a delivery
 // failure, never just a warning; outputs over their budget make it
 // output_limit. It touches nothing but what it returns.
-func readOutputs(ctx context.Context, view string, s *Resolved, dirName string, started bool) outputsRead {
+func readOutputs(ctx context.Context, view string, s *RunPlan, started bool) outputsRead {
 	out := outputsRead{read: true}
 	outs, over, err := listOutputs(ctx, view, s.Outputs)
 	out.list, out.over = outs, over
@@ -101,11 +100,8 @@ func readOutputs(ctx context.Context, view string, s *Resolved, dirName string, 
 		// collect directory is made.
 		return out
 	}
-	if s.DiskBytes > 0 && s.Keep {
-		// Resolved: collect walks the path without following links, and
-		// the tmp-root may be reached through one.
-		kept := filepath.Join(s.RealTmpRoot, dirName)
-		for _, err := range collect(ctx, view, kept, outs) {
+	if s.KeepTo != "" {
+		for _, err := range collect(ctx, view, s.KeepTo, outs) {
 			out.deliveryErrs = append(out.deliveryErrs, "keep: "+err.Error())
 		}
 	}
@@ -144,8 +140,8 @@ func later(a, b time.Time) time.Time {
 
 // outputsLost is the delivery failure of outputs that could not be read,
 // when they were to be collected or kept.
-func outputsLost(s *Resolved, why string) []string {
-	if s.Collect != "" || (s.Keep && s.DiskBytes > 0) {
+func outputsLost(s *RunPlan, why string) []string {
+	if s.Collect != "" || s.KeepTo != "" {
 		return []string{fmt.Sprintf("the outputs could not be read, so nothing was collected or kept: %s", why)}
 	}
 	return nil

@@ -98,7 +98,8 @@
 //	spec.ID, spec.Command = "SDA-1", []string{"python3", "script.py"}
 //	spec.TmpRoot, spec.Root, spec.Report = "/tmp", "/srv/platform", "/srv/reports/SDA-1.json"
 //	spec.HostUID, spec.HostGID = 65534, 65534
-//	plan, warnings, err := jail.BuildPlan(&spec, jail.LookHost(&spec)) // optional: what a run would do
+//	r, err := spec.Validate()                        // optional: the resolved copy,
+//	plan, warnings, err := jail.BuildPlan(r, jail.LookHost(&spec)) // and what a run would do
 //	rep, err := jail.Run(&spec, nil)  // err: nothing was created (bad input, ID in use)
 //	// rep.Status says why the run ended; rep.ExitCode is what to exit with.
 //

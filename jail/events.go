@@ -25,7 +25,7 @@ func (sv *supervisor) wait() ending {
 	c, sm := sv.conn, sv.sig
 	waited := c.child.done
 	var timeout <-chan time.Time
-	if t := sv.spec.Timeout; t > 0 {
+	if t := sv.plan.Run.Timeout; t > 0 {
 		tm := time.NewTimer(t)
 		defer tm.Stop()
 		timeout = tm.C

@@ -77,10 +77,10 @@ func (sv *supervisor) salvage(c carried) outputsRead {
 		return out
 	}
 	started := c.end.started != nil
-	if sv.spec.DiskBytes > 0 {
+	if sv.plan.Run.DiskBytes > 0 {
 		if started {
 			out.warnings = append(out.warnings, "the init was killed before the run directory could be read: its outputs (a tmpfs) are lost")
-			out.deliveryErrs = append(out.deliveryErrs, outputsLost(sv.spec, "the init was killed before the run directory (a tmpfs) could be read")...)
+			out.deliveryErrs = append(out.deliveryErrs, outputsLost(&sv.plan.Run, "the init was killed before the run directory (a tmpfs) could be read")...)
 		}
 		return out
 	}
@@ -115,7 +115,7 @@ func (sv *supervisor) cleanup() (*cgroupfs.Usage, []string) {
 	var dirErr error
 	switch dir := sv.res.dir; {
 	case dir == nil:
-	case sv.spec.Keep:
+	case sv.plan.Run.Keep:
 		if err := dir.keep(); err != nil {
 			warnings = append(warnings, err.Error())
 		}

@@ -68,3 +68,7 @@ func TestValidateRefuses(t *testing.T) {
 		t.Errorf("Validate changed its input: got %+v, want %+v", *s, before)
 	}
 }
+
+// asResolved takes a test's spec as resolved as it is: BuildPlan's tests
+// give paths that need not exist.
+func asResolved(s *Spec) *Resolved { return &Resolved{Spec: *s, RealTmpRoot: s.TmpRoot} }

@@ -37,11 +37,7 @@ func Run(given *Spec, sigs <-chan os.Signal) (*Report, error) {
 		defer signal.Stop(c)
 		sigs = c
 	}
-	sv := &supervisor{
-		spec:  s,
-		clock: newPhaseTimer(t0, s.Started),
-		sig:   &signalMachine{c: sigs, grace: s.Grace},
-	}
+	sv := &supervisor{spec: s, clock: newPhaseTimer(t0, s.Started), sig: &signalMachine{c: sigs}}
 	return sv.run(askCreated(s.Started))
 }
 
@@ -51,7 +47,7 @@ func Run(given *Spec, sigs <-chan os.Signal) (*Report, error) {
 // resources (below); every step's result is a value, gathered into the
 // report at the end (finish.go, assemble.go).
 type supervisor struct {
-	spec     *Resolved
+	spec     *Resolved // for the plan and the report: the steps consult only the plan
 	plan     *Plan
 	clock    *phaseTimer
 	sig      *signalMachine
@@ -93,23 +89,22 @@ func (sv *supervisor) run(created <-chan time.Time) (*Report, error) {
 	sv.clock.settleStartup(<-created)
 	facts.phases = sv.clock.phases
 	rep := assembleReport(facts)
-	deliverReport(rep, sv.clock, sv.spec.Report)
+	deliverReport(rep, sv.clock, sv.plan.Run.Report)
 	return rep, nil
 }
 
 // decide builds the plan; a plan the host cannot hold (a promise short of
 // layers) is the run's setup failure.
 func (sv *supervisor) decide() (*setupFailure, error) {
-	s := &sv.spec.Spec
-	plan, warnings, err := BuildPlan(s, LookHost(s))
-	sv.plan = plan
-	sv.warnings = append(sv.warnings, warnings...)
+	plan, warnings, err := BuildPlan(sv.spec, LookHost(&sv.spec.Spec))
 	var pe *PlanError
-	switch {
-	case errors.As(err, &pe):
-		return failAt(pe.Stage, pe), nil
-	case err != nil:
+	if err != nil && !errors.As(err, &pe) {
 		return nil, fmt.Errorf("bug: BuildPlan returned %w, want a *PlanError", err)
+	}
+	sv.plan, sv.sig.grace = plan, plan.Run.Grace
+	sv.warnings = append(sv.warnings, warnings...)
+	if pe != nil {
+		return failAt(pe.Stage, pe), nil
 	}
 	return nil, nil
 }

@@ -175,16 +175,7 @@ func (s *Spec) check() error {
 	if len(s.Command) == 0 || s.Command[0] == "" {
 		return fmt.Errorf("%w: no command given: put the command after '--', e.g. scidex-jail run --id %s -- python3 script.py", ErrBadSpec, s.ID)
 	}
-	if s.TmpRoot == "" || !filepath.IsAbs(s.TmpRoot) {
-		return fmt.Errorf("%w: --tmp-root %q must be an absolute path to an existing directory", ErrBadSpec, s.TmpRoot)
-	}
-	if filepath.Clean(s.TmpRoot) != s.TmpRoot {
-		return fmt.Errorf("%w: --tmp-root %q is not a clean path; use %q", ErrBadSpec, s.TmpRoot, filepath.Clean(s.TmpRoot))
-	}
-	if err := checkDir(s.TmpRoot); err != nil {
-		return fmt.Errorf("%w: --tmp-root: %w", ErrBadSpec, err)
-	}
-	if err := s.validateContainer(); err != nil { // container.go
+	if err := s.checkTmpRoot(); err != nil {
 		return err
 	}
 	if s.Timeout < 0 {
@@ -230,6 +221,21 @@ func (s *Spec) check() error {
 		return fmt.Errorf("%w: the analysis' host uid/gid %d:%d must be non-zero, so it never runs as host root", ErrBadSpec, s.HostUID, s.HostGID)
 	}
 	return s.checkDestinations()
+}
+
+// checkTmpRoot checks the tmp-root: absolute, clean, an existing
+// directory that a run can use (container.go).
+func (s *Spec) checkTmpRoot() error {
+	if s.TmpRoot == "" || !filepath.IsAbs(s.TmpRoot) {
+		return fmt.Errorf("%w: --tmp-root %q must be an absolute path to an existing directory", ErrBadSpec, s.TmpRoot)
+	}
+	if filepath.Clean(s.TmpRoot) != s.TmpRoot {
+		return fmt.Errorf("%w: --tmp-root %q is not a clean path; use %q", ErrBadSpec, s.TmpRoot, filepath.Clean(s.TmpRoot))
+	}
+	if err := checkDir(s.TmpRoot); err != nil {
+		return fmt.Errorf("%w: --tmp-root: %w", ErrBadSpec, err)
+	}
+	return s.validateContainer()
 }
 
 // ValidateID checks an analysis ID.

@@ -27,7 +27,7 @@ var initEnv = []string{"GOMAXPROCS=1"}
 
 // create makes the run's cgroup leaf, as planned.
 func (sv *supervisor) create() *setupFailure {
-	leaf, warnings, err := createLeaf(sv.plan.Cgroup, sv.spec.TmpRoot)
+	leaf, warnings, err := createLeaf(sv.plan.Cgroup, sv.plan.Run.TmpRoot)
 	sv.warnings = append(sv.warnings, warnings...)
 	if err != nil {
 		return failAt("cgroup", err)
@@ -58,10 +58,10 @@ func (sv *supervisor) spawn(prog *initProgram) *setupFailure {
 // error (the ID in use) means the run cannot begin: the init, never told
 // anything, and the leaf are ended first, so nothing is left.
 func (sv *supervisor) makeRunDir() (*setupFailure, error) {
-	s := sv.spec
-	sv.warnings = append(sv.warnings, sweepLeftovers(s.TmpRoot, reportDir(s.Report))...)
+	p := &sv.plan.Run
+	sv.warnings = append(sv.warnings, sweepLeftovers(p.TmpRoot, reportDir(p.Report))...)
 	sv.clock.lap("sweep")
-	dir, stale, err := createRunDir(s.TmpRoot, s.ID, s.HostUID, s.HostGID)
+	dir, stale, err := createRunDir(p.TmpRoot, p.ID, p.Owner[0], p.Owner[1])
 	if err != nil {
 		sv.conn.abort()
 		closeLeaf(sv.res.leaf, sv.res.spawner, sv.conn.child)
