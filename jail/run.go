@@ -144,15 +144,28 @@ func (sv *supervisor) execute() (carried, error) {
 		return c, nil
 	}
 	c.end = sv.wait()
-	if c.end.exited != nil {
-		// The init waits, with the namespace emptied, until the run
-		// directory is read through its root; then it may go.
-		out := sv.postRun(fmt.Sprintf("/proc/%d/root%s", sv.conn.child.pid, sv.res.dir.path), c.end.started != nil)
-		c.out = &out
-		sv.clock.lap("outputs")
-		sv.release(&c.end)
+	c.out = sv.readInPlace(&c.end)
+	sv.hangUp()
+	return c, nil
+}
+
+// readInPlace reads the outputs through the init's root, if it reported
+// the target's end: it waits, with the namespace emptied, until the run
+// directory is read there (for a tmpfs, the only place it exists); then
+// it may go. nil: the init ended without that report.
+func (sv *supervisor) readInPlace(e *ending) *outputsRead {
+	if e.exited == nil {
+		return nil
 	}
+	out := sv.postRun(fmt.Sprintf("/proc/%d/root%s", sv.conn.child.pid, sv.res.dir.path), e.started != nil)
+	sv.clock.lap("outputs")
+	sv.release(e)
+	return &out
+}
+
+// hangUp ends the supervisor's hold on an init that has ended: no kill
+// of the tree is due, and the socket is closed.
+func (sv *supervisor) hangUp() {
 	sv.sig.disarm()
 	sv.conn.sock.Close()
-	return c, nil
 }
