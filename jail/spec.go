@@ -73,7 +73,7 @@ type Spec struct {
 	// never an output (scratch.go).
 	KeepScratch bool
 	// Report is where Run writes the JSON report (atomically); "" = none.
-	// Validate resolves it and Collect (destinations.go).
+	// Validate resolves it and Collect in its copy (destinations.go).
 	Report string
 
 	HostUID int // host uid/gid of the target when the jail runs as root
