@@ -8,67 +8,60 @@ import (
 	"github.com/scidex/scidex-jail/cgroupfs"
 )
 
-// createLeaf makes the run's cgroup leaf with its limits written, before
-// the init exists. nil when the caller disabled the cgroup layer. On v1 the
-// thread the init is forked from (spawner) holds one of its pids while the
-// init runs, as the init's own threads do.
-func (sv *supervisor) createLeaf() error {
-	s := sv.spec
-	if s.disabled(ProtectCgroup) {
-		return nil
+// createLeaf makes the run's cgroup leaf as the plan has it, with its
+// limits written, before the init exists; nil when the plan has none (the
+// caller disabled the cgroup layer). It returns the warnings of the sweep
+// of dead jails' leaves it does on the way. On v1 the thread the init is
+// forked from (spawner) holds one of its pids while the init runs, as the
+// init's own threads do.
+func createLeaf(p *CgroupPlan, tmpRoot string) (*cgroupfs.Leaf, []string, error) {
+	if p == nil {
+		return nil, nil, nil
 	}
-	cfg := cgroupfs.Config{
-		Parent: s.CgroupParent,
-		Name:   runfiles.LeafName(s.ID),
-		Limits: cgroupfs.Limits{
-			MemoryBytes: s.Resources.MemoryBytes,
-			SwapBytes:   s.Resources.SwapBytes,
-			CPUs:        s.Resources.CPUs,
-			PIDs:        s.Resources.PIDs,
-		},
-	}
+	cfg := cgroupfs.Config{Parent: p.Parent, Name: runfiles.Unique(p.Name), Limits: p.Limits}
 	// One look at the host's cgroups serves the sweep and the leaf.
 	h, err := cgroupfs.ReadHost()
 	if err != nil {
-		return fmt.Errorf("create cgroup leaf: %w", err)
+		return nil, nil, fmt.Errorf("create cgroup leaf: %w", err)
 	}
 	// Leaves of dead jails, when a sweep is due (sweep.go).
-	sv.rep.Warnings = append(sv.rep.Warnings, runfiles.SweepStaleLeaves(h, cfg, s.TmpRoot)...)
+	warnings := runfiles.SweepStaleLeaves(h, cfg, tmpRoot)
 	leaf, err := h.Create(cfg)
 	if err != nil {
-		return fmt.Errorf("create cgroup leaf: %w", err)
+		return nil, warnings, fmt.Errorf("create cgroup leaf: %w", err)
 	}
-	sv.leaf = leaf
-	sv.rep.Enforced.Cgroup = &CgroupReport{Version: leaf.Version(), Paths: leaf.Paths(), Written: leaf.Written()}
-	return nil
+	return leaf, warnings, nil
 }
 
-// closeLeaf reads the usage, kills whatever is left and removes the leaf.
-// It returns warnings rather than touching the report's list, since it runs
-// beside the run directory's removal.
-func (sv *supervisor) closeLeaf() []string {
-	if sv.leaf == nil {
-		return nil
+// closeLeaf reads the usage, kills whatever is left and removes the leaf,
+// the spawner's thread first (v1). It returns warnings rather than
+// touching a shared list, since it runs beside the run directory's
+// removal.
+func closeLeaf(leaf *cgroupfs.Leaf, sp *spawner, init *initChild) (*cgroupfs.Usage, []string) {
+	if leaf == nil {
+		return nil, nil
 	}
 	var warn []string
-	if sv.spawner != nil {
+	if sp != nil {
 		// The spawning thread goes first: the leaf cannot be removed
 		// while it is in it.
-		if err := sv.spawner.end(sv.init); err != nil {
-			warn = append(warn, fmt.Sprintf("remove cgroup leaf: %v; left in place", err))
-			sv.leaf = nil
-			return warn
+		if err := sp.end(init); err != nil {
+			return nil, append(warn, fmt.Sprintf("remove cgroup leaf: %v; left in place", err))
 		}
 	}
-	if u, err := sv.leaf.Usage(); err == nil {
-		sv.usage = &u
-		sv.rep.Enforced.Cgroup.Usage = &u
+	var usage *cgroupfs.Usage
+	if u, err := leaf.Usage(); err == nil {
+		usage = &u
 	} else {
 		warn = append(warn, fmt.Sprintf("read cgroup usage: %v", err))
 	}
-	if err := sv.leaf.Remove(); err != nil {
+	if err := leaf.Remove(); err != nil {
 		warn = append(warn, fmt.Sprintf("remove cgroup leaf: %v", err))
 	}
-	sv.leaf = nil
-	return warn
+	return usage, warn
+}
+
+// leafReport is the report's view of the run's leaf as it was made.
+func leafReport(leaf *cgroupfs.Leaf) *CgroupReport {
+	return &CgroupReport{Version: leaf.Version(), Paths: leaf.Paths(), Written: leaf.Written()}
 }

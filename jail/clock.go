@@ -30,17 +30,64 @@ func processCreated() time.Time {
 	return t
 }
 
+// askCreated asks for the kernel's start of this process on another CPU,
+// when the caller gave a start (Spec.Started): the report's startup phase
+// then runs from it (settleStartup).
+func askCreated(started time.Time) <-chan time.Time {
+	created := make(chan time.Time, 1)
+	if !started.IsZero() {
+		go func() { created <- processCreated() }()
+	} else {
+		created <- time.Time{}
+	}
+	return created
+}
+
+// phaseTimer times the run's phases: the supervisor's follow each other
+// without a gap, from the process's start to the report, so that together
+// they are its whole wall time; the init's are added as it reports them.
+type phaseTimer struct {
+	t0     time.Time // Run's start
+	last   time.Time // the end of the last phase: the next one starts there
+	phases []Phase
+}
+
+// newPhaseTimer starts at t0, with the startup phase before it when the
+// caller gave the process's start.
+func newPhaseTimer(t0, started time.Time) *phaseTimer {
+	pt := &phaseTimer{t0: t0, last: t0, phases: []Phase{}}
+	if !started.IsZero() && started.Before(t0) {
+		// The process's start, its runtime's and the flags: before Run.
+		pt.phases = append(pt.phases, Phase{Name: "startup", Where: "supervisor", Micros: t0.Sub(started).Microseconds()})
+	}
+	return pt
+}
+
+// lap ends the supervisor's current phase, named name.
+func (pt *phaseTimer) lap(name string) {
+	now := time.Now()
+	pt.phases = append(pt.phases, Phase{Name: name, Where: "supervisor", Micros: now.Sub(pt.last).Microseconds()})
+	pt.last = now
+}
+
+// add records phases of the init, which ran beside the supervisor's.
+func (pt *phaseTimer) add(where string, ps ...protocol.Phase) {
+	for _, p := range ps {
+		pt.phases = append(pt.phases, Phase{Name: p.Name, Where: where, Micros: p.Micros})
+	}
+}
+
 // settleStartup lets the startup phase run from the kernel's start of the
 // process when it is known (created not zero), instead of Spec.Started's
 // estimate.
-func (sv *supervisor) settleStartup(created time.Time) {
-	if created.IsZero() || !created.Before(sv.t0) {
+func (pt *phaseTimer) settleStartup(created time.Time) {
+	if created.IsZero() || !created.Before(pt.t0) {
 		return
 	}
-	p := Phase{Name: "startup", Where: "supervisor", Micros: sv.t0.Sub(created).Microseconds()}
-	if len(sv.rep.Phases) > 0 && sv.rep.Phases[0].Name == p.Name {
-		sv.rep.Phases[0] = p
+	p := Phase{Name: "startup", Where: "supervisor", Micros: pt.t0.Sub(created).Microseconds()}
+	if len(pt.phases) > 0 && pt.phases[0].Name == p.Name {
+		pt.phases[0] = p
 		return
 	}
-	sv.rep.Phases = slices.Insert(sv.rep.Phases, 0, p)
+	pt.phases = slices.Insert(pt.phases, 0, p)
 }

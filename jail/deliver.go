@@ -1,15 +1,14 @@
 package jail
 
 import (
-	"github.com/scidex/scidex-jail/jail/runfiles"
-
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
-	"time"
+
+	"github.com/scidex/scidex-jail/jail/runfiles"
 )
 
 // ExitDeliveryFailed is scidex-jail's exit status when the analysis ran
@@ -26,6 +25,8 @@ func (r *Report) encode() ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
+// deliveryFailed turns the report into a delivery failure: the analysis'
+// own status and exit code move to analysis_status and analysis_exit_code,
 // the cause goes to delivery_errors, and scidex-jail exits 122.
 func (r *Report) deliveryFailed(cause string) {
 	if r.Status != StatusDeliveryFailed && r.AnalysisStatus == "" {
@@ -50,28 +51,29 @@ func deliveryNotes(r *Report) string {
 	return fmt.Sprintf("The results were not delivered (%s). %s", strings.Join(r.DeliveryErrors, "; "), r.ownNotes)
 }
 
-// deliverReport writes the report to s.Report, if one was asked for. A
-// failure makes the run a delivery failure (the report then reaches the
-// caller only on stderr, see the command line).
+// deliverReport writes r to path, if one was asked for, and ends the
+// report phase on pt. A failure makes the run a delivery failure (the
+// report then reaches the caller only on stderr, see the command line).
 //
 // The report's last phase, "report", covers its own encoding and its write
 // to the file: the phase is encoded as reportMark, and its true length
 // written over the mark, in the bytes and in the file, once the bytes are
 // in the file and before it gets its name.
-func (sv *supervisor) deliverReport() {
-	if sv.spec.Report == "" {
-		sv.lap("report")
+func deliverReport(r *Report, pt *phaseTimer, path string) {
+	if path == "" {
+		pt.lap("report")
+		r.Phases = append(r.Phases, pt.phases[len(pt.phases)-1])
 		return
 	}
-	b, at, err := sv.encodeMarked()
+	b, at, err := encodeMarked(r, pt)
 	if err == nil {
-		err = runfiles.WriteReport(sv.spec.Report, b, func(f *os.File) error {
-			_, err := f.WriteAt(sv.stampReport(b, at), int64(at))
+		err = runfiles.WriteReport(path, b, func(f *os.File) error {
+			_, err := f.WriteAt(stampReport(r, pt, b, at), int64(at))
 			return err
 		})
 	}
 	if err != nil {
-		sv.rep.deliveryFailed(err.Error())
+		r.deliveryFailed(err.Error())
 	}
 }
 
@@ -79,39 +81,37 @@ func (sv *supervisor) deliverReport() {
 // encoded: a number no phase reaches, as wide as any length can be.
 const reportMark = 999_999_999_999
 
-// encodeMarked encodes the report with its last phase, "report", as
-// reportMark, and returns where the mark's digits are in the encoding.
-// `"us": ` only ever starts a phase's length (a quote inside a string is
-// escaped), and the report phase is the last.
-func (sv *supervisor) encodeMarked() (b []byte, at int, err error) {
+// encodeMarked encodes r with its last phase, "report", as reportMark, and
+// returns where the mark's digits are in the encoding. `"us": ` only ever
+// starts a phase's length (a quote inside a string is escaped), and the
+// report phase is the last.
+func encodeMarked(r *Report, pt *phaseTimer) (b []byte, at int, err error) {
 	const key = `"us": `
-	sv.rep.Phases = append(sv.rep.Phases, Phase{Name: "report", Where: "supervisor", Micros: reportMark})
-	b, err = sv.rep.encode()
+	r.Phases = append(r.Phases, Phase{Name: "report", Where: "supervisor", Micros: reportMark})
+	b, err = r.encode()
 	if err != nil {
-		sv.stampReport(nil, 0)
+		stampReport(r, pt, nil, 0)
 		return nil, 0, err
 	}
 	i := bytes.LastIndex(b, []byte(key+strconv.FormatInt(reportMark, 10)))
 	if i < 0 {
-		sv.stampReport(nil, 0)
+		stampReport(r, pt, nil, 0)
 		return nil, 0, fmt.Errorf("encode report: bug: the report phase's mark is not in the encoding")
 	}
 	return b, i + len(key), nil
 }
 
-// stampReport ends the report phase: its length goes into the report in
-// memory and over the mark's digits at b[at:], padded with the spaces JSON
-// allows after a number; it returns those digits.
-func (sv *supervisor) stampReport(b []byte, at int) []byte {
-	now := time.Now()
-	us := now.Sub(sv.last).Microseconds()
-	sv.rep.Phases[len(sv.rep.Phases)-1].Micros = us
-	sv.last = now
+// stampReport ends the report phase: its length (since pt's last phase)
+// goes into r and over the mark's digits at b[at:], padded with the spaces
+// JSON allows after a number; it returns those digits.
+func stampReport(r *Report, pt *phaseTimer, b []byte, at int) []byte {
+	pt.lap("report")
+	r.Phases[len(r.Phases)-1] = pt.phases[len(pt.phases)-1]
 	if b == nil {
 		return nil
 	}
 	digits := b[at : at+len(strconv.FormatInt(reportMark, 10))]
-	n := copy(digits, strconv.FormatInt(us, 10))
+	n := copy(digits, strconv.FormatInt(r.Phases[len(r.Phases)-1].Micros, 10))
 	for j := n; j < len(digits); j++ {
 		digits[j] = ' '
 	}

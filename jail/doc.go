@@ -6,8 +6,10 @@
 // A run is decided before anything exists, then carried out. In order, with
 // the file (and the process) each step lives in:
 //
-//	Spec.Validate      spec.go, limits.go,    checks; ErrBadSpec says what to fix
-//	                   paths.go, destinations.go
+//	Spec.Validate      spec.go, limits.go,    checks; ErrBadSpec says what to fix;
+//	                   paths.go,              returns the resolved copy
+//	                   destinations.go,       (*Resolved), the caller's Spec
+//	                   resolved.go            untouched
 //	LookHost           host.go, groups.go     the only look at the host: system
 //	                   exposure.go            dirs, data dirs, /etc, devices,
 //	                                          resolver, Landlock ABI; rootless:
@@ -20,13 +22,13 @@
 //	                                          closed per promise, and the group
 //	                                          rule: *PlanError, stage
 //	                                          promises), static enforced
-//	--- supervisor (supervisor.go, signals.go, cgroup.go, rundir.go) ---
+//	--- supervisor (run.go: the order; supervisor.go: the steps) ---
 //	openInit           initprog.go            the init program beside the
 //	                                          binary, opened once, checked
 //	                                          (stage init)
 //	createLeaf         cgroup.go              the leaf, limits written first
 //	                                          (stage cgroup)
-//	spawn              supervisor.go          that open file exec'd as PID 1 of
+//	spawn              initconn.go            that open file exec'd as PID 1 of
 //	                   initchild.go           the plan's namespaces
 //	                                          (Plan.ProcAttr), born in the leaf
 //	                                          (v1: forked by a thread in it), as
@@ -63,15 +65,18 @@
 //	                                          exec the target
 //	reap               initproc/reap.go       signals in, every child reaped
 //	--- supervisor ---
-//	loop               supervisor.go          timeout + grace, signals, the
-//	                                          init's messages
+//	wait               events.go, signals.go  timeout + grace, signals, the
+//	                                          init's messages; returns what
+//	                                          happened (ending)
 //	outputs            deliver_outputs.go     listed (and collected) through
 //	                   outputs.go,            /proc/<init>/root, within the
 //	                   outputs_copy.go,       OutputBudget (over it:
 //	                   output_budget.go       output_limit, exit 123), with
 //	                                          the signals live
-//	finish, settle     finish.go, outcome.go  cleanup; status, exit code and
-//	                                          notes as one pure function
+//	finish, settle     finish.go, outcome.go  cleanup; the report assembled
+//	                   assemble.go            once from the run's facts;
+//	                                          status, exit code and notes as
+//	                                          one pure function
 //	deliverReport      deliver.go             atomically; a failed delivery is
 //	                                          delivery_failed, exit 122
 //
@@ -94,7 +99,8 @@
 //	spec.ID, spec.Command = "SDA-1", []string{"python3", "script.py"}
 //	spec.TmpRoot, spec.Root, spec.Report = "/tmp", "/srv/platform", "/srv/reports/SDA-1.json"
 //	spec.HostUID, spec.HostGID = 65534, 65534
-//	plan, warnings, err := jail.BuildPlan(&spec, jail.LookHost(&spec)) // optional: what a run would do
+//	r, err := spec.Validate()                        // optional: the resolved copy,
+//	plan, warnings, err := jail.BuildPlan(r, jail.LookHost(&spec)) // and what a run would do
 //	rep, err := jail.Run(&spec, nil)  // err: nothing was created (bad input, ID in use)
 //	// rep.Status says why the run ended; rep.ExitCode is what to exit with.
 //

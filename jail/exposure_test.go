@@ -56,7 +56,7 @@ func TestBuildPlanRefusesGroupExposure(t *testing.T) {
 	h.EUID, h.EGID, h.OverflowGID = 1001, 1002, 65534
 	h.Groups = []HostGroup{{GID: 1003, Name: "lab"}}
 	h.Exposed = []ExposedPath{{"/srv/platform/data", 0, 1003, 0o750}}
-	_, _, err := BuildPlan(s, h)
+	_, _, err := BuildPlan(asResolved(s), h)
 	var pe *PlanError
 	var ge *GroupExposureError
 	if !errors.As(err, &pe) || pe.Stage != "promises" || !errors.As(err, &ge) || ge.Group.Name != "lab" {

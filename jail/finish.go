@@ -3,138 +3,129 @@ package jail
 import (
 	"time"
 
-	"github.com/scidex/scidex-jail/jail/internal/protocol"
-	"golang.org/x/sys/unix"
+	"github.com/scidex/scidex-jail/cgroupfs"
 )
 
-func newReport(s *Spec, t0 time.Time) *Report {
-	return &Report{
-		Schema:  ReportSchema,
-		ID:      s.ID,
-		Command: s.Command,
-		Started: t0.UTC(),
-		RunDir:  s.RunDir(),
-		Kept:    s.Keep,
-		Outputs: []Output{},
-		Limits: LimitsReport{
-			Profile:        s.Profile,
-			TimeoutSeconds: s.Timeout.Seconds(),
-			GraceSeconds:   s.Grace.Seconds(),
-			MemoryBytes:    s.Resources.MemoryBytes,
-			SwapBytes:      s.Resources.SwapBytes,
-			CPUs:           s.Resources.CPUs,
-			PIDs:           s.Resources.PIDs,
-			DiskBytes:      s.DiskBytes,
-			ShmBytes:       s.ShmBytes,
-			Outputs:        outputLimitsReport(s.Outputs),
-			None:           s.offLimits(),
-		},
-		Phases: []Phase{},
+// runFacts is everything a run's report is made of, gathered as values by
+// its steps: assembleReport builds the report from it alone.
+type runFacts struct {
+	spec     *Resolved
+	t0       time.Time // Run's start: the report's started_at
+	plan     *Plan
+	fail     *setupFailure // the supervisor's setup step that failed (the init's is in end)
+	end      ending        // what the event loop saw
+	sigs     signalFacts
+	out      outputsRead
+	cgroup   *CgroupReport // the leaf, with its usage; nil: none was made
+	usage    *cgroupfs.Usage
+	init     initEnd
+	wall     float64 // the target's wall time, in seconds
+	warnings []string
+	phases   []Phase
+}
+
+// failure is the run's setup failure, in the supervisor or the init: only
+// one of them can fail, since the init's setup runs once the supervisor's
+// is done.
+func (f *runFacts) failure() *setupFailure {
+	if f.fail != nil {
+		return f.fail
 	}
+	return f.end.failure
 }
 
-// recordEnforced fills the report's enforced when the target started: the
-// plan's static part and what the init applied.
-func (sv *supervisor) recordEnforced(e *protocol.Enforced) {
-	r := &sv.rep.Enforced
-	cg := r.Cgroup // the leaf the supervisor made: not in the plan
-	*r = sv.plan.Enforced
-	r.Cgroup = cg
-	sv.recordSecurity(e)
+// finish ends a run that has a report: it reads the outputs if the
+// post-run work did not get to them (salvage), removes the cgroup leaf and
+// the run directory, and gathers the run's facts. It runs on every path
+// out of Run that has a report (the run directory may not exist: a cancel
+// before it was made).
+func (sv *supervisor) finish(c carried) runFacts {
+	f := runFacts{spec: sv.spec, t0: sv.clock.t0, plan: sv.plan, fail: c.fail, end: c.end}
+	f.out = sv.salvage(c)
+	var warnings []string
+	f.usage, warnings = sv.cleanup()
+	f.warnings = append(append(sv.warnings, f.out.warnings...), warnings...)
+	if sv.res.cgroup != nil {
+		cg := *sv.res.cgroup
+		cg.Usage = f.usage
+		f.cgroup = &cg
+	}
+	f.init = sv.conn.end()
+	if m := c.end.exited; m != nil {
+		// From the init's own clock: just before the exec to the
+		// reaping. The supervisor learns of both ends late, by
+		// different amounts under load.
+		f.wall = float64(m.WallUsec) / 1e6
+	} else if c.end.started != nil {
+		// The init died before it could report: the supervisor's clock
+		// is all there is.
+		f.wall = time.Since(c.end.tStart).Seconds()
+	}
+	f.sigs = sv.sig.signalFacts
+	return f
 }
 
-// finish settles the status, lists and collects the outputs if the init did
-// not get to it, and removes the cgroup leaf and the run directory. It runs
-// on every path out of Run that has a report (the run directory may not
-// exist: a cancel before it was made).
-func (sv *supervisor) finish() {
-	r := sv.rep
-	if !sv.outputsDone && sv.dir != nil {
-		if sv.spec.DiskBytes > 0 {
-			if sv.started {
-				r.Warnings = append(r.Warnings, "the init was killed before the run directory could be read: its outputs (a tmpfs) are lost")
-				sv.outputsLost("the init was killed before the run directory (a tmpfs) could be read")
-			}
-		} else {
-			sv.postRun(sv.dir.Path())
+// salvage is what was read of the outputs, read now if the post-run work
+// did not get to them: a host run directory is read from the host; a
+// tmpfs one is lost with the init that held it.
+func (sv *supervisor) salvage(c carried) outputsRead {
+	var out outputsRead
+	if c.out != nil {
+		out = *c.out
+	}
+	if out.done || sv.res.dir == nil {
+		return out
+	}
+	started := c.end.started != nil
+	if sv.plan.Run.DiskBytes > 0 {
+		if started {
+			out.warnings = append(out.warnings, "the init was killed before the run directory could be read: its outputs (a tmpfs) are lost")
+			out.deliveryErrs = append(out.deliveryErrs, outputsLost(&sv.plan.Run, "the init was killed before the run directory (a tmpfs) could be read")...)
 		}
+		return out
 	}
-	// The leaf (usage, then kill what is left and remove) and the run
-	// directory are independent: clean both at once.
-	leafDone := make(chan []string, 1)
-	go func() { leafDone <- sv.closeLeaf() }()
+	again := sv.postRun(sv.res.dir.Path(), started)
+	again.warnings = append(out.warnings, again.warnings...)
+	again.deliveryErrs = append(out.deliveryErrs, again.deliveryErrs...)
+	if again.collectedTo == "" {
+		again.collectedTo = out.collectedTo
+	}
+	return again
+}
+
+// cleanup removes the leaf (usage first, then whatever is left is killed)
+// and the run directory (or keeps it), at once: they are independent. It
+// returns the leaf's usage and the warnings, the run directory's keep
+// first.
+func (sv *supervisor) cleanup() (*cgroupfs.Usage, []string) {
+	type closed struct {
+		usage    *cgroupfs.Usage
+		warnings []string
+	}
+	var init *initChild
+	if sv.conn != nil {
+		init = sv.conn.child
+	}
+	leafDone := make(chan closed, 1)
+	go func() {
+		u, w := closeLeaf(sv.res.leaf, sv.res.spawner, init)
+		leafDone <- closed{u, w}
+	}()
+	var warnings []string
 	var dirErr error
-	switch {
-	case sv.dir == nil:
-	case sv.spec.Keep:
-		if err := sv.dir.Keep(); err != nil {
-			r.Warnings = append(r.Warnings, err.Error())
+	switch dir := sv.res.dir; {
+	case dir == nil:
+	case sv.plan.Run.Keep:
+		if err := dir.Keep(); err != nil {
+			warnings = append(warnings, err.Error())
 		}
 	default:
-		dirErr = sv.dir.Remove()
+		dirErr = dir.Remove()
 	}
-	r.Warnings = append(r.Warnings, <-leafDone...)
+	leaf := <-leafDone
+	warnings = append(warnings, leaf.warnings...)
 	if dirErr != nil {
-		r.Warnings = append(r.Warnings, dirErr.Error())
+		warnings = append(warnings, dirErr.Error())
 	}
-	if m := sv.exited; m != nil {
-		r.CPUUserSecs = float64(m.UserUsec) / 1e6
-		r.CPUSystemSecs = float64(m.SysUsec) / 1e6
-		r.PeakRSSBytes = m.MaxRSSKB * 1024
-	} else if _, ru, ok := sv.initEnded(); ok {
-		r.CPUUserSecs = float64(protocol.Micros(ru.Utime)) / 1e6
-		r.CPUSystemSecs = float64(protocol.Micros(ru.Stime)) / 1e6
-		r.PeakRSSBytes = ru.Maxrss * 1024
-	}
-	if sv.started && sv.exited == nil {
-		// The init died before it could report: the supervisor's clock is
-		// all there is.
-		r.WallSeconds = time.Since(sv.tStart).Seconds()
-	}
-	sv.lap("cleanup")
-	v := settle(sv.outcome())
-	r.Status, r.ExitCode, r.Signal, r.SetupError, r.CompletionNotes = v.Status, v.ExitCode, v.Signal, v.SetupError, v.Notes
-	r.AnalysisStatus, r.AnalysisExitCode = v.AnalysisStatus, v.AnalysisExitCode
-	for _, e := range sv.deliveryErrs {
-		r.deliveryFailed(e)
-	}
-}
-
-// initEnded is how the init ended, once reaped (not when it never ran).
-func (sv *supervisor) initEnded() (unix.WaitStatus, unix.Rusage, bool) {
-	if sv.init == nil {
-		return 0, unix.Rusage{}, false
-	}
-	return sv.init.ended()
-}
-
-// outcome gathers what decides how the run ended.
-func (sv *supervisor) outcome() outcome {
-	s, r := sv.spec, sv.rep
-	o := outcome{
-		Started: sv.started, Failed: sv.failed, TimedOut: sv.timedOut, Cancelled: sv.cancelled,
-		CancelSig: sv.cancelSig, PostRunCancelled: sv.postRunCancelled, Over: sv.over, Code: -1, DiskFull: sv.diskFull,
-		Wall: time.Duration(r.WallSeconds * float64(time.Second)), Timeout: s.Timeout, Grace: s.Grace,
-		Memory: s.Resources.MemoryBytes, PIDs: s.Resources.PIDs, Disk: s.DiskBytes,
-		Collected: r.CollectedTo,
-	}
-	o.Outputs, o.Delivered = r.outputFiles()
-	if r.Kept {
-		o.Kept = r.RunDir
-	}
-	if sv.usage != nil {
-		o.OOMKills, o.PIDsHits = sv.usage.OOMKills, sv.usage.PIDsLimitHits
-	}
-	if m := sv.exited; m != nil {
-		o.Code, o.Signal = m.ExitCode, m.Signal
-	} else if ws, _, ok := sv.initEnded(); ok {
-		switch {
-		case ws.Exited():
-			o.Code = ws.ExitStatus()
-		case ws.Signaled():
-			o.Signal = int(ws.Signal())
-			o.Code = 128 + o.Signal
-		}
-	}
-	return o
+	return leaf.usage, warnings
 }

@@ -48,7 +48,7 @@ func TestPlanGroups(t *testing.T) {
 			if c.host != nil {
 				c.host(&h)
 			}
-			p, _, err := BuildPlan(s, h)
+			p, _, err := BuildPlan(asResolved(s), h)
 			if err != nil {
 				t.Fatalf("BuildPlan(%s) = %v, want nil", c.name, err)
 			}

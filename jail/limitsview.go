@@ -56,15 +56,17 @@ func meminfoReport(s *Spec) string {
 // /proc/meminfo, made now, as the init starts: the leaf's usage is then
 // the init's own.
 func (sv *supervisor) withLimits(c protocol.Config) (protocol.Config, error) {
-	s := sv.spec
-	if sv.leaf == nil {
+	leaf := sv.res.leaf
+	if leaf == nil {
 		return c, nil
 	}
-	c.Mounts.Cgroup = &protocol.CgroupView{Version: sv.leaf.Version(), Controllers: sv.leaf.Controllers()}
-	if !s.meminfoShown() {
+	c.Mounts.Cgroup = &protocol.CgroupView{Version: leaf.Version(), Controllers: leaf.Controllers()}
+	// The leaf is the plan's (meminfoShown: a cgroup with a memory limit).
+	lim := sv.plan.Cgroup.Limits
+	if lim.MemoryBytes <= 0 {
 		return c, nil
 	}
-	used, err := sv.leaf.MemoryCurrent()
+	used, err := leaf.MemoryCurrent()
 	if err != nil {
 		return c, fmt.Errorf("the run's /proc/meminfo: %w", err)
 	}
@@ -72,6 +74,6 @@ func (sv *supervisor) withLimits(c protocol.Config) (protocol.Config, error) {
 	if err != nil {
 		return c, fmt.Errorf("the run's /proc/meminfo: %w", err)
 	}
-	c.Mounts.Meminfo = meminfoView(string(host), s.Resources.MemoryBytes, s.Resources.SwapBytes, used)
+	c.Mounts.Meminfo = meminfoView(string(host), lim.MemoryBytes, lim.SwapBytes, used)
 	return c, nil
 }

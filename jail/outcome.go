@@ -11,12 +11,32 @@ import (
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
 )
 
-// outcome is everything that decides how a run ended, gathered by the
-// supervisor; verdict turns it into the report's status, exit code and
-// completion notes, as one pure function.
+// setupFailure is a setup step that failed before the target ran: in the
+// init (its error message) or in the supervisor (a step of execute). Stage
+// is where (the stages of protocol.InitMsg), Exit what scidex-jail exits
+// with.
+type setupFailure struct {
+	Stage Stage
+	Msg   string
+	Exit  int
+}
+
+// failAt is a supervisor step's failure at stage, with the setup exit code.
+func failAt(stage Stage, err error) *setupFailure {
+	return &setupFailure{Stage: stage, Msg: err.Error(), Exit: protocol.ExitSetup}
+}
+
+// initFailure is the failure the init reported in m (KindError).
+func initFailure(m protocol.InitMsg) *setupFailure {
+	return &setupFailure{Stage: m.Stage, Msg: m.Error, Exit: m.ExitCode}
+}
+
+// outcome is everything that decides how a run ended, gathered from the
+// run's values (outcomeOf); settle turns it into the report's status, exit
+// code and completion notes, as one pure function.
 type outcome struct {
-	Started   bool              // the init reported the target started
-	Failed    *protocol.InitMsg // a setup error (stage, message, exit code), from the init or the supervisor
+	Started   bool          // the init reported the target started
+	Failed    *setupFailure // a setup error (stage, message, exit code), from the init or the supervisor
 	TimedOut  bool
 	Cancelled bool
 	CancelSig syscall.Signal // the signal that cancelled the run
@@ -60,13 +80,32 @@ type verdict struct {
 // settle picks the one reason the run ended and the exit code, then the
 // sentence for the caller's logs.
 func settle(o outcome) verdict {
+	v := reason(o)
+	if v.ExitCode < 0 {
+		v.ExitCode = protocol.ExitSetup
+	}
+	v.Notes = notes(v, o)
+	if o.Over != nil && v.Status != StatusCancelled && v.SetupError == nil {
+		// Never ok: what was listed is listed, but not everything was
+		// read, hashed or copied.
+		code := v.ExitCode
+		v.AnalysisStatus, v.AnalysisExitCode = v.Status, &code
+		v.Status, v.ExitCode = StatusOutputLimit, ExitOutputLimit
+		v.Notes = fmt.Sprintf("The run's outputs went %s: what was not listed, hashed or copied says so in its entry (skipped). %s", o.Over, v.Notes)
+	}
+	return v
+}
+
+// reason is the one reason the run ended, with its exit code (-1: not
+// known) and signal.
+func reason(o outcome) verdict {
 	v := verdict{ExitCode: o.Code}
 	if o.Signal != 0 {
 		v.Signal = unix.SignalName(syscall.Signal(o.Signal))
 	}
 	setup := func(st Status, code int) {
 		v.Status, v.ExitCode = st, code
-		v.SetupError = &SetupError{Stage: o.Failed.Stage, Message: o.Failed.Error}
+		v.SetupError = &SetupError{Stage: o.Failed.Stage, Message: o.Failed.Msg}
 	}
 	switch {
 	case o.PostRunCancelled:
@@ -82,7 +121,7 @@ func settle(o outcome) verdict {
 		// The fork of the target itself hit the PID limit.
 		setup(StatusPIDsLimit, protocol.ExitSetup)
 	case o.Failed != nil:
-		setup(StatusSetupError, o.Failed.ExitCode)
+		setup(StatusSetupError, o.Failed.Exit)
 		v.Signal = ""
 	case !o.Started:
 		// The init died before saying anything: killed during setup.
@@ -91,38 +130,33 @@ func settle(o outcome) verdict {
 			v.Status = StatusTimeout
 		}
 		v.SetupError = &SetupError{Stage: protocol.StageInit, Message: fmt.Sprintf("the init ended before starting the target (exit code %d, signal %s)", o.Code, v.Signal)}
+	default:
+		v.Status = ranStatus(o)
+	}
+	return v
+}
+
+// ranStatus is how a run whose target started ended.
+func ranStatus(o outcome) Status {
+	switch {
 	case o.TimedOut:
-		v.Status = StatusTimeout
+		return StatusTimeout
 	case o.Cancelled:
-		v.Status = StatusCancelled
+		return StatusCancelled
 	case o.OOMKills > 0:
 		// Reported so even when the main process survived the kill of a
 		// child and exited on its own.
-		v.Status = StatusOOMKilled
+		return StatusOOMKilled
 	case o.Code != 0 && o.PIDsHits > 0:
-		v.Status = StatusPIDsLimit
+		return StatusPIDsLimit
 	case o.Code != 0 && o.DiskFull:
-		v.Status = StatusDiskLimit
+		return StatusDiskLimit
 	case o.Signal != 0:
-		v.Status = StatusSignaled
+		return StatusSignaled
 	case o.Code == 0:
-		v.Status = StatusOK
-	default:
-		v.Status = StatusExitNonzero
+		return StatusOK
 	}
-	if v.ExitCode < 0 {
-		v.ExitCode = protocol.ExitSetup
-	}
-	v.Notes = notes(v, o)
-	if o.Over != nil && v.Status != StatusCancelled && v.SetupError == nil {
-		// Never ok: what was listed is listed, but not everything was
-		// read, hashed or copied.
-		code := v.ExitCode
-		v.AnalysisStatus, v.AnalysisExitCode = v.Status, &code
-		v.Status, v.ExitCode = StatusOutputLimit, ExitOutputLimit
-		v.Notes = fmt.Sprintf("The run's outputs went %s: what was not listed, hashed or copied says so in its entry (skipped). %s", o.Over, v.Notes)
-	}
-	return v
+	return StatusExitNonzero
 }
 
 // notes is the one sentence for the caller's logs.

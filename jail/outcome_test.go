@@ -15,7 +15,7 @@ func TestSettle(t *testing.T) {
 	base := outcome{Started: true, Code: 0, Wall: 1500 * time.Millisecond, Timeout: 30 * time.Second, Grace: 10 * time.Second,
 		Memory: 256 << 20, PIDs: 64, Disk: 1 << 30, Outputs: 2, Delivered: 2}
 	with := func(f func(*outcome)) outcome { o := base; f(&o); return o }
-	execFail := &protocol.InitMsg{Kind: protocol.KindError, Stage: "exec", Error: "fork: resource temporarily unavailable", ExitCode: protocol.ExitSetup}
+	execFail := &setupFailure{Stage: "exec", Msg: "fork: resource temporarily unavailable", Exit: protocol.ExitSetup}
 	cases := []struct {
 		name       string
 		o          outcome
@@ -39,11 +39,11 @@ func TestSettle(t *testing.T) {
 		{"disk limit", with(func(o *outcome) { o.DiskFull, o.Code = true, 1 }), StatusDiskLimit, 1, "", "", "filling its 1GiB run directory budget"},
 		{"setup error", with(func(o *outcome) {
 			o.Started, o.Code = false, -1
-			o.Failed = &protocol.InitMsg{Kind: protocol.KindError, Stage: "landlock", Error: "no", ExitCode: protocol.ExitSetup}
+			o.Failed = &setupFailure{Stage: "landlock", Msg: "no", Exit: protocol.ExitSetup}
 		}), StatusSetupError, 125, "", "landlock", `failed at stage "landlock": no`},
 		{"command not found", with(func(o *outcome) {
 			o.Started, o.Code = false, -1
-			o.Failed = &protocol.InitMsg{Kind: protocol.KindError, Stage: "exec", Error: "nope: command not found", ExitCode: protocol.ExitNotFound}
+			o.Failed = &setupFailure{Stage: "exec", Msg: "nope: command not found", Exit: protocol.ExitNotFound}
 		}), StatusSetupError, 127, "", "exec", "command not found"},
 		{"init killed in setup", with(func(o *outcome) { o.Started, o.Code, o.Signal = false, 137, int(syscall.SIGKILL) }), StatusSetupError, 125, "SIGKILL", "init", "the init ended before starting the target"},
 		{"timeout during setup", with(func(o *outcome) { o.Started, o.TimedOut, o.Code, o.Signal = false, true, 137, int(syscall.SIGKILL) }), StatusTimeout, 125, "SIGKILL", "init", "wall-clock timeout"},

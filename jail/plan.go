@@ -1,10 +1,13 @@
 package jail
 
 import (
+	"github.com/scidex/scidex-jail/jail/runfiles"
+
 	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -31,6 +34,31 @@ type Plan struct {
 	Enforced EnforcedReport
 	// Promises are the contract on this host: which layers hold each one.
 	Promises []PromiseState
+	// Run is the supervisor's own part: the run directory, the time
+	// budget, the post-run work and where the results go.
+	Run RunPlan
+}
+
+// RunPlan is what the supervisor does around the init, decided with the
+// rest of the plan: it consults nothing else.
+type RunPlan struct {
+	ID      string
+	TmpRoot string // where the run directory is made (at Init.RunDir)
+	// Owner is the run directory's owner on the host (uid, gid).
+	Owner   [2]int
+	Timeout time.Duration // wall-clock budget; 0 = none
+	Grace   time.Duration // SIGTERM to SIGKILL on timeout or cancel
+	Outputs OutputBudget  // bounds the post-run work
+	// DiskBytes is the tmpfs run directory's budget (0: bound from the
+	// host, read from there too if the init could not be).
+	DiskBytes int64
+	Keep      bool
+	// KeepTo is where a kept tmpfs run directory is copied to on the host
+	// (under the tmp-root, links resolved: the copy walks without
+	// following any); "" when nothing is copied there.
+	KeepTo  string
+	Collect string // "" = no copy
+	Report  string // "" = none
 }
 
 // Namespace is one namespace the init is born in.
@@ -49,9 +77,13 @@ type IDMap struct {
 	Groups []HostGroup
 }
 
-// CgroupPlan is the run's cgroup leaf, before it exists.
+// CgroupPlan is the run's cgroup leaf, before it exists: the supervisor
+// makes it from this alone (createLeaf).
 type CgroupPlan struct {
 	Parent string
+	// Name is the leaf's name before the random suffix each run adds:
+	// scidex-<id>.
+	Name   string
 	Limits cgroupfs.Limits
 }
 
@@ -73,11 +105,12 @@ var allNamespaces = []Namespace{
 	{"cgroup", unix.CLONE_NEWCGROUP},
 }
 
-// BuildPlan decides a run of s on host h. It is pure: everything it needs
-// of the host is in h. It returns the warnings a run reports (a data dir
-// that is not there) and, when the run must not start, a *PlanError; the
-// plan is returned even then, for its promises.
-func BuildPlan(s *Spec, h HostView) (*Plan, []string, error) {
+// BuildPlan decides a run of the validated spec r on host h. It is pure:
+// everything it needs of the host is in h. It returns the warnings a run
+// reports (a data dir that is not there) and, when the run must not start,
+// a *PlanError; the plan is returned even then, for its promises.
+func BuildPlan(r *Resolved, h HostView) (*Plan, []string, error) {
+	s := &r.Spec
 	// The host says what the kernel offers; the spec, what the caller
 	// switched off and which network mode the promises are about.
 	layers := h.Layers
@@ -86,6 +119,7 @@ func BuildPlan(s *Spec, h HostView) (*Plan, []string, error) {
 		Namespaces: planNamespaces(s.Net),
 		IDs:        planIDs(s, h),
 		Promises:   EvaluatePromises(layers, s.RequireLayers),
+		Run:        planRun(r),
 	}
 	var warnings []string
 	for _, d := range s.DataDirs {
@@ -94,7 +128,7 @@ func BuildPlan(s *Spec, h HostView) (*Plan, []string, error) {
 		}
 	}
 	if !s.disabled(ProtectCgroup) {
-		p.Cgroup = &CgroupPlan{Parent: s.CgroupParent, Limits: cgroupfs.Limits{
+		p.Cgroup = &CgroupPlan{Parent: s.CgroupParent, Name: runfiles.LeafName(s.ID), Limits: cgroupfs.Limits{
 			MemoryBytes: s.Resources.MemoryBytes, SwapBytes: s.Resources.SwapBytes,
 			CPUs: s.Resources.CPUs, PIDs: s.Resources.PIDs,
 		}}
@@ -121,6 +155,18 @@ func BuildPlan(s *Spec, h HostView) (*Plan, []string, error) {
 		}
 	}
 	return p, warnings, nil
+}
+
+func planRun(r *Resolved) RunPlan {
+	p := RunPlan{
+		ID: r.ID, TmpRoot: r.TmpRoot, Owner: [2]int{r.HostUID, r.HostGID},
+		Timeout: r.Timeout, Grace: r.Grace, Outputs: r.Outputs, DiskBytes: r.DiskBytes,
+		Keep: r.Keep, Collect: r.Collect, Report: r.Report,
+	}
+	if r.Keep && r.DiskBytes > 0 {
+		p.KeepTo = filepath.Join(r.RealTmpRoot, DirPrefix+r.ID)
+	}
+	return p
 }
 
 func planNamespaces(net NetMode) []Namespace {

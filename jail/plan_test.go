@@ -139,7 +139,7 @@ func TestBuildPlan(t *testing.T) {
 			if c.host != nil {
 				c.host(&h)
 			}
-			p, w, err := BuildPlan(s, h)
+			p, w, err := BuildPlan(asResolved(s), h)
 			c.check(t, p, w, err)
 		})
 	}

@@ -185,8 +185,12 @@ type CgroupUsage = cgroupfs.Usage
 
 // outputFiles counts the regular files among the outputs, as the summary
 // line and the completion notes both say it.
-func (r *Report) outputFiles() (files, whole int) {
-	for _, o := range r.Outputs {
+func (r *Report) outputFiles() (files, whole int) { return outputFiles(r.Outputs) }
+
+// outputFiles counts the regular files in outs, and of those the ones
+// hashed (and, collected, copied) whole.
+func outputFiles(outs []Output) (files, whole int) {
+	for _, o := range outs {
 		if o.Type == "file" {
 			files++
 			if o.SHA256 != "" && o.Skipped == "" {

@@ -22,10 +22,10 @@ func TestReportPhase(t *testing.T) {
 	} {
 		path := filepath.Join(t.TempDir(), "report.json")
 		start := time.Now().Add(-3 * time.Millisecond)
-		sv := &supervisor{spec: &Spec{Report: path}, rep: &Report{Command: cmd, Phases: []Phase{{Name: "cleanup", Where: "supervisor", Micros: 5}}}, last: start}
-		sv.deliverReport()
-		if sv.rep.Status == StatusDeliveryFailed {
-			t.Fatalf("deliverReport: %v", sv.rep.DeliveryErrors)
+		rep := &Report{Command: cmd, Phases: []Phase{{Name: "cleanup", Where: "supervisor", Micros: 5}}}
+		deliverReport(rep, &phaseTimer{last: start}, path)
+		if rep.Status == StatusDeliveryFailed {
+			t.Fatalf("deliverReport: %v", rep.DeliveryErrors)
 		}
 		b, err := os.ReadFile(path)
 		if err != nil {
@@ -42,7 +42,7 @@ func TestReportPhase(t *testing.T) {
 		if last.Name != "report" || last.Micros < 3000 || last.Micros >= reportMark {
 			t.Errorf("last phase = %+v, want report, at least 3000 us (since last)", last)
 		}
-		if mem := sv.rep.Phases[len(sv.rep.Phases)-1]; mem != last {
+		if mem := rep.Phases[len(rep.Phases)-1]; mem != last {
 			t.Errorf("report phase in memory %+v, in the file %+v", mem, last)
 		}
 	}
@@ -66,10 +66,10 @@ func TestSettleStartup(t *testing.T) {
 		{"added first", []Phase{next}, t0.Add(-2 * time.Millisecond), []Phase{exact, next}},
 		{"after Run began", []Phase{est, next}, t0.Add(time.Millisecond), []Phase{est, next}},
 	} {
-		sv := &supervisor{t0: t0, rep: &Report{Phases: append([]Phase{}, c.phases...)}}
-		sv.settleStartup(c.created)
-		if !slices.Equal(sv.rep.Phases, c.want) {
-			t.Errorf("%s: phases = %+v, want %+v", c.name, sv.rep.Phases, c.want)
+		pt := &phaseTimer{t0: t0, phases: append([]Phase{}, c.phases...)}
+		pt.settleStartup(c.created)
+		if !slices.Equal(pt.phases, c.want) {
+			t.Errorf("%s: phases = %+v, want %+v", c.name, pt.phases, c.want)
 		}
 	}
 }

@@ -63,7 +63,7 @@ func TestReportSchemaRules(t *testing.T) {
 	}
 	planned := func() *Report {
 		r := base()
-		p, _, err := BuildPlan(testSpec(), testHost())
+		p, _, err := BuildPlan(asResolved(testSpec()), testHost())
 		if err != nil {
 			t.Fatalf("BuildPlan: %v", err)
 		}

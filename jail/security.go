@@ -73,8 +73,8 @@ func seccompPolicy(s *Spec) *seccomp.Policy {
 // SeccompReport is the filter in force, as the init reports it.
 type SeccompReport = protocol.Seccomp
 
-func (sv *supervisor) recordSecurity(e *protocol.Enforced) {
-	r := &sv.rep.Enforced
+// recordSecurity adds to r what the init applied (e, from its "started").
+func recordSecurity(r *EnforcedReport, e *protocol.Enforced) {
 	if e == nil {
 		return
 	}

@@ -5,7 +5,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/scidex/scidex-jail/jail/internal/protocol"
 	"golang.org/x/sys/unix"
 )
 
@@ -13,49 +12,99 @@ import (
 // forwarded only pass through to the target.
 var cancelSignals = map[os.Signal]bool{unix.SIGTERM: true, unix.SIGINT: true, unix.SIGHUP: true}
 
-// pollSignals takes, without waiting, the signals that arrived while the
+// signalMachine is the run's signal and timeout machine: it takes the
+// jail's signals in every step (a cancel ends the run at the next step,
+// the others are held for the target until it runs), and stops the target
+// on a cancel or the timeout, with the kill of the whole tree after the
+// grace period.
+type signalMachine struct {
+	c     <-chan os.Signal
+	grace time.Duration
+
+	signalFacts
+	cancelAt   time.Time      // when a cancel came while the analysis ran
+	pendingSig syscall.Signal // the stop signal, sent on "started" when it came before
+	held       []os.Signal    // signals for the target that came before it ran
+	killTimer  *time.Timer
+}
+
+// signalFacts is what the signals and the timeout did to the run, for its
+// end (settle).
+type signalFacts struct {
+	TimedOut, Cancelled bool
+	CancelSig           syscall.Signal // the signal that cancelled the run
+	PostRunCancelled    bool           // cancelled after the analysis ended, during the post-run work
+}
+
+// poll takes, without waiting, the signals that arrived while the
 // supervisor was busy with a setup step. A cancel marks the run cancelled
 // (the caller stops before its next step); the others are held and passed
 // to the target once it runs. It reports whether the run is cancelled.
-func (sv *supervisor) pollSignals() bool {
+func (sm *signalMachine) poll() bool {
 	for {
 		select {
-		case s := <-sv.sigs:
-			sv.takeSignal(s)
+		case s := <-sm.c:
+			sm.take(s)
 		default:
-			return sv.cancelled
+			return sm.Cancelled
 		}
 	}
 }
 
-// takeSignal takes one signal during setup (see pollSignals) and reports
-// whether the run is cancelled.
-func (sv *supervisor) takeSignal(s os.Signal) bool {
+// take takes one signal during setup (see poll) and reports whether the
+// run is cancelled.
+func (sm *signalMachine) take(s os.Signal) bool {
 	if !cancelSignals[s] {
-		sv.heldSigs = append(sv.heldSigs, s)
-		return sv.cancelled
+		sm.held = append(sm.held, s)
+		return sm.Cancelled
 	}
-	if !sv.cancelled {
-		sv.cancelled = true
-		sv.cancelSig = s.(syscall.Signal)
+	if !sm.Cancelled {
+		sm.Cancelled = true
+		sm.CancelSig = s.(syscall.Signal)
 	}
 	return true
 }
 
-// abortInit ends an init that has not been told "go": no target ever ran,
-// so there is nothing to save; the phases of an init that reported an
-// error are still recorded.
-func (sv *supervisor) abortInit() {
-	sv.init.kill()
-	// The socket is a blocking fd: Close would not wake readInit's read,
-	// and the init's end is still open here. Shutdown does: the read
-	// returns end of file, and readInit closes msgs.
-	unix.Shutdown(int(sv.sock.Fd()), unix.SHUT_RDWR)
-	sv.sock.Close()
-	for m := range sv.msgs {
-		if m.Kind == protocol.KindError {
-			sv.initPhases(m.Phases)
+// whileRunning handles one signal while the target may run (the event
+// loop): a cancel stops the run, the others go to the target, or are held
+// until it has started.
+func (sm *signalMachine) whileRunning(s os.Signal, e *ending, conn *initConn) {
+	if cancelSignals[s] && e.exited == nil && !sm.TimedOut {
+		sm.Cancelled = true
+		if sm.cancelAt.IsZero() {
+			sm.cancelAt = time.Now()
 		}
+		if sm.CancelSig == 0 {
+			sm.CancelSig = s.(syscall.Signal)
+		}
+		sm.stop(s.(syscall.Signal), e.started != nil, conn)
+		return
+	}
+	if e.started != nil {
+		conn.forward(s.(syscall.Signal))
+	} else {
+		// The target may already run while "started" is still on its
+		// way: hold the signal until then.
+		sm.held = append(sm.held, s)
+	}
+}
+
+// timeout stops a run whose wall-clock budget ran out.
+func (sm *signalMachine) timeout(e *ending, conn *initConn) {
+	if e.exited == nil && !sm.Cancelled {
+		sm.TimedOut = true
+		sm.stop(unix.SIGTERM, e.started != nil, conn)
+	}
+}
+
+// started passes on, now that the target runs, the signals held for it
+// and a stop that came during setup.
+func (sm *signalMachine) started(conn *initConn) {
+	for _, s := range sm.held {
+		conn.forward(s.(syscall.Signal))
+	}
+	if sm.pendingSig != 0 {
+		conn.forward(sm.pendingSig)
 	}
 }
 
@@ -63,27 +112,34 @@ func (sv *supervisor) abortInit() {
 // the whole tree after the grace period. Before the init has reported the
 // target started, the signal is held and sent on "started": there is no
 // target to pass it to yet.
-func (sv *supervisor) stop(sig syscall.Signal) {
-	sv.pendingSig = sig
-	if sv.started {
-		sv.forward(sig)
+func (sm *signalMachine) stop(sig syscall.Signal, started bool, conn *initConn) {
+	sm.pendingSig = sig
+	if started {
+		conn.forward(sig)
 	}
-	if sv.killTimer == nil {
-		sv.killTimer = time.AfterFunc(sv.spec.Grace, sv.killTree)
+	if sm.killTimer == nil {
+		sm.killTimer = time.AfterFunc(sm.grace, conn.killTree)
 	}
 }
 
-// killTree has the init SIGKILL every other process of the namespace, so it
-// can still report and the run directory can still be read; if it does not
-// manage, the init itself is killed, and the kernel ends the namespace.
-func (sv *supervisor) killTree() {
-	sv.send(protocol.SupervisorMsg{Kind: protocol.KindKill})
-	// Harmless once the init is gone: signal checks under the reaper's
-	// lock. Not once it has reported the end: then it only waits for us to read
-	// the run directory, which may take long for big outputs.
-	time.AfterFunc(hardKillDelay, func() {
-		if !sv.ended.Load() {
-			sv.init.signal(unix.SIGKILL)
-		}
-	})
+// disarm stops the kill of the tree: the target has ended.
+func (sm *signalMachine) disarm() {
+	if sm.killTimer != nil {
+		sm.killTimer.Stop()
+	}
+}
+
+// duringPostRun takes one signal while the outputs are read: the analysis
+// has ended, so only a cancel counts, and it stops the work. It reports
+// whether the work is to stop.
+func (sm *signalMachine) duringPostRun(s os.Signal) bool {
+	if !cancelSignals[s] {
+		// The analysis has ended: there is no one to pass it to.
+		return false
+	}
+	if !sm.Cancelled {
+		sm.Cancelled, sm.CancelSig = true, s.(syscall.Signal)
+	}
+	sm.PostRunCancelled = true
+	return true
 }

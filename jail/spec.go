@@ -42,8 +42,9 @@ var ErrBadSpec = runfiles.ErrBadSpec
 // ErrBusy is wrapped when another live run holds the same analysis ID.
 var ErrBusy = runfiles.ErrBusy
 
-// Spec is one run, fully resolved: everything the supervisor and the init
-// need, as plain values. Build it, Validate it, hand it to Run.
+// Spec is one run as the caller gives it: everything the supervisor and the init
+// need, as plain values. Build it and hand it to Run, which validates it
+// (Validate) and runs the resolved copy.
 type Spec struct {
 	ID      string        // analysis ID: letters, digits, '.', '_', '-'
 	Command []string      // argv of the target; Command[0] looked up in the jail's PATH
@@ -62,7 +63,7 @@ type Spec struct {
 	// never an output (scratch.go).
 	KeepScratch bool
 	// Report is where Run writes the JSON report (atomically); "" = none.
-	// Validate resolves it and Collect (destinations.go).
+	// Validate resolves it and Collect in its copy (destinations.go).
 	Report string
 
 	HostUID int // host uid/gid of the target when the jail runs as root
@@ -144,27 +145,17 @@ func (s *Spec) optIns() OptIns {
 	return o
 }
 
-// Validate checks the spec and returns an error wrapping ErrBadSpec that says
-// what is wrong and how to fix it. It replaces host paths by their resolved
-// form (paths.go) and creates nothing on disk: the writability of the
-// destinations is probed with unnamed files (O_TMPFILE) that vanish.
-func (s *Spec) Validate() error {
+// check is Validate's work on the copy it returns: it replaces host paths
+// by their resolved form (paths.go, destinations.go) and defaults the
+// network mode.
+func (s *Spec) check() error {
 	if err := ValidateID(s.ID); err != nil {
 		return err
 	}
 	if len(s.Command) == 0 || s.Command[0] == "" {
 		return fmt.Errorf("%w: no command given: put the command after '--', e.g. scidex-jail run --id %s -- python3 script.py", ErrBadSpec, s.ID)
 	}
-	if s.TmpRoot == "" || !filepath.IsAbs(s.TmpRoot) {
-		return fmt.Errorf("%w: --tmp-root %q must be an absolute path to an existing directory", ErrBadSpec, s.TmpRoot)
-	}
-	if filepath.Clean(s.TmpRoot) != s.TmpRoot {
-		return fmt.Errorf("%w: --tmp-root %q is not a clean path; use %q", ErrBadSpec, s.TmpRoot, filepath.Clean(s.TmpRoot))
-	}
-	if err := checkDir(s.TmpRoot); err != nil {
-		return fmt.Errorf("%w: --tmp-root: %w", ErrBadSpec, err)
-	}
-	if err := s.validateContainer(); err != nil { // container.go
+	if err := s.checkTmpRoot(); err != nil {
 		return err
 	}
 	for _, kv := range s.Env {
@@ -194,6 +185,21 @@ func (s *Spec) Validate() error {
 		return fmt.Errorf("%w: the analysis' host uid/gid %d:%d must be non-zero, so it never runs as host root", ErrBadSpec, s.HostUID, s.HostGID)
 	}
 	return s.checkDestinations()
+}
+
+// checkTmpRoot checks the tmp-root: absolute, clean, an existing
+// directory that a run can use (container.go).
+func (s *Spec) checkTmpRoot() error {
+	if s.TmpRoot == "" || !filepath.IsAbs(s.TmpRoot) {
+		return fmt.Errorf("%w: --tmp-root %q must be an absolute path to an existing directory", ErrBadSpec, s.TmpRoot)
+	}
+	if filepath.Clean(s.TmpRoot) != s.TmpRoot {
+		return fmt.Errorf("%w: --tmp-root %q is not a clean path; use %q", ErrBadSpec, s.TmpRoot, filepath.Clean(s.TmpRoot))
+	}
+	if err := checkDir(s.TmpRoot); err != nil {
+		return fmt.Errorf("%w: --tmp-root: %w", ErrBadSpec, err)
+	}
+	return s.validateContainer()
 }
 
 // ValidateID checks an analysis ID.

@@ -113,7 +113,9 @@ func (c *checkCmd) probePlan(p jail.Profile) (pl *jail.Plan, done func(), err er
 	}
 	// A plan refused for its promises still says how the init would be
 	// born and what it would apply; the promise lines report the refusal.
-	pl, _, err = jail.BuildPlan(&s, jail.LookHost(&s))
+	// Planned as given, not validated: check reports a bad flag on a line
+	// of its own, and still shows what the plan would do.
+	pl, _, err = jail.BuildPlan(&jail.Resolved{Spec: s, RealTmpRoot: s.TmpRoot}, jail.LookHost(&s))
 	// The analysis' home (its scratch) exists only in the run's view: a
 	// directory of the probe's own stands in for it.
 	if pl != nil && pl.Init.Security.Landlock != nil && s.TmpRoot == dir {

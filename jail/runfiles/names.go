@@ -69,8 +69,13 @@ func ValidID(id string) bool {
 	return id != "" && len(id) <= MaxIDLength && IDChars(id) && !strings.Contains(id, "..") && id != "."
 }
 
-// LeafName is a new cgroup leaf's name for the run id.
-func LeafName(id string) string { return LeafPrefix + id + "-" + randomSuffix() }
+// LeafName is the planned name of the run id's cgroup leaf; Unique makes
+// it the name of a new one.
+func LeafName(id string) string { return LeafPrefix + id }
+
+// Unique is a new name made from name and a random suffix, so that a
+// leftover of a dead run of the same ID never stands in the way.
+func Unique(name string) string { return name + "-" + randomSuffix() }
 
 func randomSuffix() string {
 	var b [6]byte

@@ -1,0 +1,112 @@
+package jail
+
+import (
+	"slices"
+	"time"
+
+	"github.com/scidex/scidex-jail/jail/internal/protocol"
+)
+
+// assembleReport builds a run's report, once, from its facts: the spec's
+// limits, the plan's enforced part and what the init applied, the phases,
+// the outputs, the usage, and the end settled from them (settle).
+func assembleReport(f runFacts) *Report {
+	r := newReport(&f.spec.Spec, f.t0)
+	r.Warnings = f.warnings
+	r.Enforced = enforced(f.plan, f.end.started, f.cgroup)
+	r.Phases = slices.Clone(f.phases)
+	if f.out.read {
+		r.Outputs = f.out.list
+	}
+	r.CollectedTo, r.DiskUsedBytes = f.out.collectedTo, f.out.diskUsed
+	r.WallSeconds = f.wall
+	if m := f.end.exited; m != nil {
+		r.CPUUserSecs = float64(m.UserUsec) / 1e6
+		r.CPUSystemSecs = float64(m.SysUsec) / 1e6
+		r.PeakRSSBytes = m.MaxRSSKB * 1024
+	} else if f.init.ok {
+		r.CPUUserSecs = float64(protocol.Micros(f.init.ru.Utime)) / 1e6
+		r.CPUSystemSecs = float64(protocol.Micros(f.init.ru.Stime)) / 1e6
+		r.PeakRSSBytes = f.init.ru.Maxrss * 1024
+	}
+	v := settle(outcomeOf(f))
+	r.Status, r.ExitCode, r.Signal, r.SetupError, r.CompletionNotes = v.Status, v.ExitCode, v.Signal, v.SetupError, v.Notes
+	r.AnalysisStatus, r.AnalysisExitCode = v.AnalysisStatus, v.AnalysisExitCode
+	for _, e := range f.out.deliveryErrs {
+		r.deliveryFailed(e)
+	}
+	return r
+}
+
+func newReport(s *Spec, t0 time.Time) *Report {
+	return &Report{
+		Schema:  ReportSchema,
+		ID:      s.ID,
+		Command: s.Command,
+		Started: t0.UTC(),
+		RunDir:  s.RunDir(),
+		Kept:    s.Keep,
+		Outputs: []Output{},
+		Limits: LimitsReport{
+			Profile:        s.Profile,
+			TimeoutSeconds: s.Timeout.Seconds(),
+			GraceSeconds:   s.Grace.Seconds(),
+			MemoryBytes:    s.Resources.MemoryBytes,
+			SwapBytes:      s.Resources.SwapBytes,
+			CPUs:           s.Resources.CPUs,
+			PIDs:           s.Resources.PIDs,
+			DiskBytes:      s.DiskBytes,
+			ShmBytes:       s.ShmBytes,
+			Outputs:        outputLimitsReport(s.Outputs),
+			None:           s.offLimits(),
+		},
+		Phases: []Phase{},
+	}
+}
+
+// enforced is the report's enforced: the plan's static part and what the
+// init applied once the target started (its "started"); before that,
+// only the promises and the identity the run was decided on. cg is the
+// leaf the supervisor made, which is not in the plan.
+func enforced(p *Plan, started *protocol.InitMsg, cg *CgroupReport) EnforcedReport {
+	var e EnforcedReport
+	if started != nil {
+		e = p.Enforced
+		recordSecurity(&e, started.Enforced)
+	} else {
+		e.Promises, e.Degraded, e.Identity = p.Enforced.Promises, p.Enforced.Degraded, p.Enforced.Identity
+	}
+	e.Cgroup = cg
+	return e
+}
+
+// outcomeOf gathers what decides how the run ended.
+func outcomeOf(f runFacts) outcome {
+	s := f.spec
+	o := outcome{
+		Started: f.end.started != nil, Failed: f.failure(), TimedOut: f.sigs.TimedOut, Cancelled: f.sigs.Cancelled,
+		CancelSig: f.sigs.CancelSig, PostRunCancelled: f.sigs.PostRunCancelled, Over: f.out.over, Code: -1, DiskFull: f.out.diskFull,
+		Wall: time.Duration(f.wall * float64(time.Second)), Timeout: s.Timeout, Grace: s.Grace,
+		Memory: s.Resources.MemoryBytes, PIDs: s.Resources.PIDs, Disk: s.DiskBytes,
+		Collected: f.out.collectedTo,
+	}
+	o.Outputs, o.Delivered = outputFiles(f.out.list)
+	if s.Keep {
+		o.Kept = s.RunDir()
+	}
+	if f.usage != nil {
+		o.OOMKills, o.PIDsHits = f.usage.OOMKills, f.usage.PIDsLimitHits
+	}
+	if m := f.end.exited; m != nil {
+		o.Code, o.Signal = m.ExitCode, m.Signal
+	} else if ws := f.init.ws; f.init.ok {
+		switch {
+		case ws.Exited():
+			o.Code = ws.ExitStatus()
+		case ws.Signaled():
+			o.Signal = int(ws.Signal())
+			o.Code = 128 + o.Signal
+		}
+	}
+	return o
+}

@@ -1,0 +1,94 @@
+package jail
+
+import (
+	"time"
+
+	"github.com/scidex/scidex-jail/jail/internal/protocol"
+)
+
+// ending is what the event loop saw of the run, returned once the target
+// has ended (or the init, without a word on it): the loop's value, from
+// which the run's end is settled.
+type ending struct {
+	started *protocol.InitMsg // the init's "started": the target ran (nil: never)
+	tStart  time.Time         // when "started" came
+	exited  *protocol.InitMsg // the init's report of the target's end (nil: none came)
+	failure *setupFailure     // the setup error the init reported
+}
+
+// wait runs the event loop while the target runs: the init's messages,
+// the timeout and the jail's signals, until the init reports the target's
+// end (it then waits, alive, for its run directory to be read) or ends
+// without doing so.
+func (sv *supervisor) wait() ending {
+	var e ending
+	c, sm := sv.conn, sv.sig
+	waited := c.child.done
+	var timeout <-chan time.Time
+	if t := sv.plan.Run.Timeout; t > 0 {
+		tm := time.NewTimer(t)
+		defer tm.Stop()
+		timeout = tm.C
+	}
+	msgs := c.msgs
+	for (waited != nil || msgs != nil) && e.exited == nil {
+		select {
+		case m, ok := <-msgs:
+			if !ok {
+				msgs = nil
+				continue
+			}
+			sv.handle(&e, m)
+		case <-waited:
+			waited = nil
+		case <-timeout:
+			sm.timeout(&e, c)
+		case s := <-sm.c:
+			sm.whileRunning(s, &e, c)
+		}
+	}
+	return e
+}
+
+// handle records one message of the init in e.
+func (sv *supervisor) handle(e *ending, m protocol.InitMsg) {
+	switch m.Kind {
+	case protocol.KindError:
+		sv.clock.add("init", m.Phases...)
+		e.failure = initFailure(m)
+	case protocol.KindStarted:
+		sv.clock.add("init", m.Phases...)
+		sv.clock.lap("init") // from "go" to the target's start, in the init
+		e.started, e.tStart = &m, time.Now()
+		sv.clock.add("init", protocol.Phase{Name: "exec", Micros: m.Micros})
+		sv.sig.started(sv.conn)
+	case protocol.KindExited:
+		sv.clock.lap("analysis") // the target's run, as the supervisor saw it
+		e.exited = &m
+		sv.conn.ended.Store(true)
+		sv.sig.disarm()
+	}
+}
+
+// release lets an init that reported the target's end exit, once its run
+// directory is read, and waits until it has and its socket is closed:
+// the init's exit and the kernel's teardown of its namespaces and mounts.
+// Signals meanwhile go where they would have gone while the target ran.
+func (sv *supervisor) release(e *ending) {
+	c := sv.conn
+	c.release()
+	waited, msgs := c.child.done, c.msgs
+	for waited != nil || msgs != nil {
+		select {
+		case _, ok := <-msgs:
+			if !ok {
+				msgs = nil
+			}
+		case <-waited:
+			waited = nil
+			sv.clock.lap("teardown")
+		case s := <-sv.sig.c:
+			sv.sig.whileRunning(s, e, c)
+		}
+	}
+}

@@ -1,0 +1,48 @@
+package jail
+
+import (
+	"maps"
+	"slices"
+)
+
+// Resolved is a run spec that Validate accepted, as the run uses it: a copy
+// of the caller's Spec with every host path resolved (--root, --ro, --rw,
+// --report, --collect: paths.go, destinations.go) and the defaults filled
+// in (the network mode). The caller's Spec is never changed, so one Spec
+// can be validated, printed or run again as it was written.
+type Resolved struct {
+	Spec
+	// RealTmpRoot is TmpRoot with its links resolved, once: where the
+	// checks compare destinations and where a kept tmpfs run directory is
+	// copied to (collect walks a path without following links).
+	RealTmpRoot string
+}
+
+// Validate checks the spec and returns its resolved copy, or an error
+// wrapping ErrBadSpec that says what is wrong and how to fix it. It
+// creates nothing on disk: the writability of the destinations is probed
+// with unnamed files (O_TMPFILE) that vanish.
+func (s *Spec) Validate() (*Resolved, error) {
+	c := s.clone()
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	return &Resolved{Spec: c, RealTmpRoot: c.resolvedTmpRoot()}, nil
+}
+
+// clone is a deep copy of s: the checks resolve paths in place, in slices
+// the caller still holds.
+func (s *Spec) clone() Spec {
+	c := *s
+	c.Command = slices.Clone(s.Command)
+	c.Env = slices.Clone(s.Env)
+	c.DataDirs = slices.Clone(s.DataDirs)
+	c.ReadOnly = slices.Clone(s.ReadOnly)
+	c.ReadWrite = slices.Clone(s.ReadWrite)
+	c.AllowTCP = slices.Clone(s.AllowTCP)
+	c.DBPorts = slices.Clone(s.DBPorts)
+	c.AllowDegraded = slices.Clone(s.AllowDegraded)
+	c.Disable = slices.Clone(s.Disable)
+	c.RequireLayers = maps.Clone(s.RequireLayers)
+	return c
+}

@@ -1,0 +1,173 @@
+package jail
+
+import (
+	"github.com/scidex/scidex-jail/jail/runfiles"
+
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"time"
+
+	"github.com/scidex/scidex-jail/cgroupfs"
+	"github.com/scidex/scidex-jail/jail/internal/protocol"
+)
+
+// Run runs the spec to completion and returns its report, which it also
+// writes to s.Report when set. The error is non-nil only when the run could
+// not begin at all (bad input, the ID in use): then nothing was created and
+// there is no report.
+//
+// sigs carries the signals the jail receives: the caller registers it with
+// signal.Notify for SIGTERM, SIGINT, SIGHUP (which cancel the run) and
+// SIGQUIT, SIGUSR1, SIGUSR2 (passed to the analysis), as early as it can,
+// so that a cancel that arrives while it is still parsing flags is kept
+// and ends the run here. With nil, Run registers its own.
+//
+// The analysis inherits the caller's fds 0, 1 and 2, which must be open (the
+// command line reopens closed ones on /dev/null before anything else, so no
+// file of the jail's can take their numbers).
+func Run(given *Spec, sigs <-chan os.Signal) (*Report, error) {
+	t0 := time.Now()
+	s, err := given.Validate()
+	if err != nil {
+		return nil, err
+	}
+	if sigs == nil {
+		c := make(chan os.Signal, 8)
+		signal.Notify(c, protocol.Forwarded...)
+		defer signal.Stop(c)
+		sigs = c
+	}
+	sv := &supervisor{spec: s, clock: newPhaseTimer(t0, s.Started), sig: &signalMachine{c: sigs}}
+	return sv.run(askCreated(s.Started))
+}
+
+// supervisor is one run in the parent. Its state is in small owners, each
+// with its own file: the phase timer (clock.go), the signal and timeout
+// machine (signals.go), the init connection (initconn.go) and the run's
+// resources (below); every step's result is a value, gathered into the
+// report at the end (finish.go, assemble.go).
+type supervisor struct {
+	spec     *Resolved // for the plan and the report: the steps consult only the plan
+	plan     *Plan
+	clock    *phaseTimer
+	sig      *signalMachine
+	conn     *initConn // nil until the init is started
+	res      resources
+	warnings []string // the steps' warnings, in order, until the cleanup
+}
+
+// resources are what the run made on the host, which the cleanup removes.
+type resources struct {
+	leaf    *cgroupfs.Leaf
+	cgroup  *CgroupReport // the leaf as made, for the report
+	spawner *spawner      // cgroup v1: the thread the init was forked from, in the leaf
+	dir     *runfiles.Dir
+}
+
+// run is a run in order, each step a call. The whole run is decided
+// before anything exists (decide); it is then carried out (execute:
+// create, spawn, run directory, configure, wait, post-run), cleaned up,
+// and reported. A run the host cannot hold, or a cancel before anything
+// exists, ends with a report and nothing made.
+func (sv *supervisor) run(created <-chan time.Time) (*Report, error) {
+	sv.clock.lap("validate")
+	fail, err := sv.decide()
+	if err != nil {
+		return nil, err
+	}
+	sv.clock.lap("policy")
+	var c carried
+	if fail == nil && !sv.sig.poll() {
+		if c, err = sv.execute(); err != nil {
+			return nil, err
+		}
+	} else {
+		c.fail = fail
+	}
+	facts := sv.finish(c)
+	sv.clock.lap("cleanup")
+	sv.clock.settleStartup(<-created)
+	facts.phases = sv.clock.phases
+	rep := assembleReport(facts)
+	deliverReport(rep, sv.clock, sv.plan.Run.Report)
+	return rep, nil
+}
+
+// decide builds the plan; a plan the host cannot hold (a promise short of
+// layers) is the run's setup failure.
+func (sv *supervisor) decide() (*setupFailure, error) {
+	plan, warnings, err := BuildPlan(sv.spec, LookHost(&sv.spec.Spec))
+	var pe *PlanError
+	if err != nil && !errors.As(err, &pe) {
+		return nil, fmt.Errorf("bug: BuildPlan returned %w, want a *PlanError", err)
+	}
+	sv.plan, sv.sig.grace = plan, plan.Run.Grace
+	sv.warnings = append(sv.warnings, warnings...)
+	if pe != nil {
+		return failAt(pe.Stage, pe), nil
+	}
+	return nil, nil
+}
+
+// carried is what carrying out the plan gave.
+type carried struct {
+	fail *setupFailure // the step that failed, in the supervisor or the init
+	end  ending        // what the event loop saw
+	out  *outputsRead  // what the post-run work read; nil: not read yet
+}
+
+// execute carries out the plan, stopping at the first step that fails or
+// at a cancel between steps. The init is started as early as it can be,
+// right after its leaf exists, and born in it (cgroup v2:
+// CLONE_INTO_CGROUP; v1: forked by a thread that moved itself into the
+// leaf): its exec and Go runtime's start then overlap with the sweep and
+// the run directory. An error means the run could not begin (the ID is in
+// use): nothing is left.
+func (sv *supervisor) execute() (carried, error) {
+	var c carried
+	prog, err := openInit()
+	if err != nil {
+		c.fail = failAt(protocol.StageInit, err)
+		return c, nil
+	}
+	defer prog.close()
+	if c.fail = sv.create(); c.fail != nil || sv.sig.poll() {
+		return c, nil
+	}
+	if c.fail = sv.spawn(prog); c.fail != nil {
+		return c, nil
+	}
+	if c.fail, err = sv.makeRunDir(); c.fail != nil || err != nil {
+		return c, err
+	}
+	if c.fail = sv.configure(); c.fail != nil || sv.sig.Cancelled {
+		return c, nil
+	}
+	c.end = sv.wait()
+	c.out = sv.readInPlace(&c.end)
+	sv.hangUp()
+	return c, nil
+}
+
+// readInPlace reads the outputs through the init's root, if it reported
+// the target's end: it waits, with the namespace emptied, until the run
+// directory is read there (for a tmpfs, the only place it exists); then
+// it may go. nil: the init ended without that report.
+func (sv *supervisor) readInPlace(e *ending) *outputsRead {
+	if e.exited == nil {
+		return nil
+	}
+	out := sv.postRun(fmt.Sprintf("/proc/%d/root%s", sv.conn.child.pid, sv.res.dir.Path()), e.started != nil)
+	sv.clock.lap("outputs")
+	sv.release(e)
+	return &out
+}
+
+// hangUp ends the supervisor's hold on an init that has ended: no kill
+// of the tree is due, and the socket is closed.
+func (sv *supervisor) hangUp() {
+	sv.sig.disarm()
+	sv.conn.sock.Close()
+}
