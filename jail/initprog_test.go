@@ -6,9 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/scidex/scidex-jail/internal/buildversion"
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
-	"golang.org/x/sys/unix"
 )
 
 // TestCheckInitStat: the init's file is refused unless it is a regular

@@ -175,6 +175,9 @@ func ParseOptIns(degrade, disable []string) (OptIns, error) {
 	return out, nil
 }
 
+// Degradable reports whether p may be degraded by name (--allow-degraded).
+func Degradable(p Protection) bool { return slices.Contains(degradeLayers, p) }
+
 // Disabled are the protections switched off among ins.
 func (ins OptIns) Disabled() []Protection {
 	var out []Protection

@@ -16,42 +16,15 @@ import (
 // stores a switched-off limit as 0; the report names every limit that is
 // off in limits.none.
 
-// slot is where one limit's value is stored.
-type slot struct {
-	limit *limits.Limit
-	get   func() limits.Amount
-	set   func(limits.Amount)
-}
-
-func intSlot[T ~int64](l *limits.Limit, p *T) slot {
-	return slot{l, func() limits.Amount { return limits.Int(*p) }, func(a limits.Amount) { *p = T(a.Int()) }}
-}
-
-func cpuSlot(l *limits.Limit, p *float64) slot {
-	return slot{l, func() limits.Amount { return limits.Float(*p) }, func(a limits.Amount) { *p = a.Float() }}
-}
-
 // limitSlots are the places of the table's limits in s, in table order.
-func (s *Spec) limitSlots() []slot {
-	return []slot{
-		intSlot(limits.Timeout, &s.Timeout), intSlot(limits.Grace, &s.Grace),
-		intSlot(limits.Memory, &s.Resources.MemoryBytes), intSlot(limits.Swap, &s.Resources.SwapBytes),
-		cpuSlot(limits.CPUQuota, &s.Resources.CPUs), intSlot(limits.PIDs, &s.Resources.PIDs),
-		intSlot(limits.Disk, &s.DiskBytes), intSlot(limits.Shm, &s.ShmBytes),
-		intSlot(limits.OutputEntries, &s.Outputs.Entries), intSlot(limits.OutputBytes, &s.Outputs.Bytes),
-		intSlot(limits.OutputFileBytes, &s.Outputs.FileBytes), intSlot(limits.OutputTime, &s.Outputs.Time),
-	}
-}
-
-// limitSlots are the places of the table's limits in p, in table order.
-func (p *Profile) limitSlots() []slot {
-	return []slot{
-		intSlot(limits.Timeout, &p.Timeout), intSlot(limits.Grace, &p.Grace),
-		intSlot(limits.Memory, &p.Memory), intSlot(limits.Swap, &p.Swap),
-		cpuSlot(limits.CPUQuota, &p.CPUs), intSlot(limits.PIDs, &p.PIDs),
-		intSlot(limits.Disk, &p.Disk), intSlot(limits.Shm, &p.Shm),
-		intSlot(limits.OutputEntries, &p.Outputs.Entries), intSlot(limits.OutputBytes, &p.Outputs.Bytes),
-		intSlot(limits.OutputFileBytes, &p.Outputs.FileBytes), intSlot(limits.OutputTime, &p.Outputs.Time),
+func (s *Spec) limitSlots() []limits.Slot {
+	return []limits.Slot{
+		limits.IntSlot(limits.Timeout, &s.Timeout), limits.IntSlot(limits.Grace, &s.Grace),
+		limits.IntSlot(limits.Memory, &s.Resources.MemoryBytes), limits.IntSlot(limits.Swap, &s.Resources.SwapBytes),
+		limits.CPUSlot(limits.CPUQuota, &s.Resources.CPUs), limits.IntSlot(limits.PIDs, &s.Resources.PIDs),
+		limits.IntSlot(limits.Disk, &s.DiskBytes), limits.IntSlot(limits.Shm, &s.ShmBytes),
+		limits.IntSlot(limits.OutputEntries, &s.Outputs.Entries), limits.IntSlot(limits.OutputBytes, &s.Outputs.Bytes),
+		limits.IntSlot(limits.OutputFileBytes, &s.Outputs.FileBytes), limits.IntSlot(limits.OutputTime, &s.Outputs.Time),
 	}
 }
 
@@ -59,8 +32,8 @@ func (p *Profile) limitSlots() []slot {
 // messages about it then name the flag.
 func (s *Spec) SetLimit(l *limits.Limit, a limits.Amount) {
 	for _, sl := range s.limitSlots() {
-		if sl.limit == l {
-			sl.set(a)
+		if sl.Limit == l {
+			sl.Set(a)
 			s.LimitsFrom = s.LimitsFrom.WithFlag(l)
 		}
 	}
@@ -70,8 +43,8 @@ func (s *Spec) SetLimit(l *limits.Limit, a limits.Amount) {
 func (s *Spec) offLimits() []string {
 	off := []string{}
 	for _, sl := range s.limitSlots() {
-		if sl.limit.None && sl.get().IsZero() {
-			off = append(off, sl.limit.Name)
+		if sl.Limit.None && sl.Get().IsZero() {
+			off = append(off, sl.Limit.Name)
 		}
 	}
 	return off
@@ -94,8 +67,8 @@ func machineMemory() int64 {
 func (s *Spec) validateLimits() error {
 	from := s.LimitsFrom
 	for _, sl := range s.limitSlots() {
-		if err := sl.limit.Check(sl.get()); err != nil {
-			return fmt.Errorf("%w: %s %w", ErrBadSpec, from.Name(sl.limit), err)
+		if err := sl.Limit.Check(sl.Get()); err != nil {
+			return fmt.Errorf("%w: %s %w", ErrBadSpec, from.Name(sl.Limit), err)
 		}
 	}
 	mem := s.Resources.MemoryBytes
@@ -105,7 +78,7 @@ func (s *Spec) validateLimits() error {
 		what = fmt.Sprintf("this machine's memory (%s)", limits.FormatSize(budget))
 	}
 	for _, sl := range s.limitSlots() {
-		l, size := sl.limit, sl.get().Int()
+		l, size := sl.Limit, sl.Get().Int()
 		if l.Tmpfs == "" || budget <= 0 || size <= budget {
 			continue
 		}

@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
+	"github.com/scidex/scidex-jail/jail/limits"
 )
 
 // setupFailure is a setup step that failed before the target ran: in the
@@ -183,11 +184,11 @@ func notes(v verdict, o outcome) string {
 		}
 		fmt.Fprintf(&b, "The run was cancelled by a signal to the jail after %.2f s; the analysis was stopped", wall)
 	case StatusOOMKilled:
-		fmt.Fprintf(&b, "The analysis ran out of memory: the cgroup's OOM killer killed %d process(es) at the %s limit (exit code %d)", o.OOMKills, sizeString(o.Memory), v.ExitCode)
+		fmt.Fprintf(&b, "The analysis ran out of memory: the cgroup's OOM killer killed %d process(es) at the %s limit (exit code %d)", o.OOMKills, limits.SizeWords(o.Memory), v.ExitCode)
 	case StatusPIDsLimit:
 		fmt.Fprintf(&b, "The analysis failed (exit code %d) after hitting its limit of %d processes/threads %d time(s)", v.ExitCode, o.PIDs, o.PIDsHits)
 	case StatusDiskLimit:
-		fmt.Fprintf(&b, "The analysis failed (exit code %d) after filling its %s run directory budget (shared with its scratch: HOME, TMPDIR, caches)", v.ExitCode, sizeString(o.Disk))
+		fmt.Fprintf(&b, "The analysis failed (exit code %d) after filling its %s run directory budget (shared with its scratch: HOME, TMPDIR, caches)", v.ExitCode, limits.SizeWords(o.Disk))
 	case StatusSetupError:
 		fmt.Fprintf(&b, "The analysis did not run: the jail failed at stage %q: %s", v.SetupError.Stage, v.SetupError.Message)
 	}

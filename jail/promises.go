@@ -282,10 +282,10 @@ func checkPromises(states []PromiseState, optIns []OptIn) ([]PromiseState, error
 	return short, nil
 }
 
-// validateRequireLayers checks a profile's require_layers: known promises,
+// ValidateRequireLayers checks a profile's require_layers: known promises,
 // and counts that only raise the default (running with less is
 // --allow-degraded's job) up to the layers that exist for the promise.
-func validateRequireLayers(m map[Promise]int) error {
+func ValidateRequireLayers(m map[Promise]int) error {
 	for p, n := range m {
 		def := DefaultLayers(p)
 		switch {

@@ -151,9 +151,9 @@ func TestValidateRequireLayers(t *testing.T) {
 		{map[Promise]int{PromiseSignalsOut: 3}, "at most 2 exist"},
 	}
 	for _, c := range cases {
-		err := validateRequireLayers(c.m)
+		err := ValidateRequireLayers(c.m)
 		if (c.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.want)) {
-			t.Errorf("validateRequireLayers(%v) = %v, want %q", c.m, err, c.want)
+			t.Errorf("ValidateRequireLayers(%v) = %v, want %q", c.m, err, c.want)
 		}
 	}
 }

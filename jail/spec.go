@@ -159,7 +159,7 @@ func (s *Spec) check() error {
 		return err
 	}
 	for _, kv := range s.Env {
-		if err := validateEnv(kv); err != nil {
+		if err := ValidateEnv(kv); err != nil {
 			return err
 		}
 	}
@@ -178,7 +178,7 @@ func (s *Spec) check() error {
 	if _, err := ParseOptIns(s.AllowDegraded, s.Disable); err != nil {
 		return fmt.Errorf("%w: %w", ErrBadSpec, err)
 	}
-	if err := validateRequireLayers(s.RequireLayers); err != nil {
+	if err := ValidateRequireLayers(s.RequireLayers); err != nil {
 		return fmt.Errorf("%w: require_layers: %w", ErrBadSpec, err)
 	}
 	if s.HostUID <= 0 || s.HostGID <= 0 {
@@ -217,7 +217,8 @@ func ValidateID(id string) error {
 	return nil
 }
 
-func validateEnv(kv string) error {
+// ValidateEnv checks one NAME=VALUE entry of the target's environment.
+func ValidateEnv(kv string) error {
 	k, _, ok := strings.Cut(kv, "=")
 	if !ok || k == "" {
 		return fmt.Errorf("%w: --env %q is not of the form NAME=VALUE", ErrBadSpec, kv)

@@ -10,6 +10,8 @@ import (
 
 	"github.com/scidex/scidex-jail/jail"
 	"github.com/scidex/scidex-jail/jail/hostcheck"
+	"github.com/scidex/scidex-jail/jail/limits"
+	"github.com/scidex/scidex-jail/jail/profile"
 )
 
 // checkCmd is `scidex-jail check`: for this host and one profile, what each
@@ -63,7 +65,7 @@ func (c *checkCmd) Run() error {
 }
 
 // checks runs every check for profile p, in the order a run meets them.
-func (c *checkCmd) checks(p jail.Profile) []checkLine {
+func (c *checkCmd) checks(p profile.Profile) []checkLine {
 	pl, done, planErr := c.probePlan(p)
 	defer done()
 	sec := hostcheck.ProbeSecurity(pl.Init.Security)
@@ -93,7 +95,7 @@ func (c *checkCmd) checks(p jail.Profile) []checkLine {
 // tmp-root, so that every path of the plan's policies exists. err is why
 // the plan refuses the run, if it does; done removes the temporary
 // directory.
-func (c *checkCmd) probePlan(p jail.Profile) (pl *jail.Plan, done func(), err error) {
+func (c *checkCmd) probePlan(p profile.Profile) (pl *jail.Plan, done func(), err error) {
 	s := p.Spec()
 	s.ID, s.Command = "check", []string{"/bin/true"}
 	s.CgroupParent, s.HostUID, s.HostGID = c.CgroupParent, c.UID, c.GID
@@ -133,9 +135,9 @@ func (c *checkCmd) probePlan(p jail.Profile) (pl *jail.Plan, done func(), err er
 
 // printCheck writes the header, one line per check (with a fix line under
 // each that is not OK) and the verdict.
-func printCheck(w io.Writer, p jail.Profile, source string, lines []checkLine) {
+func printCheck(w io.Writer, p profile.Profile, source string, lines []checkLine) {
 	fmt.Fprintf(w, "profile %s (%s): net %s, memory %s, cpus %g, pids %d, disk %s; checked as uid %d\n",
-		p.Name, source, p.Net, jail.FormatSize(p.Memory), p.CPUs, p.PIDs, jail.FormatSize(p.Disk), os.Geteuid())
+		p.Name, source, p.Net, limits.FormatSize(p.Memory), p.CPUs, p.PIDs, limits.FormatSize(p.Disk), os.Geteuid())
 	bad := 0
 	for _, l := range lines {
 		fmt.Fprintf(w, "%-8s %s: %s\n", l.State, l.Name, l.Text)
@@ -218,7 +220,7 @@ func sizeOrNone(n int64) string {
 	if n == 0 {
 		return "none"
 	}
-	return jail.FormatSize(n)
+	return limits.FormatSize(n)
 }
 
 func orDefault(s, def string) string {

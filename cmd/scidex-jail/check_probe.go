@@ -16,6 +16,7 @@ import (
 	"github.com/scidex/scidex-jail/jail"
 	"github.com/scidex/scidex-jail/jail/childmode"
 	"github.com/scidex/scidex-jail/jail/hostcheck"
+	"github.com/scidex/scidex-jail/jail/profile"
 )
 
 // The probes of `scidex-jail check`. Each tries what a run does: namespaces
@@ -116,7 +117,7 @@ func usernsSysctls() string {
 }
 
 // landlockNeeds names what the profile asks of Landlock, by ABI.
-func landlockNeeds(p jail.Profile) string {
+func landlockNeeds(p profile.Profile) string {
 	s := "filesystem rules with refer (ABI 2), truncate (3), device ioctl (5), signal and abstract unix socket scoping (6)"
 	if p.Net == jail.NetHost {
 		s += ", TCP bind and connect rules (4) for net host"
@@ -127,7 +128,7 @@ func landlockNeeds(p jail.Profile) string {
 // checkLandlock says what this kernel's Landlock enforces. Whether that is
 // enough is the promise lines' call: a right Landlock lacks may be a second
 // layer another one already holds.
-func checkLandlock(p jail.Profile, sp hostcheck.Security) checkLine {
+func checkLandlock(p profile.Profile, sp hostcheck.Security) checkLine {
 	ll := sp.Landlock
 	l := checkLine{Name: "landlock"}
 	switch {
@@ -153,7 +154,7 @@ func checkLandlock(p jail.Profile, sp hostcheck.Security) checkLine {
 	return l
 }
 
-func checkSeccomp(p jail.Profile, sp hostcheck.Security) checkLine {
+func checkSeccomp(p profile.Profile, sp hostcheck.Security) checkLine {
 	sc := sp.Seccomp
 	l := checkLine{Name: "seccomp"}
 	if sc.Err == "" && len(sc.Failed) == 0 {

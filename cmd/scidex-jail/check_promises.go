@@ -5,6 +5,7 @@ import (
 
 	"github.com/scidex/scidex-jail/jail"
 	"github.com/scidex/scidex-jail/jail/hostcheck"
+	"github.com/scidex/scidex-jail/jail/profile"
 )
 
 // promiseLines are check's verdict per promise of the contract: the same
@@ -12,7 +13,7 @@ import (
 // found instead of what a run assumes. A promise holding with fewer layers
 // than the profile requires is MISSING, or DEGRADED when the profile's
 // allow_degraded gives the missing layers up.
-func promiseLines(p jail.Profile, sp hostcheck.Security, cg checkLine) []checkLine {
+func promiseLines(p profile.Profile, sp hostcheck.Security, cg checkLine) []checkLine {
 	h := jail.HostLayers{Net: p.Net, LandlockABI: sp.Landlock.ABI, LandlockErr: sp.Landlock.Err, LandlockFix: sp.Landlock.Hint}
 	if len(sp.Landlock.Failed) > 0 {
 		h.LandlockABI, h.LandlockErr = 0, "Landlock did not deny what it should: "+strings.Join(sp.Landlock.Failed, "; ")

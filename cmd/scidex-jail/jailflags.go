@@ -3,7 +3,7 @@ package main
 import (
 	"strings"
 
-	"github.com/scidex/scidex-jail/jail"
+	"github.com/scidex/scidex-jail/jail/profile"
 )
 
 // configFlag names the profiles file, for every command that reads it.
@@ -26,14 +26,14 @@ type jailFlags struct {
 
 // profile loads the profiles and picks the one --profile names; from is
 // the profiles file they came from ("" for the built-ins alone).
-func (f *jailFlags) profile() (jail.Profile, string, error) {
-	profiles, from, err := jail.LoadProfiles(f.Config)
+func (f *jailFlags) profile() (profile.Profile, string, error) {
+	profiles, from, err := profile.LoadProfiles(f.Config)
 	if err != nil {
-		return jail.Profile{}, "", err
+		return profile.Profile{}, "", err
 	}
 	p, ok := profiles[f.Profile]
 	if !ok {
-		return jail.Profile{}, "", bad("--profile %q: no such profile; known: %s", f.Profile, strings.Join(jail.Names(profiles), ", "))
+		return profile.Profile{}, "", bad("--profile %q: no such profile; known: %s", f.Profile, strings.Join(profile.Names(profiles), ", "))
 	}
 	return p, from, nil
 }

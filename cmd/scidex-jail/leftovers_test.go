@@ -2,13 +2,14 @@ package main
 
 import (
 	"fmt"
-	"github.com/scidex/scidex-jail/jail/runfiles"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/scidex/scidex-jail/jail/runfiles"
 
 	"golang.org/x/sys/unix"
 

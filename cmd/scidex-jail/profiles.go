@@ -7,6 +7,7 @@ import (
 
 	"github.com/scidex/scidex-jail/jail"
 	"github.com/scidex/scidex-jail/jail/limits"
+	"github.com/scidex/scidex-jail/jail/profile"
 )
 
 // profilesCmd is `scidex-jail profiles`: the effective profiles, written
@@ -24,14 +25,14 @@ func (c *profilesCmd) Run() error {
 	if c.Schema {
 		return writeSchema()
 	}
-	ps, from := jail.Builtins(), ""
+	ps, from := profile.Builtins(), ""
 	if !c.Builtin {
 		var err error
-		if ps, from, err = jail.LoadProfiles(c.Config); err != nil {
+		if ps, from, err = profile.LoadProfiles(c.Config); err != nil {
 			return err
 		}
 	}
-	out, err := jail.ProfilesFile(ps)
+	out, err := profile.ProfilesFile(ps)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package jail
+package profile
 
 import (
 	"encoding/json"
@@ -61,25 +61,4 @@ func viewFile(t *testing.T, v ProfileView) []byte {
 		t.Fatalf("json.Marshal(profiles file) = %v", err)
 	}
 	return out
-}
-
-// FuzzParseSize: ParseSize never panics, accepts only sizes in range, and
-// what it accepts formats back into the same size.
-func FuzzParseSize(f *testing.F) {
-	for _, s := range []string{"0", "512M", "1.5G", "65536", "4KiB", "2Q", "-1", "1e3K", "9007199254740993", "0.1"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		n, err := ParseSize(s)
-		if err != nil {
-			return
-		}
-		if n < 0 || n > maxSize {
-			t.Fatalf("ParseSize(%q) = %d, want 0..%d", s, n, int64(maxSize))
-		}
-		back, err := ParseSize(FormatSize(n))
-		if err != nil || back != n {
-			t.Fatalf("ParseSize(FormatSize(%d) = %q) = %d, %v, want %d, nil", n, FormatSize(n), back, err, n)
-		}
-	})
 }

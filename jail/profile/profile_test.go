@@ -1,6 +1,8 @@
-package jail
+package profile
 
 import (
+	"github.com/scidex/scidex-jail/jail"
+
 	"errors"
 	"os"
 	"reflect"
@@ -37,10 +39,10 @@ func TestParseProfiles(t *testing.T) {
 			"output_entries": 500, "output_bytes": "1G", "output_file_bytes": "none", "output_time": "30s"}}}`,
 			parseWant{name: "tool", from: "tool", want: func(p *Profile) {
 				*p = Profile{Name: "tool", Description: "d", Timeout: time.Minute, Grace: 2 * time.Second, Memory: 1 << 30, Swap: 64 << 20,
-					Disk: 2 << 30, Shm: 1 << 20, CPUs: 3, PIDs: 90, Net: NetHost, AllowTCP: []uint16{443, 8080}, DBPorts: []uint16{5432, 3306},
+					Disk: 2 << 30, Shm: 1 << 20, CPUs: 3, PIDs: 90, Net: jail.NetHost, AllowTCP: []uint16{443, 8080}, DBPorts: []uint16{5432, 3306},
 					DataDirs: []string{"x"}, ReadOnly: []string{"/ro"}, ReadWrite: []string{"/rw"}, Env: []string{"A=1"},
 					AllowDegraded: []string{"landlock"}, RequireInput: true,
-					Outputs: OutputBudget{Entries: 500, Bytes: 1 << 30, FileBytes: 0, Time: 30 * time.Second}}
+					Outputs: jail.OutputBudget{Entries: 500, Bytes: 1 << 30, FileBytes: 0, Time: 30 * time.Second}}
 			}}},
 		{"output entries 0", `{"profiles": {"x": {"output_entries": 0}}}`, parseWant{errText: "profiles.x.output_entries: 0 entries is refused"}},
 		{"output bytes 0", `{"profiles": {"x": {"output_bytes": "0"}}}`, parseWant{errText: "profiles.x.output_bytes: 0 bytes is refused"}},
@@ -56,7 +58,7 @@ func TestParseProfiles(t *testing.T) {
 		{"base defined later in name order", `{"profiles": {"a": {"base": "b"}, "b": {"base": "tool", "pids": 30}}}`,
 			parseWant{name: "a", from: "tool", want: func(p *Profile) { p.Name, p.PIDs = "a", 30 }}},
 		{"allow_tcp with net host", `{"profiles": {"web": {"net": "host", "allow_tcp": [443]}}}`,
-			parseWant{name: "web", from: "default", want: func(p *Profile) { p.Name, p.Net, p.AllowTCP = "web", NetHost, []uint16{443} }}},
+			parseWant{name: "web", from: "default", want: func(p *Profile) { p.Name, p.Net, p.AllowTCP = "web", jail.NetHost, []uint16{443} }}},
 		{"limits switched off", `{"profiles": {"free": {"memory": "none", "disk": "none", "cpus": "none", "pids": "none", "timeout": "none"}}}`,
 			parseWant{name: "free", from: "default", want: func(p *Profile) { p.Name, p.Memory, p.Disk, p.CPUs, p.PIDs, p.Timeout = "free", 0, 0, 0, 0, 0 }}},
 		{"zero sizes and timeout still mean none", `{"profiles": {"free": {"memory": "0", "disk": "0", "timeout": "0s"}}}`,
@@ -160,19 +162,19 @@ func TestLoadProfilesErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, path := range []string{bad, dir + "/missing.json"} {
-		if _, _, err := LoadProfiles(path); !errors.Is(err, ErrBadSpec) {
-			t.Errorf("LoadProfiles(%s) error = %v, want one wrapping ErrBadSpec", path, err)
+		if _, _, err := LoadProfiles(path); !errors.Is(err, jail.ErrBadSpec) {
+			t.Errorf("LoadProfiles(%s) error = %v, want one wrapping jail.ErrBadSpec", path, err)
 		}
 	}
 }
 
 // TestExampleProfiles loads the example file shipped in examples/.
 func TestExampleProfiles(t *testing.T) {
-	ps, from, err := LoadProfiles("../examples/profiles.json")
+	ps, from, err := LoadProfiles("../../examples/profiles.json")
 	if err != nil {
 		t.Fatalf("LoadProfiles(examples/profiles.json) error = %v, want nil", err)
 	}
-	if from != "../examples/profiles.json" {
+	if from != "../../examples/profiles.json" {
 		t.Errorf("LoadProfiles source = %q, want the file", from)
 	}
 	b := Builtins()
@@ -188,77 +190,6 @@ func TestExampleProfiles(t *testing.T) {
 	}
 	if overridden < 1 || added < 1 {
 		t.Errorf("examples/profiles.json overrides %d built-ins and adds %d profiles, want at least one of each", overridden, added)
-	}
-}
-
-func TestParseSize(t *testing.T) {
-	cases := []struct {
-		in      string
-		want    int64
-		errText string
-	}{
-		{"0", 0, ""},
-		{"65536", 65536, ""},
-		{"512M", 512 << 20, ""},
-		{"2G", 2 << 30, ""},
-		{"1.5G", 3 << 29, ""},
-		{"1T", 1 << 40, ""},
-		{"4k", 4096, ""},
-		{"4KiB", 4096, ""},
-		{"4KB", 4096, ""},
-		{"4kb", 4096, ""},
-		{"10B", 10, ""},
-		{" 2G ", 2 << 30, ""},
-		{"0.5K", 512, ""},
-		{"9007199254740993", 9007199254740993, ""}, // 2^53+1: exact, not through a float
-		{"4611686018427387903", 1<<62 - 1, ""},
-		{"", 0, "empty size"},
-		{"2Q", 0, "unknown unit"},
-		{"2P", 0, "unknown unit"},
-		{"2GG", 0, "unknown unit"},
-		{"1i", 0, "unknown unit"},
-		{"1ib", 0, "unknown unit"},
-		{"G", 0, "not a non-negative number"},
-		{"-1", 0, "not a non-negative number"},
-		{"-2G", 0, "not a non-negative number"},
-		{"abc", 0, "not a non-negative number"},
-		{"NaN", 0, "not a non-negative number"},
-		{"Inf", 0, "not a non-negative number"},
-		{"0.1", 0, "less than one byte"},
-		{"8T8", 0, "not a non-negative number"},
-		{"9999999T", 0, "too large"},
-		{"4611686018427387904", 0, "too large"},
-		{"99999999999999999999", 0, "too large"},
-	}
-	for _, c := range cases {
-		got, err := ParseSize(c.in)
-		if c.errText != "" {
-			if err == nil || !strings.Contains(err.Error(), c.errText) {
-				t.Errorf("ParseSize(%q) = %d, %v, want an error holding %q", c.in, got, err, c.errText)
-			}
-			continue
-		}
-		if err != nil || got != c.want {
-			t.Errorf("ParseSize(%q) = %d, %v, want %d, nil", c.in, got, err, c.want)
-		}
-	}
-}
-
-func TestFormatSize(t *testing.T) {
-	cases := []struct {
-		in   int64
-		want string
-	}{
-		{0, "0"}, {1, "1"}, {1023, "1023"}, {1024, "1K"}, {1536, "1536"}, {512 << 20, "512M"},
-		{2 << 30, "2G"}, {3 << 29, "1536M"}, {1 << 40, "1T"}, {65536, "64K"}, {1<<62 - 1, "4611686018427387903"},
-	}
-	for _, c := range cases {
-		if got := FormatSize(c.in); got != c.want {
-			t.Errorf("FormatSize(%d) = %q, want %q", c.in, got, c.want)
-		}
-		if back, err := ParseSize(FormatSize(c.in)); err != nil || back != c.in {
-			t.Errorf("ParseSize(FormatSize(%d)) = %d, %v, want %d, nil", c.in, back, err, c.in)
-		}
 	}
 }
 

@@ -1,4 +1,4 @@
-package jail
+package profile
 
 import (
 	"encoding/json"

@@ -1,6 +1,8 @@
-package jail
+package profile
 
 import (
+	"github.com/scidex/scidex-jail/jail"
+
 	"errors"
 	"fmt"
 	"io"
@@ -21,27 +23,27 @@ const DefaultProfilesFile = "/etc/scidex-jail/profiles.json"
 // Profile is a named set of limits and permissions. Every field is set in
 // the built-ins; a profiles file overrides field by field.
 type Profile struct {
-	Name          string          `json:"name"`
-	Description   string          `json:"description"`
-	Timeout       time.Duration   `json:"-"`
-	Grace         time.Duration   `json:"-"`
-	Memory        int64           `json:"-"`
-	Swap          int64           `json:"-"`
-	CPUs          float64         `json:"cpus"`
-	PIDs          int64           `json:"pids"`
-	Disk          int64           `json:"-"`
-	Shm           int64           `json:"-"`
-	Outputs       OutputBudget    `json:"-"` // output_entries, output_bytes, output_file_bytes, output_time
-	Net           NetMode         `json:"net"`
-	AllowTCP      []uint16        `json:"allow_tcp"`
-	DBPorts       []uint16        `json:"db_ports"`
-	DataDirs      []string        `json:"data_dirs"`
-	ReadOnly      []string        `json:"read_only"`
-	ReadWrite     []string        `json:"read_write"`
-	Env           []string        `json:"env"`
-	AllowDegraded []string        `json:"allow_degraded"`
-	RequireInput  bool            `json:"require_input"`
-	RequireLayers map[Promise]int `json:"require_layers"` // more layers than the default for a promise (EvaluatePromises)
+	Name          string               `json:"name"`
+	Description   string               `json:"description"`
+	Timeout       time.Duration        `json:"-"`
+	Grace         time.Duration        `json:"-"`
+	Memory        int64                `json:"-"`
+	Swap          int64                `json:"-"`
+	CPUs          float64              `json:"cpus"`
+	PIDs          int64                `json:"pids"`
+	Disk          int64                `json:"-"`
+	Shm           int64                `json:"-"`
+	Outputs       jail.OutputBudget    `json:"-"` // output_entries, output_bytes, output_file_bytes, output_time
+	Net           jail.NetMode         `json:"net"`
+	AllowTCP      []uint16             `json:"allow_tcp"`
+	DBPorts       []uint16             `json:"db_ports"`
+	DataDirs      []string             `json:"data_dirs"`
+	ReadOnly      []string             `json:"read_only"`
+	ReadWrite     []string             `json:"read_write"`
+	Env           []string             `json:"env"`
+	AllowDegraded []string             `json:"allow_degraded"`
+	RequireInput  bool                 `json:"require_input"`
+	RequireLayers map[jail.Promise]int `json:"require_layers"` // more layers than the default for a promise (EvaluatePromises)
 }
 
 // postgresPort is PostgreSQL's: no profile can open it.
@@ -53,13 +55,13 @@ func Builtins() map[string]Profile {
 	base := Profile{
 		Timeout: 1800 * time.Second, Grace: 10 * time.Second,
 		Memory: 2 << 30, CPUs: 2, PIDs: 512, Disk: 1 << 30, Shm: 256 << 20,
-		Net: NetNone, DBPorts: []uint16{postgresPort}, DataDirs: []string{"data", "docs"},
+		Net: jail.NetNone, DBPorts: []uint16{postgresPort}, DataDirs: []string{"data", "docs"},
 	}
 	def := base
 	def.Name, def.Description = "default", "an analysis script: 2 GiB, 30 minutes, no network"
 	nb := base
 	nb.Name, nb.Description = "notebook", "a Jupyter notebook: its kernel and client talk over loopback; 2 GiB, 10 minutes"
-	nb.Timeout, nb.Net = 600*time.Second, NetLoopback
+	nb.Timeout, nb.Net = 600*time.Second, jail.NetLoopback
 	pp := base
 	pp.Name, pp.Description = "post_process", "reads earlier runs' collected outputs (--input, read-only) and summarises them: 1 GiB, 10 minutes"
 	pp.Timeout, pp.Memory, pp.CPUs, pp.PIDs, pp.Disk, pp.Shm, pp.RequireInput = 600*time.Second, 1<<30, 1, 256, 512<<20, 64<<20, true
@@ -87,11 +89,11 @@ func LoadProfiles(path string) (map[string]Profile, string, error) {
 		if !named && errors.Is(err, fs.ErrNotExist) {
 			return Builtins(), "", nil
 		}
-		return nil, "", fmt.Errorf("%w: %w", ErrBadSpec, err)
+		return nil, "", fmt.Errorf("%w: %w", jail.ErrBadSpec, err)
 	}
 	ps, err := ParseProfiles(b, Builtins())
 	if err != nil {
-		return nil, "", fmt.Errorf("%w: profiles file %s: %w", ErrBadSpec, path, err)
+		return nil, "", fmt.Errorf("%w: profiles file %s: %w", jail.ErrBadSpec, path, err)
 	}
 	return ps, path, nil
 }
@@ -168,16 +170,16 @@ func Names(ps map[string]Profile) []string {
 // Check validates one profile's values, naming the field.
 func (p Profile) Check() error {
 	for _, sl := range p.limitSlots() {
-		if err := sl.limit.Check(sl.get()); err != nil {
-			return fmt.Errorf("%s %w", sl.limit.Field, err)
+		if err := sl.Limit.Check(sl.Get()); err != nil {
+			return fmt.Errorf("%s %w", sl.Limit.Field, err)
 		}
 	}
 	switch p.Net {
-	case NetNone, NetLoopback, NetHost:
+	case jail.NetNone, jail.NetLoopback, jail.NetHost:
 	default:
 		return fmt.Errorf("net %q: choose none, loopback or host", p.Net)
 	}
-	if len(p.AllowTCP) > 0 && p.Net != NetHost {
+	if len(p.AllowTCP) > 0 && p.Net != jail.NetHost {
 		return fmt.Errorf("allow_tcp needs net \"host\"")
 	}
 	if !slices.Contains(p.DBPorts, postgresPort) {
@@ -189,15 +191,15 @@ func (p Profile) Check() error {
 		}
 	}
 	for _, l := range p.AllowDegraded {
-		if !slices.Contains(degradeLayers, Protection(l)) {
+		if !jail.Degradable(jail.Protection(l)) {
 			return fmt.Errorf("allow_degraded %q: only landlock may be degraded", l)
 		}
 	}
-	if err := validateRequireLayers(p.RequireLayers); err != nil {
+	if err := jail.ValidateRequireLayers(p.RequireLayers); err != nil {
 		return fmt.Errorf("require_layers: %w", err)
 	}
 	for _, kv := range p.Env {
-		if err := validateEnv(kv); err != nil {
+		if err := jail.ValidateEnv(kv); err != nil {
 			return err
 		}
 	}
@@ -208,16 +210,37 @@ func (p Profile) Check() error {
 // caller adds the run's own (ID, command, tmp-root, root, destinations,
 // identity, flags over the profile); `run` and `check` both start here, so
 // a profile field is mapped in one place.
-func (p Profile) Spec() Spec {
-	return Spec{
+func (p Profile) Spec() jail.Spec {
+	return jail.Spec{
 		Profile: p.Name, Timeout: p.Timeout, Grace: p.Grace,
 		Env: append([]string{}, p.Env...), DataDirs: p.DataDirs, DiskBytes: p.Disk, ShmBytes: p.Shm,
 		Outputs: p.Outputs, LimitsFrom: limits.FromProfile(p.Name),
 		Net: p.Net, AllowTCP: p.AllowTCP, DBPorts: p.DBPorts,
-		Resources:     Resources{MemoryBytes: p.Memory, SwapBytes: p.Swap, CPUs: p.CPUs, PIDs: p.PIDs},
+		Resources:     jail.Resources{MemoryBytes: p.Memory, SwapBytes: p.Swap, CPUs: p.CPUs, PIDs: p.PIDs},
 		ReadOnly:      append([]string{}, p.ReadOnly...),
 		ReadWrite:     append([]string{}, p.ReadWrite...),
 		AllowDegraded: append([]string{}, p.AllowDegraded...),
 		RequireLayers: p.RequireLayers,
+	}
+}
+
+// defaultOutputBudget is the built-in profiles' budget, for a disk budget
+// of disk: no honest analysis whose run directory holds at most disk bytes
+// stores more than disk bytes of files, so the byte budgets are the disk
+// budget; ten thousand entries and three minutes are far beyond what an
+// honest analysis leaves and what hashing a disk budget's worth takes.
+func defaultOutputBudget(disk int64) jail.OutputBudget {
+	return jail.OutputBudget{Entries: 10_000, Bytes: disk, FileBytes: disk, Time: 3 * time.Minute}
+}
+
+// limitSlots are the places of the table's limits in p, in table order.
+func (p *Profile) limitSlots() []limits.Slot {
+	return []limits.Slot{
+		limits.IntSlot(limits.Timeout, &p.Timeout), limits.IntSlot(limits.Grace, &p.Grace),
+		limits.IntSlot(limits.Memory, &p.Memory), limits.IntSlot(limits.Swap, &p.Swap),
+		limits.CPUSlot(limits.CPUQuota, &p.CPUs), limits.IntSlot(limits.PIDs, &p.PIDs),
+		limits.IntSlot(limits.Disk, &p.Disk), limits.IntSlot(limits.Shm, &p.Shm),
+		limits.IntSlot(limits.OutputEntries, &p.Outputs.Entries), limits.IntSlot(limits.OutputBytes, &p.Outputs.Bytes),
+		limits.IntSlot(limits.OutputFileBytes, &p.Outputs.FileBytes), limits.IntSlot(limits.OutputTime, &p.Outputs.Time),
 	}
 }

@@ -1,0 +1,21 @@
+// Package profile is the run's profiles: text in, a jail.Spec out. A
+// profile is a named set of limits and permissions (the built-ins:
+// default, notebook, post_process, tool); the profiles file
+// (/etc/scidex-jail/profiles.json, or --config) overrides a built-in field
+// by field or adds a profile on a base. Every limit's field is read and
+// checked by its row of jail/limits' table, so a profile field and a flag
+// follow one rule, and an error names the field's path
+// (profiles.<name>.<field>).
+//
+// Usage:
+//
+//	ps, path, err := profile.LoadProfiles(config) // "" = the default file, if it exists
+//	p, ok := ps[name]
+//	spec := p.Spec() // then the run's own fields: ID, command, tmp-root, ...
+//
+// The file is read with a bound (MaxProfilesFileSize), opened without
+// blocking and checked to be a regular file on the open descriptor: the
+// jail runs as root, and a path to a FIFO or /dev/zero must not hang or
+// exhaust it. Nothing here needs root or touches the kernel beyond that
+// read.
+package profile
