@@ -113,7 +113,7 @@
 //
 // Kernel: user namespaces; seccomp filters; cgroup v2 with a delegated
 // parent, or memory, cpu and pids on cgroup v1; Landlock, whose rights count
-// as layers of the promises (EvaluatePromises): with any Landlock (ABI 1,
+// as layers of the promises (promise.EvaluatePromises): with any Landlock (ABI 1,
 // Linux 5.13) the default profile runs, without it the filesystem promises
 // have one layer and the run is refused unless --allow-degraded landlock.
 package jail

@@ -8,6 +8,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/scidex/scidex-jail/internal/sysfile"
+	"github.com/scidex/scidex-jail/jail/promise"
 )
 
 // A rootless run keeps its caller's supplementary groups. An unprivileged
@@ -38,9 +39,9 @@ type HostGroup struct {
 // analysis holds besides its own gid, why, and what keeps what they could
 // open out of its reach.
 type IdentityReport struct {
-	HostGroupsKept []HostGroup `json:"host_groups_kept"` // []: none (root runs clear them)
-	Why            string      `json:"why,omitempty"`
-	HeldBy         []Layer     `json:"held_by,omitempty"` // the layers that hold the filesystem promises against them
+	HostGroupsKept []HostGroup     `json:"host_groups_kept"` // []: none (root runs clear them)
+	Why            string          `json:"why,omitempty"`
+	HeldBy         []promise.Layer `json:"held_by,omitempty"` // the layers that hold the filesystem promises against them
 }
 
 // overflowID is the kernel's overflow uid or gid (kind), which an
@@ -109,7 +110,7 @@ func insideGroups(gs []HostGroup) []int {
 // identityReport is the report's enforced.identity for ids, with held the
 // layers that hold the filesystem promises: the caller's primary gid is
 // the run's own gid (host_gid), not an extra group, and is left out.
-func identityReport(ids IDMap, held []Layer) IdentityReport {
+func identityReport(ids IDMap, held []promise.Layer) IdentityReport {
 	r := IdentityReport{HostGroupsKept: []HostGroup{}}
 	for _, g := range ids.Groups {
 		if g.GID != ids.HostGID {

@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+
+	"github.com/scidex/scidex-jail/jail/promise"
 )
 
 func TestPlanGroups(t *testing.T) {
@@ -19,7 +21,7 @@ func TestPlanGroups(t *testing.T) {
 		host       func(*HostView)
 		wantInside []int       // the init's Groups: what the forking thread must hold
 		wantKept   []HostGroup // the report's host_groups_kept
-		wantHeldBy []Layer
+		wantHeldBy []promise.Layer
 	}{
 		{"root clears them", nil, func(h *HostView) { h.Groups = nil }, nil, []HostGroup{}, nil},
 		{"rootless without groups", nil, func(h *HostView) { h.EUID, h.EGID, h.OverflowGID = 1001, 1002, 65534 }, nil, []HostGroup{}, nil},
@@ -28,16 +30,16 @@ func TestPlanGroups(t *testing.T) {
 			h.Groups = []HostGroup{own}
 		}, []int{1000}, []HostGroup{}, nil},
 		{"rootless with groups", nil, rootless, []int{1000, 65534, 65534},
-			[]HostGroup{{100, "users", 65534}, {1001, "lab", 65534}}, []Layer{LayerMountView, LayerLandlockFS}},
+			[]HostGroup{{100, "users", 65534}, {1001, "lab", 65534}}, []promise.Layer{promise.LayerMountView, promise.LayerLandlockFS}},
 		{"another overflow gid", nil, func(h *HostView) {
 			rootless(h)
 			h.OverflowGID = 65533
-		}, []int{1000, 65533, 65533}, []HostGroup{{100, "users", 65533}, {1001, "lab", 65533}}, []Layer{LayerMountView, LayerLandlockFS}},
+		}, []int{1000, 65533, 65533}, []HostGroup{{100, "users", 65533}, {1001, "lab", 65533}}, []promise.Layer{promise.LayerMountView, promise.LayerLandlockFS}},
 		{"rootless with groups, no landlock", func(s *Spec) {
 			s.Disable = []string{"landlock"}
 			s.AllowDegraded = []string{"landlock"}
 		}, rootless, []int{1000, 65534, 65534},
-			[]HostGroup{{100, "users", 65534}, {1001, "lab", 65534}}, []Layer{LayerMountView}},
+			[]HostGroup{{100, "users", 65534}, {1001, "lab", 65534}}, []promise.Layer{promise.LayerMountView}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
+	"github.com/scidex/scidex-jail/jail/promise"
 	"github.com/scidex/scidex-jail/landlock"
 )
 
@@ -25,7 +26,7 @@ type HostView struct {
 	DataDirs    []string               // the Spec's data dirs that exist under its root (absolute)
 	Etc         []string               // the readable /etc entries that exist (etcReadable, Python's)
 	Devices     []string               // the device files of devicesRW that exist
-	Layers      HostLayers             // what the kernel offers the promises (Landlock ABI); BuildPlan adds the spec's part
+	Layers      promise.HostLayers     // what the kernel offers the promises (Landlock ABI); BuildPlan adds the spec's part
 }
 
 // LookHost looks at the host for a run of s.
@@ -37,7 +38,7 @@ func LookHost(s *Spec) HostView {
 	}
 	h.OverflowUID, h.OverflowGID = overflowID("uid"), overflowID("gid")
 	h.Groups = lookGroups(h.EUID)
-	if s.Net == NetHost {
+	if s.Net == promise.NetHost {
 		// Only host mode has a resolver to reach.
 		h.DNS = resolvConf()
 	}
@@ -66,9 +67,9 @@ func LookHost(s *Spec) HostView {
 // lookLayers finds what this host's kernel offers the promises: its
 // Landlock ABI, asked of the kernel, not guessed from its version (not asked
 // at all when s switches Landlock off).
-func lookLayers(s *Spec) HostLayers {
-	var h HostLayers
-	if s.disabled(ProtectLandlock) {
+func lookLayers(s *Spec) promise.HostLayers {
+	var h promise.HostLayers
+	if s.disabled(promise.ProtectLandlock) {
 		return h
 	}
 	abi, err := landlock.ProbeABI()

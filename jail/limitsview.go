@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
+	"github.com/scidex/scidex-jail/jail/promise"
 )
 
 // The run's limits as the analysis sees them: the CPUs it may run on and
@@ -23,7 +24,7 @@ const CPUOnline = "/sys/devices/system/cpu/online"
 // leaf, the cgroup file system that shows it.
 func limitsViewPaths(s *Spec) []string {
 	p := []string{"/proc", CPUOnline}
-	if !s.disabled(ProtectCgroup) {
+	if !s.disabled(promise.ProtectCgroup) {
 		p = append(p, protocol.CgroupMount)
 	}
 	return p
@@ -34,14 +35,14 @@ func quotaCPUs(cpus float64) int { return int(cpus + 0.999) }
 
 // planLimitsView sets how many CPUs the init pins the target to.
 func planLimitsView(s *Spec, c *protocol.Config) {
-	if !s.disabled(ProtectCgroup) && s.Resources.CPUs > 0 {
+	if !s.disabled(promise.ProtectCgroup) && s.Resources.CPUs > 0 {
 		c.CPUs = quotaCPUs(s.Resources.CPUs)
 	}
 }
 
 // meminfoShown is whether the run's /proc/meminfo shows its memory limit.
 func (s *Spec) meminfoShown() bool {
-	return !s.disabled(ProtectCgroup) && s.Resources.MemoryBytes > 0
+	return !s.disabled(promise.ProtectCgroup) && s.Resources.MemoryBytes > 0
 }
 
 // meminfoReport says in the report what /proc/meminfo showed.

@@ -1,6 +1,7 @@
 package jail
 
 import (
+	"github.com/scidex/scidex-jail/jail/promise"
 	"github.com/scidex/scidex-jail/jail/runfiles"
 
 	"fmt"
@@ -33,7 +34,7 @@ type Plan struct {
 	// promises. The init adds what it applied (Landlock, seccomp).
 	Enforced EnforcedReport
 	// Promises are the contract on this host: which layers hold each one.
-	Promises []PromiseState
+	Promises []promise.PromiseState
 	// Run is the supervisor's own part: the run directory, the time
 	// budget, the post-run work and where the results go.
 	Run RunPlan
@@ -118,7 +119,7 @@ func BuildPlan(r *Resolved, h HostView) (*Plan, []string, error) {
 	p := &Plan{
 		Namespaces: planNamespaces(s.Net),
 		IDs:        planIDs(s, h),
-		Promises:   EvaluatePromises(layers, s.RequireLayers),
+		Promises:   promise.EvaluatePromises(layers, s.RequireLayers),
 		Run:        planRun(r),
 	}
 	var warnings []string
@@ -127,7 +128,7 @@ func BuildPlan(r *Resolved, h HostView) (*Plan, []string, error) {
 			warnings = append(warnings, fmt.Sprintf("%s/ not found under --root %s: not mounted", d, s.Root))
 		}
 	}
-	if !s.disabled(ProtectCgroup) {
+	if !s.disabled(promise.ProtectCgroup) {
 		p.Cgroup = &CgroupPlan{Parent: s.CgroupParent, Name: runfiles.LeafName(s.ID), Limits: cgroupfs.Limits{
 			MemoryBytes: s.Resources.MemoryBytes, SwapBytes: s.Resources.SwapBytes,
 			CPUs: s.Resources.CPUs, PIDs: s.Resources.PIDs,
@@ -137,7 +138,7 @@ func BuildPlan(r *Resolved, h HostView) (*Plan, []string, error) {
 	// The analysis' own user database, with the HOME its environment has.
 	p.Init.Mounts.Files = userDB(p.Init.Env, h)
 	p.Enforced = planEnforced(s, p)
-	short, err := checkPromises(p.Promises, s.optIns())
+	short, err := promise.Check(p.Promises, s.optIns())
 	if err != nil {
 		return p, warnings, &PlanError{Stage: protocol.StagePromises, Err: err}
 	}
@@ -169,10 +170,10 @@ func planRun(r *Resolved) RunPlan {
 	return p
 }
 
-func planNamespaces(net NetMode) []Namespace {
+func planNamespaces(net promise.NetMode) []Namespace {
 	var out []Namespace
 	for _, ns := range allNamespaces {
-		if ns.Name == "net" && net == NetHost {
+		if ns.Name == "net" && net == promise.NetHost {
 			continue
 		}
 		out = append(out, ns)
@@ -220,7 +221,7 @@ func planInit(s *Spec, h HostView, ids IDMap) protocol.Config {
 		GID:       InsideUID,
 		Setgroups: ids.Setgroups,
 		Groups:    insideGroups(ids.Groups),
-		Loopback:  s.Net == NetLoopback,
+		Loopback:  s.Net == promise.NetLoopback,
 		Mounts: protocol.Mounts{
 			System:      h.System,
 			ReadOnly:    append(sysRO, ro...),
@@ -245,8 +246,8 @@ func planEnforced(s *Spec, p *Plan) EnforcedReport {
 		HostUID: p.IDs.HostUID, HostGID: p.IDs.HostGID, UID: InsideUID,
 		NoNewPrivs: true, Capabilities: "none",
 		Net: string(s.Net), AllowTCP: append([]uint16{}, s.AllowTCP...),
-		Promises: promiseReport(p.Promises),
-		Identity: identityReport(p.IDs, fsHeldBy(p.Promises)),
+		Promises: promise.Report(p.Promises),
+		Identity: identityReport(p.IDs, promise.FSHeldBy(p.Promises)),
 		Degraded: []string{},
 	}
 	for _, ns := range p.Namespaces {

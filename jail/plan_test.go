@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
+	"github.com/scidex/scidex-jail/jail/promise"
 )
 
 // testHost is a host as LookHost would see it, written out: BuildPlan is
@@ -20,13 +21,13 @@ func testHost() HostView {
 		DataDirs: []string{"/srv/platform/data"},
 		Etc:      []string{"/etc/passwd", "/etc/ssl"},
 		Devices:  []string{"/dev/null"},
-		Layers:   HostLayers{LandlockABI: 7, Net: NetNone},
+		Layers:   promise.HostLayers{LandlockABI: 7, Net: promise.NetNone},
 	}
 }
 
 func testSpec() *Spec {
 	return &Spec{ID: "a1", Command: []string{"python3", "x.py"}, TmpRoot: "/tmp", Root: "/srv/platform",
-		DataDirs: []string{"data", "docs"}, Net: NetNone, HostUID: 65534, HostGID: 65534, DiskBytes: 1 << 20, ShmBytes: 1 << 20,
+		DataDirs: []string{"data", "docs"}, Net: promise.NetNone, HostUID: 65534, HostGID: 65534, DiskBytes: 1 << 20, ShmBytes: 1 << 20,
 		Resources: Resources{MemoryBytes: 1 << 30, CPUs: 1, PIDs: 64}}
 }
 
@@ -80,12 +81,12 @@ func TestBuildPlan(t *testing.T) {
 			if in.Loopback {
 				t.Errorf("Loopback = true for net none")
 			}
-			if got := p.Enforced.Promises[PromiseFSWrite]; !slices.Equal(got, []Layer{LayerMountView, LayerLandlockFS}) {
+			if got := p.Enforced.Promises[promise.PromiseFSWrite]; !slices.Equal(got, []promise.Layer{promise.LayerMountView, promise.LayerLandlockFS}) {
 				t.Errorf("enforced promises fs_write = %q", got)
 			}
 		}},
-		{"net host, rootless", func(s *Spec) { s.Net, s.AllowTCP = NetHost, []uint16{443} }, func(h *HostView) {
-			h.EUID, h.EGID, h.DNS, h.Layers.Net = 1000, 1000, "/run/systemd/resolve/stub-resolv.conf", NetHost
+		{"net host, rootless", func(s *Spec) { s.Net, s.AllowTCP = promise.NetHost, []uint16{443} }, func(h *HostView) {
+			h.EUID, h.EGID, h.DNS, h.Layers.Net = 1000, 1000, "/run/systemd/resolve/stub-resolv.conf", promise.NetHost
 		}, func(t *testing.T, p *Plan, _ []string, err error) {
 			if err != nil {
 				t.Fatalf("BuildPlan = %v, want nil", err)
@@ -124,7 +125,7 @@ func TestBuildPlan(t *testing.T) {
 				t.Errorf("plan = %+v, want its promises even when refused", p)
 			}
 		}},
-		{"loopback", func(s *Spec) { s.Net = NetLoopback }, func(h *HostView) { h.Layers.Net = NetLoopback }, func(t *testing.T, p *Plan, _ []string, err error) {
+		{"loopback", func(s *Spec) { s.Net = promise.NetLoopback }, func(h *HostView) { h.Layers.Net = promise.NetLoopback }, func(t *testing.T, p *Plan, _ []string, err error) {
 			if err != nil || !p.Init.Loopback {
 				t.Errorf("BuildPlan = %v, Loopback %v, want nil, true", err, p.Init.Loopback)
 			}

@@ -1,6 +1,7 @@
 package jail
 
 import (
+	"github.com/scidex/scidex-jail/jail/promise"
 	"github.com/scidex/scidex-jail/jail/runfiles"
 
 	"fmt"
@@ -101,22 +102,22 @@ type LimitsReport struct {
 
 // EnforcedReport is what was in force while the target ran.
 type EnforcedReport struct {
-	Namespaces   []string            `json:"namespaces"`
-	HostUID      int                 `json:"host_uid"`
-	HostGID      int                 `json:"host_gid"`
-	UID          int                 `json:"uid"` // inside the user namespace
-	Identity     IdentityReport      `json:"identity"`
-	NoNewPrivs   bool                `json:"no_new_privs"`
-	Capabilities string              `json:"capabilities"`
-	Net          string              `json:"net"`
-	AllowTCP     []uint16            `json:"allow_tcp"` // outbound TCP ports (net host only)
-	Mounts       MountReport         `json:"mounts"`
-	CPUs         string              `json:"cpus"`     // the CPUs the analysis could run on (a kernel CPU list), as /sys/devices/system/cpu/online showed them
-	Landlock     *LandlockReport     `json:"landlock"` // null: disabled by --unsafe-disable
-	Seccomp      *SeccompReport      `json:"seccomp"`  // null: disabled by --unsafe-disable
-	Cgroup       *CgroupReport       `json:"cgroup"`   // null: disabled by --unsafe-disable
-	Promises     map[Promise][]Layer `json:"promises"` // promise -> the layers that hold it on this run
-	Degraded     []string            `json:"degraded"` // promises holding with fewer layers than required (explicit opt-in only)
+	Namespaces   []string                            `json:"namespaces"`
+	HostUID      int                                 `json:"host_uid"`
+	HostGID      int                                 `json:"host_gid"`
+	UID          int                                 `json:"uid"` // inside the user namespace
+	Identity     IdentityReport                      `json:"identity"`
+	NoNewPrivs   bool                                `json:"no_new_privs"`
+	Capabilities string                              `json:"capabilities"`
+	Net          string                              `json:"net"`
+	AllowTCP     []uint16                            `json:"allow_tcp"` // outbound TCP ports (net host only)
+	Mounts       MountReport                         `json:"mounts"`
+	CPUs         string                              `json:"cpus"`     // the CPUs the analysis could run on (a kernel CPU list), as /sys/devices/system/cpu/online showed them
+	Landlock     *LandlockReport                     `json:"landlock"` // null: disabled by --unsafe-disable
+	Seccomp      *SeccompReport                      `json:"seccomp"`  // null: disabled by --unsafe-disable
+	Cgroup       *CgroupReport                       `json:"cgroup"`   // null: disabled by --unsafe-disable
+	Promises     map[promise.Promise][]promise.Layer `json:"promises"` // promise -> the layers that hold it on this run
+	Degraded     []string                            `json:"degraded"` // promises holding with fewer layers than required (explicit opt-in only)
 }
 
 // MountReport is the target's filesystem view.

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+
+	"github.com/scidex/scidex-jail/jail/promise"
 )
 
 // TestValidateResolves: Validate returns the resolved copy (links in the
@@ -47,7 +49,7 @@ func TestValidateResolves(t *testing.T) {
 		{"ReadWrite[0]", r.ReadWrite[0], filepath.Join(real, "rw")},
 		{"Report", r.Report, filepath.Join(real, "reports", "r.json")},
 		{"Collect", r.Collect, filepath.Join(real, "out")},
-		{"Net", string(r.Net), string(NetNone)},
+		{"Net", string(r.Net), string(promise.NetNone)},
 		{"RealTmpRoot", r.RealTmpRoot, s.TmpRoot},
 	} {
 		if c.got != c.want {

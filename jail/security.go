@@ -2,6 +2,7 @@ package jail
 
 import (
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
+	"github.com/scidex/scidex-jail/jail/promise"
 	"github.com/scidex/scidex-jail/landlock"
 	"github.com/scidex/scidex-jail/seccomp"
 )
@@ -29,7 +30,7 @@ var devicesRW = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "
 // mount view, which binds every host path at the same place. ro is the
 // data dirs and --ro paths.
 func landlockPolicy(s *Spec, h HostView, ro []string) *landlock.Policy {
-	if s.disabled(ProtectLandlock) {
+	if s.disabled(promise.ProtectLandlock) {
 		return nil
 	}
 	// Fail closed is decided per promise (BuildPlan) before the init
@@ -53,7 +54,7 @@ func landlockPolicy(s *Spec, h HostView, ro []string) *landlock.Policy {
 		p.ReadExec = append(p.ReadExec, h.DNS)
 	}
 	p.Devices = append(p.Devices, h.Devices...)
-	if s.Net == NetHost {
+	if s.Net == promise.NetHost {
 		// Only in host mode is there a network to reach; in the other
 		// modes the namespace is the fence, and loopback servers (a
 		// notebook's kernel) need bind, which HandleTCP denies.
@@ -64,7 +65,7 @@ func landlockPolicy(s *Spec, h HostView, ro []string) *landlock.Policy {
 }
 
 func seccompPolicy(s *Spec) *seccomp.Policy {
-	if s.disabled(ProtectSeccomp) {
+	if s.disabled(promise.ProtectSeccomp) {
 		return nil
 	}
 	return &seccomp.Policy{Name: "default", Net: seccomp.NetMode(s.Net)}

@@ -11,6 +11,7 @@ import (
 	"github.com/scidex/scidex-jail/cgroupfs"
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
 	"github.com/scidex/scidex-jail/jail/limits"
+	"github.com/scidex/scidex-jail/jail/promise"
 	"github.com/scidex/scidex-jail/jail/runfiles"
 )
 
@@ -87,8 +88,8 @@ type Spec struct {
 	Outputs OutputBudget
 
 	// Network.
-	Net      NetMode
-	AllowTCP []uint16 // outbound TCP ports in NetHost
+	Net      promise.NetMode
+	AllowTCP []uint16 // outbound TCP ports in promise.NetHost
 	DBPorts  []uint16 // never allowed, whatever AllowTCP says
 
 	// LimitsFrom says which limits were given as flags over the
@@ -115,33 +116,22 @@ type Spec struct {
 	Started time.Time
 
 	// RequireLayers raises how many layers a promise needs (the profile's
-	// require_layers); promises not named need DefaultLayers.
-	RequireLayers map[Promise]int
+	// require_layers); promises not named need promise.DefaultLayers.
+	RequireLayers map[promise.Promise]int
 }
-
-// NetMode is the run's network: none (an empty namespace), loopback (lo up
-// in its own namespace) or host (the host's network, outbound TCP to the
-// AllowTCP ports only).
-type NetMode string
-
-const (
-	NetNone     NetMode = "none"
-	NetLoopback NetMode = "loopback"
-	NetHost     NetMode = "host"
-)
 
 // Resources are the cgroup limits (memory, swap, CPU quota, PIDs); zero
 // means no limit. The same value the cgroup leaf is made with.
 type Resources = cgroupfs.Limits
 
-func (s *Spec) disabled(p Protection) bool { return slices.Contains(s.optIns().Disabled(), p) }
+func (s *Spec) disabled(p promise.Protection) bool { return slices.Contains(s.optIns().Disabled(), p) }
 
 // optIns are the protections the caller gave up by name (AllowDegraded,
 // Disable; optin.go), as values: a promise may hold with fewer layers than
 // required only when each missing layer was given up by one of these.
 // Validate refused a name that is none.
-func (s *Spec) optIns() OptIns {
-	o, _ := ParseOptIns(s.AllowDegraded, s.Disable)
+func (s *Spec) optIns() promise.OptIns {
+	o, _ := promise.ParseOptIns(s.AllowDegraded, s.Disable)
 	return o
 }
 
@@ -175,10 +165,10 @@ func (s *Spec) check() error {
 	if err := s.validateLimits(); err != nil { // limits.go
 		return err
 	}
-	if _, err := ParseOptIns(s.AllowDegraded, s.Disable); err != nil {
+	if _, err := promise.ParseOptIns(s.AllowDegraded, s.Disable); err != nil {
 		return fmt.Errorf("%w: %w", ErrBadSpec, err)
 	}
-	if err := ValidateRequireLayers(s.RequireLayers); err != nil {
+	if err := promise.ValidateRequireLayers(s.RequireLayers); err != nil {
 		return fmt.Errorf("%w: require_layers: %w", ErrBadSpec, err)
 	}
 	if s.HostUID <= 0 || s.HostGID <= 0 {
@@ -305,13 +295,13 @@ func (s *Spec) validateFS() error {
 
 func (s *Spec) validateNet() error {
 	switch s.Net {
-	case NetNone, NetLoopback, NetHost:
+	case promise.NetNone, promise.NetLoopback, promise.NetHost:
 	case "":
-		s.Net = NetNone
+		s.Net = promise.NetNone
 	default:
 		return fmt.Errorf("%w: --net %q: choose none, loopback or host", ErrBadSpec, s.Net)
 	}
-	if len(s.AllowTCP) > 0 && s.Net != NetHost {
+	if len(s.AllowTCP) > 0 && s.Net != promise.NetHost {
 		return fmt.Errorf("%w: --allow-tcp needs --net host (in %s mode there is no outside network to reach)", ErrBadSpec, s.Net)
 	}
 	for _, p := range s.AllowTCP {

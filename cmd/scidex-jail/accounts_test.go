@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/scidex/scidex-jail/jail"
+	"github.com/scidex/scidex-jail/jail/promise"
 )
 
 // TestAccountRootless is issue 22's reproduction: a real account with
@@ -65,7 +66,7 @@ func TestAccountRootless(t *testing.T) {
 				t.Errorf("identity.host_groups_kept = %+v, want %+v", e.Identity.HostGroupsKept, c.wantKept)
 			}
 			if len(c.wantKept) > 0 && (!strings.Contains(e.Identity.Why, "cannot drop supplementary groups") ||
-				!slices.Equal(e.Identity.HeldBy, []jail.Layer{jail.LayerMountView, jail.LayerLandlockFS})) {
+				!slices.Equal(e.Identity.HeldBy, []promise.Layer{promise.LayerMountView, promise.LayerLandlockFS})) {
 				t.Errorf("identity = %+v, want why (cannot drop) and held by mount view and landlock fs", e.Identity)
 			}
 			if got := entries(t, tmp); !slices.Equal(got, []string{"report.json"}) {

@@ -17,6 +17,7 @@ import (
 	"github.com/scidex/scidex-jail/jail/childmode"
 	"github.com/scidex/scidex-jail/jail/hostcheck"
 	"github.com/scidex/scidex-jail/jail/profile"
+	"github.com/scidex/scidex-jail/jail/promise"
 )
 
 // The probes of `scidex-jail check`. Each tries what a run does: namespaces
@@ -119,7 +120,7 @@ func usernsSysctls() string {
 // landlockNeeds names what the profile asks of Landlock, by ABI.
 func landlockNeeds(p profile.Profile) string {
 	s := "filesystem rules with refer (ABI 2), truncate (3), device ioctl (5), signal and abstract unix socket scoping (6)"
-	if p.Net == jail.NetHost {
+	if p.Net == promise.NetHost {
 		s += ", TCP bind and connect rules (4) for net host"
 	}
 	return s
@@ -138,7 +139,7 @@ func checkLandlock(p profile.Profile, sp hostcheck.Security) checkLine {
 		l.Fix = "the kernel's Landlock does not deny what it should: report this with the kernel version (uname -r)"
 	case ll.Err != "":
 		l.State = stateMissing
-		if optIns, _ := jail.ParseOptIns(p.AllowDegraded, nil); slices.Contains(optIns, jail.OptIn{Kind: jail.OptInDegrade, Protection: jail.ProtectLandlock}) {
+		if optIns, _ := promise.ParseOptIns(p.AllowDegraded, nil); slices.Contains(optIns, promise.OptIn{Kind: promise.OptInDegrade, Protection: promise.ProtectLandlock}) {
 			l.State = stateDegraded
 		}
 		l.Text = "Landlock: " + ll.Err + "; the promises below say what holds without it"

@@ -3,18 +3,18 @@ package main
 import (
 	"strings"
 
-	"github.com/scidex/scidex-jail/jail"
 	"github.com/scidex/scidex-jail/jail/hostcheck"
 	"github.com/scidex/scidex-jail/jail/profile"
+	"github.com/scidex/scidex-jail/jail/promise"
 )
 
 // promiseLines are check's verdict per promise of the contract: the same
-// table a run decides on (jail.EvaluatePromises), fed with what the probes
+// table a run decides on (promise.EvaluatePromises), fed with what the probes
 // found instead of what a run assumes. A promise holding with fewer layers
 // than the profile requires is MISSING, or DEGRADED when the profile's
 // allow_degraded gives the missing layers up.
 func promiseLines(p profile.Profile, sp hostcheck.Security, cg checkLine) []checkLine {
-	h := jail.HostLayers{Net: p.Net, LandlockABI: sp.Landlock.ABI, LandlockErr: sp.Landlock.Err, LandlockFix: sp.Landlock.Hint}
+	h := promise.HostLayers{Net: p.Net, LandlockABI: sp.Landlock.ABI, LandlockErr: sp.Landlock.Err, LandlockFix: sp.Landlock.Hint}
 	if len(sp.Landlock.Failed) > 0 {
 		h.LandlockABI, h.LandlockErr = 0, "Landlock did not deny what it should: "+strings.Join(sp.Landlock.Failed, "; ")
 	}
@@ -25,9 +25,9 @@ func promiseLines(p profile.Profile, sp hostcheck.Security, cg checkLine) []chec
 		h.CgroupErr = "the cgroup check failed"
 	}
 	// LoadProfiles refused an allow_degraded that names no protection.
-	optIns, _ := jail.ParseOptIns(p.AllowDegraded, nil)
+	optIns, _ := promise.ParseOptIns(p.AllowDegraded, nil)
 	var lines []checkLine
-	for _, st := range jail.EvaluatePromises(h, p.RequireLayers) {
+	for _, st := range promise.EvaluatePromises(h, p.RequireLayers) {
 		l := checkLine{Name: "promise " + string(st.Promise), Text: st.What + ": " + st.Layers()}
 		switch {
 		case st.Holds():

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/scidex/scidex-jail/jail"
+	"github.com/scidex/scidex-jail/jail/promise"
 )
 
 // checkNames are the checks `scidex-jail check` prints, in order, then one
@@ -17,7 +17,7 @@ var checkNames = append([]string{"user namespaces", "init", "identity", "landloc
 
 func promiseCheckNames() []string {
 	var out []string
-	for _, p := range jail.Promises() {
+	for _, p := range promise.Promises() {
 		out = append(out, "promise "+string(p))
 	}
 	return out

@@ -9,6 +9,7 @@ import (
 
 	"github.com/scidex/scidex-jail/jail"
 	"github.com/scidex/scidex-jail/jail/limits"
+	"github.com/scidex/scidex-jail/jail/promise"
 )
 
 // limitFlag is the value of every limit flag: kong finds the flag's row
@@ -83,8 +84,8 @@ type limitFlags struct {
 	OutputFileBytes *limitFlag `name:"output-file-bytes" placeholder:"${placeholder_output_file_bytes}" help:"${help_output_file_bytes}"`
 	OutputTime      *limitFlag `name:"output-time" placeholder:"${placeholder_output_time}" help:"${help_output_time}"`
 
-	Net      jail.NetMode `name:"net" placeholder:"MODE" help:"Network: none (no network), loopback (lo only, e.g. for notebook kernels), host (the host's network; outbound TCP only to --allow-tcp ports; UDP is not restricted)."`
-	AllowTCP []tcpPort    `name:"allow-tcp" placeholder:"PORT" sep:"," help:"Outbound TCP ports allowed with --net host. PostgreSQL's 5432 can never be allowed."`
+	Net      promise.NetMode `name:"net" placeholder:"MODE" help:"Network: none (no network), loopback (lo only, e.g. for notebook kernels), host (the host's network; outbound TCP only to --allow-tcp ports; UDP is not restricted)."`
+	AllowTCP []tcpPort       `name:"allow-tcp" placeholder:"PORT" sep:"," help:"Outbound TCP ports allowed with --net host. PostgreSQL's 5432 can never be allowed."`
 }
 
 // given are the limit flags that were given.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/scidex/scidex-jail/jail"
+	"github.com/scidex/scidex-jail/jail/promise"
 )
 
 // TestLimitFlagsOverProfile: a limit flag given replaces the profile's
@@ -16,7 +17,7 @@ func TestLimitFlagsOverProfile(t *testing.T) {
 	profile := func() jail.Spec {
 		return jail.Spec{
 			Timeout: time.Hour, Grace: 10 * time.Second, DiskBytes: 4 << 30, ShmBytes: 64 << 20,
-			Net: jail.NetNone, AllowTCP: []uint16{443},
+			Net: promise.NetNone, AllowTCP: []uint16{443},
 			Resources: jail.Resources{MemoryBytes: 8 << 30, SwapBytes: 0, CPUs: 2, PIDs: 512},
 			Outputs:   jail.OutputBudget{Entries: 10_000, Bytes: 4 << 30, FileBytes: 4 << 30, Time: 3 * time.Minute},
 		}
@@ -56,7 +57,7 @@ func TestLimitFlagsOverProfile(t *testing.T) {
 			s.DiskBytes, s.Outputs.Bytes, s.Outputs.FileBytes = 64<<20, 1<<30, 64<<20
 		}},
 		{"net and ports", []string{"--net", "host", "--allow-tcp", "80, 8080", "--allow-tcp", "22"}, func(s *jail.Spec) {
-			s.Net, s.AllowTCP = jail.NetHost, []uint16{80, 8080, 22}
+			s.Net, s.AllowTCP = promise.NetHost, []uint16{80, 8080, 22}
 		}},
 	}
 	for _, tc := range cases {

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/scidex/scidex-jail/jail"
 	"github.com/scidex/scidex-jail/jail/limits"
 	"github.com/scidex/scidex-jail/jail/profile"
+	"github.com/scidex/scidex-jail/jail/promise"
 )
 
 // profilesCmd is `scidex-jail profiles`: the effective profiles, written
@@ -63,7 +63,7 @@ func writeSchema() error {
 	}{
 		Schema: "scidex-jail limits and run options", Version: limits.SchemaVersion, Limits: limits.Schema(),
 		Options: []optionSchema{{Name: "net", Flag: "--net", ProfileField: "net",
-			Choices: []string{string(jail.NetNone), string(jail.NetLoopback), string(jail.NetHost)}}},
+			Choices: []string{string(promise.NetNone), string(promise.NetLoopback), string(promise.NetHost)}}},
 	}, "", "  ")
 	if err != nil {
 		return fmt.Errorf("bug: encode the schema: %w", err)

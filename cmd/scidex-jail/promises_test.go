@@ -9,10 +9,11 @@ import (
 	"testing"
 
 	"github.com/scidex/scidex-jail/jail"
+	"github.com/scidex/scidex-jail/jail/promise"
 	"github.com/scidex/scidex-jail/landlock"
 )
 
-// The contract is held per promise (jail.EvaluatePromises): these tests run
+// The contract is held per promise (promise.EvaluatePromises): these tests run
 // the same checks on this host (Landlock ABI 7) and, from .ci/vmtests, in
 // the QEMU VM on Debian's 6.1 kernel (ABI 2) and on that kernel booted
 // without Landlock. The expected layers are written out per kernel here, not
@@ -57,32 +58,32 @@ func kernelRelease(t *testing.T) string {
 
 // wantPromises is what a default-profile run (net none) must report per
 // promise on a kernel with the given Landlock ABI, written out by hand.
-func wantPromises(abi int) map[jail.Promise][]jail.Layer {
-	mv, llfs, pidns, netns, sc, cg := jail.LayerMountView, jail.LayerLandlockFS, jail.LayerPIDNS, jail.LayerNetNS, jail.LayerSeccomp, jail.LayerCgroup
-	w := map[jail.Promise][]jail.Layer{
-		jail.PromiseFSWrite:         {mv, llfs},
-		jail.PromiseFSRead:          {mv, llfs},
-		jail.PromiseSignalsOut:      {pidns, jail.LayerLandlockScope},
-		jail.PromisePtraceOut:       {pidns, sc},
-		jail.PromiseAbstractSockets: {netns, jail.LayerLandlockScope},
-		jail.PromiseUnixSockets:     {mv},
-		jail.PromiseNoPostgres:      {netns, sc},
-		jail.PromiseNetwork:         {netns, sc},
-		jail.PromiseKernelSurface:   {sc},
-		jail.PromiseLimits:          {cg},
-		jail.PromiseNothingLeft:     {pidns, cg},
+func wantPromises(abi int) map[promise.Promise][]promise.Layer {
+	mv, llfs, pidns, netns, sc, cg := promise.LayerMountView, promise.LayerLandlockFS, promise.LayerPIDNS, promise.LayerNetNS, promise.LayerSeccomp, promise.LayerCgroup
+	w := map[promise.Promise][]promise.Layer{
+		promise.PromiseFSWrite:         {mv, llfs},
+		promise.PromiseFSRead:          {mv, llfs},
+		promise.PromiseSignalsOut:      {pidns, promise.LayerLandlockScope},
+		promise.PromisePtraceOut:       {pidns, sc},
+		promise.PromiseAbstractSockets: {netns, promise.LayerLandlockScope},
+		promise.PromiseUnixSockets:     {mv},
+		promise.PromiseNoPostgres:      {netns, sc},
+		promise.PromiseNetwork:         {netns, sc},
+		promise.PromiseKernelSurface:   {sc},
+		promise.PromiseLimits:          {cg},
+		promise.PromiseNothingLeft:     {pidns, cg},
 	}
 	switch {
 	case abi >= 9:
-		w[jail.PromiseUnixSockets] = []jail.Layer{mv, jail.LayerLandlockUnix}
+		w[promise.PromiseUnixSockets] = []promise.Layer{mv, promise.LayerLandlockUnix}
 	case abi >= 6:
 	case abi >= 1:
-		w[jail.PromiseSignalsOut] = []jail.Layer{pidns}
-		w[jail.PromiseAbstractSockets] = []jail.Layer{netns}
+		w[promise.PromiseSignalsOut] = []promise.Layer{pidns}
+		w[promise.PromiseAbstractSockets] = []promise.Layer{netns}
 	default:
-		w[jail.PromiseFSWrite], w[jail.PromiseFSRead] = []jail.Layer{mv}, []jail.Layer{mv}
-		w[jail.PromiseSignalsOut] = []jail.Layer{pidns}
-		w[jail.PromiseAbstractSockets] = []jail.Layer{netns}
+		w[promise.PromiseFSWrite], w[promise.PromiseFSRead] = []promise.Layer{mv}, []promise.Layer{mv}
+		w[promise.PromiseSignalsOut] = []promise.Layer{pidns}
+		w[promise.PromiseAbstractSockets] = []promise.Layer{netns}
 	}
 	return w
 }
@@ -211,7 +212,7 @@ func TestPromisesCheck(t *testing.T) {
 			t.Errorf("check promise %s = %q, want it to say %q", p, c.text, want)
 		}
 		wantState := "OK"
-		if abi == 0 && (p == jail.PromiseFSWrite || p == jail.PromiseFSRead) {
+		if abi == 0 && (p == promise.PromiseFSWrite || p == promise.PromiseFSRead) {
 			wantState = "MISSING"
 		}
 		if c.state != wantState {

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/scidex/scidex-jail/jail/limits"
+	"github.com/scidex/scidex-jail/jail/promise"
 )
 
 // DefaultProfilesFile is read when it exists and no --config is given.
@@ -23,27 +24,27 @@ const DefaultProfilesFile = "/etc/scidex-jail/profiles.json"
 // Profile is a named set of limits and permissions. Every field is set in
 // the built-ins; a profiles file overrides field by field.
 type Profile struct {
-	Name          string               `json:"name"`
-	Description   string               `json:"description"`
-	Timeout       time.Duration        `json:"-"`
-	Grace         time.Duration        `json:"-"`
-	Memory        int64                `json:"-"`
-	Swap          int64                `json:"-"`
-	CPUs          float64              `json:"cpus"`
-	PIDs          int64                `json:"pids"`
-	Disk          int64                `json:"-"`
-	Shm           int64                `json:"-"`
-	Outputs       jail.OutputBudget    `json:"-"` // output_entries, output_bytes, output_file_bytes, output_time
-	Net           jail.NetMode         `json:"net"`
-	AllowTCP      []uint16             `json:"allow_tcp"`
-	DBPorts       []uint16             `json:"db_ports"`
-	DataDirs      []string             `json:"data_dirs"`
-	ReadOnly      []string             `json:"read_only"`
-	ReadWrite     []string             `json:"read_write"`
-	Env           []string             `json:"env"`
-	AllowDegraded []string             `json:"allow_degraded"`
-	RequireInput  bool                 `json:"require_input"`
-	RequireLayers map[jail.Promise]int `json:"require_layers"` // more layers than the default for a promise (EvaluatePromises)
+	Name          string                  `json:"name"`
+	Description   string                  `json:"description"`
+	Timeout       time.Duration           `json:"-"`
+	Grace         time.Duration           `json:"-"`
+	Memory        int64                   `json:"-"`
+	Swap          int64                   `json:"-"`
+	CPUs          float64                 `json:"cpus"`
+	PIDs          int64                   `json:"pids"`
+	Disk          int64                   `json:"-"`
+	Shm           int64                   `json:"-"`
+	Outputs       jail.OutputBudget       `json:"-"` // output_entries, output_bytes, output_file_bytes, output_time
+	Net           promise.NetMode         `json:"net"`
+	AllowTCP      []uint16                `json:"allow_tcp"`
+	DBPorts       []uint16                `json:"db_ports"`
+	DataDirs      []string                `json:"data_dirs"`
+	ReadOnly      []string                `json:"read_only"`
+	ReadWrite     []string                `json:"read_write"`
+	Env           []string                `json:"env"`
+	AllowDegraded []string                `json:"allow_degraded"`
+	RequireInput  bool                    `json:"require_input"`
+	RequireLayers map[promise.Promise]int `json:"require_layers"` // more layers than the default for a promise (EvaluatePromises)
 }
 
 // postgresPort is PostgreSQL's: no profile can open it.
@@ -55,13 +56,13 @@ func Builtins() map[string]Profile {
 	base := Profile{
 		Timeout: 1800 * time.Second, Grace: 10 * time.Second,
 		Memory: 2 << 30, CPUs: 2, PIDs: 512, Disk: 1 << 30, Shm: 256 << 20,
-		Net: jail.NetNone, DBPorts: []uint16{postgresPort}, DataDirs: []string{"data", "docs"},
+		Net: promise.NetNone, DBPorts: []uint16{postgresPort}, DataDirs: []string{"data", "docs"},
 	}
 	def := base
 	def.Name, def.Description = "default", "an analysis script: 2 GiB, 30 minutes, no network"
 	nb := base
 	nb.Name, nb.Description = "notebook", "a Jupyter notebook: its kernel and client talk over loopback; 2 GiB, 10 minutes"
-	nb.Timeout, nb.Net = 600*time.Second, jail.NetLoopback
+	nb.Timeout, nb.Net = 600*time.Second, promise.NetLoopback
 	pp := base
 	pp.Name, pp.Description = "post_process", "reads earlier runs' collected outputs (--input, read-only) and summarises them: 1 GiB, 10 minutes"
 	pp.Timeout, pp.Memory, pp.CPUs, pp.PIDs, pp.Disk, pp.Shm, pp.RequireInput = 600*time.Second, 1<<30, 1, 256, 512<<20, 64<<20, true
@@ -175,11 +176,11 @@ func (p Profile) Check() error {
 		}
 	}
 	switch p.Net {
-	case jail.NetNone, jail.NetLoopback, jail.NetHost:
+	case promise.NetNone, promise.NetLoopback, promise.NetHost:
 	default:
 		return fmt.Errorf("net %q: choose none, loopback or host", p.Net)
 	}
-	if len(p.AllowTCP) > 0 && p.Net != jail.NetHost {
+	if len(p.AllowTCP) > 0 && p.Net != promise.NetHost {
 		return fmt.Errorf("allow_tcp needs net \"host\"")
 	}
 	if !slices.Contains(p.DBPorts, postgresPort) {
@@ -191,11 +192,11 @@ func (p Profile) Check() error {
 		}
 	}
 	for _, l := range p.AllowDegraded {
-		if !jail.Degradable(jail.Protection(l)) {
+		if !promise.Degradable(promise.Protection(l)) {
 			return fmt.Errorf("allow_degraded %q: only landlock may be degraded", l)
 		}
 	}
-	if err := jail.ValidateRequireLayers(p.RequireLayers); err != nil {
+	if err := promise.ValidateRequireLayers(p.RequireLayers); err != nil {
 		return fmt.Errorf("require_layers: %w", err)
 	}
 	for _, kv := range p.Env {

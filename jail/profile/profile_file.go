@@ -1,7 +1,7 @@
 package profile
 
 import (
-	"github.com/scidex/scidex-jail/jail"
+	"github.com/scidex/scidex-jail/jail/promise"
 	"github.com/scidex/scidex-jail/jail/runfiles"
 
 	"bytes"
@@ -275,30 +275,30 @@ func limitText(l *limits.Limit, r json.RawMessage) (string, error) {
 // ProfileView is a profile as `scidex-jail profiles` prints it: the same
 // field names and units a profiles file uses.
 type ProfileView struct {
-	Name          string               `json:"name"`
-	Description   string               `json:"description"`
-	Timeout       string               `json:"timeout"`
-	Grace         string               `json:"grace"`
-	Memory        string               `json:"memory"`
-	Swap          string               `json:"swap"`
-	CPUs          limitNum             `json:"cpus"`
-	PIDs          limitNum             `json:"pids"`
-	Disk          string               `json:"disk"`
-	Shm           string               `json:"shm"`
-	OutputEntries limitNum             `json:"output_entries"`
-	OutputBytes   string               `json:"output_bytes"`
-	OutputFile    string               `json:"output_file_bytes"`
-	OutputTime    string               `json:"output_time"`
-	Net           jail.NetMode         `json:"net"`
-	AllowTCP      []uint16             `json:"allow_tcp"`
-	DBPorts       []uint16             `json:"db_ports"`
-	DataDirs      []string             `json:"data_dirs"`
-	ReadOnly      []string             `json:"read_only"`
-	ReadWrite     []string             `json:"read_write"`
-	Env           []string             `json:"env"`
-	AllowDegraded []string             `json:"allow_degraded"`
-	RequireInput  bool                 `json:"require_input"`
-	RequireLayers map[jail.Promise]int `json:"require_layers"`
+	Name          string                  `json:"name"`
+	Description   string                  `json:"description"`
+	Timeout       string                  `json:"timeout"`
+	Grace         string                  `json:"grace"`
+	Memory        string                  `json:"memory"`
+	Swap          string                  `json:"swap"`
+	CPUs          limitNum                `json:"cpus"`
+	PIDs          limitNum                `json:"pids"`
+	Disk          string                  `json:"disk"`
+	Shm           string                  `json:"shm"`
+	OutputEntries limitNum                `json:"output_entries"`
+	OutputBytes   string                  `json:"output_bytes"`
+	OutputFile    string                  `json:"output_file_bytes"`
+	OutputTime    string                  `json:"output_time"`
+	Net           promise.NetMode         `json:"net"`
+	AllowTCP      []uint16                `json:"allow_tcp"`
+	DBPorts       []uint16                `json:"db_ports"`
+	DataDirs      []string                `json:"data_dirs"`
+	ReadOnly      []string                `json:"read_only"`
+	ReadWrite     []string                `json:"read_write"`
+	Env           []string                `json:"env"`
+	AllowDegraded []string                `json:"allow_degraded"`
+	RequireInput  bool                    `json:"require_input"`
+	RequireLayers map[promise.Promise]int `json:"require_layers"`
 }
 
 // View returns the printable form.
@@ -328,7 +328,7 @@ func (p Profile) View() ProfileView {
 		RequireLayers: p.RequireLayers,
 	}
 	if v.RequireLayers == nil {
-		v.RequireLayers = map[jail.Promise]int{}
+		v.RequireLayers = map[promise.Promise]int{}
 	}
 	return v
 }

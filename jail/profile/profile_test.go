@@ -2,6 +2,7 @@ package profile
 
 import (
 	"github.com/scidex/scidex-jail/jail"
+	"github.com/scidex/scidex-jail/jail/promise"
 
 	"errors"
 	"os"
@@ -39,7 +40,7 @@ func TestParseProfiles(t *testing.T) {
 			"output_entries": 500, "output_bytes": "1G", "output_file_bytes": "none", "output_time": "30s"}}}`,
 			parseWant{name: "tool", from: "tool", want: func(p *Profile) {
 				*p = Profile{Name: "tool", Description: "d", Timeout: time.Minute, Grace: 2 * time.Second, Memory: 1 << 30, Swap: 64 << 20,
-					Disk: 2 << 30, Shm: 1 << 20, CPUs: 3, PIDs: 90, Net: jail.NetHost, AllowTCP: []uint16{443, 8080}, DBPorts: []uint16{5432, 3306},
+					Disk: 2 << 30, Shm: 1 << 20, CPUs: 3, PIDs: 90, Net: promise.NetHost, AllowTCP: []uint16{443, 8080}, DBPorts: []uint16{5432, 3306},
 					DataDirs: []string{"x"}, ReadOnly: []string{"/ro"}, ReadWrite: []string{"/rw"}, Env: []string{"A=1"},
 					AllowDegraded: []string{"landlock"}, RequireInput: true,
 					Outputs: jail.OutputBudget{Entries: 500, Bytes: 1 << 30, FileBytes: 0, Time: 30 * time.Second}}
@@ -58,7 +59,7 @@ func TestParseProfiles(t *testing.T) {
 		{"base defined later in name order", `{"profiles": {"a": {"base": "b"}, "b": {"base": "tool", "pids": 30}}}`,
 			parseWant{name: "a", from: "tool", want: func(p *Profile) { p.Name, p.PIDs = "a", 30 }}},
 		{"allow_tcp with net host", `{"profiles": {"web": {"net": "host", "allow_tcp": [443]}}}`,
-			parseWant{name: "web", from: "default", want: func(p *Profile) { p.Name, p.Net, p.AllowTCP = "web", jail.NetHost, []uint16{443} }}},
+			parseWant{name: "web", from: "default", want: func(p *Profile) { p.Name, p.Net, p.AllowTCP = "web", promise.NetHost, []uint16{443} }}},
 		{"limits switched off", `{"profiles": {"free": {"memory": "none", "disk": "none", "cpus": "none", "pids": "none", "timeout": "none"}}}`,
 			parseWant{name: "free", from: "default", want: func(p *Profile) { p.Name, p.Memory, p.Disk, p.CPUs, p.PIDs, p.Timeout = "free", 0, 0, 0, 0, 0 }}},
 		{"zero sizes and timeout still mean none", `{"profiles": {"free": {"memory": "0", "disk": "0", "timeout": "0s"}}}`,

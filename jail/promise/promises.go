@@ -1,4 +1,4 @@
-package jail
+package promise
 
 import (
 	"fmt"
@@ -265,10 +265,10 @@ func (e *PromiseError) Error() string {
 	return s
 }
 
-// checkPromises returns the promises that hold with fewer layers than
+// Check returns the promises that hold with fewer layers than
 // required but were allowed by the caller's opt-ins (for the report's
 // degraded list), or a *PromiseError for the first that was not.
-func checkPromises(states []PromiseState, optIns []OptIn) ([]PromiseState, error) {
+func Check(states []PromiseState, optIns []OptIn) ([]PromiseState, error) {
 	var short []PromiseState
 	for _, st := range states {
 		if st.Holds() {
@@ -308,11 +308,11 @@ func joinPromises(ps []Promise) string {
 	return strings.Join(s, ", ")
 }
 
-// fsHeldBy is what holds both filesystem promises on this run: the layers
+// FSHeldBy is what holds both filesystem promises on this run: the layers
 // that keep what a rootless run's kept supplementary groups could open out
 // of the analysis' reach (groups.go), since the kernel still grants those
 // groups their rights on every host file the view shows.
-func fsHeldBy(states []PromiseState) []Layer {
+func FSHeldBy(states []PromiseState) []Layer {
 	var read, write []Layer
 	for _, st := range states {
 		switch st.Promise {
@@ -331,9 +331,9 @@ func fsHeldBy(states []PromiseState) []Layer {
 	return out
 }
 
-// promiseReport is the report's enforced.promises: promise -> the layers
+// Report is the report's enforced.promises: promise -> the layers
 // that hold it on this run.
-func promiseReport(states []PromiseState) map[Promise][]Layer {
+func Report(states []PromiseState) map[Promise][]Layer {
 	out := make(map[Promise][]Layer, len(states))
 	for _, st := range states {
 		out[st.Promise] = append([]Layer{}, st.Held...)

@@ -1,4 +1,4 @@
-package jail
+package promise
 
 import (
 	"errors"
@@ -9,7 +9,7 @@ import (
 
 // held returns promise -> held layers, for comparing with a table.
 func held(states []PromiseState) map[Promise][]Layer {
-	return promiseReport(states)
+	return Report(states)
 }
 
 func TestEvaluatePromises(t *testing.T) {
@@ -104,36 +104,36 @@ func TestCheckPromises(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			short, err := checkPromises(EvaluatePromises(c.host, c.require), c.optIns)
+			short, err := Check(EvaluatePromises(c.host, c.require), c.optIns)
 			if c.wantErr == "" {
 				if err != nil {
-					t.Fatalf("checkPromises(%+v, %v) = %v, want the run to start", c.host, c.optIns, err)
+					t.Fatalf("Check(%+v, %v) = %v, want the run to start", c.host, c.optIns, err)
 				}
 				var names []string
 				for _, s := range short {
 					names = append(names, string(s.Promise))
 				}
 				if !slices.Equal(names, c.degraded) {
-					t.Errorf("checkPromises(%+v, %v) degraded = %q, want %q", c.host, c.optIns, names, c.degraded)
+					t.Errorf("Check(%+v, %v) degraded = %q, want %q", c.host, c.optIns, names, c.degraded)
 				}
 				return
 			}
 			var pe *PromiseError
 			if !errors.As(err, &pe) {
-				t.Fatalf("checkPromises(%+v, %v) = %v, want a *PromiseError", c.host, c.optIns, err)
+				t.Fatalf("Check(%+v, %v) = %v, want a *PromiseError", c.host, c.optIns, err)
 			}
 			if !strings.Contains(err.Error(), c.wantErr) || !strings.Contains(pe.Fix, c.wantFix) {
-				t.Errorf("checkPromises(%+v) = %q (fix %q), want %q with fix holding %q", c.host, err, pe.Fix, c.wantErr, c.wantFix)
+				t.Errorf("Check(%+v) = %q (fix %q), want %q with fix holding %q", c.host, err, pe.Fix, c.wantErr, c.wantFix)
 			}
 		})
 	}
 }
 
 func TestPromiseErrorNamesOptIn(t *testing.T) {
-	_, err := checkPromises(EvaluatePromises(HostLayers{Net: NetNone, LandlockErr: "Landlock is built into this kernel but not enabled at boot"}, nil), nil)
+	_, err := Check(EvaluatePromises(HostLayers{Net: NetNone, LandlockErr: "Landlock is built into this kernel but not enabled at boot"}, nil), nil)
 	for _, want := range []string{"fs_write", "mount view", "missing landlock fs", "not enabled at boot", "--allow-degraded landlock"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("checkPromises without Landlock = %v, want it to say %q", err, want)
+			t.Errorf("Check without Landlock = %v, want it to say %q", err, want)
 		}
 	}
 }
