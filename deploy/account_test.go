@@ -14,7 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/scidex/scidex-jail/jail"
+	"github.com/scidex/scidex-jail/jail/report"
 )
 
 // account is a real login account, made as an administrator makes one:
@@ -160,7 +160,7 @@ func checkGroupsHeld(t *testing.T, a account, idG string) {
 // checkGroupsReported checks that a report names the caller's
 // supplementary groups as kept (enforced.identity.host_groups_kept, each
 // with its gid and name).
-func checkGroupsReported(t *testing.T, a account, r *jail.Report) {
+func checkGroupsReported(t *testing.T, a account, r *report.Report) {
 	t.Helper()
 	kept := map[int]string{}
 	for _, g := range r.Enforced.Identity.HostGroupsKept {

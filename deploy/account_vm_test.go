@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/scidex/scidex-jail/internal/testutil"
-	"github.com/scidex/scidex-jail/jail"
+	"github.com/scidex/scidex-jail/jail/report"
 )
 
 // accountScript is what a real account's runner does in its delegated
@@ -119,13 +119,13 @@ func TestVMRealAccount(t *testing.T) {
 	jails := filepath.Join(svc, "jails")
 	for _, tc := range []struct {
 		id     string
-		status jail.Status
+		status report.Status
 		files  map[string]string
 	}{
-		{"ok", jail.StatusOK, map[string]string{"memory.max": "134217728", "cpu.max": "50000 100000", "pids.max": "32"}},
-		{"oom", jail.StatusOOMKilled, map[string]string{"memory.max": "67108864"}},
-		{"fork", jail.StatusPIDsLimit, map[string]string{"pids.max": "16"}},
-		{"py", jail.StatusOK, map[string]string{"memory.max": "134217728"}},
+		{"ok", report.StatusOK, map[string]string{"memory.max": "134217728", "cpu.max": "50000 100000", "pids.max": "32"}},
+		{"oom", report.StatusOOMKilled, map[string]string{"memory.max": "67108864"}},
+		{"fork", report.StatusPIDsLimit, map[string]string{"pids.max": "16"}},
+		{"py", report.StatusOK, map[string]string{"memory.max": "134217728"}},
 	} {
 		path := filepath.Join(w, tc.id+".json")
 		r := readReport(t, path)
@@ -164,7 +164,7 @@ func TestVMRealAccount(t *testing.T) {
 	out, errOut, code = su(t, a, `"$BIN/scidex-jail" run --id acct-su --tmp-root "$T" --report "$W/su.json" --unsafe-disable cgroup -- /usr/bin/id`,
 		"BIN="+bin, "W="+w, "T="+tmpRoot)
 	r := readReport(t, filepath.Join(w, "su.json"))
-	if code != 0 || r == nil || r.Status != jail.StatusOK {
+	if code != 0 || r == nil || r.Status != report.StatusOK {
 		t.Errorf("su %s -c 'scidex-jail run ... --unsafe-disable cgroup -- /usr/bin/id': exit %d, want 0 and status ok; stdout:\n%s\nstderr:\n%s", a.Name, code, out, errOut)
 	}
 	if r != nil {

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/scidex/scidex-jail/internal/testutil"
-	"github.com/scidex/scidex-jail/jail"
+	"github.com/scidex/scidex-jail/jail/report"
 )
 
 // runnerUID is the service user of the delegated-subtree test.
@@ -108,12 +108,12 @@ func TestVMDelegatedUser(t *testing.T) {
 
 	for _, tc := range []struct {
 		id     string
-		status jail.Status
+		status report.Status
 		files  map[string]string
 	}{
-		{"oom", jail.StatusOOMKilled, map[string]string{"memory.max": "67108864"}},
-		{"fork", jail.StatusPIDsLimit, map[string]string{"pids.max": "16"}},
-		{"ok", jail.StatusOK, map[string]string{"memory.max": "134217728", "cpu.max": "50000 100000", "pids.max": "32"}},
+		{"oom", report.StatusOOMKilled, map[string]string{"memory.max": "67108864"}},
+		{"fork", report.StatusPIDsLimit, map[string]string{"pids.max": "16"}},
+		{"ok", report.StatusOK, map[string]string{"memory.max": "134217728", "cpu.max": "50000 100000", "pids.max": "32"}},
 	} {
 		r := readReport(t, filepath.Join(w, tc.id+".json"))
 		if r == nil {

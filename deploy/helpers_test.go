@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/scidex/scidex-jail/internal/testutil"
-	"github.com/scidex/scidex-jail/jail"
+	"github.com/scidex/scidex-jail/jail/report"
 )
 
 // jailBin is the jail, built once for these tests; repoRoot the checkout.
@@ -89,14 +89,14 @@ func writeFile(t *testing.T, path, data string, mode os.FileMode) {
 	}
 }
 
-func readReport(t *testing.T, path string) *jail.Report {
+func readReport(t *testing.T, path string) *report.Report {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Errorf("read report: %v", err)
 		return nil
 	}
-	var r jail.Report
+	var r report.Report
 	if err := json.Unmarshal(b, &r); err != nil {
 		t.Errorf("report %s: %v", path, err)
 		return nil

@@ -13,7 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/scidex/scidex-jail/internal/testutil"
-	"github.com/scidex/scidex-jail/jail"
+	"github.com/scidex/scidex-jail/jail/report"
 )
 
 // containerRoot is the host uid the containers' root maps to (the first of
@@ -126,8 +126,8 @@ func TestVMNestedContainer(t *testing.T) {
 		}
 		for _, tc := range []struct {
 			id     string
-			status jail.Status
-		}{{"oom", jail.StatusOOMKilled}, {"fork", jail.StatusPIDsLimit}, {"ok", jail.StatusOK}} {
+			status report.Status
+		}{{"oom", report.StatusOOMKilled}, {"fork", report.StatusPIDsLimit}, {"ok", report.StatusOK}} {
 			r := readReport(t, filepath.Join(v, tc.id+".json"))
 			if r == nil {
 				continue

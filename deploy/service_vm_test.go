@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scidex/scidex-jail/jail"
+	"github.com/scidex/scidex-jail/jail/report"
 )
 
 // The platform's service, as it runs on a Debian machine: the package
@@ -285,7 +285,7 @@ func TestVMSystemdService(t *testing.T) {
 	if r == nil {
 		return
 	}
-	if r.Status != jail.StatusOK || r.Enforced.HostUID != a.UID {
+	if r.Status != report.StatusOK || r.Enforced.HostUID != a.UID {
 		t.Errorf("report: status %s (%s), host uid %d; want ok as uid %d", r.Status, r.CompletionNotes, r.Enforced.HostUID, a.UID)
 	}
 	checkGroupsReported(t, a, r)

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/scidex/scidex-jail/internal/testutil"
-	"github.com/scidex/scidex-jail/jail"
+	"github.com/scidex/scidex-jail/jail/report"
 )
 
 // The analyses the Slurm jobs run, as the platform's would be: Python
@@ -115,12 +115,12 @@ func TestSlurm(t *testing.T) {
 			continue
 		}
 		if task == fmt.Sprint(bombTask) {
-			if r.Status != jail.StatusOOMKilled || j["JobState"] != "FAILED" || j["ExitCode"] != "137:0" {
+			if r.Status != report.StatusOOMKilled || j["JobState"] != "FAILED" || j["ExitCode"] != "137:0" {
 				t.Errorf("memory bomb %s: report status %s, Slurm %s exit %s; want oom_killed, FAILED, 137:0", id, r.Status, j["JobState"], j["ExitCode"])
 			}
 			continue
 		}
-		if r.Status != jail.StatusOK || j["JobState"] != "COMPLETED" || j["ExitCode"] != "0:0" {
+		if r.Status != report.StatusOK || j["JobState"] != "COMPLETED" || j["ExitCode"] != "0:0" {
 			t.Errorf("task %s: report status %s (%s), Slurm %s exit %s; want ok, COMPLETED, 0:0", id, r.Status, r.CompletionNotes, j["JobState"], j["ExitCode"])
 		}
 		got, err := os.ReadFile(filepath.Join(results, id, "result.txt"))
@@ -137,7 +137,7 @@ func TestSlurm(t *testing.T) {
 		if j["JobState"] != tc.state {
 			t.Errorf("job %s (%s): Slurm state %s, want %s", id, tc.name, j["JobState"], tc.state)
 		}
-		if r := readReport(t, filepath.Join(results, id+".json")); r != nil && r.Status != jail.StatusCancelled {
+		if r := readReport(t, filepath.Join(results, id+".json")); r != nil && r.Status != report.StatusCancelled {
 			t.Errorf("job %s (%s): report status %s (%s), want cancelled: the jail got Slurm's SIGTERM", id, tc.name, r.Status, r.CompletionNotes)
 		}
 	}

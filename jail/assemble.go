@@ -5,12 +5,13 @@ import (
 	"time"
 
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
+	"github.com/scidex/scidex-jail/jail/report"
 )
 
 // assembleReport builds a run's report, once, from its facts: the spec's
 // limits, the plan's enforced part and what the init applied, the phases,
 // the outputs, the usage, and the end settled from them (settle).
-func assembleReport(f runFacts) *Report {
+func assembleReport(f runFacts) *report.Report {
 	r := newReport(&f.spec.Spec, f.t0)
 	r.Warnings = f.warnings
 	r.Enforced = enforced(f.plan, f.end.started, f.cgroup)
@@ -33,21 +34,21 @@ func assembleReport(f runFacts) *Report {
 	r.Status, r.ExitCode, r.Signal, r.SetupError, r.CompletionNotes = v.Status, v.ExitCode, v.Signal, v.SetupError, v.Notes
 	r.AnalysisStatus, r.AnalysisExitCode = v.AnalysisStatus, v.AnalysisExitCode
 	for _, e := range f.out.deliveryErrs {
-		r.deliveryFailed(e)
+		r.DeliveryFailed(e)
 	}
 	return r
 }
 
-func newReport(s *Spec, t0 time.Time) *Report {
-	return &Report{
-		Schema:  ReportSchema,
+func newReport(s *Spec, t0 time.Time) *report.Report {
+	return &report.Report{
+		Schema:  report.ReportSchema,
 		ID:      s.ID,
 		Command: s.Command,
 		Started: t0.UTC(),
 		RunDir:  s.RunDir(),
 		Kept:    s.Keep,
-		Outputs: []Output{},
-		Limits: LimitsReport{
+		Outputs: []report.Output{},
+		Limits: report.LimitsReport{
 			Profile:        s.Profile,
 			TimeoutSeconds: s.Timeout.Seconds(),
 			GraceSeconds:   s.Grace.Seconds(),
@@ -60,7 +61,7 @@ func newReport(s *Spec, t0 time.Time) *Report {
 			Outputs:        outputLimitsReport(s.Outputs),
 			None:           s.offLimits(),
 		},
-		Phases: []Phase{},
+		Phases: []report.Phase{},
 	}
 }
 
@@ -68,8 +69,8 @@ func newReport(s *Spec, t0 time.Time) *Report {
 // init applied once the target started (its "started"); before that,
 // only the promises and the identity the run was decided on. cg is the
 // leaf the supervisor made, which is not in the plan.
-func enforced(p *Plan, started *protocol.InitMsg, cg *CgroupReport) EnforcedReport {
-	var e EnforcedReport
+func enforced(p *Plan, started *protocol.InitMsg, cg *report.CgroupReport) report.EnforcedReport {
+	var e report.EnforcedReport
 	if started != nil {
 		e = p.Enforced
 		recordSecurity(&e, started.Enforced)
@@ -90,7 +91,7 @@ func outcomeOf(f runFacts) outcome {
 		Memory: s.Resources.MemoryBytes, PIDs: s.Resources.PIDs, Disk: s.DiskBytes,
 		Collected: f.out.collectedTo,
 	}
-	o.Outputs, o.Delivered = outputFiles(f.out.list)
+	o.Outputs, o.Delivered = report.OutputFiles(f.out.list)
 	if s.Keep {
 		o.Kept = s.RunDir()
 	}

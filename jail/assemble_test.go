@@ -13,6 +13,7 @@ import (
 
 	"github.com/scidex/scidex-jail/cgroupfs"
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
+	"github.com/scidex/scidex-jail/jail/report"
 )
 
 // testFacts are the facts of a run that started, ran 1.5 s and exited 0
@@ -31,11 +32,11 @@ func testFacts(t *testing.T) runFacts {
 	return runFacts{
 		spec: &Resolved{Spec: *s, RealTmpRoot: s.TmpRoot}, t0: time.Unix(1e9, 0), plan: plan,
 		end:    ending{started: started, tStart: time.Unix(1e9, 0), exited: exited},
-		out:    outputsRead{read: true, done: true, list: []Output{{Path: "a.csv", Type: "file", Size: 3, SHA256: "ab"}}},
-		cgroup: &CgroupReport{Version: 2, Paths: []string{"/sys/fs/cgroup/x"}, Written: map[string]string{"pids.max": "64"}},
+		out:    outputsRead{read: true, done: true, list: []report.Output{{Path: "a.csv", Type: "file", Size: 3, SHA256: "ab"}}},
+		cgroup: &report.CgroupReport{Version: 2, Paths: []string{"/sys/fs/cgroup/x"}, Written: map[string]string{"pids.max": "64"}},
 		usage:  &cgroupfs.Usage{}, wall: 1.5,
 		warnings: []string{"data/ not found"},
-		phases:   []Phase{{Name: "validate", Where: "supervisor", Micros: 10}, {Name: "exec", Where: "init", Micros: 300}},
+		phases:   []report.Phase{{Name: "validate", Where: "supervisor", Micros: 10}, {Name: "exec", Where: "init", Micros: 300}},
 	}
 }
 
@@ -46,7 +47,7 @@ func TestAssembleReport(t *testing.T) {
 	f := testFacts(t)
 	f.cgroup.Usage = f.usage
 	r := assembleReport(f)
-	if r.Status != StatusOK || r.ExitCode != 0 || r.SetupError != nil {
+	if r.Status != report.StatusOK || r.ExitCode != 0 || r.SetupError != nil {
 		t.Errorf("assembleReport = %s, %d, %+v, want ok, 0, no setup error", r.Status, r.ExitCode, r.SetupError)
 	}
 	for _, c := range []struct {
@@ -93,7 +94,7 @@ func TestAssembleReportNotStarted(t *testing.T) {
 	f.end, f.out, f.cgroup, f.wall = ending{}, outputsRead{}, nil, 0
 	f.fail = failAt("cgroup", errors.New("create cgroup leaf: no"))
 	r := assembleReport(f)
-	if r.Status != StatusSetupError || r.ExitCode != protocol.ExitSetup || r.SetupError == nil || r.SetupError.Stage != "cgroup" {
+	if r.Status != report.StatusSetupError || r.ExitCode != protocol.ExitSetup || r.SetupError == nil || r.SetupError.Stage != "cgroup" {
 		t.Fatalf("assembleReport = %s, %d, %+v, want setup_error, 125, stage cgroup", r.Status, r.ExitCode, r.SetupError)
 	}
 	if r.Enforced.Namespaces != nil || r.Enforced.Cgroup != nil || r.Enforced.Seccomp != nil {
@@ -114,39 +115,39 @@ func TestSettleFacts(t *testing.T) {
 	cases := []struct {
 		name   string
 		change func(*runFacts)
-		status Status
+		status report.Status
 		code   int
 		signal string
 		stage  Stage
 	}{
-		{"ok", func(*runFacts) {}, StatusOK, 0, "", ""},
-		{"exit nonzero", func(f *runFacts) { f.end.exited.ExitCode = 3 }, StatusExitNonzero, 3, "", ""},
+		{"ok", func(*runFacts) {}, report.StatusOK, 0, "", ""},
+		{"exit nonzero", func(f *runFacts) { f.end.exited.ExitCode = 3 }, report.StatusExitNonzero, 3, "", ""},
 		{"oom killed", func(f *runFacts) {
 			f.end.exited.ExitCode, f.end.exited.Signal, f.usage.OOMKills = 137, int(syscall.SIGKILL), 1
-		}, StatusOOMKilled, 137, "SIGKILL", ""},
+		}, report.StatusOOMKilled, 137, "SIGKILL", ""},
 		{"timeout", func(f *runFacts) {
 			f.sigs.TimedOut, f.end.exited.ExitCode, f.end.exited.Signal = true, 143, int(syscall.SIGTERM)
-		}, StatusTimeout, 143, "SIGTERM", ""},
+		}, report.StatusTimeout, 143, "SIGTERM", ""},
 		{"init error", func(f *runFacts) {
 			f.end = ending{failure: initFailure(protocol.InitMsg{Kind: protocol.KindError, Stage: "landlock", Error: "no", ExitCode: protocol.ExitSetup})}
 			f.init = initEnd{ws: 125 << 8, ok: true}
-		}, StatusSetupError, protocol.ExitSetup, "", "landlock"},
+		}, report.StatusSetupError, protocol.ExitSetup, "", "landlock"},
 		{"init killed in setup", func(f *runFacts) {
 			f.end, f.init = ending{}, initEnd{ws: unix.WaitStatus(unix.SIGKILL), ok: true}
-		}, StatusSetupError, protocol.ExitSetup, "SIGKILL", "init"},
+		}, report.StatusSetupError, protocol.ExitSetup, "SIGKILL", "init"},
 		{"init died after start", func(f *runFacts) {
 			f.end.exited, f.init = nil, initEnd{ws: unix.WaitStatus(unix.SIGKILL), ok: true}
-		}, StatusSignaled, 137, "SIGKILL", ""},
+		}, report.StatusSignaled, 137, "SIGKILL", ""},
 		{"cancelled before start", func(f *runFacts) {
 			f.end, f.sigs = ending{}, signalFacts{Cancelled: true, CancelSig: syscall.SIGINT}
-		}, StatusCancelled, 130, "", ""},
+		}, report.StatusCancelled, 130, "", ""},
 		{"cancelled during post-run", func(f *runFacts) {
 			f.sigs = signalFacts{Cancelled: true, CancelSig: syscall.SIGTERM, PostRunCancelled: true}
-		}, StatusCancelled, 143, "", ""},
+		}, report.StatusCancelled, 143, "", ""},
 		{"outputs over budget", func(f *runFacts) {
 			f.out.over = &OverBudget{Budget: "entries", Limit: "1", Path: "b", Size: 0}
-		}, StatusOutputLimit, ExitOutputLimit, "", ""},
-		{"not delivered", func(f *runFacts) { f.out.deliveryErrs = []string{"collect: no room"} }, StatusDeliveryFailed, ExitDeliveryFailed, "", ""},
+		}, report.StatusOutputLimit, report.ExitOutputLimit, "", ""},
+		{"not delivered", func(f *runFacts) { f.out.deliveryErrs = []string{"collect: no room"} }, report.StatusDeliveryFailed, report.ExitDeliveryFailed, "", ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -161,7 +162,7 @@ func TestSettleFacts(t *testing.T) {
 				t.Errorf("assembleReport = %s, %d, %q, stage %q; want %s, %d, %q, stage %q",
 					r.Status, r.ExitCode, r.Signal, stage, c.status, c.code, c.signal, c.stage)
 			}
-			if c.status == StatusDeliveryFailed && (r.AnalysisStatus != StatusOK || !slices.Equal(r.DeliveryErrors, f.out.deliveryErrs)) {
+			if c.status == report.StatusDeliveryFailed && (r.AnalysisStatus != report.StatusOK || !slices.Equal(r.DeliveryErrors, f.out.deliveryErrs)) {
 				t.Errorf("delivery failure: analysis %q, errors %q, want ok and %q", r.AnalysisStatus, r.DeliveryErrors, f.out.deliveryErrs)
 			}
 		})

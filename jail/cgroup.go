@@ -1,6 +1,7 @@
 package jail
 
 import (
+	"github.com/scidex/scidex-jail/jail/report"
 	"github.com/scidex/scidex-jail/jail/runfiles"
 
 	"fmt"
@@ -62,6 +63,6 @@ func closeLeaf(leaf *cgroupfs.Leaf, sp *spawner, init *initChild) (*cgroupfs.Usa
 }
 
 // leafReport is the report's view of the run's leaf as it was made.
-func leafReport(leaf *cgroupfs.Leaf) *CgroupReport {
-	return &CgroupReport{Version: leaf.Version(), Paths: leaf.Paths(), Written: leaf.Written()}
+func leafReport(leaf *cgroupfs.Leaf) *report.CgroupReport {
+	return &report.CgroupReport{Version: leaf.Version(), Paths: leaf.Paths(), Written: leaf.Written()}
 }

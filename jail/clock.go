@@ -7,6 +7,7 @@ import (
 
 	"github.com/scidex/scidex-jail/internal/taskstats"
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
+	"github.com/scidex/scidex-jail/jail/report"
 )
 
 // ProcessStart is when the calling process started, as the kernel accounts
@@ -49,16 +50,16 @@ func askCreated(started time.Time) <-chan time.Time {
 type phaseTimer struct {
 	t0     time.Time // Run's start
 	last   time.Time // the end of the last phase: the next one starts there
-	phases []Phase
+	phases []report.Phase
 }
 
 // newPhaseTimer starts at t0, with the startup phase before it when the
 // caller gave the process's start.
 func newPhaseTimer(t0, started time.Time) *phaseTimer {
-	pt := &phaseTimer{t0: t0, last: t0, phases: []Phase{}}
+	pt := &phaseTimer{t0: t0, last: t0, phases: []report.Phase{}}
 	if !started.IsZero() && started.Before(t0) {
 		// The process's start, its runtime's and the flags: before Run.
-		pt.phases = append(pt.phases, Phase{Name: "startup", Where: "supervisor", Micros: t0.Sub(started).Microseconds()})
+		pt.phases = append(pt.phases, report.Phase{Name: "startup", Where: "supervisor", Micros: t0.Sub(started).Microseconds()})
 	}
 	return pt
 }
@@ -66,14 +67,14 @@ func newPhaseTimer(t0, started time.Time) *phaseTimer {
 // lap ends the supervisor's current phase, named name.
 func (pt *phaseTimer) lap(name string) {
 	now := time.Now()
-	pt.phases = append(pt.phases, Phase{Name: name, Where: "supervisor", Micros: now.Sub(pt.last).Microseconds()})
+	pt.phases = append(pt.phases, report.Phase{Name: name, Where: "supervisor", Micros: now.Sub(pt.last).Microseconds()})
 	pt.last = now
 }
 
 // add records phases of the init, which ran beside the supervisor's.
 func (pt *phaseTimer) add(where string, ps ...protocol.Phase) {
 	for _, p := range ps {
-		pt.phases = append(pt.phases, Phase{Name: p.Name, Where: where, Micros: p.Micros})
+		pt.phases = append(pt.phases, report.Phase{Name: p.Name, Where: where, Micros: p.Micros})
 	}
 }
 
@@ -84,7 +85,7 @@ func (pt *phaseTimer) settleStartup(created time.Time) {
 	if created.IsZero() || !created.Before(pt.t0) {
 		return
 	}
-	p := Phase{Name: "startup", Where: "supervisor", Micros: pt.t0.Sub(created).Microseconds()}
+	p := report.Phase{Name: "startup", Where: "supervisor", Micros: pt.t0.Sub(created).Microseconds()}
 	if len(pt.phases) > 0 && pt.phases[0].Name == p.Name {
 		pt.phases[0] = p
 		return

@@ -1,6 +1,7 @@
 package jail
 
 import (
+	"github.com/scidex/scidex-jail/jail/report"
 	"github.com/scidex/scidex-jail/jail/runfiles"
 
 	"context"
@@ -14,7 +15,7 @@ import (
 // the first budget it went over, the run directory's use, and what could
 // not be delivered.
 type outputsRead struct {
-	list         []Output
+	list         []report.Output
 	over         *OverBudget // the first output budget the outputs went over
 	diskUsed     int64       // of the run directory's budget, when it has one
 	diskFull     bool

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"github.com/scidex/scidex-jail/jail/report"
 )
 
 // The group rule. A rootless run keeps its caller's supplementary groups
@@ -148,7 +150,7 @@ func groupOnly(m fs.FileMode) fs.FileMode {
 // show a path that a supplementary group it cannot drop opens and others
 // cannot.
 type GroupExposureError struct {
-	Group            HostGroup
+	Group            report.HostGroup
 	Path             ExposedPath
 	HostUID, HostGID int
 }

@@ -7,11 +7,13 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/scidex/scidex-jail/jail/report"
 )
 
 func TestCheckExposure(t *testing.T) {
 	// A rootless caller alice (1001:1002) who keeps users (100) and lab (1003).
-	ids := IDMap{HostUID: 1001, HostGID: 1002, Groups: []HostGroup{
+	ids := IDMap{HostUID: 1001, HostGID: 1002, Groups: []report.HostGroup{
 		{GID: 1002, Name: "alice", InsideGID: 1000}, {GID: 100, Name: "users", InsideGID: 65534}, {GID: 1003, Name: "lab", InsideGID: 65534},
 	}}
 	cases := []struct {
@@ -30,7 +32,7 @@ func TestCheckExposure(t *testing.T) {
 		{"owned by the caller", ids, []ExposedPath{{"/home/alice/lab", 1001, 1003, 0o750}}, ""},
 		{"second of several", ids, []ExposedPath{{"/usr", 0, 0, 0o755}, {"/srv/data", 0, 1003, 0o750}}, "/srv/data"},
 		{"root run", IDMap{HostUID: 65534, HostGID: 65534, Setgroups: true}, []ExposedPath{{"/srv/data", 0, 1003, 0o750}}, ""},
-		{"nameless group", IDMap{HostUID: 1001, HostGID: 1002, Groups: []HostGroup{{GID: 4242, InsideGID: 65534}}},
+		{"nameless group", IDMap{HostUID: 1001, HostGID: 1002, Groups: []report.HostGroup{{GID: 4242, InsideGID: 65534}}},
 			[]ExposedPath{{"/srv/data", 0, 4242, 0o750}}, "group 4242 (gid 4242)"},
 	}
 	for _, c := range cases {
@@ -54,7 +56,7 @@ func TestCheckExposure(t *testing.T) {
 func TestBuildPlanRefusesGroupExposure(t *testing.T) {
 	s, h := testSpec(), testHost()
 	h.EUID, h.EGID, h.OverflowGID = 1001, 1002, 65534
-	h.Groups = []HostGroup{{GID: 1003, Name: "lab"}}
+	h.Groups = []report.HostGroup{{GID: 1003, Name: "lab"}}
 	h.Exposed = []ExposedPath{{"/srv/platform/data", 0, 1003, 0o750}}
 	_, _, err := BuildPlan(asResolved(s), h)
 	var pe *PlanError

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/scidex/scidex-jail/cgroupfs"
+	"github.com/scidex/scidex-jail/jail/report"
 )
 
 // runFacts is everything a run's report is made of, gathered as values by
@@ -16,12 +17,12 @@ type runFacts struct {
 	end      ending        // what the event loop saw
 	sigs     signalFacts
 	out      outputsRead
-	cgroup   *CgroupReport // the leaf, with its usage; nil: none was made
+	cgroup   *report.CgroupReport // the leaf, with its usage; nil: none was made
 	usage    *cgroupfs.Usage
 	init     initEnd
 	wall     float64 // the target's wall time, in seconds
 	warnings []string
-	phases   []Phase
+	phases   []report.Phase
 }
 
 // failure is the run's setup failure, in the supervisor or the init: only

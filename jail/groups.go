@@ -9,6 +9,7 @@ import (
 
 	"github.com/scidex/scidex-jail/internal/sysfile"
 	"github.com/scidex/scidex-jail/jail/promise"
+	"github.com/scidex/scidex-jail/jail/report"
 )
 
 // A rootless run keeps its caller's supplementary groups. An unprivileged
@@ -28,22 +29,6 @@ import (
 // whyGroupsKept is the report's reason, in one sentence.
 const whyGroupsKept = "an unprivileged user namespace cannot drop supplementary groups (setgroups is denied in it): the analysis keeps the caller's"
 
-// HostGroup is one supplementary group of the caller that the run keeps.
-type HostGroup struct {
-	GID       int    `json:"gid"`        // on the host
-	Name      string `json:"name"`       // "" when the host's group database names none
-	InsideGID int    `json:"inside_gid"` // as the analysis sees it: the overflow gid
-}
-
-// IdentityReport is the report's enforced.identity: the groups the
-// analysis holds besides its own gid, why, and what keeps what they could
-// open out of its reach.
-type IdentityReport struct {
-	HostGroupsKept []HostGroup     `json:"host_groups_kept"` // []: none (root runs clear them)
-	Why            string          `json:"why,omitempty"`
-	HeldBy         []promise.Layer `json:"held_by,omitempty"` // the layers that hold the filesystem promises against them
-}
-
 // overflowID is the kernel's overflow uid or gid (kind), which an
 // unmapped id shows as inside a user namespace; Linux's default, 65534,
 // when it cannot be read.
@@ -58,7 +43,7 @@ func overflowID(kind string) int {
 
 // lookGroups is the caller's supplementary groups when the jail runs
 // rootless (nil as root: it clears them), with their names.
-func lookGroups(euid int) (groups []HostGroup) {
+func lookGroups(euid int) (groups []report.HostGroup) {
 	if euid == 0 {
 		return nil
 	}
@@ -69,7 +54,7 @@ func lookGroups(euid int) (groups []HostGroup) {
 		return nil
 	}
 	for _, g := range gids {
-		hg := HostGroup{GID: g}
+		hg := report.HostGroup{GID: g}
 		if gr, err := user.LookupGroupId(strconv.Itoa(g)); err == nil {
 			hg.Name = gr.Name
 		}
@@ -82,11 +67,11 @@ func lookGroups(euid int) (groups []HostGroup) {
 // each with the gid it shows inside: the run's own for the caller's
 // primary gid (mapped to InsideUID), the overflow gid for the others.
 // Root runs clear them: nil.
-func planGroups(ids IDMap, h HostView) []HostGroup {
+func planGroups(ids IDMap, h HostView) []report.HostGroup {
 	if ids.Setgroups {
 		return nil
 	}
-	var out []HostGroup
+	var out []report.HostGroup
 	for _, g := range h.Groups {
 		g.InsideGID = h.OverflowGID
 		if g.GID == ids.HostGID {
@@ -99,7 +84,7 @@ func planGroups(ids IDMap, h HostView) []HostGroup {
 
 // insideGroups are the groups' ids inside: what the init checks the
 // forking thread holds.
-func insideGroups(gs []HostGroup) []int {
+func insideGroups(gs []report.HostGroup) []int {
 	var out []int
 	for _, g := range gs {
 		out = append(out, g.InsideGID)
@@ -110,8 +95,8 @@ func insideGroups(gs []HostGroup) []int {
 // identityReport is the report's enforced.identity for ids, with held the
 // layers that hold the filesystem promises: the caller's primary gid is
 // the run's own gid (host_gid), not an extra group, and is left out.
-func identityReport(ids IDMap, held []promise.Layer) IdentityReport {
-	r := IdentityReport{HostGroupsKept: []HostGroup{}}
+func identityReport(ids IDMap, held []promise.Layer) report.IdentityReport {
+	r := report.IdentityReport{HostGroupsKept: []report.HostGroup{}}
 	for _, g := range ids.Groups {
 		if g.GID != ids.HostGID {
 			r.HostGroupsKept = append(r.HostGroupsKept, g)

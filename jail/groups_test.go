@@ -6,40 +6,41 @@ import (
 	"testing"
 
 	"github.com/scidex/scidex-jail/jail/promise"
+	"github.com/scidex/scidex-jail/jail/report"
 )
 
 func TestPlanGroups(t *testing.T) {
-	users, lab := HostGroup{GID: 100, Name: "users"}, HostGroup{GID: 1001, Name: "lab"}
-	own := HostGroup{GID: 1002, Name: "alice"}
+	users, lab := report.HostGroup{GID: 100, Name: "users"}, report.HostGroup{GID: 1001, Name: "lab"}
+	own := report.HostGroup{GID: 1002, Name: "alice"}
 	rootless := func(h *HostView) {
 		h.EUID, h.EGID, h.OverflowGID = 1001, 1002, 65534
-		h.Groups = []HostGroup{own, users, lab}
+		h.Groups = []report.HostGroup{own, users, lab}
 	}
 	cases := []struct {
 		name       string
 		spec       func(*Spec)
 		host       func(*HostView)
-		wantInside []int       // the init's Groups: what the forking thread must hold
-		wantKept   []HostGroup // the report's host_groups_kept
+		wantInside []int              // the init's Groups: what the forking thread must hold
+		wantKept   []report.HostGroup // the report's host_groups_kept
 		wantHeldBy []promise.Layer
 	}{
-		{"root clears them", nil, func(h *HostView) { h.Groups = nil }, nil, []HostGroup{}, nil},
-		{"rootless without groups", nil, func(h *HostView) { h.EUID, h.EGID, h.OverflowGID = 1001, 1002, 65534 }, nil, []HostGroup{}, nil},
+		{"root clears them", nil, func(h *HostView) { h.Groups = nil }, nil, []report.HostGroup{}, nil},
+		{"rootless without groups", nil, func(h *HostView) { h.EUID, h.EGID, h.OverflowGID = 1001, 1002, 65534 }, nil, []report.HostGroup{}, nil},
 		{"rootless, primary group only", nil, func(h *HostView) {
 			rootless(h)
-			h.Groups = []HostGroup{own}
-		}, []int{1000}, []HostGroup{}, nil},
+			h.Groups = []report.HostGroup{own}
+		}, []int{1000}, []report.HostGroup{}, nil},
 		{"rootless with groups", nil, rootless, []int{1000, 65534, 65534},
-			[]HostGroup{{100, "users", 65534}, {1001, "lab", 65534}}, []promise.Layer{promise.LayerMountView, promise.LayerLandlockFS}},
+			[]report.HostGroup{{GID: 100, Name: "users", InsideGID: 65534}, {GID: 1001, Name: "lab", InsideGID: 65534}}, []promise.Layer{promise.LayerMountView, promise.LayerLandlockFS}},
 		{"another overflow gid", nil, func(h *HostView) {
 			rootless(h)
 			h.OverflowGID = 65533
-		}, []int{1000, 65533, 65533}, []HostGroup{{100, "users", 65533}, {1001, "lab", 65533}}, []promise.Layer{promise.LayerMountView, promise.LayerLandlockFS}},
+		}, []int{1000, 65533, 65533}, []report.HostGroup{{GID: 100, Name: "users", InsideGID: 65533}, {GID: 1001, Name: "lab", InsideGID: 65533}}, []promise.Layer{promise.LayerMountView, promise.LayerLandlockFS}},
 		{"rootless with groups, no landlock", func(s *Spec) {
 			s.Disable = []string{"landlock"}
 			s.AllowDegraded = []string{"landlock"}
 		}, rootless, []int{1000, 65534, 65534},
-			[]HostGroup{{100, "users", 65534}, {1001, "lab", 65534}}, []promise.Layer{promise.LayerMountView}},
+			[]report.HostGroup{{GID: 100, Name: "users", InsideGID: 65534}, {GID: 1001, Name: "lab", InsideGID: 65534}}, []promise.Layer{promise.LayerMountView}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
 	"github.com/scidex/scidex-jail/jail/promise"
+	"github.com/scidex/scidex-jail/jail/report"
 	"github.com/scidex/scidex-jail/landlock"
 )
 
@@ -16,7 +17,7 @@ import (
 // root, and the host is looked at in one place only.
 type HostView struct {
 	EUID, EGID  int                    // who runs the jail: root maps the analysis to Spec.HostUID, others to themselves
-	Groups      []HostGroup            // rootless: the caller's supplementary groups, which the run keeps (groups.go)
+	Groups      []report.HostGroup     // rootless: the caller's supplementary groups, which the run keeps (groups.go)
 	OverflowUID int                    // the uid an unmapped owner shows as inside (nobody)
 	OverflowGID int                    // the gid an unmapped group or owner shows as inside (nogroup)
 	Exposed     []ExposedPath          // rootless with groups kept: the paths the view shows, for the group rule (exposure.go)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
 	"github.com/scidex/scidex-jail/jail/limits"
+	"github.com/scidex/scidex-jail/jail/report"
 )
 
 // setupFailure is a setup step that failed before the target ran: in the
@@ -66,15 +67,15 @@ type outcome struct {
 
 // verdict is what the report says of the run's end.
 type verdict struct {
-	Status     Status
+	Status     report.Status
 	ExitCode   int
 	Signal     string // the signal's name, when the target died of one
-	SetupError *SetupError
+	SetupError *report.SetupError
 	Notes      string
 
 	// With StatusOutputLimit: the status and exit code the run would
 	// have had.
-	AnalysisStatus   Status
+	AnalysisStatus   report.Status
 	AnalysisExitCode *int
 }
 
@@ -86,12 +87,12 @@ func settle(o outcome) verdict {
 		v.ExitCode = protocol.ExitSetup
 	}
 	v.Notes = notes(v, o)
-	if o.Over != nil && v.Status != StatusCancelled && v.SetupError == nil {
+	if o.Over != nil && v.Status != report.StatusCancelled && v.SetupError == nil {
 		// Never ok: what was listed is listed, but not everything was
 		// read, hashed or copied.
 		code := v.ExitCode
 		v.AnalysisStatus, v.AnalysisExitCode = v.Status, &code
-		v.Status, v.ExitCode = StatusOutputLimit, ExitOutputLimit
+		v.Status, v.ExitCode = report.StatusOutputLimit, report.ExitOutputLimit
 		v.Notes = fmt.Sprintf("The run's outputs went %s: what was not listed, hashed or copied says so in its entry (skipped). %s", o.Over, v.Notes)
 	}
 	return v
@@ -104,33 +105,33 @@ func reason(o outcome) verdict {
 	if o.Signal != 0 {
 		v.Signal = unix.SignalName(syscall.Signal(o.Signal))
 	}
-	setup := func(st Status, code int) {
+	setup := func(st report.Status, code int) {
 		v.Status, v.ExitCode = st, code
-		v.SetupError = &SetupError{Stage: o.Failed.Stage, Message: o.Failed.Msg}
+		v.SetupError = &report.SetupError{Stage: o.Failed.Stage, Message: o.Failed.Msg}
 	}
 	switch {
 	case o.PostRunCancelled:
 		// The analysis had ended; its outputs were being read. Exit as
 		// a shell does for the signal, whatever the analysis exited with:
 		// the caller asked to stop, and the listing is not whole.
-		v.Status, v.ExitCode = StatusCancelled, 128+int(o.CancelSig)
+		v.Status, v.ExitCode = report.StatusCancelled, 128+int(o.CancelSig)
 	case o.Cancelled && !o.Started:
 		// Cancelled before the target ran (or before the init could say
 		// it did): exit as a shell does for the signal that ended it.
-		v.Status, v.ExitCode, v.Signal = StatusCancelled, 128+int(o.CancelSig), ""
+		v.Status, v.ExitCode, v.Signal = report.StatusCancelled, 128+int(o.CancelSig), ""
 	case o.Failed != nil && o.Failed.Stage == protocol.StageExec && o.PIDsHits > 0:
 		// The fork of the target itself hit the PID limit.
-		setup(StatusPIDsLimit, protocol.ExitSetup)
+		setup(report.StatusPIDsLimit, protocol.ExitSetup)
 	case o.Failed != nil:
-		setup(StatusSetupError, o.Failed.Exit)
+		setup(report.StatusSetupError, o.Failed.Exit)
 		v.Signal = ""
 	case !o.Started:
 		// The init died before saying anything: killed during setup.
-		v.Status, v.ExitCode = StatusSetupError, protocol.ExitSetup
+		v.Status, v.ExitCode = report.StatusSetupError, protocol.ExitSetup
 		if o.TimedOut {
-			v.Status = StatusTimeout
+			v.Status = report.StatusTimeout
 		}
-		v.SetupError = &SetupError{Stage: protocol.StageInit, Message: fmt.Sprintf("the init ended before starting the target (exit code %d, signal %s)", o.Code, v.Signal)}
+		v.SetupError = &report.SetupError{Stage: protocol.StageInit, Message: fmt.Sprintf("the init ended before starting the target (exit code %d, signal %s)", o.Code, v.Signal)}
 	default:
 		v.Status = ranStatus(o)
 	}
@@ -138,26 +139,26 @@ func reason(o outcome) verdict {
 }
 
 // ranStatus is how a run whose target started ended.
-func ranStatus(o outcome) Status {
+func ranStatus(o outcome) report.Status {
 	switch {
 	case o.TimedOut:
-		return StatusTimeout
+		return report.StatusTimeout
 	case o.Cancelled:
-		return StatusCancelled
+		return report.StatusCancelled
 	case o.OOMKills > 0:
 		// Reported so even when the main process survived the kill of a
 		// child and exited on its own.
-		return StatusOOMKilled
+		return report.StatusOOMKilled
 	case o.Code != 0 && o.PIDsHits > 0:
-		return StatusPIDsLimit
+		return report.StatusPIDsLimit
 	case o.Code != 0 && o.DiskFull:
-		return StatusDiskLimit
+		return report.StatusDiskLimit
 	case o.Signal != 0:
-		return StatusSignaled
+		return report.StatusSignaled
 	case o.Code == 0:
-		return StatusOK
+		return report.StatusOK
 	}
-	return StatusExitNonzero
+	return report.StatusExitNonzero
 }
 
 // notes is the one sentence for the caller's logs.
@@ -165,15 +166,15 @@ func notes(v verdict, o outcome) string {
 	var b strings.Builder
 	wall := o.Wall.Seconds()
 	switch v.Status {
-	case StatusOK:
+	case report.StatusOK:
 		fmt.Fprintf(&b, "The analysis finished normally (exit code 0) after %.2f s", wall)
-	case StatusExitNonzero:
+	case report.StatusExitNonzero:
 		fmt.Fprintf(&b, "The analysis failed with exit code %d after %.2f s", v.ExitCode, wall)
-	case StatusSignaled:
+	case report.StatusSignaled:
 		fmt.Fprintf(&b, "The analysis was killed by %s after %.2f s (not by the jail)", v.Signal, wall)
-	case StatusTimeout:
+	case report.StatusTimeout:
 		fmt.Fprintf(&b, "The analysis hit its %s wall-clock timeout and was stopped (SIGTERM, then SIGKILL of every process after a %s grace)", o.Timeout, o.Grace)
-	case StatusCancelled:
+	case report.StatusCancelled:
 		if !o.Started {
 			fmt.Fprintf(&b, "The run was cancelled by %s to the jail before the analysis started; it never ran", unix.SignalName(o.CancelSig))
 			break
@@ -183,13 +184,13 @@ func notes(v verdict, o outcome) string {
 			break
 		}
 		fmt.Fprintf(&b, "The run was cancelled by a signal to the jail after %.2f s; the analysis was stopped", wall)
-	case StatusOOMKilled:
+	case report.StatusOOMKilled:
 		fmt.Fprintf(&b, "The analysis ran out of memory: the cgroup's OOM killer killed %d process(es) at the %s limit (exit code %d)", o.OOMKills, limits.SizeWords(o.Memory), v.ExitCode)
-	case StatusPIDsLimit:
+	case report.StatusPIDsLimit:
 		fmt.Fprintf(&b, "The analysis failed (exit code %d) after hitting its limit of %d processes/threads %d time(s)", v.ExitCode, o.PIDs, o.PIDsHits)
-	case StatusDiskLimit:
+	case report.StatusDiskLimit:
 		fmt.Fprintf(&b, "The analysis failed (exit code %d) after filling its %s run directory budget (shared with its scratch: HOME, TMPDIR, caches)", v.ExitCode, limits.SizeWords(o.Disk))
-	case StatusSetupError:
+	case report.StatusSetupError:
 		fmt.Fprintf(&b, "The analysis did not run: the jail failed at stage %q: %s", v.SetupError.Stage, v.SetupError.Message)
 	}
 	fmt.Fprintf(&b, "; %d output file(s) listed", o.Outputs)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
+	"github.com/scidex/scidex-jail/jail/report"
 )
 
 // TestSettle covers every status a run can end with, from the facts the
@@ -19,53 +20,53 @@ func TestSettle(t *testing.T) {
 	cases := []struct {
 		name       string
 		o          outcome
-		status     Status
+		status     report.Status
 		code       int
 		signal     string
 		setupStage string
 		notes      string // in the sentence
 	}{
-		{"ok", base, StatusOK, 0, "", "", "finished normally (exit code 0) after 1.50 s; 2 output file(s) listed."},
-		{"exit nonzero", with(func(o *outcome) { o.Code = 3 }), StatusExitNonzero, 3, "", "", "failed with exit code 3"},
-		{"signaled", with(func(o *outcome) { o.Code, o.Signal = 139, int(syscall.SIGSEGV) }), StatusSignaled, 139, "SIGSEGV", "", "killed by SIGSEGV after 1.50 s (not by the jail)"},
-		{"timeout", with(func(o *outcome) { o.TimedOut, o.Code, o.Signal = true, 137, int(syscall.SIGKILL) }), StatusTimeout, 137, "SIGKILL", "", "hit its 30s wall-clock timeout"},
-		{"cancelled while running", with(func(o *outcome) { o.Cancelled, o.Code, o.Signal = true, 143, int(syscall.SIGTERM) }), StatusCancelled, 143, "SIGTERM", "", "cancelled by a signal to the jail after 1.50 s"},
-		{"cancelled before start", with(func(o *outcome) { o.Started, o.Cancelled, o.CancelSig, o.Code = false, true, syscall.SIGTERM, -1 }), StatusCancelled, 143, "", "", "cancelled by SIGTERM to the jail before the analysis started"},
-		{"oom killed", with(func(o *outcome) { o.OOMKills, o.Code, o.Signal = 1, 137, int(syscall.SIGKILL) }), StatusOOMKilled, 137, "SIGKILL", "", "killed 1 process(es) at the 256MiB limit"},
-		{"oom killed child, main exited 0", with(func(o *outcome) { o.OOMKills = 2 }), StatusOOMKilled, 0, "", "", "OOM killer killed 2 process(es)"},
-		{"pids limit", with(func(o *outcome) { o.PIDsHits, o.Code = 5, 1 }), StatusPIDsLimit, 1, "", "", "limit of 64 processes/threads 5 time(s)"},
-		{"pids hits but exit 0 is ok", with(func(o *outcome) { o.PIDsHits = 5 }), StatusOK, 0, "", "", "finished normally"},
-		{"pids limit at the fork of the target", with(func(o *outcome) { o.Started, o.Failed, o.PIDsHits, o.Code = false, execFail, 1, -1 }), StatusPIDsLimit, 125, "", "exec", "limit of 64"},
-		{"disk limit", with(func(o *outcome) { o.DiskFull, o.Code = true, 1 }), StatusDiskLimit, 1, "", "", "filling its 1GiB run directory budget"},
+		{"ok", base, report.StatusOK, 0, "", "", "finished normally (exit code 0) after 1.50 s; 2 output file(s) listed."},
+		{"exit nonzero", with(func(o *outcome) { o.Code = 3 }), report.StatusExitNonzero, 3, "", "", "failed with exit code 3"},
+		{"signaled", with(func(o *outcome) { o.Code, o.Signal = 139, int(syscall.SIGSEGV) }), report.StatusSignaled, 139, "SIGSEGV", "", "killed by SIGSEGV after 1.50 s (not by the jail)"},
+		{"timeout", with(func(o *outcome) { o.TimedOut, o.Code, o.Signal = true, 137, int(syscall.SIGKILL) }), report.StatusTimeout, 137, "SIGKILL", "", "hit its 30s wall-clock timeout"},
+		{"cancelled while running", with(func(o *outcome) { o.Cancelled, o.Code, o.Signal = true, 143, int(syscall.SIGTERM) }), report.StatusCancelled, 143, "SIGTERM", "", "cancelled by a signal to the jail after 1.50 s"},
+		{"cancelled before start", with(func(o *outcome) { o.Started, o.Cancelled, o.CancelSig, o.Code = false, true, syscall.SIGTERM, -1 }), report.StatusCancelled, 143, "", "", "cancelled by SIGTERM to the jail before the analysis started"},
+		{"oom killed", with(func(o *outcome) { o.OOMKills, o.Code, o.Signal = 1, 137, int(syscall.SIGKILL) }), report.StatusOOMKilled, 137, "SIGKILL", "", "killed 1 process(es) at the 256MiB limit"},
+		{"oom killed child, main exited 0", with(func(o *outcome) { o.OOMKills = 2 }), report.StatusOOMKilled, 0, "", "", "OOM killer killed 2 process(es)"},
+		{"pids limit", with(func(o *outcome) { o.PIDsHits, o.Code = 5, 1 }), report.StatusPIDsLimit, 1, "", "", "limit of 64 processes/threads 5 time(s)"},
+		{"pids hits but exit 0 is ok", with(func(o *outcome) { o.PIDsHits = 5 }), report.StatusOK, 0, "", "", "finished normally"},
+		{"pids limit at the fork of the target", with(func(o *outcome) { o.Started, o.Failed, o.PIDsHits, o.Code = false, execFail, 1, -1 }), report.StatusPIDsLimit, 125, "", "exec", "limit of 64"},
+		{"disk limit", with(func(o *outcome) { o.DiskFull, o.Code = true, 1 }), report.StatusDiskLimit, 1, "", "", "filling its 1GiB run directory budget"},
 		{"setup error", with(func(o *outcome) {
 			o.Started, o.Code = false, -1
 			o.Failed = &setupFailure{Stage: "landlock", Msg: "no", Exit: protocol.ExitSetup}
-		}), StatusSetupError, 125, "", "landlock", `failed at stage "landlock": no`},
+		}), report.StatusSetupError, 125, "", "landlock", `failed at stage "landlock": no`},
 		{"command not found", with(func(o *outcome) {
 			o.Started, o.Code = false, -1
 			o.Failed = &setupFailure{Stage: "exec", Msg: "nope: command not found", Exit: protocol.ExitNotFound}
-		}), StatusSetupError, 127, "", "exec", "command not found"},
-		{"init killed in setup", with(func(o *outcome) { o.Started, o.Code, o.Signal = false, 137, int(syscall.SIGKILL) }), StatusSetupError, 125, "SIGKILL", "init", "the init ended before starting the target"},
-		{"timeout during setup", with(func(o *outcome) { o.Started, o.TimedOut, o.Code, o.Signal = false, true, 137, int(syscall.SIGKILL) }), StatusTimeout, 125, "SIGKILL", "init", "wall-clock timeout"},
+		}), report.StatusSetupError, 127, "", "exec", "command not found"},
+		{"init killed in setup", with(func(o *outcome) { o.Started, o.Code, o.Signal = false, 137, int(syscall.SIGKILL) }), report.StatusSetupError, 125, "SIGKILL", "init", "the init ended before starting the target"},
+		{"timeout during setup", with(func(o *outcome) { o.Started, o.TimedOut, o.Code, o.Signal = false, true, 137, int(syscall.SIGKILL) }), report.StatusTimeout, 125, "SIGKILL", "init", "wall-clock timeout"},
 		{"cancelled after the analysis ended", with(func(o *outcome) { o.Cancelled, o.PostRunCancelled, o.CancelSig = true, true, syscall.SIGTERM }),
-			StatusCancelled, 143, "", "", "cancelled by SIGTERM to the jail after the analysis ended (exit code 0"},
+			report.StatusCancelled, 143, "", "", "cancelled by SIGTERM to the jail after the analysis ended (exit code 0"},
 		{"cancelled after the analysis ended over budget", with(func(o *outcome) {
 			o.Cancelled, o.PostRunCancelled, o.CancelSig, o.Over = true, true, syscall.SIGINT, &OverBudget{Budget: "entries", Limit: "10", Path: "d/x", Size: 0}
-		}), StatusCancelled, 130, "", "", "while its outputs were read"},
+		}), report.StatusCancelled, 130, "", "", "while its outputs were read"},
 		{"output limit over ok", with(func(o *outcome) {
 			o.Over = &OverBudget{Budget: "file_bytes", Limit: "1GiB", Path: "big.bin", Size: 1 << 40}
 		}),
-			StatusOutputLimit, ExitOutputLimit, "", "", `outputs went over the budget of bytes for one file (1GiB) at "big.bin" (1099511627776 bytes)`},
+			report.StatusOutputLimit, report.ExitOutputLimit, "", "", `outputs went over the budget of bytes for one file (1GiB) at "big.bin" (1099511627776 bytes)`},
 		{"output limit over exit nonzero", with(func(o *outcome) {
 			o.Code, o.Over = 2, &OverBudget{Budget: "entries", Limit: "10000", Path: "d/x", Size: 0}
 		}),
-			StatusOutputLimit, ExitOutputLimit, "", "", "The analysis failed with exit code 2"},
+			report.StatusOutputLimit, report.ExitOutputLimit, "", "", "The analysis failed with exit code 2"},
 		{"output limit over time", with(func(o *outcome) { o.Over = &OverBudget{Budget: "time", Limit: "3m0s", Size: -1} }),
-			StatusOutputLimit, ExitOutputLimit, "", "", "over the post-run time budget (3m0s):"},
+			report.StatusOutputLimit, report.ExitOutputLimit, "", "", "over the post-run time budget (3m0s):"},
 		{"collected in part: the rest was not copied", with(func(o *outcome) {
 			o.Collected, o.Delivered, o.Over = "/out", 1, &OverBudget{Budget: "file_bytes", Limit: "1GiB", Path: "big.bin", Size: 1 << 40}
-		}), StatusOutputLimit, ExitOutputLimit, "", "", "; 2 output file(s) listed, 1 of them collected to /out."},
-		{"collected and kept", with(func(o *outcome) { o.Collected, o.Kept = "/out", "/tmp/scidex-analysis-x" }), StatusOK, 0, "", "", "collected to /out; run directory kept at /tmp/scidex-analysis-x."},
+		}), report.StatusOutputLimit, report.ExitOutputLimit, "", "", "; 2 output file(s) listed, 1 of them collected to /out."},
+		{"collected and kept", with(func(o *outcome) { o.Collected, o.Kept = "/out", "/tmp/scidex-analysis-x" }), report.StatusOK, 0, "", "", "collected to /out; run directory kept at /tmp/scidex-analysis-x."},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -83,7 +84,7 @@ func TestSettle(t *testing.T) {
 			if !strings.Contains(v.Notes, c.notes) {
 				t.Errorf("settle(%+v).Notes = %q, want it to hold %q", c.o, v.Notes, c.notes)
 			}
-			if (v.Status == StatusOutputLimit) != (v.AnalysisStatus != "" && v.AnalysisExitCode != nil) {
+			if (v.Status == report.StatusOutputLimit) != (v.AnalysisStatus != "" && v.AnalysisExitCode != nil) {
 				t.Errorf("settle(%+v) = %s, analysis %q, %v: want the analysis' own end kept with output_limit only", c.o, v.Status, v.AnalysisStatus, v.AnalysisExitCode)
 			}
 		})
@@ -99,11 +100,11 @@ func TestDeliveryFailed(t *testing.T) {
 		{Started: true, TimedOut: true, Code: 137, Signal: int(syscall.SIGKILL), Timeout: time.Second},
 	} {
 		v := settle(o)
-		r := &Report{Status: v.Status, ExitCode: v.ExitCode, CompletionNotes: v.Notes}
-		r.deliveryFailed("collect /out: no space left on device")
-		r.deliveryFailed("write report /r.json: read-only file system")
-		if r.Status != StatusDeliveryFailed || r.ExitCode != ExitDeliveryFailed {
-			t.Errorf("after deliveryFailed: %s, %d, want delivery_failed, %d", r.Status, r.ExitCode, ExitDeliveryFailed)
+		r := &report.Report{Status: v.Status, ExitCode: v.ExitCode, CompletionNotes: v.Notes}
+		r.DeliveryFailed("collect /out: no space left on device")
+		r.DeliveryFailed("write report /r.json: read-only file system")
+		if r.Status != report.StatusDeliveryFailed || r.ExitCode != report.ExitDeliveryFailed {
+			t.Errorf("after deliveryFailed: %s, %d, want delivery_failed, %d", r.Status, r.ExitCode, report.ExitDeliveryFailed)
 		}
 		if r.AnalysisStatus != v.Status || r.AnalysisExitCode == nil || *r.AnalysisExitCode != v.ExitCode {
 			t.Errorf("after deliveryFailed: analysis %s, %v, want %s, %d kept", r.AnalysisStatus, r.AnalysisExitCode, v.Status, v.ExitCode)

@@ -1,6 +1,7 @@
 package jail
 
 import (
+	"github.com/scidex/scidex-jail/jail/report"
 	"github.com/scidex/scidex-jail/jail/runfiles"
 )
 
@@ -12,17 +13,8 @@ import (
 // jail/limits' table.
 type OutputBudget = runfiles.Budget
 
-// OutputLimitsReport is the output budget as the report gives it (0 = off,
-// named in limits.none).
-type OutputLimitsReport struct {
-	Entries     int64   `json:"entries"`
-	Bytes       int64   `json:"bytes"`
-	FileBytes   int64   `json:"file_bytes"`
-	TimeSeconds float64 `json:"time_seconds"`
-}
-
-func outputLimitsReport(b OutputBudget) OutputLimitsReport {
-	return OutputLimitsReport{Entries: b.Entries, Bytes: b.Bytes, FileBytes: b.FileBytes, TimeSeconds: b.Time.Seconds()}
+func outputLimitsReport(b OutputBudget) report.OutputLimitsReport {
+	return report.OutputLimitsReport{Entries: b.Entries, Bytes: b.Bytes, FileBytes: b.FileBytes, TimeSeconds: b.Time.Seconds()}
 }
 
 // OverBudget says which output budget a run went over (runfiles.OverBudget).

@@ -2,6 +2,7 @@ package jail
 
 import (
 	"github.com/scidex/scidex-jail/jail/promise"
+	"github.com/scidex/scidex-jail/jail/report"
 	"github.com/scidex/scidex-jail/jail/runfiles"
 
 	"fmt"
@@ -32,7 +33,7 @@ type Plan struct {
 	// Enforced is what the report says was in force, as far as it is
 	// known before the run: namespaces, identity, network, mounts,
 	// promises. The init adds what it applied (Landlock, seccomp).
-	Enforced EnforcedReport
+	Enforced report.EnforcedReport
 	// Promises are the contract on this host: which layers hold each one.
 	Promises []promise.PromiseState
 	// Run is the supervisor's own part: the run directory, the time
@@ -75,7 +76,7 @@ type IDMap struct {
 	Setgroups        bool // false when rootless: setgroups must be denied before an unprivileged gid_map write
 	// Groups are the caller's supplementary groups a rootless run keeps
 	// (it cannot drop them: groups.go); nil when Setgroups clears them.
-	Groups []HostGroup
+	Groups []report.HostGroup
 }
 
 // CgroupPlan is the run's cgroup leaf, before it exists: the supervisor
@@ -241,8 +242,8 @@ func planInit(s *Spec, h HostView, ids IDMap) protocol.Config {
 }
 
 // planEnforced is the static part of the report's enforced.
-func planEnforced(s *Spec, p *Plan) EnforcedReport {
-	e := EnforcedReport{
+func planEnforced(s *Spec, p *Plan) report.EnforcedReport {
+	e := report.EnforcedReport{
 		HostUID: p.IDs.HostUID, HostGID: p.IDs.HostGID, UID: InsideUID,
 		NoNewPrivs: true, Capabilities: "none",
 		Net: string(s.Net), AllowTCP: append([]uint16{}, s.AllowTCP...),

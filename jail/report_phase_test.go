@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/scidex/scidex-jail/jail/report"
 )
 
 // TestReportPhase: the report phase's length is written over its mark,
@@ -22,16 +24,16 @@ func TestReportPhase(t *testing.T) {
 	} {
 		path := filepath.Join(t.TempDir(), "report.json")
 		start := time.Now().Add(-3 * time.Millisecond)
-		rep := &Report{Command: cmd, Phases: []Phase{{Name: "cleanup", Where: "supervisor", Micros: 5}}}
+		rep := &report.Report{Command: cmd, Phases: []report.Phase{{Name: "cleanup", Where: "supervisor", Micros: 5}}}
 		deliverReport(rep, &phaseTimer{last: start}, path)
-		if rep.Status == StatusDeliveryFailed {
+		if rep.Status == report.StatusDeliveryFailed {
 			t.Fatalf("deliverReport: %v", rep.DeliveryErrors)
 		}
 		b, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var got Report
+		var got report.Report
 		if err := json.Unmarshal(b, &got); err != nil {
 			t.Fatalf("report file %q: not JSON: %v", b, err)
 		}
@@ -52,21 +54,21 @@ func TestReportPhase(t *testing.T) {
 // the startup phase's length, in first place, and nothing else.
 func TestSettleStartup(t *testing.T) {
 	t0 := time.Now()
-	est := Phase{Name: "startup", Where: "supervisor", Micros: 1500}
-	next := Phase{Name: "validate", Where: "supervisor", Micros: 7}
-	exact := Phase{Name: "startup", Where: "supervisor", Micros: 2000}
+	est := report.Phase{Name: "startup", Where: "supervisor", Micros: 1500}
+	next := report.Phase{Name: "validate", Where: "supervisor", Micros: 7}
+	exact := report.Phase{Name: "startup", Where: "supervisor", Micros: 2000}
 	for _, c := range []struct {
 		name    string
-		phases  []Phase
+		phases  []report.Phase
 		created time.Time
-		want    []Phase
+		want    []report.Phase
 	}{
-		{"unknown", []Phase{est, next}, time.Time{}, []Phase{est, next}},
-		{"replaces the estimate", []Phase{est, next}, t0.Add(-2 * time.Millisecond), []Phase{exact, next}},
-		{"added first", []Phase{next}, t0.Add(-2 * time.Millisecond), []Phase{exact, next}},
-		{"after Run began", []Phase{est, next}, t0.Add(time.Millisecond), []Phase{est, next}},
+		{"unknown", []report.Phase{est, next}, time.Time{}, []report.Phase{est, next}},
+		{"replaces the estimate", []report.Phase{est, next}, t0.Add(-2 * time.Millisecond), []report.Phase{exact, next}},
+		{"added first", []report.Phase{next}, t0.Add(-2 * time.Millisecond), []report.Phase{exact, next}},
+		{"after Run began", []report.Phase{est, next}, t0.Add(time.Millisecond), []report.Phase{est, next}},
 	} {
-		pt := &phaseTimer{t0: t0, phases: append([]Phase{}, c.phases...)}
+		pt := &phaseTimer{t0: t0, phases: append([]report.Phase{}, c.phases...)}
 		pt.settleStartup(c.created)
 		if !slices.Equal(pt.phases, c.want) {
 			t.Errorf("%s: phases = %+v, want %+v", c.name, pt.phases, c.want)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/scidex/scidex-jail/internal/testutil"
+	"github.com/scidex/scidex-jail/jail/report"
 )
 
 // TestReportSchemaVersion: the schema file names the version the reports
@@ -24,7 +25,7 @@ func TestReportSchemaVersion(t *testing.T) {
 		} `json:"properties"`
 		Defs struct {
 			Status struct {
-				Enum []Status `json:"enum"`
+				Enum []report.Status `json:"enum"`
 			} `json:"status"`
 		} `json:"$defs"`
 	}
@@ -34,11 +35,11 @@ func TestReportSchemaVersion(t *testing.T) {
 	if s.Draft != "https://json-schema.org/draft/2020-12/schema" {
 		t.Errorf("$schema = %q, want draft 2020-12", s.Draft)
 	}
-	if !strings.HasSuffix(s.ID, "/"+ReportSchema) || s.Properties.Schema.Const != ReportSchema {
-		t.Errorf("$id = %q, schema const %q, want both to name %q", s.ID, s.Properties.Schema.Const, ReportSchema)
+	if !strings.HasSuffix(s.ID, "/"+report.ReportSchema) || s.Properties.Schema.Const != report.ReportSchema {
+		t.Errorf("$id = %q, schema const %q, want both to name %q", s.ID, s.Properties.Schema.Const, report.ReportSchema)
 	}
-	for _, st := range []Status{StatusOK, StatusExitNonzero, StatusSignaled, StatusTimeout, StatusCancelled, StatusSetupError,
-		StatusOOMKilled, StatusPIDsLimit, StatusDiskLimit, StatusDeliveryFailed, "output_limit"} {
+	for _, st := range []report.Status{report.StatusOK, report.StatusExitNonzero, report.StatusSignaled, report.StatusTimeout, report.StatusCancelled, report.StatusSetupError,
+		report.StatusOOMKilled, report.StatusPIDsLimit, report.StatusDiskLimit, report.StatusDeliveryFailed, "output_limit"} {
 		if !slices.Contains(s.Defs.Status.Enum, st) {
 			t.Errorf("status enum %q lacks %q", s.Defs.Status.Enum, st)
 		}
@@ -54,25 +55,25 @@ func TestReportSchemaRules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := func() *Report {
+	base := func() *report.Report {
 		s := testSpec()
 		s.Profile = "default"
 		r := newReport(s, time.Date(2026, 11, 25, 12, 0, 0, 123456789, time.UTC))
-		r.Status, r.CompletionNotes = StatusOK, "The analysis finished normally."
+		r.Status, r.CompletionNotes = report.StatusOK, "The analysis finished normally."
 		return r
 	}
-	planned := func() *Report {
+	planned := func() *report.Report {
 		r := base()
 		p, _, err := BuildPlan(asResolved(testSpec()), testHost())
 		if err != nil {
 			t.Fatalf("BuildPlan: %v", err)
 		}
 		r.Enforced = p.Enforced
-		r.Enforced.Landlock = &LandlockReport{ABI: 7, Required: 6, Rules: []string{"rx /usr"}, Degraded: []string{}}
+		r.Enforced.Landlock = &report.LandlockReport{ABI: 7, Required: 6, Rules: []string{"rx /usr"}, Degraded: []string{}}
 		r.Enforced.Seccomp = &SeccompReport{Policy: "default/none", Arch: "amd64", SHA256: strings.Repeat("ab", 32), Denied: []string{}}
-		r.Enforced.Cgroup = &CgroupReport{Version: 1, Paths: []string{"/sys/fs/cgroup/pids/x"}, Written: map[string]string{"pids.max": "64"}, Usage: &CgroupUsage{PeakMemoryBytes: 1}}
-		r.Phases = []Phase{{Name: "startup", Where: "supervisor", Micros: 900}, {Name: "mounts", Where: "init", Micros: 80}}
-		r.Outputs = []Output{
+		r.Enforced.Cgroup = &report.CgroupReport{Version: 1, Paths: []string{"/sys/fs/cgroup/pids/x"}, Written: map[string]string{"pids.max": "64"}, Usage: &report.CgroupUsage{PeakMemoryBytes: 1}}
+		r.Phases = []report.Phase{{Name: "startup", Where: "supervisor", Micros: 900}, {Name: "mounts", Where: "init", Micros: 80}}
+		r.Outputs = []report.Output{
 			{Path: "a.csv", Type: "file", Size: 3, SHA256: strings.Repeat("0f", 32)},
 			{Path: "\uFFFD", PathB64: "/w==", Type: "symlink", Target: "a.csv"},
 		}
@@ -81,30 +82,30 @@ func TestReportSchemaRules(t *testing.T) {
 	code := 0
 	for _, c := range []struct {
 		name   string
-		report func() *Report
+		report func() *report.Report
 		want   string // "" to pass, else a piece of the validator's message
 	}{
-		{"setup error before the plan", func() *Report {
+		{"setup error before the plan", func() *report.Report {
 			r := base()
-			r.Status, r.ExitCode, r.SetupError = StatusSetupError, 125, &SetupError{Stage: "cgroup", Message: "no"}
+			r.Status, r.ExitCode, r.SetupError = report.StatusSetupError, 125, &report.SetupError{Stage: "cgroup", Message: "no"}
 			return r
 		}, ""},
 		{"planned, settled", planned, ""},
-		{"delivery failed", func() *Report {
+		{"delivery failed", func() *report.Report {
 			r := planned()
-			r.AnalysisStatus, r.AnalysisExitCode, r.Status = r.Status, &code, StatusDeliveryFailed
+			r.AnalysisStatus, r.AnalysisExitCode, r.Status = r.Status, &code, report.StatusDeliveryFailed
 			r.DeliveryErrors, r.ExitCode = []string{"collect: no space"}, 122
 			return r
 		}, ""},
-		{"unknown status", func() *Report { r := base(); r.Status = "fine"; return r }, "status"},
-		{"setup_error without its stage", func() *Report { r := base(); r.Status = StatusSetupError; return r }, "setup_error"},
-		{"delivery_failed without the analysis' status", func() *Report { r := base(); r.Status = StatusDeliveryFailed; return r }, "analysis_status"},
-		{"other version", func() *Report { r := base(); r.Schema = "scidex-jail.report/v0"; return r }, "schema"},
-		{"negative wall time", func() *Report { r := base(); r.WallSeconds = -1; return r }, "wall_seconds"},
-		{"bad sha256", func() *Report { r := planned(); r.Outputs[0].SHA256 = "xyz"; return r }, "sha256"},
-		{"bad base64 name", func() *Report { r := planned(); r.Outputs[1].PathB64 = "%%"; return r }, "path_b64"},
-		{"bad output type", func() *Report { r := planned(); r.Outputs[0].Type = "fifo"; return r }, "type"},
-		{"bad phase place", func() *Report { r := planned(); r.Phases[0].Where = "target"; return r }, "where"},
+		{"unknown status", func() *report.Report { r := base(); r.Status = "fine"; return r }, "status"},
+		{"setup_error without its stage", func() *report.Report { r := base(); r.Status = report.StatusSetupError; return r }, "setup_error"},
+		{"delivery_failed without the analysis' status", func() *report.Report { r := base(); r.Status = report.StatusDeliveryFailed; return r }, "analysis_status"},
+		{"other version", func() *report.Report { r := base(); r.Schema = "scidex-jail.report/v0"; return r }, "schema"},
+		{"negative wall time", func() *report.Report { r := base(); r.WallSeconds = -1; return r }, "wall_seconds"},
+		{"bad sha256", func() *report.Report { r := planned(); r.Outputs[0].SHA256 = "xyz"; return r }, "sha256"},
+		{"bad base64 name", func() *report.Report { r := planned(); r.Outputs[1].PathB64 = "%%"; return r }, "path_b64"},
+		{"bad output type", func() *report.Report { r := planned(); r.Outputs[0].Type = "fifo"; return r }, "type"},
+		{"bad phase place", func() *report.Report { r := planned(); r.Phases[0].Where = "target"; return r }, "where"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			b, err := json.Marshal(c.report())

@@ -1,6 +1,7 @@
 package jail
 
 import (
+	"github.com/scidex/scidex-jail/jail/report"
 	"github.com/scidex/scidex-jail/jail/runfiles"
 
 	"errors"
@@ -27,7 +28,7 @@ import (
 // The analysis inherits the caller's fds 0, 1 and 2, which must be open (the
 // command line reopens closed ones on /dev/null before anything else, so no
 // file of the jail's can take their numbers).
-func Run(given *Spec, sigs <-chan os.Signal) (*Report, error) {
+func Run(given *Spec, sigs <-chan os.Signal) (*report.Report, error) {
 	t0 := time.Now()
 	s, err := given.Validate()
 	if err != nil {
@@ -61,8 +62,8 @@ type supervisor struct {
 // resources are what the run made on the host, which the cleanup removes.
 type resources struct {
 	leaf    *cgroupfs.Leaf
-	cgroup  *CgroupReport // the leaf as made, for the report
-	spawner *spawner      // cgroup v1: the thread the init was forked from, in the leaf
+	cgroup  *report.CgroupReport // the leaf as made, for the report
+	spawner *spawner             // cgroup v1: the thread the init was forked from, in the leaf
 	dir     *runfiles.Dir
 }
 
@@ -71,7 +72,7 @@ type resources struct {
 // create, spawn, run directory, configure, wait, post-run), cleaned up,
 // and reported. A run the host cannot hold, or a cancel before anything
 // exists, ends with a report and nothing made.
-func (sv *supervisor) run(created <-chan time.Time) (*Report, error) {
+func (sv *supervisor) run(created <-chan time.Time) (*report.Report, error) {
 	sv.clock.lap("validate")
 	fail, err := sv.decide()
 	if err != nil {

@@ -3,6 +3,7 @@ package jail
 import (
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
 	"github.com/scidex/scidex-jail/jail/promise"
+	"github.com/scidex/scidex-jail/jail/report"
 	"github.com/scidex/scidex-jail/landlock"
 	"github.com/scidex/scidex-jail/seccomp"
 )
@@ -75,12 +76,12 @@ func seccompPolicy(s *Spec) *seccomp.Policy {
 type SeccompReport = protocol.Seccomp
 
 // recordSecurity adds to r what the init applied (e, from its "started").
-func recordSecurity(r *EnforcedReport, e *protocol.Enforced) {
+func recordSecurity(r *report.EnforcedReport, e *protocol.Enforced) {
 	if e == nil {
 		return
 	}
 	if l := e.Landlock; l != nil {
-		r.Landlock = &LandlockReport{ABI: l.ABI, Required: l.Required, Rules: l.Rules, Degraded: l.Degraded}
+		r.Landlock = &report.LandlockReport{ABI: l.ABI, Required: l.Required, Rules: l.Rules, Degraded: l.Degraded}
 		if r.Landlock.Degraded == nil {
 			r.Landlock.Degraded = []string{}
 		}

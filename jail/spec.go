@@ -63,7 +63,7 @@ type Spec struct {
 	// and kept with the outputs: for debugging. By default the scratch is
 	// never an output (scratch.go).
 	KeepScratch bool
-	// Report is where Run writes the JSON report (atomically); "" = none.
+	// report.Report is where Run writes the JSON report (atomically); "" = none.
 	// Validate resolves it and Collect in its copy (destinations.go).
 	Report string
 

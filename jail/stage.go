@@ -3,7 +3,7 @@ package jail
 import "github.com/scidex/scidex-jail/jail/internal/protocol"
 
 // Stage is where a run failed before the analysis ran: a report's
-// SetupError.Stage, and a *PlanError's. The list is closed and documented,
+// report.SetupError.Stage, and a *PlanError's. The list is closed and documented,
 // one line a stage, in package jail/internal/protocol, which the
 // supervisor and the init share; Stages returns it.
 type Stage = protocol.Stage

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/scidex/scidex-jail/jail"
 	"github.com/scidex/scidex-jail/jail/promise"
+	"github.com/scidex/scidex-jail/jail/report"
 )
 
 // TestAccountRootless is issue 22's reproduction: a real account with
@@ -25,7 +25,7 @@ func TestAccountRootless(t *testing.T) {
 	cases := []struct {
 		name     string
 		cmd      func(args []string) *exec.Cmd
-		wantKept []jail.HostGroup
+		wantKept []report.HostGroup
 	}{
 		{"su", func(args []string) *exec.Cmd {
 			q := make([]string, len(args))
@@ -33,14 +33,14 @@ func TestAccountRootless(t *testing.T) {
 				q[i] = shellQuote(s)
 			}
 			return a.su(strings.Join(q, " "))
-		}, []jail.HostGroup{{GID: a.UsersGID, Name: "users", InsideGID: 65534}, {GID: a.GroupGID, Name: a.Group, InsideGID: 65534}}},
+		}, []report.HostGroup{{GID: a.UsersGID, Name: "users", InsideGID: 65534}, {GID: a.GroupGID, Name: a.Group, InsideGID: 65534}}},
 		{"setpriv --init-groups", func(args []string) *exec.Cmd { return a.setpriv(args...) },
-			[]jail.HostGroup{{GID: a.UsersGID, Name: "users", InsideGID: 65534}, {GID: a.GroupGID, Name: a.Group, InsideGID: 65534}}},
+			[]report.HostGroup{{GID: a.UsersGID, Name: "users", InsideGID: 65534}, {GID: a.GroupGID, Name: a.Group, InsideGID: 65534}}},
 		{"setpriv --clear-groups", func(args []string) *exec.Cmd {
 			cmd := exec.Command("setpriv", append([]string{"--reuid=" + a.Name, "--regid=" + a.Name, "--clear-groups", "--"}, args...)...)
 			cmd.Dir = "/"
 			return cmd
-		}, []jail.HostGroup{}},
+		}, []report.HostGroup{}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -48,7 +48,7 @@ func TestAccountRootless(t *testing.T) {
 			rep := filepath.Join(tmp, "report.json")
 			r := runAs(t, c.cmd([]string{jailBin, "run", "--id", "acct", "--tmp-root", tmp, "--report", rep,
 				"--unsafe-disable", "cgroup", "--", "/usr/bin/id"}), rep)
-			wantStatus(t, r, jail.StatusOK, 0)
+			wantStatus(t, r, report.StatusOK, 0)
 			if want := "uid=1000(analysis) gid=1000(analysis) groups=1000(analysis)"; !strings.HasPrefix(r.stdout, want) {
 				t.Errorf("id inside = %q, want it to start with %q", r.stdout, want)
 			}
@@ -98,7 +98,7 @@ print(sorted(e.pw_name for e in pwd.getpwall()))`
 				cmd = exec.Command(args[0], args[1:]...)
 			}
 			r := runAs(t, cmd, rep)
-			wantStatus(t, r, jail.StatusOK, 0)
+			wantStatus(t, r, report.StatusOK, 0)
 			if want := "analysis analysis 1000 True analysis\n['analysis', 'nobody']\n"; r.stdout != want {
 				t.Errorf("inside: %q, want %q", r.stdout, want)
 			}
@@ -156,23 +156,23 @@ func TestAccountGroupSecret(t *testing.T) {
 		name   string
 		flags  []string
 		file   string
-		status jail.Status
+		status report.Status
 		code   int
 		want   []string // in the setup error's message
 		before func()   // runs before the case
 	}{
-		{"outside the view", nil, inTmp, jail.StatusExitNonzero, 1, nil, nil},
-		{"in /etc, under Landlock", nil, inEtc, jail.StatusExitNonzero, 1, nil, nil},
-		{"bound with --ro", []string{"--ro", dir}, inTmp, jail.StatusSetupError, 125,
+		{"outside the view", nil, inTmp, report.StatusExitNonzero, 1, nil, nil},
+		{"in /etc, under Landlock", nil, inEtc, report.StatusExitNonzero, 1, nil, nil},
+		{"bound with --ro", []string{"--ro", dir}, inTmp, report.StatusSetupError, 125,
 			[]string{"supplementary group " + a.Group, dir + " (mode 0750", "setpriv --reuid=" + strconv.Itoa(a.UID), "--clear-groups", "SupplementaryGroups="}, nil},
-		{"in /etc, without Landlock", []string{"--unsafe-disable", "landlock"}, inEtc, jail.StatusSetupError, 125,
+		{"in /etc, without Landlock", []string{"--unsafe-disable", "landlock"}, inEtc, report.StatusSetupError, 125,
 			[]string{"supplementary group " + a.Group, inEtc + " (mode 0640", "--clear-groups"}, nil},
-		{"deep in /etc, under Landlock", nil, deepInEtc, jail.StatusExitNonzero, 1, nil, nil},
-		{"deep in /etc, without Landlock", []string{"--unsafe-disable", "landlock"}, deepInEtc, jail.StatusSetupError, 125,
+		{"deep in /etc, under Landlock", nil, deepInEtc, report.StatusExitNonzero, 1, nil, nil},
+		{"deep in /etc, without Landlock", []string{"--unsafe-disable", "landlock"}, deepInEtc, report.StatusSetupError, 125,
 			[]string{"supplementary group " + a.Group, deepInEtc + " (mode 0640", "--clear-groups"},
 			// The walk would find inEtc first: make it everyone's.
 			func() { os.Chmod(inEtc, 0o644) }},
-		{"the platform's data dir", []string{"--root", platform}, inData, jail.StatusSetupError, 125,
+		{"the platform's data dir", []string{"--root", platform}, inData, report.StatusSetupError, 125,
 			[]string{"supplementary group " + a.Group, filepath.Join(platform, "data") + " (mode 0750", "--clear-groups"}, nil},
 	}
 	for _, c := range cases {

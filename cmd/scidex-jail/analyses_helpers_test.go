@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/scidex/scidex-jail/jail"
+	"github.com/scidex/scidex-jail/jail/report"
 )
 
 // python is Debian's interpreter: the one with numpy, pandas, scipy,
@@ -98,13 +98,13 @@ func wantEnforced(t *testing.T, r result) {
 }
 
 // output finds path in the report's manifest.
-func output(r result, path string) (jail.Output, bool) {
+func output(r result, path string) (report.Output, bool) {
 	for _, o := range r.report.Outputs {
 		if o.Path == path {
 			return o, true
 		}
 	}
-	return jail.Output{}, false
+	return report.Output{}, false
 }
 
 // wantCollected checks that each path is a file in the manifest with a

@@ -20,6 +20,7 @@ import (
 	"testing"
 
 	"github.com/scidex/scidex-jail/jail"
+	"github.com/scidex/scidex-jail/jail/report"
 )
 
 // TestAnalysisScriptThenPostProcess runs examples/analysis.py under the
@@ -35,7 +36,7 @@ func TestAnalysisScriptThenPostProcess(t *testing.T) {
 		r := runJail(t, runOpts{}, "run", "--id", "analysis", "--tmp-root", root,
 			"--root", ex.platform, "--ro", ex.dir, "--collect", first,
 			"--", python, filepath.Join(ex.dir, "analysis.py"))
-		wantStatus(t, r, jail.StatusOK, 0)
+		wantStatus(t, r, report.StatusOK, 0)
 		wantEnforced(t, r)
 		firstRun = r
 		if want := "samples: 300 from " + filepath.Join(ex.data, "measurements.csv"); !strings.Contains(r.stdout, want) {
@@ -65,7 +66,7 @@ func TestAnalysisScriptThenPostProcess(t *testing.T) {
 		r := runJail(t, runOpts{}, "run", "--id", "post", "--profile", "post_process", "--tmp-root", root,
 			"--input", first, "--ro", ex.dir, "--collect", second,
 			"--", "/bin/sh", "-c", script, filepath.Join(ex.dir, "postprocess.py"), first)
-		wantStatus(t, r, jail.StatusOK, 0)
+		wantStatus(t, r, report.StatusOK, 0)
 		wantEnforced(t, r)
 		if strings.Contains(r.stdout, "input-is-writable") {
 			t.Errorf("the post-processing run could write into its --input %s", first)
@@ -115,7 +116,7 @@ func TestAnalysisMultiprocessing(t *testing.T) {
 	ex := stageExamples(t)
 	r := runJail(t, runOpts{}, "run", "--id", "pool", "--tmp-root", tmpRoot(t), "--ro", ex.scripts,
 		"--", python, filepath.Join(ex.scripts, "parallel.py"))
-	wantStatus(t, r, jail.StatusOK, 0)
+	wantStatus(t, r, report.StatusOK, 0)
 	wantEnforced(t, r)
 	want := "fork: ok\nspawn: ok\nforkserver: ok\nqueue: [0, 10]\nshared_memory: hello\n"
 	if r.stdout != want {
@@ -145,7 +146,7 @@ func TestAnalysisSQLiteLocks(t *testing.T) {
 			args := append([]string{"run", "--id", "sqlite", "--tmp-root", root, "--ro", ex.scripts}, c.disk...)
 			args = append(args, "--", python, filepath.Join(ex.scripts, "sqlite_locks.py"), c.journal)
 			r := runJail(t, runOpts{}, args...)
-			wantStatus(t, r, jail.StatusOK, 0)
+			wantStatus(t, r, report.StatusOK, 0)
 			wantEnforced(t, r)
 			want := "journal: " + c.journal + "\nrows: 400 distinct counts: 400 exit codes: [0, 0]\nintegrity: ok\nflock: busy\nflock: acquired after release\n"
 			if r.stdout != want {
@@ -167,7 +168,7 @@ func TestAnalysisNotebook(t *testing.T) {
 	r := runJail(t, runOpts{}, "run", "--id", "notebook", "--profile", "notebook", "--tmp-root", tmpRoot(t),
 		"--root", ex.platform, "--ro", ex.dir, "--env", "SCIDEX_DATA_DIR="+ex.data, "--collect", collect,
 		"--", "/bin/sh", "-c", nbconvert, filepath.Join(ex.dir, "notebook.ipynb"))
-	wantStatus(t, r, jail.StatusOK, 0)
+	wantStatus(t, r, report.StatusOK, 0)
 	wantEnforced(t, r)
 	if r.report.Enforced.Net != "loopback" {
 		t.Errorf("enforced net = %q, want loopback (the notebook profile)", r.report.Enforced.Net)
@@ -239,29 +240,29 @@ func TestAnalysisLimits(t *testing.T) {
 	cases := []struct {
 		name   string
 		args   []string
-		status jail.Status
+		status report.Status
 		code   int
 		notes  string
-		usage  func(u *jail.CgroupUsage) bool
+		usage  func(u *report.CgroupUsage) bool
 	}{
 		{
 			// pandas, scipy and matplotlib alone need more than 48 MiB: the
 			// cgroup's OOM killer, not a MemoryError, ends the run.
 			name: "pandas script in 48M", args: append([]string{"--memory", "48M"}, script...),
-			status: jail.StatusOOMKilled, code: 128 + 9, notes: "out of memory",
-			usage: func(u *jail.CgroupUsage) bool { return u.OOMKills > 0 },
+			status: report.StatusOOMKilled, code: 128 + 9, notes: "out of memory",
+			usage: func(u *report.CgroupUsage) bool { return u.OOMKills > 0 },
 		},
 		{
 			// The PNG alone is 41 KiB; matplotlib's font cache comes first.
 			name: "script writing past a 64K disk", args: append([]string{"--disk", "64K"}, script...),
-			status: jail.StatusDiskLimit, code: 1, notes: "run directory budget",
+			status: report.StatusDiskLimit, code: 1, notes: "run directory budget",
 		},
 		{
 			// The limit counts threads: the jail's init (a Go runtime) holds
 			// about 8, Python 1, and the pool's fork fails well before 64.
 			name: "pool of 64 under 32 pids", args: []string{"--pids", "32", "--ro", ex.scripts, "--", python, filepath.Join(ex.scripts, "parallel.py"), "64"},
-			status: jail.StatusPIDsLimit, code: 1, notes: "limit of 32 processes",
-			usage: func(u *jail.CgroupUsage) bool { return u.PIDsLimitHits > 0 },
+			status: report.StatusPIDsLimit, code: 1, notes: "limit of 32 processes",
+			usage: func(u *report.CgroupUsage) bool { return u.PIDsLimitHits > 0 },
 		},
 		{
 			// nbconvert needs several seconds; sh, which does not handle
@@ -269,19 +270,19 @@ func TestAnalysisLimits(t *testing.T) {
 			name: "notebook in 2s",
 			args: []string{"--profile", "notebook", "--timeout", "2s", "--root", ex.platform, "--ro", ex.dir, "--env", "SCIDEX_DATA_DIR=" + ex.data,
 				"--", "/bin/sh", "-c", nbconvert, filepath.Join(ex.dir, "notebook.ipynb")},
-			status: jail.StatusTimeout, code: 128 + 15, notes: "2s wall-clock timeout",
+			status: report.StatusTimeout, code: 128 + 15, notes: "2s wall-clock timeout",
 		},
 		{
 			// Python's default SIGTERM action ends it: 128+15.
 			name: "script in 300ms", args: append([]string{"--timeout", "300ms"}, script...),
-			status: jail.StatusTimeout, code: 128 + 15, notes: "300ms wall-clock timeout",
+			status: report.StatusTimeout, code: 128 + 15, notes: "300ms wall-clock timeout",
 		},
 		{
 			// Workers that never finish: the timeout, not the speed of
 			// the machine, ends this run.
 			name: "pool in 300ms", args: []string{"--timeout", "300ms", "--", python, "-c",
 				"import multiprocessing as mp, time\nwith mp.Pool(2) as p: p.map(time.sleep, [1000, 1000])"},
-			status: jail.StatusTimeout, code: 128 + 15, notes: "300ms wall-clock timeout",
+			status: report.StatusTimeout, code: 128 + 15, notes: "300ms wall-clock timeout",
 		},
 		{
 			// Jupyter's client and kernel together need far more than
@@ -290,8 +291,8 @@ func TestAnalysisLimits(t *testing.T) {
 			name: "notebook in 64M",
 			args: []string{"--profile", "notebook", "--memory", "64M", "--root", ex.platform, "--ro", ex.dir, "--env", "SCIDEX_DATA_DIR=" + ex.data,
 				"--", "/bin/sh", "-c", nbconvert, filepath.Join(ex.dir, "notebook.ipynb")},
-			status: jail.StatusOOMKilled, code: anyCode, notes: "out of memory",
-			usage: func(u *jail.CgroupUsage) bool { return u.OOMKills > 0 },
+			status: report.StatusOOMKilled, code: anyCode, notes: "out of memory",
+			usage: func(u *report.CgroupUsage) bool { return u.OOMKills > 0 },
 		},
 	}
 	root := tmpRoot(t)
@@ -332,7 +333,7 @@ func TestAnalysisSmallestPIDLimitStartsTarget(t *testing.T) {
 		if r.report == nil && r.code == 125 && strings.Contains(r.stderr, "--pids") {
 			return // refused as a bad spec: also correct
 		}
-		if r.report == nil || r.report.Status != jail.StatusOK {
+		if r.report == nil || r.report.Status != report.StatusOK {
 			notes := ""
 			if r.report != nil {
 				notes = r.report.CompletionNotes

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/scidex/scidex-jail/internal/testutil"
-	"github.com/scidex/scidex-jail/jail"
+	"github.com/scidex/scidex-jail/jail/report"
 )
 
 // Helpers of the cgroup end-to-end tests (cgroup_test.go). They look at the
@@ -122,7 +122,7 @@ func runID(t *testing.T, prefix string) string {
 
 // cgroupOf is the report's cgroup section, failing when it is missing or
 // from another cgroup version than the host's.
-func cgroupOf(t *testing.T, r result) *jail.CgroupReport {
+func cgroupOf(t *testing.T, r result) *report.CgroupReport {
 	t.Helper()
 	if r.report == nil {
 		t.Fatalf("no report written; %v", r)
@@ -142,7 +142,7 @@ func cgroupOf(t *testing.T, r result) *jail.CgroupReport {
 
 // written returns the value the report says was written to the file with
 // this base name (e.g. memory.max), and whether there was one.
-func written(c *jail.CgroupReport, base string) (string, bool) {
+func written(c *report.CgroupReport, base string) (string, bool) {
 	for path, v := range c.Written {
 		if filepath.Base(path) == base {
 			return v, true

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/scidex/scidex-jail/internal/testutil"
-	"github.com/scidex/scidex-jail/jail"
+	"github.com/scidex/scidex-jail/jail/report"
 )
 
 // End-to-end tests of the run's cgroup leaf: limits enforced by the real
@@ -29,7 +29,7 @@ func TestCgroupMemoryBombInChild(t *testing.T) {
 		`/usr/bin/python3 -c "a = bytearray(400 << 20)"; echo child-done $?`)
 	// The shell survives its child's death and exits 0; the report still
 	// says why the analysis failed.
-	wantStatus(t, r, jail.StatusOOMKilled, 0)
+	wantStatus(t, r, report.StatusOOMKilled, 0)
 	if !strings.Contains(r.stdout, "child-done 137") {
 		t.Errorf("stdout = %q, want the shell to report its child killed by SIGKILL (child-done 137)", r.stdout)
 	}
@@ -61,8 +61,8 @@ func TestCgroupForkBombContained(t *testing.T) {
 	if r.report == nil {
 		t.Fatalf("no report written; %v", r)
 	}
-	if r.report.Status != jail.StatusPIDsLimit || r.code == 0 || r.report.ExitCode != r.code {
-		t.Fatalf("status, exit = %s, %d (report %d), want %s and a non-zero exit; %v", r.report.Status, r.code, r.report.ExitCode, jail.StatusPIDsLimit, r)
+	if r.report.Status != report.StatusPIDsLimit || r.code == 0 || r.report.ExitCode != r.code {
+		t.Fatalf("status, exit = %s, %d (report %d), want %s and a non-zero exit; %v", r.report.Status, r.code, r.report.ExitCode, report.StatusPIDsLimit, r)
 	}
 	c := cgroupOf(t, r)
 	if c.Usage.PIDsLimitHits <= 0 {
@@ -86,7 +86,7 @@ func TestCgroupCPUQuota(t *testing.T) {
 	// this under emulation).
 	r := runJail(t, runOpts{}, "run", "--id", id, "--tmp-root", tmpRoot(t), "--cpus", "0.5", "--timeout", "3s", "--grace", "100ms", "--",
 		"/bin/sh", "-c", "while :; do :; done & while :; do :; done")
-	if r.report == nil || r.report.Status != jail.StatusTimeout {
+	if r.report == nil || r.report.Status != report.StatusTimeout {
 		t.Fatalf("busy loops ended by --timeout: report %+v, want status timeout; %v", r.report, r)
 	}
 	c := cgroupOf(t, r)
@@ -108,7 +108,7 @@ func TestCgroupLimitsWritten(t *testing.T) {
 	requireRoot(t)
 	id := runID(t, "limits")
 	r := runJail(t, runOpts{}, "run", "--id", id, "--tmp-root", tmpRoot(t), "--memory", "256M", "--cpus", "1.5", "--pids", "64", "--", "/bin/true")
-	wantStatus(t, r, jail.StatusOK, 0)
+	wantStatus(t, r, report.StatusOK, 0)
 	c := cgroupOf(t, r)
 	version := hostCgroupVersion(t)
 	if c.Version != version {
@@ -158,13 +158,13 @@ func TestCgroupNoLeafLeft(t *testing.T) {
 	cases := []struct {
 		name   string
 		args   []string
-		status jail.Status
+		status report.Status
 	}{
-		{"ok", []string{"--", "/bin/true"}, jail.StatusOK},
-		{"exit nonzero", []string{"--", "/bin/sh", "-c", "exit 3"}, jail.StatusExitNonzero},
-		{"timeout", []string{"--timeout", "300ms", "--grace", "100ms", "--", "/bin/sh", "-c", "trap '' TERM; while :; do sleep 1; done"}, jail.StatusTimeout},
-		{"command not found", []string{"--", "no-such-command-xyz"}, jail.StatusSetupError},
-		{"oom", []string{"--memory", "64M", "--disk", "0", "--", "/usr/bin/python3", "-c", "a = bytearray(200 << 20)"}, jail.StatusOOMKilled},
+		{"ok", []string{"--", "/bin/true"}, report.StatusOK},
+		{"exit nonzero", []string{"--", "/bin/sh", "-c", "exit 3"}, report.StatusExitNonzero},
+		{"timeout", []string{"--timeout", "300ms", "--grace", "100ms", "--", "/bin/sh", "-c", "trap '' TERM; while :; do sleep 1; done"}, report.StatusTimeout},
+		{"command not found", []string{"--", "no-such-command-xyz"}, report.StatusSetupError},
+		{"oom", []string{"--memory", "64M", "--disk", "0", "--", "/usr/bin/python3", "-c", "a = bytearray(200 << 20)"}, report.StatusOOMKilled},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -189,7 +189,7 @@ func TestCgroupNoLeafLeft(t *testing.T) {
 		during := leavesOf(t, id)
 		cmd.Process.Signal(syscall.SIGTERM)
 		r := wait()
-		wantStatus(t, r, jail.StatusCancelled, 128+15)
+		wantStatus(t, r, report.StatusCancelled, 128+15)
 		if len(during) == 0 || r.report.Enforced.Cgroup == nil || len(during) != len(r.report.Enforced.Cgroup.Paths) {
 			t.Errorf("leaves seen during the run = %v, want the report's %v", during, r.report.Enforced.Cgroup)
 		}
@@ -215,7 +215,7 @@ func TestCgroupThreadEnvDefaults(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			args := append(append([]string{"run", "--id", runID(t, "env"), "--tmp-root", root}, c.args...), "--", "/usr/bin/env")
 			r := runJail(t, runOpts{env: []string{"OMP_NUM_THREADS=99"}}, args...)
-			wantStatus(t, r, jail.StatusOK, 0)
+			wantStatus(t, r, report.StatusOK, 0)
 			got := map[string]string{}
 			for _, kv := range strings.Split(r.stdout, "\n") {
 				if k, v, ok := strings.Cut(kv, "="); ok && strings.HasSuffix(k, "_NUM_THREADS") {

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/scidex/scidex-jail/internal/testutil"
-	"github.com/scidex/scidex-jail/jail"
+	"github.com/scidex/scidex-jail/jail/report"
 )
 
 // cgroup v2 only: they run in the VM harness (.ci/vmtests), whose kernel has
@@ -33,7 +33,7 @@ func TestCgroupV2BornInLeaf(t *testing.T) {
 	id := runID(t, "v2")
 	r := runJail(t, runOpts{}, "run", "--id", id, "--tmp-root", tmpRoot(t), "--memory", "256M", "--cpus", "1", "--pids", "64", "--",
 		"/bin/cat", "/proc/self/cgroup")
-	wantStatus(t, r, jail.StatusOK, 0)
+	wantStatus(t, r, report.StatusOK, 0)
 	c := cgroupOf(t, r)
 	if c.Version != 2 {
 		t.Fatalf("enforced.cgroup.version = %d, want 2", c.Version)
@@ -90,7 +90,7 @@ func TestCgroupV2DelegatedParent(t *testing.T) {
 
 	id := runID(t, "deleg")
 	r := runJail(t, runOpts{}, "run", "--id", id, "--tmp-root", tmpRoot(t), "--cgroup-parent", parent, "--memory", "128M", "--pids", "32", "--", "/bin/true")
-	wantStatus(t, r, jail.StatusOK, 0)
+	wantStatus(t, r, report.StatusOK, 0)
 	c := cgroupOf(t, r)
 	if len(c.Paths) != 1 || filepath.Dir(c.Paths[0]) != parent {
 		t.Errorf("leaf paths = %v, want one directly below %s", c.Paths, parent)

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/scidex/scidex-jail/internal/testutil"
-	"github.com/scidex/scidex-jail/jail"
+	"github.com/scidex/scidex-jail/jail/report"
 )
 
 // TestEveryAnalysisThreadConfined looks from the host at every thread of
@@ -55,7 +55,7 @@ ts = [threading.Thread(target=time.sleep, args=(3,)) for _ in range(4)]
 		time.Sleep(100 * time.Millisecond)
 	}
 	r := finishJail(t, cmd, cmd.Wait(), rep, out, errb)
-	wantStatus(t, r, jail.StatusOK, 0)
+	wantStatus(t, r, report.StatusOK, 0)
 	if most < 6 {
 		t.Errorf("saw at most %d threads of the analysis at once, want 6 (sh, python and its 4 threads)", most)
 	}

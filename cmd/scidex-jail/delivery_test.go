@@ -14,7 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/scidex/scidex-jail/jail"
+	"github.com/scidex/scidex-jail/jail/report"
 )
 
 // fsImmutableFL is FS_IMMUTABLE_FL of linux/fs.h.
@@ -138,7 +138,7 @@ func TestCollectNeverOverwrites(t *testing.T) {
 	os.WriteFile(filepath.Join(dest, "a.txt"), []byte("precious"), 0o644)
 	r := runJail(t, runOpts{}, "run", "--id", "merge", "--tmp-root", tmpRoot(t), "--collect", dest, "--collect-merge", "--",
 		"/bin/sh", "-c", "echo new > a.txt; echo b > b.txt; exit 3")
-	wantStatus(t, r, jail.StatusDeliveryFailed, jail.ExitDeliveryFailed)
+	wantStatus(t, r, report.StatusDeliveryFailed, report.ExitDeliveryFailed)
 	if b, _ := os.ReadFile(filepath.Join(dest, "a.txt")); string(b) != "precious" {
 		t.Errorf("existing a.txt = %q after the run, want it untouched", b)
 	}
@@ -146,26 +146,26 @@ func TestCollectNeverOverwrites(t *testing.T) {
 		t.Errorf("b.txt = %q, want the other output collected", b)
 	}
 	rep := r.report
-	if rep.AnalysisStatus != jail.StatusExitNonzero || rep.AnalysisExitCode == nil || *rep.AnalysisExitCode != 3 {
+	if rep.AnalysisStatus != report.StatusExitNonzero || rep.AnalysisExitCode == nil || *rep.AnalysisExitCode != 3 {
 		t.Errorf("analysis_status, analysis_exit_code = %s, %v; want exit_nonzero, 3", rep.AnalysisStatus, rep.AnalysisExitCode)
 	}
 	if len(rep.DeliveryErrors) != 1 || !strings.Contains(rep.DeliveryErrors[0], "a.txt") || !strings.Contains(rep.DeliveryErrors[0], "not overwritten") {
 		t.Errorf("delivery_errors = %q, want one naming a.txt, not overwritten", rep.DeliveryErrors)
 	}
-	wantReportOnStderr(t, r, jail.StatusDeliveryFailed)
+	wantReportOnStderr(t, r, report.StatusDeliveryFailed)
 
 	// Without --collect-merge an empty existing directory is fine.
 	empty := filepath.Join(t.TempDir(), "empty")
 	os.Mkdir(empty, 0o755)
 	r = runJail(t, runOpts{}, "run", "--id", "empty", "--tmp-root", tmpRoot(t), "--collect", empty, "--", "/bin/sh", "-c", "echo x > x.txt")
-	wantStatus(t, r, jail.StatusOK, 0)
+	wantStatus(t, r, report.StatusOK, 0)
 	if got := entries(t, empty); len(got) != 1 || got[0] != "x.txt" {
 		t.Errorf("collected into an empty directory: %v, want x.txt", got)
 	}
 }
 
 // wantReportOnStderr: on a delivery failure the whole report is on stderr.
-func wantReportOnStderr(t *testing.T, r result, status jail.Status) {
+func wantReportOnStderr(t *testing.T, r result, status report.Status) {
 	t.Helper()
 	i := strings.Index(r.stderr, "{\n")
 	if i < 0 {
@@ -176,12 +176,12 @@ func wantReportOnStderr(t *testing.T, r result, status jail.Status) {
 		t.Fatalf("JSON report on stderr does not parse: %v\n%s", err, r.stderr)
 	}
 	validReport(t, raw)
-	var rep jail.Report
+	var rep report.Report
 	if err := json.Unmarshal(raw, &rep); err != nil {
 		t.Fatalf("JSON report on stderr does not parse: %v\n%s", err, r.stderr)
 	}
-	if rep.Status != status || rep.ExitCode != jail.ExitDeliveryFailed || len(rep.DeliveryErrors) == 0 {
-		t.Errorf("report on stderr: status %s, exit %d, delivery_errors %q; want %s, %d, the cause", rep.Status, rep.ExitCode, rep.DeliveryErrors, status, jail.ExitDeliveryFailed)
+	if rep.Status != status || rep.ExitCode != report.ExitDeliveryFailed || len(rep.DeliveryErrors) == 0 {
+		t.Errorf("report on stderr: status %s, exit %d, delivery_errors %q; want %s, %d, the cause", rep.Status, rep.ExitCode, rep.DeliveryErrors, status, report.ExitDeliveryFailed)
 	}
 }
 
@@ -198,17 +198,17 @@ func TestDeliveryFailsAfterTheRun(t *testing.T) {
 		immutable(t, dest)
 		_ = cmd
 		r := wait()
-		wantStatus(t, r, jail.StatusDeliveryFailed, jail.ExitDeliveryFailed)
-		if r.report.AnalysisStatus != jail.StatusOK || *r.report.AnalysisExitCode != 0 {
+		wantStatus(t, r, report.StatusDeliveryFailed, report.ExitDeliveryFailed)
+		if r.report.AnalysisStatus != report.StatusOK || *r.report.AnalysisExitCode != 0 {
 			t.Errorf("analysis_status = %s, %d; want ok, 0", r.report.AnalysisStatus, *r.report.AnalysisExitCode)
 		}
-		wantReportOnStderr(t, r, jail.StatusDeliveryFailed)
+		wantReportOnStderr(t, r, report.StatusDeliveryFailed)
 	})
 	t.Run("report directory gone", func(t *testing.T) {
 		dir := filepath.Join(t.TempDir(), "reports")
 		os.Mkdir(dir, 0o755)
-		report := filepath.Join(dir, "r.json")
-		cmd := exec.Command(jailBin, "run", "--id", "norep", "--tmp-root", tmpRoot(t), "--report", report, "--",
+		reportPath := filepath.Join(dir, "r.json")
+		cmd := exec.Command(jailBin, "run", "--id", "norep", "--tmp-root", tmpRoot(t), "--report", reportPath, "--",
 			"/bin/sh", "-c", "echo ready; sleep 0.3; exit 4")
 		var errb bytes.Buffer
 		cmd.Stderr = &errb
@@ -225,10 +225,10 @@ func TestDeliveryFailsAfterTheRun(t *testing.T) {
 		}
 		cmd.Wait()
 		r := result{code: cmd.ProcessState.ExitCode(), stderr: errb.String()}
-		if r.code != jail.ExitDeliveryFailed {
-			t.Fatalf("exit = %d, want %d; %v", r.code, jail.ExitDeliveryFailed, r)
+		if r.code != report.ExitDeliveryFailed {
+			t.Fatalf("exit = %d, want %d; %v", r.code, report.ExitDeliveryFailed, r)
 		}
-		wantReportOnStderr(t, r, jail.StatusDeliveryFailed)
+		wantReportOnStderr(t, r, report.StatusDeliveryFailed)
 		if !strings.Contains(r.stderr, `"analysis_exit_code": 4`) || !strings.Contains(r.stderr, "write report") {
 			t.Errorf("report on stderr lacks the analysis' exit code 4 or the cause: %s", r.stderr)
 		}
@@ -242,7 +242,7 @@ func TestOutputNamesNotUTF8(t *testing.T) {
 	dest := filepath.Join(t.TempDir(), "out")
 	r := runJail(t, runOpts{}, "run", "--id", "names", "--tmp-root", tmpRoot(t), "--collect", dest, "--", "/bin/sh", "-c",
 		`printf a > "$(printf 'bad\377\376.txt')"; printf b > "$(printf 'bad\376\377.txt')"; ln -s "$(printf 'to\377')" link; echo c > plain.txt`)
-	wantStatus(t, r, jail.StatusOK, 0)
+	wantStatus(t, r, report.StatusOK, 0)
 	want := map[string]string{"bad\xff\xfe.txt": "a", "bad\xfe\xff.txt": "b"}
 	seen := map[string]bool{}
 	for _, o := range r.report.Outputs {
@@ -291,7 +291,7 @@ func TestWallSecondsFromInitClock(t *testing.T) {
 	time.Sleep(2 * time.Second)
 	cmd.Process.Signal(syscall.SIGCONT)
 	r := wait()
-	wantStatus(t, r, jail.StatusOK, 0)
+	wantStatus(t, r, report.StatusOK, 0)
 	if w := r.report.WallSeconds; w < 0.3 || w >= 2 {
 		t.Errorf("wall_seconds = %.3f, want the init's measure of a 0.3 s target (at least 0.3, well below the 2 s the supervisor was stopped)", w)
 	}

@@ -17,7 +17,7 @@ import (
 
 	"github.com/scidex/scidex-jail/cmd/scidex-jail/internal/earlysig"
 	"github.com/scidex/scidex-jail/internal/testutil"
-	"github.com/scidex/scidex-jail/jail"
+	"github.com/scidex/scidex-jail/jail/report"
 )
 
 // signalsHandled reports whether the Go program pid has registered its
@@ -115,7 +115,7 @@ func TestCancelBeforeInit(t *testing.T) {
 			time.Sleep(20 * time.Millisecond) // let a default action act, if it will
 			fan.allow(ev)
 			r := finishJail(t, cmd, cmd.Wait(), rep, out, errb)
-			wantStatus(t, r, jail.StatusCancelled, 128+int(sig))
+			wantStatus(t, r, report.StatusCancelled, 128+int(sig))
 			if got := entries(t, root); len(got) != 0 {
 				t.Errorf("tmp-root after an early cancel holds %v, want nothing", got)
 			}

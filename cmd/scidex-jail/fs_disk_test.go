@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/scidex/scidex-jail/jail"
+	"github.com/scidex/scidex-jail/jail/report"
 )
 
 // fsFillScript writes a small output first, then 64 KiB chunks until a
@@ -58,7 +58,7 @@ func TestFSDiskBudget(t *testing.T) {
 	r := runJail(t, runOpts{}, "run", "--id", "fsdisk", "--tmp-root", root, "--disk", "1M", "--collect", collect,
 		"--", "/usr/bin/python3", "-c", fsFillScript)
 	after := fsFree(t, root)
-	wantStatus(t, r, jail.StatusDiskLimit, 1)
+	wantStatus(t, r, report.StatusDiskLimit, 1)
 
 	var got fsFill
 	if err := json.Unmarshal([]byte(strings.TrimSpace(r.stdout)), &got); err != nil {
@@ -85,7 +85,7 @@ func TestFSDiskBudget(t *testing.T) {
 
 	small := "small output\n"
 	sum := sha256.Sum256([]byte(small))
-	want := map[string]jail.Output{
+	want := map[string]report.Output{
 		"small.txt": {Path: "small.txt", Type: "file", Size: int64(len(small)), SHA256: hex.EncodeToString(sum[:])},
 		"big.bin":   {Path: "big.bin", Type: "file", Size: got.Written},
 	}
@@ -141,7 +141,7 @@ func TestFSNoDiskBudget(t *testing.T) {
 	root := tmpRoot(t)
 	r := runJail(t, runOpts{}, "run", "--id", "fsnodisk", "--tmp-root", root, "--disk", "0", "--keep",
 		"--", "/bin/sh", "-c", "echo on-the-host > result.txt")
-	wantStatus(t, r, jail.StatusOK, 0)
+	wantStatus(t, r, report.StatusOK, 0)
 	dir := filepath.Join(root, "scidex-analysis-fsnodisk")
 	b, err := os.ReadFile(filepath.Join(dir, "result.txt"))
 	if err != nil || string(b) != "on-the-host\n" {
@@ -163,7 +163,7 @@ func TestFSNumpy(t *testing.T) {
 a = np.arange(12, dtype=float).reshape(3, 4)
 print(int((a @ a.T).trace()), np.linalg.solve(np.array([[2., 0.], [0., 4.]]), np.array([2., 8.])).tolist())`
 	r := runJail(t, runOpts{}, "run", "--id", "fsnumpy", "--tmp-root", tmpRoot(t), "--", "/usr/bin/python3", "-c", script)
-	wantStatus(t, r, jail.StatusOK, 0)
+	wantStatus(t, r, report.StatusOK, 0)
 	// trace(A A^T) is the sum of squares of 0..11.
 	if want := "506 [1.0, 2.0]\n"; r.stdout != want {
 		t.Errorf("numpy in the jail printed %q, want %q; %v", r.stdout, want, r)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/scidex/scidex-jail/jail"
+	"github.com/scidex/scidex-jail/jail/report"
 )
 
 // TestFSAccess runs one analysis that attempts every access in a table,
@@ -158,7 +159,7 @@ func TestFSAccess(t *testing.T) {
 
 	r := runJail(t, runOpts{}, "run", "--id", id, "--root", c.root, "--tmp-root", c.tmpRoot,
 		"--env", "HOST_PID="+hostPID, "--", "/usr/bin/python3", "-c", fsScript(probes))
-	wantStatus(t, r, jail.StatusOK, 0)
+	wantStatus(t, r, report.StatusOK, 0)
 	got := fsParse(t, r.stdout)
 	for _, p := range probes {
 		g, found := got[p.name]

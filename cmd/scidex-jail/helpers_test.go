@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/scidex/scidex-jail/internal/testutil"
-	"github.com/scidex/scidex-jail/jail"
+	"github.com/scidex/scidex-jail/jail/report"
 )
 
 // jailBin is the real binary, built once for the end-to-end tests.
@@ -57,7 +57,7 @@ type result struct {
 	code   int
 	stdout string
 	stderr string
-	report *jail.Report
+	report *report.Report
 }
 
 type runOpts struct {
@@ -103,7 +103,7 @@ func finishJail(t *testing.T, cmd *exec.Cmd, err error, rep string, out, errb *b
 	}
 	if b, err := os.ReadFile(rep); err == nil {
 		validReport(t, b)
-		r.report = &jail.Report{}
+		r.report = &report.Report{}
 		if err := json.Unmarshal(b, r.report); err != nil {
 			t.Fatalf("report is not valid JSON: %v\n%s", err, b)
 		}
@@ -115,7 +115,7 @@ func (r result) String() string {
 	return fmt.Sprintf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 }
 
-func wantStatus(t *testing.T, r result, status jail.Status, code int) {
+func wantStatus(t *testing.T, r result, status report.Status, code int) {
 	t.Helper()
 	if r.report == nil {
 		t.Fatalf("no report written; %v", r)

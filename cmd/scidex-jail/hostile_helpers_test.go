@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scidex/scidex-jail/jail"
+	"github.com/scidex/scidex-jail/jail/report"
 )
 
 // hostileDeadline bounds one hostile run: generous, only so that a jail
@@ -121,7 +121,7 @@ func (h *hostileRun) wantTrue(t *testing.T) {
 			whole[p] = true
 		}
 	}
-	if h.out == "" || h.report.Status == jail.StatusCancelled {
+	if h.out == "" || h.report.Status == report.StatusCancelled {
 		return
 	}
 	collected := map[string]string{}
@@ -140,7 +140,7 @@ func (h *hostileRun) wantTrue(t *testing.T) {
 			t.Errorf("collected %q with sha256 %s, report says %q", p, sum, hashed[p])
 		}
 	}
-	if h.report.Status != jail.StatusDeliveryFailed {
+	if h.report.Status != report.StatusDeliveryFailed {
 		for p := range whole {
 			if _, ok := collected[p]; !ok {
 				t.Errorf("report lists %q as hashed, not in the collect directory", p)
@@ -176,10 +176,10 @@ func (h *hostileRun) paths() []string {
 	return ps
 }
 
-func (h *hostileRun) output(path string) (jail.Output, bool) {
+func (h *hostileRun) output(path string) (report.Output, bool) {
 	i := slices.Index(h.paths(), path)
 	if i < 0 {
-		return jail.Output{}, false
+		return report.Output{}, false
 	}
 	return h.report.Outputs[i], true
 }

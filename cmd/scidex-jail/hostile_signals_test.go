@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/scidex/scidex-jail/jail"
+	"github.com/scidex/scidex-jail/jail/report"
 )
 
 // sparseReady leaves a 1 TiB sparse file and says so on stdout as it exits:
@@ -66,7 +67,7 @@ func TestCancelDuringPostRun(t *testing.T) {
 				t.Fatalf("the jail did not end within %s of %s", hostileDeadline, unix.SignalName(c.sig))
 			}
 			h.finish(t, cmd, err, &bytes.Buffer{}, &errb)
-			wantStatus(t, h.result, jail.StatusCancelled, 128+int(c.sig))
+			wantStatus(t, h.result, report.StatusCancelled, 128+int(c.sig))
 			o, _ := h.output("big.bin")
 			if o.SHA256 != "" || !strings.Contains(o.Skipped, "stopped") {
 				t.Errorf("big.bin = %+v, want it not hashed, saying the work was stopped", o)
@@ -146,7 +147,7 @@ func TestSummaryNeverCostsTheRun(t *testing.T) {
 				t.Fatalf("the jail did not end within %s", hostileDeadline)
 			}
 			h.finish(t, cmd, err, &bytes.Buffer{}, &bytes.Buffer{})
-			wantStatus(t, h.result, jail.StatusExitNonzero, 3)
+			wantStatus(t, h.result, report.StatusExitNonzero, 3)
 		})
 	}
 }

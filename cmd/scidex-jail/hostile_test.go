@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/scidex/scidex-jail/internal/testutil"
-	"github.com/scidex/scidex-jail/jail"
+	"github.com/scidex/scidex-jail/jail/report"
 )
 
 // hostileCases are run directories an analysis can leave for the trusted
@@ -22,10 +22,10 @@ var hostileCases = []struct {
 	script  string
 	extra   []string
 	collect bool
-	status  jail.Status
+	status  report.Status
 	check   func(t *testing.T, h *hostileRun)
 }{
-	{"sparse 1 TiB", testutil.HostileScripts["sparse"], nil, true, jail.StatusOutputLimit, func(t *testing.T, h *hostileRun) {
+	{"sparse 1 TiB", testutil.HostileScripts["sparse"], nil, true, report.StatusOutputLimit, func(t *testing.T, h *hostileRun) {
 		o, _ := h.output("big.bin")
 		if o.Size != 1<<40 || o.SHA256 != "" || !strings.Contains(o.Skipped, "one file") {
 			t.Errorf("big.bin = %+v, want its 1 TiB listed, not hashed, the one-file budget named", o)
@@ -34,7 +34,7 @@ var hostileCases = []struct {
 			t.Errorf("notes = %q, want the budget, the entry and its size", n)
 		}
 	}},
-	{"many small files", testutil.HostileScripts["many"], nil, false, jail.StatusOutputLimit, func(t *testing.T, h *hostileRun) {
+	{"many small files", testutil.HostileScripts["many"], nil, false, report.StatusOutputLimit, func(t *testing.T, h *hostileRun) {
 		if n := len(h.report.Outputs); n > 10_000 || n < 5_000 {
 			t.Errorf("%d outputs listed, want the entry budget's worth (at most 10000)", n)
 		}
@@ -42,7 +42,7 @@ var hostileCases = []struct {
 			t.Errorf("report is %d bytes, want it bounded by the entry budget (< 4 MiB)", h.reportSz)
 		}
 	}},
-	{"10000 nested directories", testutil.HostileScripts["deep"], nil, false, jail.StatusOutputLimit, func(t *testing.T, h *hostileRun) {
+	{"10000 nested directories", testutil.HostileScripts["deep"], nil, false, report.StatusOutputLimit, func(t *testing.T, h *hostileRun) {
 		if h.reportSz > 8<<20 {
 			t.Errorf("report is %d bytes, want it bounded by the entry budget (< 8 MiB)", h.reportSz)
 		}
@@ -50,7 +50,7 @@ var hostileCases = []struct {
 			t.Errorf("notes = %q, want the entry budget named", h.report.CompletionNotes)
 		}
 	}},
-	{"files under 100 nested 255-byte directories", testutil.HostileScripts["longdirs"], nil, false, jail.StatusOutputLimit, func(t *testing.T, h *hostileRun) {
+	{"files under 100 nested 255-byte directories", testutil.HostileScripts["longdirs"], nil, false, report.StatusOutputLimit, func(t *testing.T, h *hostileRun) {
 		ps := h.paths()
 		if len(ps) < 100 || len(ps[0]) != 255 || !strings.HasPrefix(ps[99], ps[0]+"/") {
 			t.Errorf("paths %d, first %d bytes: want the 100 directories listed exactly, then the budget", len(ps), len(ps[0]))
@@ -59,13 +59,13 @@ var hostileCases = []struct {
 			t.Errorf("report is %d bytes, want it bounded by the entry budget", h.reportSz)
 		}
 	}},
-	{"names not UTF-8 and 255 bytes", testutil.HostileScripts["names"], nil, true, jail.StatusOK, func(t *testing.T, h *hostileRun) {
+	{"names not UTF-8 and 255 bytes", testutil.HostileScripts["names"], nil, true, report.StatusOK, func(t *testing.T, h *hostileRun) {
 		want := []string{"a.txt", "d\xff", "d\xff/in", strings.Repeat("n", 255), "z.txt"}
 		if got := h.paths(); strings.Join(got, "|") != strings.Join(want, "|") {
 			t.Errorf("paths = %q, want %q exactly", got, want)
 		}
 	}},
-	{"FIFOs, sockets, device-looking entries", testutil.HostileScripts["specials"], nil, true, jail.StatusOK, func(t *testing.T, h *hostileRun) {
+	{"FIFOs, sockets, device-looking entries", testutil.HostileScripts["specials"], nil, true, report.StatusOK, func(t *testing.T, h *hostileRun) {
 		for _, p := range []string{"fifo", "sock", "null", "zero"} {
 			if o, ok := h.output(p); !ok || o.Type == "file" || o.SHA256 != "" {
 				t.Errorf("%s = %+v (listed %v), want listed, never opened", p, o, ok)
@@ -75,7 +75,7 @@ var hostileCases = []struct {
 			t.Errorf("keep.txt = %+v, want hashed", o)
 		}
 	}},
-	{"unreadable and unenterable entries", testutil.HostileScripts["unreadable"], nil, false, jail.StatusOK, func(t *testing.T, h *hostileRun) {
+	{"unreadable and unenterable entries", testutil.HostileScripts["unreadable"], nil, false, report.StatusOK, func(t *testing.T, h *hostileRun) {
 		secret, _ := h.output("secret")
 		locked, _ := h.output("locked")
 		if !h.rootless {
@@ -92,7 +92,7 @@ var hostileCases = []struct {
 			t.Errorf("z.txt not listed: an unreadable entry ended the listing")
 		}
 	}},
-	{"200 hard links to a 32 MiB file", testutil.HostileScripts["links"], []string{"--disk", "64M"}, true, jail.StatusOutputLimit, func(t *testing.T, h *hostileRun) {
+	{"200 hard links to a 32 MiB file", testutil.HostileScripts["links"], []string{"--disk", "64M"}, true, report.StatusOutputLimit, func(t *testing.T, h *hostileRun) {
 		hashed := 0
 		for _, o := range h.report.Outputs {
 			if o.SHA256 != "" {
@@ -103,7 +103,7 @@ var hostileCases = []struct {
 			t.Errorf("%d links hashed, notes %q: want 2 (64 MiB at apparent size) and the budget named", hashed, h.report.CompletionNotes)
 		}
 	}},
-	{"10000 links with 4000-byte targets", testutil.HostileScripts["longlinks"], nil, false, jail.StatusOutputLimit, func(t *testing.T, h *hostileRun) {
+	{"10000 links with 4000-byte targets", testutil.HostileScripts["longlinks"], nil, false, report.StatusOutputLimit, func(t *testing.T, h *hostileRun) {
 		if h.reportSz > 24<<20 {
 			t.Errorf("report is %d bytes, want it bounded by the entry budget (< 24 MiB)", h.reportSz)
 		}
@@ -114,7 +114,7 @@ var hostileCases = []struct {
 			}
 		}
 	}},
-	{"symlinks to the host", testutil.HostileScripts["links_out"], nil, true, jail.StatusOK, func(t *testing.T, h *hostileRun) {
+	{"symlinks to the host", testutil.HostileScripts["links_out"], nil, true, report.StatusOK, func(t *testing.T, h *hostileRun) {
 		for p, target := range map[string]string{"shadow": "/etc/shadow", "root": "/", "p1": "/proc/1/root"} {
 			if o, ok := h.output(p); !ok || o.Type != "symlink" || o.Target != target {
 				t.Errorf("%s = %+v, want a symlink to %s, not followed", p, o, target)
@@ -133,8 +133,8 @@ func TestHostileOutputs(t *testing.T) {
 				if h.report.Status != c.status {
 					t.Fatalf("status %s, want %s; %v", h.report.Status, c.status, h)
 				}
-				if c.status == jail.StatusOutputLimit && (h.code != jail.ExitOutputLimit || h.report.AnalysisStatus != jail.StatusOK) {
-					t.Errorf("exit %d, analysis_status %q: want %d and the analysis' own ok kept", h.code, h.report.AnalysisStatus, jail.ExitOutputLimit)
+				if c.status == report.StatusOutputLimit && (h.code != report.ExitOutputLimit || h.report.AnalysisStatus != report.StatusOK) {
+					t.Errorf("exit %d, analysis_status %q: want %d and the analysis' own ok kept", h.code, h.report.AnalysisStatus, report.ExitOutputLimit)
 				}
 				if c.check != nil {
 					c.check(t, h)
@@ -152,7 +152,7 @@ func TestOutputTimeBudget(t *testing.T) {
 	for _, m := range modes {
 		t.Run(m.name, func(t *testing.T) {
 			h := runHostile(t, m.rootless, true, []string{"--output-bytes", "none", "--output-file-bytes", "none", "--output-time", "1s"}, testutil.HostileScripts["sparse"])
-			wantStatus(t, h.result, jail.StatusOutputLimit, jail.ExitOutputLimit)
+			wantStatus(t, h.result, report.StatusOutputLimit, report.ExitOutputLimit)
 			if n := h.report.CompletionNotes; !strings.Contains(n, "post-run time budget (1s)") {
 				t.Errorf("notes = %q, want the post-run time budget named", n)
 			}
@@ -189,7 +189,7 @@ func TestCancelDuringAnalysisBoundsPostRun(t *testing.T) {
 		t.Fatalf("the jail did not end within %s of SIGTERM", hostileDeadline)
 	}
 	h.finish(t, cmd, err, &bytes.Buffer{}, &bytes.Buffer{})
-	if h.report.Status != jail.StatusCancelled {
+	if h.report.Status != report.StatusCancelled {
 		t.Fatalf("status %s, want cancelled; %v", h.report.Status, h)
 	}
 	if o, _ := h.output("big.bin"); o.SHA256 != "" || !strings.Contains(o.Skipped, "stopped") {

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/scidex/scidex-jail/internal/testutil"
-	"github.com/scidex/scidex-jail/jail"
+	"github.com/scidex/scidex-jail/jail/report"
 )
 
 // TestInitProgram: the jail runs the init found by its fixed rule (beside
@@ -69,16 +69,16 @@ func TestInitProgram(t *testing.T) {
 			}
 			if b, err := os.ReadFile(rep); err == nil {
 				validReport(t, b)
-				r.report = &jail.Report{}
+				r.report = &report.Report{}
 				if err := json.Unmarshal(b, r.report); err != nil {
 					t.Fatalf("report: %v\n%s", err, b)
 				}
 			}
 			if c.want == "" {
-				wantStatus(t, r, jail.StatusOK, 0)
+				wantStatus(t, r, report.StatusOK, 0)
 				return
 			}
-			wantStatus(t, r, jail.StatusSetupError, 125)
+			wantStatus(t, r, report.StatusSetupError, 125)
 			se := r.report.SetupError
 			if se == nil || se.Stage != "init" || !strings.Contains(se.Message, c.want) || !strings.Contains(se.Message, "scidex-jail-init") {
 				t.Errorf("setup error = %+v, want stage init naming scidex-jail-init and %q", se, c.want)

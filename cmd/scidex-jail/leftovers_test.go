@@ -9,11 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scidex/scidex-jail/jail/report"
 	"github.com/scidex/scidex-jail/jail/runfiles"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/scidex/scidex-jail/jail"
 )
 
 // gc runs `scidex-jail gc` and returns what it printed.
@@ -55,14 +54,14 @@ func TestSweepDeadRunOfAnotherID(t *testing.T) {
 	requireRoot(t)
 	root := tmpRoot(t)
 	r := runJail(t, runOpts{}, "run", "--id", "kept", "--tmp-root", root, "--keep", "--", "/bin/sh", "-c", "echo k > k.txt")
-	wantStatus(t, r, jail.StatusOK, 0)
+	wantStatus(t, r, report.StatusOK, 0)
 	dead := killedRun(t, root, "dead1")
 
 	// The runs above swept (or skipped, just after one that did); the next
 	// one that starts an interval later sweeps.
 	time.Sleep(runfiles.SweepInterval)
 	r = runJail(t, runOpts{}, "run", "--id", "other", "--tmp-root", root, "--", "/bin/true")
-	wantStatus(t, r, jail.StatusOK, 0)
+	wantStatus(t, r, report.StatusOK, 0)
 	if _, err := os.Lstat(dead); !os.IsNotExist(err) {
 		t.Errorf("dead run's directory %s still there after a run with another ID (lstat: %v)", dead, err)
 	}

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/scidex/scidex-jail/internal/testutil"
-	"github.com/scidex/scidex-jail/jail"
+	"github.com/scidex/scidex-jail/jail/report"
 )
 
 func TestTimeoutKillsWholeTree(t *testing.T) {
@@ -26,7 +26,7 @@ func TestTimeoutKillsWholeTree(t *testing.T) {
 	// a child, a grandchild and a detached background process go with it.
 	script := fmt.Sprintf(`trap '' TERM; sleep %[1]s & sh -c 'sleep %[1]s' & (setsid sleep %[1]s &); sleep %[1]s`, m)
 	r := runJail(t, runOpts{}, "run", "--id", "timeout", "--tmp-root", tmpRoot(t), "--timeout", "1s", "--grace", "500ms", "--", "/bin/sh", "-c", script)
-	wantStatus(t, r, jail.StatusTimeout, 128+9)
+	wantStatus(t, r, report.StatusTimeout, 128+9)
 	waitGone(t, m, 0)
 	if !strings.Contains(r.report.CompletionNotes, "timeout") {
 		t.Errorf("completion notes %q do not say timeout", r.report.CompletionNotes)
@@ -37,7 +37,7 @@ func TestTimeoutTermEndsPoliteTarget(t *testing.T) {
 	requireRoot(t)
 	r := runJail(t, runOpts{}, "run", "--id", "polite", "--tmp-root", tmpRoot(t), "--timeout", "300ms", "--grace", "30s", "--", "/bin/sh", "-c",
 		`trap 'echo got-term; exit 7' TERM; while :; do sleep 0.05; done`)
-	wantStatus(t, r, jail.StatusTimeout, 7)
+	wantStatus(t, r, report.StatusTimeout, 7)
 	if !strings.Contains(r.stdout, "got-term") {
 		t.Errorf("stdout = %q, want the target's TERM handler to have run", r.stdout)
 	}
@@ -76,14 +76,14 @@ func TestSignalsForwarded(t *testing.T) {
 	requireRoot(t)
 	cases := []struct {
 		sig    syscall.Signal
-		status jail.Status
+		status report.Status
 	}{
-		{syscall.SIGTERM, jail.StatusCancelled},
-		{syscall.SIGINT, jail.StatusCancelled},
-		{syscall.SIGHUP, jail.StatusCancelled},
-		{syscall.SIGUSR1, jail.StatusExitNonzero},
-		{syscall.SIGUSR2, jail.StatusExitNonzero},
-		{syscall.SIGQUIT, jail.StatusExitNonzero},
+		{syscall.SIGTERM, report.StatusCancelled},
+		{syscall.SIGINT, report.StatusCancelled},
+		{syscall.SIGHUP, report.StatusCancelled},
+		{syscall.SIGUSR1, report.StatusExitNonzero},
+		{syscall.SIGUSR2, report.StatusExitNonzero},
+		{syscall.SIGQUIT, report.StatusExitNonzero},
 	}
 	for _, c := range cases {
 		t.Run(c.sig.String(), func(t *testing.T) {
@@ -123,7 +123,7 @@ func TestSignalToInitForwarded(t *testing.T) {
 			in.Write([]byte("go\n"))
 			r := finishJail(t, cmd, cmd.Wait(), rep, out, errb)
 			in.Close()
-			wantStatus(t, r, jail.StatusExitNonzero, 9)
+			wantStatus(t, r, report.StatusExitNonzero, 9)
 			if !strings.Contains(r.stdout, "got-"+sig) {
 				t.Errorf("stdout = %q, want the target to have got SIG%s back from PID 1", r.stdout, sig)
 			}
@@ -184,7 +184,7 @@ func TestCancelThenKillAfterGrace(t *testing.T) {
 		fmt.Sprintf(`trap '' TERM; sleep %s & echo ready; wait`, m))
 	cmd.Process.Signal(syscall.SIGTERM)
 	r := wait()
-	wantStatus(t, r, jail.StatusCancelled, 128+9)
+	wantStatus(t, r, report.StatusCancelled, 128+9)
 	waitGone(t, m, 0)
 	if got := entries(t, root); len(got) != 0 {
 		t.Errorf("tmp-root after a cancelled run holds %v, want nothing", got)
@@ -219,7 +219,7 @@ func TestJailSIGKILLLeavesNothing(t *testing.T) {
 	if left := leavesOf(t, "sigkill"); len(left) != 0 {
 		t.Errorf("cgroup leaves of the killed run left after the next run: %v", left)
 	}
-	wantStatus(t, r, jail.StatusOK, 0)
+	wantStatus(t, r, report.StatusOK, 0)
 	if len(r.report.Warnings) == 0 || !strings.Contains(strings.Join(r.report.Warnings, " "), "leftover") {
 		t.Errorf("warnings = %q, want one about the removed leftover", r.report.Warnings)
 	}
@@ -232,7 +232,7 @@ func TestRunDirectoryLifecycle(t *testing.T) {
 	requireRoot(t)
 	root := tmpRoot(t)
 	r := runJail(t, runOpts{}, "run", "--id", "life", "--tmp-root", root, "--", "/bin/sh", "-c", "echo data > out.txt; mkdir sub; echo x > sub/y")
-	wantStatus(t, r, jail.StatusOK, 0)
+	wantStatus(t, r, report.StatusOK, 0)
 	if got := entries(t, root); len(got) != 0 {
 		t.Errorf("tmp-root after the run holds %v, want nothing", got)
 	}
@@ -246,7 +246,7 @@ func TestRunDirectoryLifecycle(t *testing.T) {
 	}
 
 	r = runJail(t, runOpts{}, "run", "--id", "kept", "--tmp-root", root, "--keep", "--", "/bin/sh", "-c", "echo k > kept.txt")
-	wantStatus(t, r, jail.StatusOK, 0)
+	wantStatus(t, r, report.StatusOK, 0)
 	dir := filepath.Join(root, "scidex-analysis-kept")
 	if b, err := os.ReadFile(filepath.Join(dir, "kept.txt")); err != nil || string(b) != "k\n" {
 		t.Errorf("with --keep, kept.txt = %q, %v; want \"k\\n\"", b, err)
@@ -258,7 +258,7 @@ func TestRunDirectoryLifecycle(t *testing.T) {
 	// A kept directory is a leftover for the next run with that ID: it is
 	// not locked, so it is cleaned up and the run goes ahead.
 	r = runJail(t, runOpts{}, "run", "--id", "kept", "--tmp-root", root, "--", "/bin/sh", "-c", "ls")
-	wantStatus(t, r, jail.StatusOK, 0)
+	wantStatus(t, r, report.StatusOK, 0)
 	if r.stdout != "" {
 		t.Errorf("a fresh run directory holds %q, want nothing", r.stdout)
 	}
@@ -309,7 +309,7 @@ func TestTargetSymlinksNotFollowed(t *testing.T) {
 	collectDir := filepath.Join(t.TempDir(), "collected")
 	script := fmt.Sprintf("ln -s %s dirlink; ln -s %s filelink; ln -s /etc/passwd passwd; echo ok > real.txt", victim, secret)
 	r := runJail(t, runOpts{}, "run", "--id", "links", "--tmp-root", root, "--collect", collectDir, "--", "/bin/sh", "-c", script)
-	wantStatus(t, r, jail.StatusOK, 0)
+	wantStatus(t, r, report.StatusOK, 0)
 	if b, err := os.ReadFile(secret); err != nil || string(b) != "host secret" {
 		t.Errorf("after cleanup the link target = %q, %v; want untouched", b, err)
 	}
@@ -338,7 +338,7 @@ func TestConcurrentDuplicateRefused(t *testing.T) {
 	}
 	cmd.Process.Signal(syscall.SIGTERM)
 	first := wait()
-	wantStatus(t, first, jail.StatusCancelled, 128+15)
+	wantStatus(t, first, report.StatusCancelled, 128+15)
 }
 
 func TestParallelRuns(t *testing.T) {

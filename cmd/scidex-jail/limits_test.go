@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scidex/scidex-jail/jail"
+	"github.com/scidex/scidex-jail/jail/report"
 )
 
 // TestLimitsRefusedUpFront: values that would switch a limit off by
@@ -74,7 +74,7 @@ func TestLimitsNoneReported(t *testing.T) {
 	requireRoot(t)
 	id := runID(t, "none")
 	r := runJail(t, runOpts{}, "run", "--id", id, "--tmp-root", tmpRoot(t), "--pids", "none", "--cpus", "none", "--timeout", "none", "--", "/bin/true")
-	wantStatus(t, r, jail.StatusOK, 0)
+	wantStatus(t, r, report.StatusOK, 0)
 	l := r.report.Limits
 	for _, n := range []string{"pids", "cpus", "timeout"} {
 		if !slices.Contains(l.None, n) {
@@ -114,7 +114,7 @@ func TestReadOnlyPathsNormalised(t *testing.T) {
 		"/bin/cat", filepath.Join(want, "f.txt"))
 	cmd.Dir = cwd
 	r := finishJail(t, cmd, cmd.Run(), rep, out, errb)
-	wantStatus(t, r, jail.StatusOK, 0)
+	wantStatus(t, r, report.StatusOK, 0)
 	if r.stdout != "seen" {
 		t.Errorf("reading the resolved path inside: %q, want \"seen\"", r.stdout)
 	}

@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/scidex/scidex-jail/jail"
+	"github.com/scidex/scidex-jail/jail/report"
 )
 
 // limitsScript prints what the analysis sees of its limits, one key=value
@@ -74,7 +74,7 @@ func TestSeesOwnLimits(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			args := append([]string{"run", "--id", "limits", "--tmp-root", tmpRoot(t)}, c.flags...)
 			r := runJail(t, runOpts{}, append(args, "--", "/bin/sh", "-c", limitsScript)...)
-			wantStatus(t, r, jail.StatusOK, 0)
+			wantStatus(t, r, report.StatusOK, 0)
 			got := map[string]string{}
 			for _, line := range strings.Split(r.stdout, "\n") {
 				if k, v, ok := strings.Cut(line, "="); ok {
@@ -131,7 +131,7 @@ func TestSuiteSizesItself(t *testing.T) {
 			script := `cat > test_sizing.py && python3 -m pytest -p no:cacheprovider -q -rs test_sizing.py`
 			r := runJail(t, runOpts{stdin: sizingSuite}, "run", "--id", "sizing", "--tmp-root", tmpRoot(t),
 				"--memory", c.memory, "--disk", "1M", "--cpus", "1", "--", "/bin/sh", "-c", script)
-			wantStatus(t, r, jail.StatusOK, 0)
+			wantStatus(t, r, report.StatusOK, 0)
 			if !strings.Contains(r.stdout, c.want) {
 				t.Errorf("pytest with --memory %s: want %q in its summary\n%s", c.memory, c.want, r)
 			}
@@ -160,7 +160,7 @@ func TestRootlessLimitsAndScratch(t *testing.T) {
 	out, _ := cmd.Output()
 	r := finishJail(t, cmd, nil, rep, nil, nil)
 	r.code, r.stdout = cmd.ProcessState.ExitCode(), string(out)
-	wantStatus(t, r, jail.StatusOK, 0)
+	wantStatus(t, r, report.StatusOK, 0)
 	host := strconv.Itoa(runtime.NumCPU())
 	for _, line := range []string{"memtotal=" + strconv.FormatInt(hostMemKB(t, "MemTotal"), 10), "nproc=" + host, "cpu_count=" + host, "memlimit="} {
 		if !strings.Contains(r.stdout, line+"\n") {

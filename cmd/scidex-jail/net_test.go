@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/scidex/scidex-jail/jail"
+	"github.com/scidex/scidex-jail/jail/report"
 	"github.com/scidex/scidex-jail/seccomp"
 )
 
@@ -51,7 +51,7 @@ func netRunProbesIn(t *testing.T, tmp, id string, args []string, cases []netProb
 	full := append([]string{"run", "--id", id, "--tmp-root", tmp}, args...)
 	full = append(append(full, "--"), netProbeArgv(t, cases)...)
 	r := netRunBounded(t, runOpts{}, full...)
-	wantStatus(t, r, jail.StatusOK, 0)
+	wantStatus(t, r, report.StatusOK, 0)
 	return netProbeResults(t, r.stdout), r
 }
 
@@ -97,7 +97,7 @@ func TestNetPostgresUnreachable(t *testing.T) {
 			args := append([]string{"run", "--id", "psql", "--tmp-root", tmpRoot(t)}, m.args...)
 			args = append(args, "--", "/bin/sh", "-c", script, pgPsql, pgTCPConn, pgSockDSN)
 			r = netRunBounded(t, runOpts{}, args...)
-			wantStatus(t, r, jail.StatusOK, 0)
+			wantStatus(t, r, report.StatusOK, 0)
 			for _, w := range []struct{ what, re string }{
 				{"exit of psql over TCP", `(?m)^tcp-exit=2$`},
 				{"exit of psql over the unix socket", `(?m)^unix-exit=2$`},

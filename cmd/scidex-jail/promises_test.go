@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/scidex/scidex-jail/jail"
 	"github.com/scidex/scidex-jail/jail/promise"
+	"github.com/scidex/scidex-jail/jail/report"
 	"github.com/scidex/scidex-jail/landlock"
 )
 
@@ -112,7 +112,7 @@ func TestPromisesDefaultProfile(t *testing.T) {
 	root := tmpRoot(t)
 	r := runJail(t, runOpts{}, "run", "--id", "promises", "--tmp-root", root, "--", "/bin/true")
 	if abi == 0 {
-		wantStatus(t, r, jail.StatusSetupError, 125)
+		wantStatus(t, r, report.StatusSetupError, 125)
 		se := r.report.SetupError
 		for _, want := range []string{"promise fs_write", "mount view", "missing landlock fs", "--allow-degraded landlock"} {
 			if se == nil || !strings.Contains(se.Message, want) {
@@ -126,7 +126,7 @@ func TestPromisesDefaultProfile(t *testing.T) {
 			t.Errorf("stderr %q does not name the promise", r.stderr)
 		}
 		r = runJail(t, runOpts{}, "run", "--id", "promises", "--tmp-root", root, "--allow-degraded", "landlock", "--", "/bin/true")
-		wantStatus(t, r, jail.StatusOK, 0)
+		wantStatus(t, r, report.StatusOK, 0)
 		checkPromiseReport(t, r, abi)
 		deg := strings.Join(r.report.Enforced.Degraded, "\n")
 		for _, p := range []string{"fs_write", "fs_read"} {
@@ -139,7 +139,7 @@ func TestPromisesDefaultProfile(t *testing.T) {
 		}
 		return
 	}
-	wantStatus(t, r, jail.StatusOK, 0)
+	wantStatus(t, r, report.StatusOK, 0)
 	checkPromiseReport(t, r, abi)
 	if d := r.report.Enforced.Degraded; len(d) != 0 {
 		t.Errorf("enforced.degraded = %q, want none: every promise holds with its required layers on ABI %d", d, abi)
@@ -182,10 +182,10 @@ func TestPromisesProfileRequiresMore(t *testing.T) {
 	cfg := writeProfiles(t, root, `{"profiles": {"strict": {"require_layers": {"signals_out": 2, "abstract_sockets_out": 2}}}}`)
 	r = runJail(t, runOpts{}, "run", "--id", "strict", "--config", cfg, "--profile", "strict", "--tmp-root", root, "--", "/bin/true")
 	if abi >= 6 {
-		wantStatus(t, r, jail.StatusOK, 0)
+		wantStatus(t, r, report.StatusOK, 0)
 		return
 	}
-	wantStatus(t, r, jail.StatusSetupError, 125)
+	wantStatus(t, r, report.StatusSetupError, 125)
 	if se := r.report.SetupError; se == nil || !strings.Contains(se.Message, "promise signals_out") || !strings.Contains(se.Message, "2 required") {
 		t.Errorf("setup error = %+v, want it to name promise signals_out and 2 required", se)
 	}
@@ -244,7 +244,7 @@ func netModeRefusedHere(t *testing.T, m netMode) bool {
 		return false
 	}
 	r := runJail(t, runOpts{}, append(append([]string{"run", "--id", "host-refused", "--tmp-root", tmpRoot(t)}, m.args...), "--", "/bin/true")...)
-	wantStatus(t, r, jail.StatusSetupError, 125)
+	wantStatus(t, r, report.StatusSetupError, 125)
 	if se := r.report.SetupError; se == nil || !strings.Contains(se.Message, "promise abstract_sockets_out") || !strings.Contains(se.Message, "--allow-degraded landlock") {
 		t.Errorf("net host on Landlock ABI %d: setup error = %+v, want the promise abstract_sockets_out and the opt-in named", abi, se)
 	}

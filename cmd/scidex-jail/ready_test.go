@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scidex/scidex-jail/jail"
+	"github.com/scidex/scidex-jail/jail/report"
 )
 
 // TestReadyFD: the --ready-fd byte comes once the jail handles its signals
@@ -43,7 +43,7 @@ func TestReadyFD(t *testing.T) {
 	}
 	cmd.Process.Signal(syscall.SIGTERM)
 	res := finishJail(t, cmd, cmd.Wait(), rep, out, errb)
-	wantStatus(t, res, jail.StatusCancelled, 128+int(syscall.SIGTERM))
+	wantStatus(t, res, report.StatusCancelled, 128+int(syscall.SIGTERM))
 	if es := entries(t, root); len(es) != 0 {
 		t.Errorf("tmp-root holds %v after the run, want nothing", es)
 	}
@@ -102,7 +102,7 @@ func TestSignalWindow(t *testing.T) {
 				died++
 			} else {
 				res := finishJail(t, cmd, err, rep, out, errb)
-				wantStatus(t, res, jail.StatusCancelled, 128+int(syscall.SIGTERM))
+				wantStatus(t, res, report.StatusCancelled, 128+int(syscall.SIGTERM))
 			}
 			if es := entries(t, root); len(es) != 0 {
 				t.Fatalf("tmp-root holds %v after jail %s, want nothing", es, id)

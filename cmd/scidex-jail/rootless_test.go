@@ -7,7 +7,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/scidex/scidex-jail/jail"
+	"github.com/scidex/scidex-jail/jail/report"
 )
 
 // TestRootlessRun runs the jail as an unprivileged user: namespaces, the
@@ -39,7 +39,7 @@ except OSError as e:
 	r := finishJail(t, cmd, nil, rep, nil, nil)
 	r.code = cmd.ProcessState.ExitCode()
 	r.stdout = string(out)
-	wantStatus(t, r, jail.StatusDiskLimit, 1)
+	wantStatus(t, r, report.StatusDiskLimit, 1)
 	if !strings.Contains(r.stdout, "1000\n") || !strings.Contains(r.stdout, "errno 28") {
 		t.Errorf("stdout = %q, want uid 1000 inside and ENOSPC (28) at the budget", r.stdout)
 	}

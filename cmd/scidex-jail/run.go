@@ -11,6 +11,7 @@ import (
 
 	"github.com/scidex/scidex-jail/cmd/scidex-jail/internal/earlysig"
 	"github.com/scidex/scidex-jail/jail"
+	"github.com/scidex/scidex-jail/jail/report"
 )
 
 // runCmd is `scidex-jail run`. Limits left out come from the profile.
@@ -124,7 +125,7 @@ func (c *runCmd) Run() error {
 	if summary != nil {
 		msg = []byte(rep.Summary() + "\n")
 	}
-	if rep.Status == jail.StatusDeliveryFailed {
+	if rep.Status == report.StatusDeliveryFailed {
 		// The report may not have reached --report at all: the caller
 		// gets it in full here, on stderr when it asked for no summary.
 		b, _ := json.MarshalIndent(rep, "", "  ")

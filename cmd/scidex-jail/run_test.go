@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/scidex/scidex-jail/jail"
+	"github.com/scidex/scidex-jail/jail/report"
 )
 
 func TestExitAndSignalPassthrough(t *testing.T) {
@@ -18,15 +19,15 @@ func TestExitAndSignalPassthrough(t *testing.T) {
 	cases := []struct {
 		name   string
 		script string
-		status jail.Status
+		status report.Status
 		code   int
 		signal string
 	}{
-		{"exit zero", "exit 0", jail.StatusOK, 0, ""},
-		{"exit three", "exit 3", jail.StatusExitNonzero, 3, ""},
-		{"exit 255", "exit 255", jail.StatusExitNonzero, 255, ""},
-		{"SIGSEGV", "kill -SEGV $$", jail.StatusSignaled, 128 + 11, "SIGSEGV"},
-		{"SIGKILL", "kill -KILL $$", jail.StatusSignaled, 128 + 9, "SIGKILL"},
+		{"exit zero", "exit 0", report.StatusOK, 0, ""},
+		{"exit three", "exit 3", report.StatusExitNonzero, 3, ""},
+		{"exit 255", "exit 255", report.StatusExitNonzero, 255, ""},
+		{"SIGSEGV", "kill -SEGV $$", report.StatusSignaled, 128 + 11, "SIGSEGV"},
+		{"SIGKILL", "kill -KILL $$", report.StatusSignaled, 128 + 9, "SIGKILL"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -43,19 +44,19 @@ func TestCommandNotFoundOrNotExecutable(t *testing.T) {
 	requireRoot(t)
 	root := tmpRoot(t)
 	r := runJail(t, runOpts{}, "run", "--id", "nf", "--tmp-root", root, "--", "no-such-command-xyz")
-	wantStatus(t, r, jail.StatusSetupError, 127)
+	wantStatus(t, r, report.StatusSetupError, 127)
 	if r.report.SetupError == nil || r.report.SetupError.Stage != "exec" {
 		t.Errorf("setup error = %+v, want stage exec", r.report.SetupError)
 	}
 	r = runJail(t, runOpts{}, "run", "--id", "nx", "--tmp-root", root, "--", "/etc/hostname")
-	wantStatus(t, r, jail.StatusSetupError, 126)
+	wantStatus(t, r, report.StatusSetupError, 126)
 }
 
 func TestStdioPassthrough(t *testing.T) {
 	requireRoot(t)
 	r := runJail(t, runOpts{stdin: "line from stdin\n"}, "run", "--id", "stdio", "--tmp-root", tmpRoot(t), "--",
 		"/bin/sh", "-c", "read x; echo \"out:$x\"; echo err-text >&2")
-	wantStatus(t, r, jail.StatusOK, 0)
+	wantStatus(t, r, report.StatusOK, 0)
 	if r.stdout != "out:line from stdin\n" {
 		t.Errorf("stdout = %q, want %q", r.stdout, "out:line from stdin\n")
 	}
@@ -68,7 +69,7 @@ func TestArgsPassedUntouched(t *testing.T) {
 	requireRoot(t)
 	args := []string{"--id", "--not-a-flag", "two words", "", "*", "$HOME"}
 	r := runJail(t, runOpts{}, append([]string{"run", "--id", "args", "--tmp-root", tmpRoot(t), "--", "/usr/bin/printf", "[%s]"}, args...)...)
-	wantStatus(t, r, jail.StatusOK, 0)
+	wantStatus(t, r, report.StatusOK, 0)
 	want := "[--id][--not-a-flag][two words][][*][$HOME]"
 	if r.stdout != want {
 		t.Errorf("stdout = %q, want %q", r.stdout, want)
@@ -98,7 +99,7 @@ touch owned-by-me
 `
 	r := runJail(t, runOpts{env: []string{"HOST_SECRET=s3cret"}, extra: []*os.File{leak, leak, leak}},
 		"run", "--id", "iso", "--tmp-root", root, "--keep", "--disk", "0", "--env", "MY_VAR=hello", "--", "/bin/sh", "-c", script)
-	wantStatus(t, r, jail.StatusOK, 0)
+	wantStatus(t, r, report.StatusOK, 0)
 	dir := filepath.Join(root, "scidex-analysis-iso")
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	got := map[string]string{}
@@ -157,7 +158,7 @@ func TestZombiesReaped(t *testing.T) {
 	script := `for i in 1 2 3 4 5; do (sleep 0.05 &) ; done; sleep 0.5
 z=0; for s in /proc/[0-9]*/stat; do case "$(cut -d' ' -f3 "$s" 2>/dev/null)" in Z) z=$((z+1));; esac; done; echo zombies=$z`
 	r := runJail(t, runOpts{}, "run", "--id", "zombie", "--tmp-root", tmpRoot(t), "--", "/bin/sh", "-c", script)
-	wantStatus(t, r, jail.StatusOK, 0)
+	wantStatus(t, r, report.StatusOK, 0)
 	if !strings.Contains(r.stdout, "zombies=0") {
 		t.Errorf("inside the jail: %s, want zombies=0", r.stdout)
 	}
@@ -168,7 +169,7 @@ func TestBackgroundKilledWhenTargetExits(t *testing.T) {
 	m := marker(t)
 	r := runJail(t, runOpts{}, "run", "--id", "bg", "--tmp-root", tmpRoot(t), "--", "/bin/sh", "-c",
 		"sleep "+m+" >/dev/null 2>&1 & (setsid sleep "+m+" >/dev/null 2>&1 &); exit 0")
-	wantStatus(t, r, jail.StatusOK, 0)
+	wantStatus(t, r, report.StatusOK, 0)
 	waitGone(t, m, 0)
 }
 
@@ -188,7 +189,7 @@ func TestPhasesSpanTheRun(t *testing.T) {
 	}
 	reaped := time.Now()
 	r := finishJail(t, cmd, err, rep, out, errb)
-	wantStatus(t, r, jail.StatusOK, 0)
+	wantStatus(t, r, report.StatusOK, 0)
 	ph := r.report.Phases
 	if len(ph) == 0 || ph[0].Name != "startup" || ph[len(ph)-1].Name != "report" {
 		t.Fatalf("phases = %+v, want startup first and report last", ph)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/scidex/scidex-jail/internal/testutil"
 	"github.com/scidex/scidex-jail/jail"
+	"github.com/scidex/scidex-jail/jail/report"
 )
 
 var reportSchema = sync.OnceValues(func() (*testutil.ReportSchema, error) {
@@ -49,18 +50,18 @@ func TestReportSchemaEveryStatus(t *testing.T) {
 	requireRoot(t)
 	py := "/usr/bin/python3"
 	for _, c := range []struct {
-		status jail.Status
+		status report.Status
 		args   []string
 	}{
-		{jail.StatusOK, []string{"--", "/bin/sh", "-c", "echo x > out.txt; ln -s out.txt link; mkdir d"}},
-		{jail.StatusExitNonzero, []string{"--", "/bin/sh", "-c", "exit 3"}},
-		{jail.StatusSignaled, []string{"--", "/bin/sh", "-c", "kill -SEGV $$"}},
-		{jail.StatusTimeout, []string{"--timeout", "300ms", "--grace", "100ms", "--", "/bin/sleep", "10"}},
-		{jail.StatusSetupError, []string{"--", "no-such-command-xyz"}},
-		{jail.StatusOOMKilled, []string{"--memory", "64M", "--disk", "0", "--", py, "-c", "a = bytearray(200 << 20)"}},
-		{jail.StatusPIDsLimit, []string{"--pids", "16", "--", "/bin/sh", "-c", "for i in $(seq 64); do sleep 5 & done; wait"}},
-		{jail.StatusDiskLimit, []string{"--disk", "64K", "--", "/bin/sh", "-c", "head -c 1M /dev/zero > big"}},
-		{jail.StatusOutputLimit, []string{"--output-entries", "16", "--", "/bin/sh", "-c", "for i in $(seq 40); do : > f$i; done"}},
+		{report.StatusOK, []string{"--", "/bin/sh", "-c", "echo x > out.txt; ln -s out.txt link; mkdir d"}},
+		{report.StatusExitNonzero, []string{"--", "/bin/sh", "-c", "exit 3"}},
+		{report.StatusSignaled, []string{"--", "/bin/sh", "-c", "kill -SEGV $$"}},
+		{report.StatusTimeout, []string{"--timeout", "300ms", "--grace", "100ms", "--", "/bin/sleep", "10"}},
+		{report.StatusSetupError, []string{"--", "no-such-command-xyz"}},
+		{report.StatusOOMKilled, []string{"--memory", "64M", "--disk", "0", "--", py, "-c", "a = bytearray(200 << 20)"}},
+		{report.StatusPIDsLimit, []string{"--pids", "16", "--", "/bin/sh", "-c", "for i in $(seq 64); do sleep 5 & done; wait"}},
+		{report.StatusDiskLimit, []string{"--disk", "64K", "--", "/bin/sh", "-c", "head -c 1M /dev/zero > big"}},
+		{report.StatusOutputLimit, []string{"--output-entries", "16", "--", "/bin/sh", "-c", "for i in $(seq 40); do : > f$i; done"}},
 	} {
 		t.Run(string(c.status), func(t *testing.T) {
 			r := runJail(t, runOpts{}, append([]string{"run", "--id", runID(t, "schema"), "--tmp-root", tmpRoot(t)}, c.args...)...)
@@ -69,13 +70,13 @@ func TestReportSchemaEveryStatus(t *testing.T) {
 			}
 		})
 	}
-	t.Run(string(jail.StatusCancelled), func(t *testing.T) {
+	t.Run(string(report.StatusCancelled), func(t *testing.T) {
 		cmd, wait := startJail(t, "run", "--id", runID(t, "schema"), "--tmp-root", tmpRoot(t), "--grace", "200ms", "--",
 			"/bin/sh", "-c", "echo ready; while :; do sleep 1; done")
 		cmd.Process.Signal(syscall.SIGTERM)
-		wantStatus(t, wait(), jail.StatusCancelled, 128+15)
+		wantStatus(t, wait(), report.StatusCancelled, 128+15)
 	})
-	t.Run(string(jail.StatusDeliveryFailed), func(t *testing.T) {
+	t.Run(string(report.StatusDeliveryFailed), func(t *testing.T) {
 		dest := filepath.Join(t.TempDir(), "out")
 		if err := os.Mkdir(dest, 0o755); err != nil {
 			t.Fatal(err)
@@ -83,6 +84,6 @@ func TestReportSchemaEveryStatus(t *testing.T) {
 		_, wait := startJail(t, "run", "--id", runID(t, "schema"), "--tmp-root", tmpRoot(t), "--collect", dest, "--",
 			"/bin/sh", "-c", "echo x > x.txt; echo ready; sleep 0.3")
 		immutable(t, dest)
-		wantStatus(t, wait(), jail.StatusDeliveryFailed, jail.ExitDeliveryFailed)
+		wantStatus(t, wait(), report.StatusDeliveryFailed, report.ExitDeliveryFailed)
 	})
 }

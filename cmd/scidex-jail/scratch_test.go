@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/scidex/scidex-jail/jail"
+	"github.com/scidex/scidex-jail/jail/report"
 )
 
 // scratchScript writes where tools write on their own (HOME, TMPDIR, the
@@ -46,7 +47,7 @@ func TestScratchIsNotOutput(t *testing.T) {
 			root := tmpRoot(t)
 			args := append([]string{"run", "--id", "scratch", "--tmp-root", root}, c.flags...)
 			r := runJail(t, runOpts{}, append(args, "--", "/bin/sh", "-c", scratchScript)...)
-			wantStatus(t, r, jail.StatusOK, 0)
+			wantStatus(t, r, report.StatusOK, 0)
 			for _, line := range []string{
 				"pwd=" + root + "/scidex-analysis-scratch",
 				"home=" + jail.AnalysisHome + " tmpdir=" + jail.ScratchTmp,

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/scidex/scidex-jail/jail"
+	"github.com/scidex/scidex-jail/jail/report"
 )
 
 // TestSummaryDestination: --summary says where the jail's closing line
@@ -37,7 +37,7 @@ func TestSummaryDestination(t *testing.T) {
 				args = append(args, c.flag)
 			}
 			r := runJail(t, runOpts{extra: []*os.File{f}}, append(args, "--", "/bin/sh", "-c", "printf err-text\\\\n >&2")...)
-			wantStatus(t, r, jail.StatusOK, 0)
+			wantStatus(t, r, report.StatusOK, 0)
 			rest, ok := strings.CutPrefix(r.stderr, analysis)
 			if !ok || !strings.HasPrefix(rest, c.wantStderr) || (c.wantStderr == "" && rest != "") {
 				t.Errorf("%s: stderr = %q, want %q then %q", c.flag, r.stderr, analysis, c.wantStderr)
@@ -80,8 +80,8 @@ func TestSummaryNoneKeepsUndeliveredReport(t *testing.T) {
 		"/bin/sh", "-c", "echo x > x.txt; echo ready; sleep 0.3")
 	immutable(t, dest)
 	r := wait()
-	wantStatus(t, r, jail.StatusDeliveryFailed, jail.ExitDeliveryFailed)
-	wantReportOnStderr(t, r, jail.StatusDeliveryFailed)
+	wantStatus(t, r, report.StatusDeliveryFailed, report.ExitDeliveryFailed)
+	wantReportOnStderr(t, r, report.StatusDeliveryFailed)
 	if strings.Contains(r.stderr, "scidex-jail: run id=") {
 		t.Errorf("stderr holds the summary line with --summary=none: %q", r.stderr)
 	}

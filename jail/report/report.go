@@ -1,6 +1,7 @@
-package jail
+package report
 
 import (
+	"github.com/scidex/scidex-jail/jail/internal/protocol"
 	"github.com/scidex/scidex-jail/jail/promise"
 	"github.com/scidex/scidex-jail/jail/runfiles"
 
@@ -114,7 +115,7 @@ type EnforcedReport struct {
 	Mounts       MountReport                         `json:"mounts"`
 	CPUs         string                              `json:"cpus"`     // the CPUs the analysis could run on (a kernel CPU list), as /sys/devices/system/cpu/online showed them
 	Landlock     *LandlockReport                     `json:"landlock"` // null: disabled by --unsafe-disable
-	Seccomp      *SeccompReport                      `json:"seccomp"`  // null: disabled by --unsafe-disable
+	Seccomp      *protocol.Seccomp                   `json:"seccomp"`  // null: disabled by --unsafe-disable
 	Cgroup       *CgroupReport                       `json:"cgroup"`   // null: disabled by --unsafe-disable
 	Promises     map[promise.Promise][]promise.Layer `json:"promises"` // promise -> the layers that hold it on this run
 	Degraded     []string                            `json:"degraded"` // promises holding with fewer layers than required (explicit opt-in only)
@@ -141,8 +142,8 @@ type Phase struct {
 
 // SetupError says which stage failed before the target ran.
 type SetupError struct {
-	Stage   Stage  `json:"stage"` // one of Stages()
-	Message string `json:"message"`
+	Stage   protocol.Stage `json:"stage"` // one of protocol.Stages()
+	Message string         `json:"message"`
 }
 
 // Output is one entry left in the run directory (runfiles.Output).
@@ -186,11 +187,11 @@ type CgroupUsage = cgroupfs.Usage
 
 // outputFiles counts the regular files among the outputs, as the summary
 // line and the completion notes both say it.
-func (r *Report) outputFiles() (files, whole int) { return outputFiles(r.Outputs) }
+func (r *Report) outputFiles() (files, whole int) { return OutputFiles(r.Outputs) }
 
-// outputFiles counts the regular files in outs, and of those the ones
+// OutputFiles counts the regular files in outs, and of those the ones
 // hashed (and, collected, copied) whole.
-func outputFiles(outs []Output) (files, whole int) {
+func OutputFiles(outs []Output) (files, whole int) {
 	for _, o := range outs {
 		if o.Type == "file" {
 			files++

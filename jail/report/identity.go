@@ -1,0 +1,28 @@
+package report
+
+import "github.com/scidex/scidex-jail/jail/promise"
+
+// HostGroup is one supplementary group of the caller that the run keeps.
+type HostGroup struct {
+	GID       int    `json:"gid"`        // on the host
+	Name      string `json:"name"`       // "" when the host's group database names none
+	InsideGID int    `json:"inside_gid"` // as the analysis sees it: the overflow gid
+}
+
+// IdentityReport is the report's enforced.identity: the groups the
+// analysis holds besides its own gid, why, and what keeps what they could
+// open out of its reach.
+type IdentityReport struct {
+	HostGroupsKept []HostGroup     `json:"host_groups_kept"` // []: none (root runs clear them)
+	Why            string          `json:"why,omitempty"`
+	HeldBy         []promise.Layer `json:"held_by,omitempty"` // the layers that hold the filesystem promises against them
+}
+
+// OutputLimitsReport is the output budget as the report gives it (0 = off,
+// named in limits.none).
+type OutputLimitsReport struct {
+	Entries     int64   `json:"entries"`
+	Bytes       int64   `json:"bytes"`
+	FileBytes   int64   `json:"file_bytes"`
+	TimeSeconds float64 `json:"time_seconds"`
+}
