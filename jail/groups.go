@@ -1,15 +1,9 @@
 package jail
 
 import (
-	"os/user"
-	"strconv"
-	"strings"
-
-	"golang.org/x/sys/unix"
-
-	"github.com/scidex/scidex-jail/internal/sysfile"
 	"github.com/scidex/scidex-jail/jail/promise"
 	"github.com/scidex/scidex-jail/jail/report"
+	"github.com/scidex/scidex-jail/jail/view"
 )
 
 // A rootless run keeps its caller's supplementary groups. An unprivileged
@@ -29,45 +23,11 @@ import (
 // whyGroupsKept is the report's reason, in one sentence.
 const whyGroupsKept = "an unprivileged user namespace cannot drop supplementary groups (setgroups is denied in it): the analysis keeps the caller's"
 
-// overflowID is the kernel's overflow uid or gid (kind), which an
-// unmapped id shows as inside a user namespace; Linux's default, 65534,
-// when it cannot be read.
-func overflowID(kind string) int {
-	if b, err := sysfile.Read("/proc/sys/kernel/overflow" + kind); err == nil {
-		if v, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
-			return v
-		}
-	}
-	return 65534
-}
-
-// lookGroups is the caller's supplementary groups when the jail runs
-// rootless (nil as root: it clears them), with their names.
-func lookGroups(euid int) (groups []report.HostGroup) {
-	if euid == 0 {
-		return nil
-	}
-	gids, err := unix.Getgroups()
-	if err != nil {
-		// Cannot happen (the buffer is sized by the kernel's answer); a
-		// wrong guess is caught by the init's check before the fork.
-		return nil
-	}
-	for _, g := range gids {
-		hg := report.HostGroup{GID: g}
-		if gr, err := user.LookupGroupId(strconv.Itoa(g)); err == nil {
-			hg.Name = gr.Name
-		}
-		groups = append(groups, hg)
-	}
-	return groups
-}
-
 // planGroups is what a rootless run keeps of the caller's groups h.Groups,
 // each with the gid it shows inside: the run's own for the caller's
 // primary gid (mapped to InsideUID), the overflow gid for the others.
 // Root runs clear them: nil.
-func planGroups(ids IDMap, h HostView) []report.HostGroup {
+func planGroups(ids IDMap, h view.HostView) []report.HostGroup {
 	if ids.Setgroups {
 		return nil
 	}

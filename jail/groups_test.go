@@ -7,32 +7,33 @@ import (
 
 	"github.com/scidex/scidex-jail/jail/promise"
 	"github.com/scidex/scidex-jail/jail/report"
+	"github.com/scidex/scidex-jail/jail/view"
 )
 
 func TestPlanGroups(t *testing.T) {
 	users, lab := report.HostGroup{GID: 100, Name: "users"}, report.HostGroup{GID: 1001, Name: "lab"}
 	own := report.HostGroup{GID: 1002, Name: "alice"}
-	rootless := func(h *HostView) {
+	rootless := func(h *view.HostView) {
 		h.EUID, h.EGID, h.OverflowGID = 1001, 1002, 65534
 		h.Groups = []report.HostGroup{own, users, lab}
 	}
 	cases := []struct {
 		name       string
 		spec       func(*Spec)
-		host       func(*HostView)
+		host       func(*view.HostView)
 		wantInside []int              // the init's Groups: what the forking thread must hold
 		wantKept   []report.HostGroup // the report's host_groups_kept
 		wantHeldBy []promise.Layer
 	}{
-		{"root clears them", nil, func(h *HostView) { h.Groups = nil }, nil, []report.HostGroup{}, nil},
-		{"rootless without groups", nil, func(h *HostView) { h.EUID, h.EGID, h.OverflowGID = 1001, 1002, 65534 }, nil, []report.HostGroup{}, nil},
-		{"rootless, primary group only", nil, func(h *HostView) {
+		{"root clears them", nil, func(h *view.HostView) { h.Groups = nil }, nil, []report.HostGroup{}, nil},
+		{"rootless without groups", nil, func(h *view.HostView) { h.EUID, h.EGID, h.OverflowGID = 1001, 1002, 65534 }, nil, []report.HostGroup{}, nil},
+		{"rootless, primary group only", nil, func(h *view.HostView) {
 			rootless(h)
 			h.Groups = []report.HostGroup{own}
 		}, []int{1000}, []report.HostGroup{}, nil},
 		{"rootless with groups", nil, rootless, []int{1000, 65534, 65534},
 			[]report.HostGroup{{GID: 100, Name: "users", InsideGID: 65534}, {GID: 1001, Name: "lab", InsideGID: 65534}}, []promise.Layer{promise.LayerMountView, promise.LayerLandlockFS}},
-		{"another overflow gid", nil, func(h *HostView) {
+		{"another overflow gid", nil, func(h *view.HostView) {
 			rootless(h)
 			h.OverflowGID = 65533
 		}, []int{1000, 65533, 65533}, []report.HostGroup{{GID: 100, Name: "users", InsideGID: 65533}, {GID: 1001, Name: "lab", InsideGID: 65533}}, []promise.Layer{promise.LayerMountView, promise.LayerLandlockFS}},

@@ -6,6 +6,7 @@ import (
 
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
 	"github.com/scidex/scidex-jail/jail/promise"
+	"github.com/scidex/scidex-jail/jail/view"
 )
 
 // The run's limits as the analysis sees them: the CPUs it may run on and
@@ -75,6 +76,6 @@ func (sv *supervisor) withLimits(c protocol.Config) (protocol.Config, error) {
 	if err != nil {
 		return c, fmt.Errorf("the run's /proc/meminfo: %w", err)
 	}
-	c.Mounts.Meminfo = meminfoView(string(host), lim.MemoryBytes, lim.SwapBytes, used)
+	c.Mounts.Meminfo = view.MeminfoView(string(host), lim.MemoryBytes, lim.SwapBytes, used)
 	return c, nil
 }

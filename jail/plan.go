@@ -4,6 +4,7 @@ import (
 	"github.com/scidex/scidex-jail/jail/promise"
 	"github.com/scidex/scidex-jail/jail/report"
 	"github.com/scidex/scidex-jail/jail/runfiles"
+	"github.com/scidex/scidex-jail/jail/view"
 
 	"fmt"
 	"path/filepath"
@@ -20,7 +21,7 @@ import (
 
 // Plan is one run, decided: what the supervisor creates and what the init
 // is told, before anything exists. BuildPlan makes it from a Spec and a
-// HostView without touching the host; `run` executes it, `check` executes
+// view.HostView without touching the host; `run` executes it, `check` executes
 // it as a probe, so the two cannot drift apart.
 type Plan struct {
 	Namespaces []Namespace
@@ -111,7 +112,7 @@ var allNamespaces = []Namespace{
 // everything it needs of the host is in h. It returns the warnings a run
 // reports (a data dir that is not there) and, when the run must not start,
 // a *PlanError; the plan is returned even then, for its promises.
-func BuildPlan(r *Resolved, h HostView) (*Plan, []string, error) {
+func BuildPlan(r *Resolved, h view.HostView) (*Plan, []string, error) {
 	s := &r.Spec
 	// The host says what the kernel offers; the spec, what the caller
 	// switched off and which network mode the promises are about.
@@ -137,15 +138,15 @@ func BuildPlan(r *Resolved, h HostView) (*Plan, []string, error) {
 	}
 	p.Init = planInit(s, h, p.IDs)
 	// The analysis' own user database, with the HOME its environment has.
-	p.Init.Mounts.Files = userDB(p.Init.Env, h)
+	p.Init.Mounts.Files = view.UserDB(p.Init.Env, h)
 	p.Enforced = planEnforced(s, p)
 	short, err := promise.Check(p.Promises, s.optIns())
 	if err != nil {
 		return p, warnings, &PlanError{Stage: protocol.StagePromises, Err: err}
 	}
 	// The groups a rootless run cannot drop must not open what the view
-	// shows (exposure.go).
-	if err := checkExposure(p.IDs, h.Exposed); err != nil {
+	// shows (view.CheckExposure).
+	if err := view.CheckExposure(p.IDs.HostUID, p.IDs.HostGID, p.IDs.Groups, h.Exposed); err != nil {
 		return p, warnings, &PlanError{Stage: protocol.StagePromises, Err: err}
 	}
 	for _, st := range short {
@@ -182,7 +183,7 @@ func planNamespaces(net promise.NetMode) []Namespace {
 	return out
 }
 
-func planIDs(s *Spec, h HostView) IDMap {
+func planIDs(s *Spec, h view.HostView) IDMap {
 	if h.EUID != 0 {
 		// Rootless: the only uid we may map is our own.
 		ids := IDMap{HostUID: h.EUID, HostGID: h.EGID}
@@ -194,7 +195,7 @@ func planIDs(s *Spec, h HostView) IDMap {
 
 // planInit is the init's config: the mount view, the Landlock and seccomp
 // policies, the target's argv and environment.
-func planInit(s *Spec, h HostView, ids IDMap) protocol.Config {
+func planInit(s *Spec, h view.HostView, ids IDMap) protocol.Config {
 	runDir := s.RunDir()
 	var dataEnv []string // where each data dir appears inside, so a script need not be told
 	for _, d := range s.DataDirs {

@@ -9,12 +9,14 @@ import (
 
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
 	"github.com/scidex/scidex-jail/jail/promise"
+	"github.com/scidex/scidex-jail/jail/report"
+	"github.com/scidex/scidex-jail/jail/view"
 )
 
 // testHost is a host as LookHost would see it, written out: BuildPlan is
 // tested on it without root and without looking at this machine.
-func testHost() HostView {
-	return HostView{
+func testHost() view.HostView {
+	return view.HostView{
 		EUID: 0, EGID: 0,
 		System:   []protocol.SystemEntry{{Path: "/usr"}, {Path: "/bin", Symlink: "usr/bin"}, {Path: "/etc"}},
 		Extras:   []string{"/var/cache/fontconfig"},
@@ -35,7 +37,7 @@ func TestBuildPlan(t *testing.T) {
 	cases := []struct {
 		name  string
 		spec  func(*Spec)
-		host  func(*HostView)
+		host  func(*view.HostView)
 		check func(t *testing.T, p *Plan, warnings []string, err error)
 	}{
 		{"default", nil, nil, func(t *testing.T, p *Plan, warnings []string, err error) {
@@ -85,7 +87,7 @@ func TestBuildPlan(t *testing.T) {
 				t.Errorf("enforced promises fs_write = %q", got)
 			}
 		}},
-		{"net host, rootless", func(s *Spec) { s.Net, s.AllowTCP = promise.NetHost, []uint16{443} }, func(h *HostView) {
+		{"net host, rootless", func(s *Spec) { s.Net, s.AllowTCP = promise.NetHost, []uint16{443} }, func(h *view.HostView) {
 			h.EUID, h.EGID, h.DNS, h.Layers.Net = 1000, 1000, "/run/systemd/resolve/stub-resolv.conf", promise.NetHost
 		}, func(t *testing.T, p *Plan, _ []string, err error) {
 			if err != nil {
@@ -116,7 +118,7 @@ func TestBuildPlan(t *testing.T) {
 				t.Errorf("degraded = %q, want fs_write, kernel_surface and limits", d)
 			}
 		}},
-		{"no Landlock is refused", nil, func(h *HostView) { h.Layers.LandlockABI = 0 }, func(t *testing.T, p *Plan, _ []string, err error) {
+		{"no Landlock is refused", nil, func(h *view.HostView) { h.Layers.LandlockABI = 0 }, func(t *testing.T, p *Plan, _ []string, err error) {
 			var pe *PlanError
 			if !errors.As(err, &pe) || pe.Stage != "promises" || !strings.Contains(err.Error(), "fs_write") {
 				t.Fatalf("BuildPlan = %v, want a PlanError at stage promises naming fs_write", err)
@@ -125,7 +127,7 @@ func TestBuildPlan(t *testing.T) {
 				t.Errorf("plan = %+v, want its promises even when refused", p)
 			}
 		}},
-		{"loopback", func(s *Spec) { s.Net = promise.NetLoopback }, func(h *HostView) { h.Layers.Net = promise.NetLoopback }, func(t *testing.T, p *Plan, _ []string, err error) {
+		{"loopback", func(s *Spec) { s.Net = promise.NetLoopback }, func(h *view.HostView) { h.Layers.Net = promise.NetLoopback }, func(t *testing.T, p *Plan, _ []string, err error) {
 			if err != nil || !p.Init.Loopback {
 				t.Errorf("BuildPlan = %v, Loopback %v, want nil, true", err, p.Init.Loopback)
 			}
@@ -143,5 +145,23 @@ func TestBuildPlan(t *testing.T) {
 			p, w, err := BuildPlan(asResolved(s), h)
 			c.check(t, p, w, err)
 		})
+	}
+}
+
+// TestBuildPlanRefusesGroupExposure: the rule is part of the plan, a
+// refusal at stage promises, not a failure of the init.
+func TestBuildPlanRefusesGroupExposure(t *testing.T) {
+	s, h := testSpec(), testHost()
+	h.EUID, h.EGID, h.OverflowGID = 1001, 1002, 65534
+	h.Groups = []report.HostGroup{{GID: 1003, Name: "lab"}}
+	h.Exposed = []view.ExposedPath{{Path: "/srv/platform/data", UID: 0, GID: 1003, Mode: 0o750}}
+	_, _, err := BuildPlan(asResolved(s), h)
+	var pe *PlanError
+	var ge *view.GroupExposureError
+	if !errors.As(err, &pe) || pe.Stage != "promises" || !errors.As(err, &ge) || ge.Group.Name != "lab" {
+		t.Fatalf("BuildPlan = %v, want a *PlanError of stage promises wrapping a *GroupExposureError for lab", err)
+	}
+	if strings.Contains(err.Error(), "bug:") {
+		t.Errorf("BuildPlan = %v, want no bug: message", err)
 	}
 }

@@ -3,6 +3,9 @@ package jail
 import (
 	"maps"
 	"slices"
+
+	"github.com/scidex/scidex-jail/jail/promise"
+	"github.com/scidex/scidex-jail/jail/view"
 )
 
 // Resolved is a run spec that Validate accepted, as the run uses it: a copy
@@ -45,4 +48,13 @@ func (s *Spec) clone() Spec {
 	c.Disable = slices.Clone(s.Disable)
 	c.RequireLayers = maps.Clone(s.RequireLayers)
 	return c
+}
+
+// LookHost looks at the host for a run of s: what of s decides what the
+// host is looked at for, handed to view.LookHost.
+func LookHost(s *Spec) view.HostView {
+	return view.LookHost(view.Wanted{
+		Net: s.Net, Root: s.Root, DataDirs: s.DataDirs, ReadOnly: s.ReadOnly, ReadWrite: s.ReadWrite,
+		LandlockDisabled: s.disabled(promise.ProtectLandlock),
+	})
 }

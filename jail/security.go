@@ -4,33 +4,15 @@ import (
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
 	"github.com/scidex/scidex-jail/jail/promise"
 	"github.com/scidex/scidex-jail/jail/report"
+	"github.com/scidex/scidex-jail/jail/view"
 	"github.com/scidex/scidex-jail/landlock"
 	"github.com/scidex/scidex-jail/seccomp"
 )
 
-// etcReadable is the part of /etc an interpreter and its libraries read:
-// the loader, users and groups for getpwuid, name service and time zone,
-// TLS roots, Debian's alternatives links, fonts and Python's and
-// matplotlib's site configuration. The rest (shadow, ssh keys, the
-// platform's own configuration) stays unreadable; so does /etc/ssl/private
-// (group ssl-cert, which PostgreSQL's account is in and which a rootless
-// run keeps: exposure.go).
-var etcReadable = []string{
-	"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/passwd", "/etc/group",
-	"/etc/nsswitch.conf", "/etc/localtime", "/etc/timezone", "/etc/hosts", "/etc/host.conf",
-	"/etc/gai.conf", "/etc/protocols", "/etc/services", "/etc/ssl/certs", "/etc/ssl/openssl.cnf", "/etc/ca-certificates",
-	"/etc/alternatives", "/etc/fonts", "/etc/mime.types", "/etc/os-release", "/etc/debian_version",
-	"/etc/locale.alias", "/etc/matplotlibrc", "/etc/jupyter", "/etc/ipython", "/etc/magic",
-	"/etc/mailcap", "/etc/xdg",
-}
-
-// devicesRW are the device files the target may read, write and ioctl.
-var devicesRW = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/pts"}
-
 // landlockPolicy is the run's Landlock policy. Its paths are paths in the
 // mount view, which binds every host path at the same place. ro is the
 // data dirs and --ro paths.
-func landlockPolicy(s *Spec, h HostView, ro []string) *landlock.Policy {
+func landlockPolicy(s *Spec, h view.HostView, ro []string) *landlock.Policy {
 	if s.disabled(promise.ProtectLandlock) {
 		return nil
 	}

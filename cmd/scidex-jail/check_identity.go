@@ -6,13 +6,14 @@ import (
 	"strings"
 
 	"github.com/scidex/scidex-jail/jail"
+	"github.com/scidex/scidex-jail/jail/view"
 )
 
 // checkIdentity says who the analysis would be: uid 1000 inside, the host
 // uid it maps to, and, rootless, the caller's supplementary groups it
 // keeps (it cannot drop them) and what holds the filesystem promises
 // against them. MISSING when the plan refuses the run because its view
-// would show what only one of those groups opens (jail.GroupExposureError).
+// would show what only one of those groups opens (view.GroupExposureError).
 func checkIdentity(pl *jail.Plan, planErr error) checkLine {
 	e := pl.Enforced
 	l := checkLine{Name: "identity", State: stateOK,
@@ -31,7 +32,7 @@ func checkIdentity(pl *jail.Plan, planErr error) checkLine {
 		l.Text += fmt.Sprintf(", keeping the supplementary groups %s, shown inside as %d: %s; held off the files only they open by: %s",
 			strings.Join(names, ", "), kept[0].InsideGID, e.Identity.Why, orDefault(strings.Join(held, ", "), "no layer"))
 	}
-	var ge *jail.GroupExposureError
+	var ge *view.GroupExposureError
 	if errors.As(planErr, &ge) {
 		l.State = stateMissing
 		l.Text += "; " + ge.Finding()

@@ -1,4 +1,4 @@
-package jail
+package view
 
 import (
 	"reflect"
@@ -38,8 +38,8 @@ func TestUserDB(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			h := HostView{Etc: c.etc, OverflowUID: c.ouid, OverflowGID: 65534}
-			if got := userDB(c.env, h); !reflect.DeepEqual(got, c.want) {
-				t.Errorf("userDB(%q) = %q, want %q", c.env, got, c.want)
+			if got := UserDB(c.env, h); !reflect.DeepEqual(got, c.want) {
+				t.Errorf("UserDB(%q) = %q, want %q", c.env, got, c.want)
 			}
 		})
 	}

@@ -1,4 +1,4 @@
-package jail
+package view
 
 import (
 	"fmt"
@@ -14,7 +14,7 @@ import (
 // it), and on a host without a uid 1000 the libraries that ask for the
 // user's name would fail. So the view shows its own two files instead,
 // bound over the host's by the init (Mounts.Files): the analysis' user
-// and group, uid and gid InsideUID, with the HOME its environment has,
+// and group, uid and gid protocol.InsideUID, with the HOME its environment has,
 // and the overflow user and group (nobody, nogroup), which every file of
 // an unmapped owner and every kept supplementary group shows as inside.
 // Nothing else: no host account, not even root, whose uid is unmapped.
@@ -22,19 +22,19 @@ import (
 // AnalysisUser is the analysis' user and group name inside.
 const AnalysisUser = "analysis"
 
-// userDB is the view's /etc/passwd and /etc/group for a run whose target
+// UserDB is the view's /etc/passwd and /etc/group for a run whose target
 // has environment env, on host h: only those of the two that the host has
 // (a file the host lacks has no mount point in the read-only /etc, and no
 // host account to hide).
-func userDB(env []string, h HostView) []protocol.File {
+func UserDB(env []string, h HostView) []protocol.File {
 	home := passwdField(envValue(env, "HOME"), "/")
 	ouid, ogid := h.OverflowUID, h.OverflowGID
-	passwd := fmt.Sprintf("%s:x:%d:%d:scidex analysis:%s:/bin/sh\n", AnalysisUser, InsideUID, InsideUID, home)
-	group := fmt.Sprintf("%s:x:%d:\n", AnalysisUser, InsideUID)
-	if ouid != InsideUID {
+	passwd := fmt.Sprintf("%s:x:%d:%d:scidex analysis:%s:/bin/sh\n", AnalysisUser, protocol.InsideUID, protocol.InsideUID, home)
+	group := fmt.Sprintf("%s:x:%d:\n", AnalysisUser, protocol.InsideUID)
+	if ouid != protocol.InsideUID {
 		passwd += fmt.Sprintf("nobody:x:%d:%d:nobody:/nonexistent:/usr/sbin/nologin\n", ouid, ogid)
 	}
-	if ogid != InsideUID {
+	if ogid != protocol.InsideUID {
 		group += fmt.Sprintf("nogroup:x:%d:\n", ogid)
 	}
 	var out []protocol.File

@@ -1,4 +1,4 @@
-package jail
+package view
 
 import (
 	"fmt"
@@ -65,7 +65,7 @@ func keepsGroups(h *HostView) bool {
 // lookExposed stats the paths the view of a run of s on h exposes (see
 // the group rule above); nil unless the run keeps groups. A path that is
 // missing is left out: the run's own checks say so.
-func lookExposed(s *Spec, h *HostView) []ExposedPath {
+func lookExposed(w Wanted, h *HostView) []ExposedPath {
 	if !keepsGroups(h) {
 		return nil
 	}
@@ -86,8 +86,8 @@ func lookExposed(s *Spec, h *HostView) []ExposedPath {
 		out = walkExposed("/etc")
 	}
 	paths = append(paths, h.DataDirs...)
-	paths = append(paths, s.ReadOnly...)
-	paths = append(paths, s.ReadWrite...)
+	paths = append(paths, w.ReadOnly...)
+	paths = append(paths, w.ReadWrite...)
 	for _, p := range paths {
 		if fi, err := os.Stat(p); err == nil {
 			out = appendExposed(out, p, fi)
@@ -120,20 +120,20 @@ func appendExposed(out []ExposedPath, p string, fi fs.FileInfo) []ExposedPath {
 	return out
 }
 
-// checkExposure applies the group rule to the exposed paths of a run with
-// ids: the first path one of the kept groups opens and others cannot is
-// a *GroupExposureError.
-func checkExposure(ids IDMap, exposed []ExposedPath) error {
+// CheckExposure applies the group rule to the exposed paths of a run as
+// uid:gid on the host keeping groups: the first path one of the kept
+// groups opens and others cannot is a *GroupExposureError.
+func CheckExposure(uid, gid int, groups []report.HostGroup, exposed []ExposedPath) error {
 	for _, p := range exposed {
-		if p.UID == ids.HostUID {
+		if p.UID == uid {
 			continue // the owner's bits apply to the caller, not the group's
 		}
-		for _, g := range ids.Groups {
-			if g.GID == ids.HostGID || g.GID != p.GID {
+		for _, g := range groups {
+			if g.GID == gid || g.GID != p.GID {
 				continue
 			}
 			if groupOnly(p.Mode) != 0 {
-				return &GroupExposureError{Group: g, Path: p, HostUID: ids.HostUID, HostGID: ids.HostGID}
+				return &GroupExposureError{Group: g, Path: p, HostUID: uid, HostGID: gid}
 			}
 		}
 	}

@@ -1,4 +1,4 @@
-package jail
+package view
 
 import (
 	"errors"
@@ -13,12 +13,16 @@ import (
 
 func TestCheckExposure(t *testing.T) {
 	// A rootless caller alice (1001:1002) who keeps users (100) and lab (1003).
-	ids := IDMap{HostUID: 1001, HostGID: 1002, Groups: []report.HostGroup{
+	type idMap struct {
+		uid, gid int
+		groups   []report.HostGroup
+	}
+	ids := idMap{1001, 1002, []report.HostGroup{
 		{GID: 1002, Name: "alice", InsideGID: 1000}, {GID: 100, Name: "users", InsideGID: 65534}, {GID: 1003, Name: "lab", InsideGID: 65534},
 	}}
 	cases := []struct {
 		name    string
-		ids     IDMap
+		ids     idMap
 		exposed []ExposedPath
 		want    string // substring of the error; "": nil
 	}{
@@ -31,41 +35,23 @@ func TestCheckExposure(t *testing.T) {
 		{"the caller's own gid", ids, []ExposedPath{{"/home/alice/data", 0, 1002, 0o750}}, ""},
 		{"owned by the caller", ids, []ExposedPath{{"/home/alice/lab", 1001, 1003, 0o750}}, ""},
 		{"second of several", ids, []ExposedPath{{"/usr", 0, 0, 0o755}, {"/srv/data", 0, 1003, 0o750}}, "/srv/data"},
-		{"root run", IDMap{HostUID: 65534, HostGID: 65534, Setgroups: true}, []ExposedPath{{"/srv/data", 0, 1003, 0o750}}, ""},
-		{"nameless group", IDMap{HostUID: 1001, HostGID: 1002, Groups: []report.HostGroup{{GID: 4242, InsideGID: 65534}}},
+		{"root run", idMap{65534, 65534, nil}, []ExposedPath{{"/srv/data", 0, 1003, 0o750}}, ""},
+		{"nameless group", idMap{1001, 1002, []report.HostGroup{{GID: 4242, InsideGID: 65534}}},
 			[]ExposedPath{{"/srv/data", 0, 4242, 0o750}}, "group 4242 (gid 4242)"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			err := checkExposure(c.ids, c.exposed)
+			err := CheckExposure(c.ids.uid, c.ids.gid, c.ids.groups, c.exposed)
 			var ge *GroupExposureError
 			switch {
 			case c.want == "" && err != nil:
-				t.Errorf("checkExposure(%s) = %v, want nil", c.name, err)
+				t.Errorf("CheckExposure(%s) = %v, want nil", c.name, err)
 			case c.want != "" && (!errors.As(err, &ge) || !strings.Contains(err.Error(), c.want)):
-				t.Errorf("checkExposure(%s) = %v, want a *GroupExposureError containing %q", c.name, err, c.want)
+				t.Errorf("CheckExposure(%s) = %v, want a *GroupExposureError containing %q", c.name, err, c.want)
 			case c.want != "" && !strings.Contains(err.Error(), "setpriv --reuid=1001 --regid=1002 --clear-groups"):
-				t.Errorf("checkExposure(%s) = %v, want the fix with setpriv --clear-groups", c.name, err)
+				t.Errorf("CheckExposure(%s) = %v, want the fix with setpriv --clear-groups", c.name, err)
 			}
 		})
-	}
-}
-
-// TestBuildPlanRefusesGroupExposure: the rule is part of the plan, a
-// refusal at stage promises, not a failure of the init.
-func TestBuildPlanRefusesGroupExposure(t *testing.T) {
-	s, h := testSpec(), testHost()
-	h.EUID, h.EGID, h.OverflowGID = 1001, 1002, 65534
-	h.Groups = []report.HostGroup{{GID: 1003, Name: "lab"}}
-	h.Exposed = []ExposedPath{{"/srv/platform/data", 0, 1003, 0o750}}
-	_, _, err := BuildPlan(asResolved(s), h)
-	var pe *PlanError
-	var ge *GroupExposureError
-	if !errors.As(err, &pe) || pe.Stage != "promises" || !errors.As(err, &ge) || ge.Group.Name != "lab" {
-		t.Fatalf("BuildPlan = %v, want a *PlanError of stage promises wrapping a *GroupExposureError for lab", err)
-	}
-	if strings.Contains(err.Error(), "bug:") {
-		t.Errorf("BuildPlan = %v, want no bug: message", err)
 	}
 }
 

@@ -1,4 +1,4 @@
-package jail
+package view
 
 import (
 	"fmt"
@@ -19,7 +19,7 @@ var meminfoKeep = map[string]bool{
 // written even if the host's file lacks them.
 var meminfoNeed = []string{"MemTotal", "MemFree", "MemAvailable", "SwapTotal", "SwapFree"}
 
-// meminfoView is /proc/meminfo as the analysis sees it under a memory
+// MeminfoView is /proc/meminfo as the analysis sees it under a memory
 // limit of limit bytes (swap: of swap bytes more), with used bytes in use
 // in its cgroup as it starts: libraries that size themselves from
 // MemTotal and MemAvailable (numpy's test suite, joblib, dask, the JVM)
@@ -38,7 +38,7 @@ var meminfoNeed = []string{"MemTotal", "MemFree", "MemAvailable", "SwapTotal", "
 //
 // host is the host's /proc/meminfo; lines that are not "Key: value" are
 // dropped.
-func meminfoView(host string, limit, swap, used int64) string {
+func MeminfoView(host string, limit, swap, used int64) string {
 	type line struct {
 		key, rest string
 		kb        int64

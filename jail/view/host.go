@@ -1,4 +1,4 @@
-package jail
+package view
 
 import (
 	"errors"
@@ -25,52 +25,64 @@ type HostView struct {
 	Extras      []string               // caches outside the system dirs, bound read-only when present
 	DNS         string                 // resolv.conf's resolved path (host network mode only)
 	DataDirs    []string               // the Spec's data dirs that exist under its root (absolute)
-	Etc         []string               // the readable /etc entries that exist (etcReadable, Python's)
-	Devices     []string               // the device files of devicesRW that exist
+	Etc         []string               // the readable /etc entries that exist (EtcReadable, Python's)
+	Devices     []string               // the device files of DevicesRW that exist
 	Layers      promise.HostLayers     // what the kernel offers the promises (Landlock ABI); BuildPlan adds the spec's part
 }
 
-// LookHost looks at the host for a run of s.
-func LookHost(s *Spec) HostView {
+// Wanted is what of a run decides what LookHost looks at: its network
+// mode, its root and data dirs, the host paths it binds, and whether it has
+// Landlock at all.
+type Wanted struct {
+	Net              promise.NetMode
+	Root             string
+	DataDirs         []string // relative to Root
+	ReadOnly         []string
+	ReadWrite        []string
+	LandlockDisabled bool
+}
+
+// LookHost looks at the host for a run that wants w.
+func LookHost(w Wanted) HostView {
 	h := HostView{
 		EUID: os.Geteuid(), EGID: os.Getegid(),
 		System: hostSystemEntries(), Extras: existingDirs(varExtras),
-		Layers: lookLayers(s),
+		Layers: lookLayers(w.LandlockDisabled),
 	}
-	h.OverflowUID, h.OverflowGID = overflowID("uid"), overflowID("gid")
-	h.Groups = lookGroups(h.EUID)
-	if s.Net == promise.NetHost {
+	h.OverflowUID, h.OverflowGID = OverflowID("uid"), OverflowID("gid")
+	h.Groups = LookGroups(h.EUID)
+	if w.Net == promise.NetHost {
 		// Only host mode has a resolver to reach.
 		h.DNS = resolvConf()
 	}
-	for _, d := range s.DataDirs {
-		p := filepath.Join(s.Root, d)
+	for _, d := range w.DataDirs {
+		p := filepath.Join(w.Root, d)
 		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
 			h.DataDirs = append(h.DataDirs, p)
 		}
 	}
 	py, _ := filepath.Glob("/etc/python3*")
-	for _, f := range append(append([]string{}, etcReadable...), py...) {
+	for _, f := range append(append([]string{}, EtcReadable...), py...) {
 		if _, err := os.Stat(f); err == nil {
 			h.Etc = append(h.Etc, f)
 		}
 	}
-	for _, d := range devicesRW {
+	for _, d := range DevicesRW {
 		if _, err := os.Stat(d); err == nil {
 			h.Devices = append(h.Devices, d)
 		}
 	}
 	// Last: it looks at what the view exposes, all of it found above.
-	h.Exposed = lookExposed(s, &h)
+	h.Exposed = lookExposed(w, &h)
 	return h
 }
 
 // lookLayers finds what this host's kernel offers the promises: its
 // Landlock ABI, asked of the kernel, not guessed from its version (not asked
-// at all when s switches Landlock off).
-func lookLayers(s *Spec) promise.HostLayers {
+// at all when the run switches Landlock off).
+func lookLayers(off bool) promise.HostLayers {
 	var h promise.HostLayers
-	if s.disabled(promise.ProtectLandlock) {
+	if off {
 		return h
 	}
 	abi, err := landlock.ProbeABI()
@@ -139,3 +151,22 @@ func resolvConf() string {
 	}
 	return p
 }
+
+// EtcReadable is the part of /etc an interpreter and its libraries read:
+// the loader, users and groups for getpwuid, name service and time zone,
+// TLS roots, Debian's alternatives links, fonts and Python's and
+// matplotlib's site configuration. The rest (shadow, ssh keys, the
+// platform's own configuration) stays unreadable; so does /etc/ssl/private
+// (group ssl-cert, which PostgreSQL's account is in and which a rootless
+// run keeps: exposure.go).
+var EtcReadable = []string{
+	"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/passwd", "/etc/group",
+	"/etc/nsswitch.conf", "/etc/localtime", "/etc/timezone", "/etc/hosts", "/etc/host.conf",
+	"/etc/gai.conf", "/etc/protocols", "/etc/services", "/etc/ssl/certs", "/etc/ssl/openssl.cnf", "/etc/ca-certificates",
+	"/etc/alternatives", "/etc/fonts", "/etc/mime.types", "/etc/os-release", "/etc/debian_version",
+	"/etc/locale.alias", "/etc/matplotlibrc", "/etc/jupyter", "/etc/ipython", "/etc/magic",
+	"/etc/mailcap", "/etc/xdg",
+}
+
+// DevicesRW are the device files the target may read, write and ioctl.
+var DevicesRW = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/pts"}

@@ -1,4 +1,4 @@
-package jail
+package view
 
 import (
 	"strconv"
@@ -65,7 +65,7 @@ func TestMeminfoView(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got := meminfoView(c.host, c.limit, c.swap, c.used)
+			got := MeminfoView(c.host, c.limit, c.swap, c.used)
 			for k, v := range c.want {
 				if n := meminfoKB(got, k); n != v {
 					t.Errorf("meminfoView: %s = %d, want %d\n%s", k, n, v, got)
@@ -87,14 +87,14 @@ func FuzzMeminfoView(f *testing.F) {
 		if limit <= 0 || swap < 0 || used < 0 || limit > 1<<50 || swap > 1<<50 || used > 1<<50 {
 			t.Skip("the supervisor passes a positive limit and non-negative amounts")
 		}
-		got := meminfoView(host, limit, swap, used)
+		got := MeminfoView(host, limit, swap, used)
 		for _, k := range meminfoNeed {
 			if n := strings.Count("\n"+got, "\n"+k+":"); n != 1 {
-				t.Fatalf("meminfoView(%q): %s appears %d times, want once\n%s", host, k, n, got)
+				t.Fatalf("MeminfoView(%q): %s appears %d times, want once\n%s", host, k, n, got)
 			}
 		}
 		if tot, av := meminfoKB(got, "MemTotal"), meminfoKB(got, "MemAvailable"); av < 0 || av > tot || tot > limit/1024 {
-			t.Fatalf("meminfoView(%q): MemTotal %d, MemAvailable %d, want 0 <= available <= total <= limit %d kB", host, tot, av, limit/1024)
+			t.Fatalf("MeminfoView(%q): MemTotal %d, MemAvailable %d, want 0 <= available <= total <= limit %d kB", host, tot, av, limit/1024)
 		}
 	})
 }
