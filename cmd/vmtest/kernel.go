@@ -121,16 +121,50 @@ func parseUint(s string) (uint64, bool) {
 // preferences stay untouched) and unpacks it to cache/backports.
 func fetchBackports(cache, mirror string, logf func(string, ...any)) (Kernel, error) {
 	logf("fetching the bookworm-backports kernel from %s into %s", mirror, cache)
+	apt, err := newPrivateApt(cache, mirror)
+	if err != nil {
+		return Kernel{}, err
+	}
+	image, metas, err := apt.currentImage()
+	if err != nil {
+		return Kernel{}, err
+	}
+	logf("downloading %s", image)
+	pkgs, err := apt.download(image)
+	if err != nil {
+		return Kernel{}, err
+	}
+	root := backportsRoot(cache)
+	if err := unpackKernel(pkgs[0], image, root); err != nil {
+		return Kernel{}, err
+	}
+	for _, p := range append(metas, pkgs...) {
+		_ = os.Remove(p) // the unpacked tree is the cache; the .debs are 100 MB of nothing
+	}
+	k, err := installedKernel(root)
+	k.Flavour = KernelBackports
+	return k, err
+}
+
+// privateApt is apt-get with a state of its own under cache/apt: its own
+// source list (the mirror's bookworm-backports), preferences, lists and
+// archives, so that the system's stay untouched. It downloads into debs.
+type privateApt struct {
+	opts []string
+	debs string
+}
+
+func newPrivateApt(cache, mirror string) (privateApt, error) {
 	aptDir := filepath.Join(cache, "apt")
 	for _, d := range []string{"lists/partial", "cache/archives/partial", "etc/sources.list.d", "etc/preferences.d", "debs"} {
 		if err := os.MkdirAll(filepath.Join(aptDir, d), 0o755); err != nil {
-			return Kernel{}, fmt.Errorf("create apt cache dir: %w", err)
+			return privateApt{}, fmt.Errorf("create apt cache dir: %w", err)
 		}
 	}
 	list := filepath.Join(aptDir, "etc", "sources.list")
 	line := fmt.Sprintf("deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] %s bookworm-backports main\n", mirror)
 	if err := os.WriteFile(list, []byte(line), 0o644); err != nil {
-		return Kernel{}, fmt.Errorf("write private apt source list: %w", err)
+		return privateApt{}, fmt.Errorf("write private apt source list: %w", err)
 	}
 	opts := []string{
 		"-o", "Dir::Etc::SourceList=" + list,
@@ -142,65 +176,74 @@ func fetchBackports(cache, mirror string, logf func(string, ...any)) (Kernel, er
 		"-o", "APT::Get::List-Cleanup=0",
 		"-q",
 	}
-	debs := filepath.Join(aptDir, "debs")
-	apt := func(args ...string) error {
-		cmd := exec.Command("apt-get", append(append([]string{}, opts...), args...)...)
-		cmd.Dir = debs
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("apt-get %s: %w\n%s", strings.Join(args, " "), err, out)
-		}
-		return nil
+	return privateApt{opts: opts, debs: filepath.Join(aptDir, "debs")}, nil
+}
+
+func (a privateApt) get(args ...string) error {
+	cmd := exec.Command("apt-get", append(append([]string{}, a.opts...), args...)...)
+	cmd.Dir = a.debs
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("apt-get %s: %w\n%s", strings.Join(args, " "), err, out)
 	}
-	if err := apt("update"); err != nil {
-		return Kernel{}, err
+	return nil
+}
+
+// currentImage updates the lists and returns the image package that the
+// backports metapackage depends on, with the metapackage's downloaded .debs.
+func (a privateApt) currentImage() (image string, metas []string, err error) {
+	if err := a.get("update"); err != nil {
+		return "", nil, err
 	}
 	// The metapackage names the current image package in its Depends.
-	if err := apt("download", "linux-image-amd64/bookworm-backports"); err != nil {
-		return Kernel{}, err
-	}
-	metas, _ := filepath.Glob(filepath.Join(debs, "linux-image-amd64_*.deb"))
-	if len(metas) == 0 {
-		return Kernel{}, fmt.Errorf("apt-get download linux-image-amd64: no .deb in %s", debs)
+	metas, err = a.download("linux-image-amd64/bookworm-backports")
+	if err != nil {
+		return "", nil, err
 	}
 	sort.Slice(metas, func(i, j int) bool { return versionLess(metas[i], metas[j]) })
 	deps, err := exec.Command("dpkg-deb", "-f", metas[len(metas)-1], "Depends").Output()
 	if err != nil {
-		return Kernel{}, fmt.Errorf("dpkg-deb -f %s Depends: %w", metas[len(metas)-1], err)
+		return "", nil, fmt.Errorf("dpkg-deb -f %s Depends: %w", metas[len(metas)-1], err)
 	}
-	image := regexp.MustCompile(`linux-image-[0-9][^ ,()]*-amd64`).FindString(string(deps))
+	image = regexp.MustCompile(`linux-image-[0-9][^ ,()]*-amd64`).FindString(string(deps))
 	if image == "" {
-		return Kernel{}, fmt.Errorf("metapackage %s depends on no linux-image: %q", metas[len(metas)-1], deps)
+		return "", nil, fmt.Errorf("metapackage %s depends on no linux-image: %q", metas[len(metas)-1], deps)
 	}
-	logf("downloading %s", image)
-	if err := apt("download", image); err != nil {
-		return Kernel{}, err
+	return image, metas, nil
+}
+
+// download fetches pkg (a name, or name/release) and returns the .debs
+// of that name in debs: at least one.
+func (a privateApt) download(pkg string) ([]string, error) {
+	if err := a.get("download", pkg); err != nil {
+		return nil, err
 	}
-	pkgs, _ := filepath.Glob(filepath.Join(debs, image+"_*.deb"))
-	if len(pkgs) == 0 {
-		return Kernel{}, fmt.Errorf("apt-get download %s: no .deb in %s", image, debs)
+	name, _, _ := strings.Cut(pkg, "/")
+	debs, _ := filepath.Glob(filepath.Join(a.debs, name+"_*.deb"))
+	if len(debs) == 0 {
+		return nil, fmt.Errorf("apt-get download %s: no .deb in %s", name, a.debs)
 	}
-	root := backportsRoot(cache)
+	return debs, nil
+}
+
+// unpackKernel unpacks the image package deb into root, replacing what was
+// there, with the modules.dep its postinst would have made.
+func unpackKernel(deb, image, root string) error {
 	tmp := root + ".tmp"
 	if err := os.RemoveAll(tmp); err != nil {
-		return Kernel{}, fmt.Errorf("remove stale %s: %w", tmp, err)
+		return fmt.Errorf("remove stale %s: %w", tmp, err)
 	}
-	if out, err := exec.Command("dpkg-deb", "-x", pkgs[0], tmp).CombinedOutput(); err != nil {
-		return Kernel{}, fmt.Errorf("dpkg-deb -x %s: %w\n%s", pkgs[0], err, out)
+	if out, err := exec.Command("dpkg-deb", "-x", deb, tmp).CombinedOutput(); err != nil {
+		return fmt.Errorf("dpkg-deb -x %s: %w\n%s", deb, err, out)
 	}
 	// The package ships no modules.dep: its postinst runs depmod. Run it on
 	// the unpacked tree (-b) so that the initramfs builder finds the chain.
 	rel := strings.TrimPrefix(image, "linux-image-")
 	if out, err := exec.Command("depmod", "-b", tmp, rel).CombinedOutput(); err != nil {
-		return Kernel{}, fmt.Errorf("depmod -b %s %s (package kmod): %w\n%s", tmp, rel, err, out)
+		return fmt.Errorf("depmod -b %s %s (package kmod): %w\n%s", tmp, rel, err, out)
 	}
 	_ = os.RemoveAll(root)
 	if err := os.Rename(tmp, root); err != nil {
-		return Kernel{}, fmt.Errorf("install unpacked kernel: %w", err)
+		return fmt.Errorf("install unpacked kernel: %w", err)
 	}
-	for _, p := range append(metas, pkgs...) {
-		_ = os.Remove(p) // the unpacked tree is the cache; the .debs are 100 MB of nothing
-	}
-	k, err := installedKernel(root)
-	k.Flavour = KernelBackports
-	return k, err
+	return nil
 }

@@ -208,15 +208,7 @@ func run(ctx context.Context, o options) (int, error) {
 		defer os.Remove(v.Console)
 	}
 	boot := time.Now()
-	code, err := v.run(ctx, o.Timeout, os.Stdout, os.Stderr)
-	for attempt := 2; attempt <= maxBoots; attempt++ {
-		why := v.failedItself(err)
-		if why == "" {
-			break
-		}
-		logf("%s, not the test: booting again, attempt %d of %d", why, attempt, maxBoots)
-		code, err = v.run(ctx, o.Timeout, os.Stdout, os.Stderr)
-	}
+	code, err := runBooting(ctx, v, o.Timeout, logf)
 	if o.Verbose {
 		fmt.Fprint(os.Stderr, v.console()+"\n")
 	}
@@ -228,6 +220,21 @@ func run(ctx context.Context, o options) (int, error) {
 		return exitFailed, err
 	}
 	return code, nil
+}
+
+// runBooting runs the job in v and boots again, up to maxBoots times in
+// all, while the VM failed by itself rather than by the test.
+func runBooting(ctx context.Context, v vm, timeout time.Duration, logf func(string, ...any)) (int, error) {
+	code, err := v.run(ctx, timeout, os.Stdout, os.Stderr)
+	for attempt := 2; attempt <= maxBoots; attempt++ {
+		why := v.failedItself(err)
+		if why == "" {
+			break
+		}
+		logf("%s, not the test: booting again, attempt %d of %d", why, attempt, maxBoots)
+		code, err = v.run(ctx, timeout, os.Stdout, os.Stderr)
+	}
+	return code, err
 }
 
 // prepare finds the kernel and fills the caches under an exclusive lock on

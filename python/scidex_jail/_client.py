@@ -8,15 +8,45 @@ per call from their ``binary``, ``config``, ``tmp_root`` and
 from __future__ import annotations
 
 import os
-from typing import Mapping, Optional, Sequence, Union
+import sys
+from typing import TYPE_CHECKING, Optional, Sequence, Tuple, cast
 
 from ._async import run_prepared
-from ._limits import CountArg, CPUsArg, DurationArg, SizeArg
-from ._options import PathArg, _absolute, build_spec
+from ._options import JailOptions, PathArg, SpecOptions, _absolute, build_spec, check_keywords
 from ._prepared import Prepared, StdinArg
 from ._result import Result
 from ._run import Run, wait_or_abort
 from ._streams import Destination
+
+if TYPE_CHECKING:
+    # typing.Unpack is Python 3.11's; the package supports 3.9 (mypy checks
+    # for it), where the annotation is only ever read by type checkers.
+    if sys.version_info >= (3, 11):
+        from typing import Unpack
+    else:
+        from typing_extensions import Unpack
+
+
+class RunOptions(SpecOptions, total=False):
+    """The per-run options of :meth:`Jail.run`, :meth:`Jail.start` and
+    :meth:`Jail.run_async`, each optional, as ``**options``: the options of
+    the run's spec and where its streams go. Documented once, in
+    :meth:`Jail.run`. Build a mapping of them once and pass it to several
+    runs: ``jail.run(argv, analysis_id="a1", **opts)``."""
+
+    stdin: StdinArg
+    stdout: Destination
+    stderr: Destination
+
+
+class JailRunOptions(RunOptions, JailOptions, total=False):
+    """The options of the module functions :func:`run`, :func:`start` and
+    :func:`run_async`: a run's and its :class:`Jail`'s."""
+
+
+#: The names of the options, for the check of ``**options`` at run time.
+RUN_KEYWORDS = frozenset(RunOptions.__annotations__)
+JAIL_KEYWORDS = frozenset(JailOptions.__annotations__)
 
 
 class Jail:
@@ -70,106 +100,28 @@ class Jail:
             f"validate={self.validate!r})"
         )
 
-    def _prepare(
-        self,
-        argv: Sequence[str],
-        *,
-        analysis_id: str,
-        profile: Optional[str] = None,
-        timeout: Optional[DurationArg] = None,
-        grace: Optional[DurationArg] = None,
-        memory: Optional[SizeArg] = None,
-        cpus: Optional[CPUsArg] = None,
-        pids: Optional[CountArg] = None,
-        disk: Optional[SizeArg] = None,
-        net: Optional[str] = None,
-        allow_tcp: Sequence[int] = (),
-        root: Optional[PathArg] = None,
-        ro: Sequence[PathArg] = (),
-        rw: Sequence[PathArg] = (),
-        inputs: Sequence[PathArg] = (),
-        env: Optional[Mapping[str, str]] = None,
-        collect: Optional[PathArg] = None,
-        keep: bool = False,
-        stdin: StdinArg = None,
-        stdout: Destination = None,
-        stderr: Destination = None,
-        output_budget: Optional[Mapping[str, Union[int, str]]] = None,
-    ) -> Prepared:
+    def _prepare(self, argv: Sequence[str], analysis_id: str, options: RunOptions) -> Prepared:
+        check_keywords(options, RUN_KEYWORDS)
+        spec_options = cast(SpecOptions, {k: v for k, v in options.items() if k not in ("stdin", "stdout", "stderr")})
         spec = build_spec(
-            argv, analysis_id=analysis_id, profile=profile, config=self.config, timeout=timeout, grace=grace,
-            memory=memory, cpus=cpus, pids=pids, disk=disk, net=net, allow_tcp=allow_tcp, root=root,
-            ro=ro, rw=rw, inputs=inputs, env=env, collect=collect, keep=keep, tmp_root=self.tmp_root,
+            argv, analysis_id=analysis_id, config=self.config, tmp_root=self.tmp_root,
             cgroup_parent=self.cgroup_parent, unsafe_disable=self.unsafe_disable, binary=self.binary,
-            output_budget=output_budget,
+            **spec_options,
         )  # fmt: skip
-        return Prepared(spec, stdin, stdout, stderr, validate=self.validate)
+        return Prepared(
+            spec, options.get("stdin"), options.get("stdout"), options.get("stderr"), validate=self.validate
+        )
 
-    def start(
-        self,
-        argv: Sequence[str],
-        *,
-        analysis_id: str,
-        profile: Optional[str] = None,
-        timeout: Optional[DurationArg] = None,
-        grace: Optional[DurationArg] = None,
-        memory: Optional[SizeArg] = None,
-        cpus: Optional[CPUsArg] = None,
-        pids: Optional[CountArg] = None,
-        disk: Optional[SizeArg] = None,
-        net: Optional[str] = None,
-        allow_tcp: Sequence[int] = (),
-        root: Optional[PathArg] = None,
-        ro: Sequence[PathArg] = (),
-        rw: Sequence[PathArg] = (),
-        inputs: Sequence[PathArg] = (),
-        env: Optional[Mapping[str, str]] = None,
-        collect: Optional[PathArg] = None,
-        keep: bool = False,
-        stdin: StdinArg = None,
-        stdout: Destination = None,
-        stderr: Destination = None,
-        output_budget: Optional[Mapping[str, Union[int, str]]] = None,
-    ) -> Run:
+    def start(self, argv: Sequence[str], *, analysis_id: str, **options: Unpack[RunOptions]) -> Run:
         """Start ``argv`` as an analysis in the jail and return its :class:`Run`.
 
         Takes the arguments of :meth:`run`; returns as soon as the jail is
         started. Raises ValueError for a bad argument and JailNotFoundError
         for a missing binary, before anything is started.
         """
-        return Run(self._prepare(
-            argv, analysis_id=analysis_id,
-            profile=profile, timeout=timeout, grace=grace, memory=memory, cpus=cpus, pids=pids, disk=disk,
-            net=net, allow_tcp=allow_tcp, root=root, ro=ro, rw=rw, inputs=inputs, env=env, collect=collect,
-            keep=keep, stdin=stdin, stdout=stdout, stderr=stderr, output_budget=output_budget,
-        ))  # fmt: skip
+        return Run(self._prepare(argv, analysis_id, options))
 
-    def run(
-        self,
-        argv: Sequence[str],
-        *,
-        analysis_id: str,
-        profile: Optional[str] = None,
-        timeout: Optional[DurationArg] = None,
-        grace: Optional[DurationArg] = None,
-        memory: Optional[SizeArg] = None,
-        cpus: Optional[CPUsArg] = None,
-        pids: Optional[CountArg] = None,
-        disk: Optional[SizeArg] = None,
-        net: Optional[str] = None,
-        allow_tcp: Sequence[int] = (),
-        root: Optional[PathArg] = None,
-        ro: Sequence[PathArg] = (),
-        rw: Sequence[PathArg] = (),
-        inputs: Sequence[PathArg] = (),
-        env: Optional[Mapping[str, str]] = None,
-        collect: Optional[PathArg] = None,
-        keep: bool = False,
-        stdin: StdinArg = None,
-        stdout: Destination = None,
-        stderr: Destination = None,
-        output_budget: Optional[Mapping[str, Union[int, str]]] = None,
-    ) -> Result:
+    def run(self, argv: Sequence[str], *, analysis_id: str, **options: Unpack[RunOptions]) -> Result:
         """Run ``argv`` as an analysis in the jail and return its :class:`Result`.
 
         ``argv`` is the command, a list (no shell, ever); the analysis runs in
@@ -205,45 +157,17 @@ class Jail:
 
         Every ending of the analysis (exit codes, signals, timeout, OOM, PID
         limit, cancel) is a :class:`Result`; check ``status``. Raises
-        ValueError for bad arguments and JailNotFoundError for a missing
+        TypeError for a keyword that is no option (the message lists them;
+        the options' types are :class:`RunOptions`), ValueError for bad
+        arguments and JailNotFoundError for a missing
         binary (before anything starts), JailSetupError when the jail could
         not start the analysis (exit 125), JailError when it wrote no report.
         On KeyboardInterrupt (or any exception while waiting) the run is
         cancelled and waited for, then the exception propagates.
         """
-        return wait_or_abort(self.start(
-            argv, analysis_id=analysis_id,
-            profile=profile, timeout=timeout, grace=grace, memory=memory, cpus=cpus, pids=pids, disk=disk,
-            net=net, allow_tcp=allow_tcp, root=root, ro=ro, rw=rw, inputs=inputs, env=env, collect=collect,
-            keep=keep, stdin=stdin, stdout=stdout, stderr=stderr, output_budget=output_budget,
-        ))  # fmt: skip
+        return wait_or_abort(self.start(argv, analysis_id=analysis_id, **options))
 
-    async def run_async(
-        self,
-        argv: Sequence[str],
-        *,
-        analysis_id: str,
-        profile: Optional[str] = None,
-        timeout: Optional[DurationArg] = None,
-        grace: Optional[DurationArg] = None,
-        memory: Optional[SizeArg] = None,
-        cpus: Optional[CPUsArg] = None,
-        pids: Optional[CountArg] = None,
-        disk: Optional[SizeArg] = None,
-        net: Optional[str] = None,
-        allow_tcp: Sequence[int] = (),
-        root: Optional[PathArg] = None,
-        ro: Sequence[PathArg] = (),
-        rw: Sequence[PathArg] = (),
-        inputs: Sequence[PathArg] = (),
-        env: Optional[Mapping[str, str]] = None,
-        collect: Optional[PathArg] = None,
-        keep: bool = False,
-        stdin: StdinArg = None,
-        stdout: Destination = None,
-        stderr: Destination = None,
-        output_budget: Optional[Mapping[str, Union[int, str]]] = None,
-    ) -> Result:
+    async def run_async(self, argv: Sequence[str], *, analysis_id: str, **options: Unpack[RunOptions]) -> Result:
         """:meth:`run` for asyncio: the same arguments and result.
 
         Output callbacks are called from the event loop. Cancelling the task
@@ -251,128 +175,33 @@ class Jail:
         waits (shielded from further cancellation) until the jail has exited
         and cleaned up, and re-raises :class:`asyncio.CancelledError`.
         """
-        return await run_prepared(self._prepare(
-            argv, analysis_id=analysis_id,
-            profile=profile, timeout=timeout, grace=grace, memory=memory, cpus=cpus, pids=pids, disk=disk,
-            net=net, allow_tcp=allow_tcp, root=root, ro=ro, rw=rw, inputs=inputs, env=env, collect=collect,
-            keep=keep, stdin=stdin, stdout=stdout, stderr=stderr, output_budget=output_budget,
-        ))  # fmt: skip
+        return await run_prepared(self._prepare(argv, analysis_id, options))
 
 
-def start(
-    argv: Sequence[str],
-    *,
-    analysis_id: str,
-    profile: Optional[str] = None,
-    timeout: Optional[DurationArg] = None,
-    grace: Optional[DurationArg] = None,
-    memory: Optional[SizeArg] = None,
-    cpus: Optional[CPUsArg] = None,
-    pids: Optional[CountArg] = None,
-    disk: Optional[SizeArg] = None,
-    net: Optional[str] = None,
-    allow_tcp: Sequence[int] = (),
-    root: Optional[PathArg] = None,
-    ro: Sequence[PathArg] = (),
-    rw: Sequence[PathArg] = (),
-    inputs: Sequence[PathArg] = (),
-    env: Optional[Mapping[str, str]] = None,
-    collect: Optional[PathArg] = None,
-    keep: bool = False,
-    stdin: StdinArg = None,
-    stdout: Destination = None,
-    stderr: Destination = None,
-    output_budget: Optional[Mapping[str, Union[int, str]]] = None,
-    binary: Optional[PathArg] = None,
-    config: Optional[PathArg] = None,
-    tmp_root: Optional[PathArg] = None,
-    cgroup_parent: Optional[PathArg] = None,
-    unsafe_disable: Sequence[str] = (),
-) -> Run:
+def _split(options: JailRunOptions) -> Tuple[Jail, RunOptions]:
+    """The client the module functions' jail options make, and the run's
+    options, after refusing a keyword that is neither."""
+    check_keywords(options, RUN_KEYWORDS | JAIL_KEYWORDS)
+    jail_options = cast(JailOptions, {k: v for k, v in options.items() if k in JAIL_KEYWORDS})
+    run_options = cast(RunOptions, {k: v for k, v in options.items() if k not in JAIL_KEYWORDS})
+    return Jail(**jail_options), run_options
+
+
+def start(argv: Sequence[str], *, analysis_id: str, **options: Unpack[JailRunOptions]) -> Run:
     """:meth:`Jail.start` of ``Jail(binary, config, tmp_root, cgroup_parent, unsafe_disable=...)``."""
-    return Jail(binary, config, tmp_root, cgroup_parent, unsafe_disable=unsafe_disable).start(
-        argv, analysis_id=analysis_id,
-        profile=profile, timeout=timeout, grace=grace, memory=memory, cpus=cpus, pids=pids, disk=disk,
-        net=net, allow_tcp=allow_tcp, root=root, ro=ro, rw=rw, inputs=inputs, env=env, collect=collect,
-        keep=keep, stdin=stdin, stdout=stdout, stderr=stderr, output_budget=output_budget,
-    )  # fmt: skip
+    jail, run_options = _split(options)
+    return jail.start(argv, analysis_id=analysis_id, **run_options)
 
 
-def run(
-    argv: Sequence[str],
-    *,
-    analysis_id: str,
-    profile: Optional[str] = None,
-    timeout: Optional[DurationArg] = None,
-    grace: Optional[DurationArg] = None,
-    memory: Optional[SizeArg] = None,
-    cpus: Optional[CPUsArg] = None,
-    pids: Optional[CountArg] = None,
-    disk: Optional[SizeArg] = None,
-    net: Optional[str] = None,
-    allow_tcp: Sequence[int] = (),
-    root: Optional[PathArg] = None,
-    ro: Sequence[PathArg] = (),
-    rw: Sequence[PathArg] = (),
-    inputs: Sequence[PathArg] = (),
-    env: Optional[Mapping[str, str]] = None,
-    collect: Optional[PathArg] = None,
-    keep: bool = False,
-    stdin: StdinArg = None,
-    stdout: Destination = None,
-    stderr: Destination = None,
-    output_budget: Optional[Mapping[str, Union[int, str]]] = None,
-    binary: Optional[PathArg] = None,
-    config: Optional[PathArg] = None,
-    tmp_root: Optional[PathArg] = None,
-    cgroup_parent: Optional[PathArg] = None,
-    unsafe_disable: Sequence[str] = (),
-) -> Result:
+def run(argv: Sequence[str], *, analysis_id: str, **options: Unpack[JailRunOptions]) -> Result:
     """:meth:`Jail.run` of ``Jail(binary, config, tmp_root, cgroup_parent, unsafe_disable=...)``:
     run ``argv`` as an analysis and return its :class:`Result` (see
     :meth:`Jail.run` for every argument)."""
-    return Jail(binary, config, tmp_root, cgroup_parent, unsafe_disable=unsafe_disable).run(
-        argv, analysis_id=analysis_id,
-        profile=profile, timeout=timeout, grace=grace, memory=memory, cpus=cpus, pids=pids, disk=disk,
-        net=net, allow_tcp=allow_tcp, root=root, ro=ro, rw=rw, inputs=inputs, env=env, collect=collect,
-        keep=keep, stdin=stdin, stdout=stdout, stderr=stderr, output_budget=output_budget,
-    )  # fmt: skip
+    jail, run_options = _split(options)
+    return jail.run(argv, analysis_id=analysis_id, **run_options)
 
 
-async def run_async(
-    argv: Sequence[str],
-    *,
-    analysis_id: str,
-    profile: Optional[str] = None,
-    timeout: Optional[DurationArg] = None,
-    grace: Optional[DurationArg] = None,
-    memory: Optional[SizeArg] = None,
-    cpus: Optional[CPUsArg] = None,
-    pids: Optional[CountArg] = None,
-    disk: Optional[SizeArg] = None,
-    net: Optional[str] = None,
-    allow_tcp: Sequence[int] = (),
-    root: Optional[PathArg] = None,
-    ro: Sequence[PathArg] = (),
-    rw: Sequence[PathArg] = (),
-    inputs: Sequence[PathArg] = (),
-    env: Optional[Mapping[str, str]] = None,
-    collect: Optional[PathArg] = None,
-    keep: bool = False,
-    stdin: StdinArg = None,
-    stdout: Destination = None,
-    stderr: Destination = None,
-    output_budget: Optional[Mapping[str, Union[int, str]]] = None,
-    binary: Optional[PathArg] = None,
-    config: Optional[PathArg] = None,
-    tmp_root: Optional[PathArg] = None,
-    cgroup_parent: Optional[PathArg] = None,
-    unsafe_disable: Sequence[str] = (),
-) -> Result:
+async def run_async(argv: Sequence[str], *, analysis_id: str, **options: Unpack[JailRunOptions]) -> Result:
     """:meth:`Jail.run_async` of ``Jail(binary, config, tmp_root, cgroup_parent, unsafe_disable=...)``."""
-    return await Jail(binary, config, tmp_root, cgroup_parent, unsafe_disable=unsafe_disable).run_async(
-        argv, analysis_id=analysis_id,
-        profile=profile, timeout=timeout, grace=grace, memory=memory, cpus=cpus, pids=pids, disk=disk,
-        net=net, allow_tcp=allow_tcp, root=root, ro=ro, rw=rw, inputs=inputs, env=env, collect=collect,
-        keep=keep, stdin=stdin, stdout=stdout, stderr=stderr, output_budget=output_budget,
-    )  # fmt: skip
+    jail, run_options = _split(options)
+    return await jail.run_async(argv, analysis_id=analysis_id, **run_options)

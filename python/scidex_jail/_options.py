@@ -12,7 +12,16 @@ import os
 import re
 import shutil
 from dataclasses import dataclass
-from typing import Dict, Mapping, Optional, Sequence, Tuple, Union
+import sys
+from typing import TYPE_CHECKING, AbstractSet, Dict, Mapping, Optional, Sequence, Tuple, TypedDict, Union
+
+if TYPE_CHECKING:
+    # typing.Unpack is Python 3.11's; the package supports 3.9 (mypy checks
+    # for it), where the annotation is only ever read by type checkers.
+    if sys.version_info >= (3, 11):
+        from typing import Unpack
+    else:
+        from typing_extensions import Unpack
 
 from . import _limits
 from ._limits import CountArg, CPUsArg, DurationArg, SizeArg, _count, _cpus, _duration, _output_budget, _size
@@ -113,33 +122,61 @@ class Spec:
         return cmd
 
 
-def build_spec(
-    argv: Sequence[str],
-    *,
-    analysis_id: str,
-    profile: Optional[str] = None,
-    config: Optional[PathArg] = None,
-    timeout: Optional[DurationArg] = None,
-    grace: Optional[DurationArg] = None,
-    memory: Optional[SizeArg] = None,
-    cpus: Optional[CPUsArg] = None,
-    pids: Optional[CountArg] = None,
-    disk: Optional[SizeArg] = None,
-    net: Optional[str] = None,
-    allow_tcp: Sequence[int] = (),
-    root: Optional[PathArg] = None,
-    ro: Sequence[PathArg] = (),
-    rw: Sequence[PathArg] = (),
-    inputs: Sequence[PathArg] = (),
-    env: Optional[Mapping[str, str]] = None,
-    collect: Optional[PathArg] = None,
-    keep: bool = False,
-    tmp_root: Optional[PathArg] = None,
-    cgroup_parent: Optional[PathArg] = None,
-    unsafe_disable: Sequence[str] = (),
-    binary: Optional[PathArg] = None,
-    output_budget: Optional[Mapping[str, Union[int, str]]] = None,
-) -> Spec:
+class SpecOptions(TypedDict, total=False):
+    """The per-run options that make a run's :class:`Spec`, each optional
+    (left out: the profile's value or none). What each one means is
+    documented once, in :meth:`scidex_jail.Jail.run`."""
+
+    profile: Optional[str]
+    timeout: Optional[DurationArg]
+    grace: Optional[DurationArg]
+    memory: Optional[SizeArg]
+    cpus: Optional[CPUsArg]
+    pids: Optional[CountArg]
+    disk: Optional[SizeArg]
+    net: Optional[str]
+    allow_tcp: Sequence[int]
+    root: Optional[PathArg]
+    ro: Sequence[PathArg]
+    rw: Sequence[PathArg]
+    inputs: Sequence[PathArg]
+    env: Optional[Mapping[str, str]]
+    collect: Optional[PathArg]
+    keep: bool
+    output_budget: Optional[Mapping[str, Union[int, str]]]
+
+
+class JailOptions(TypedDict, total=False):
+    """What every run of one deployment shares: the arguments of
+    :class:`scidex_jail.Jail` that the module functions :func:`scidex_jail.run`,
+    :func:`~scidex_jail.start` and :func:`~scidex_jail.run_async` also take."""
+
+    binary: Optional[PathArg]
+    config: Optional[PathArg]
+    tmp_root: Optional[PathArg]
+    cgroup_parent: Optional[PathArg]
+    unsafe_disable: Sequence[str]
+
+
+class _SpecArgs(SpecOptions, JailOptions, total=False):
+    """Everything :func:`build_spec` checks besides argv and the id."""
+
+
+def check_keywords(given: Mapping[str, object], known: AbstractSet[str]) -> None:
+    """Refuse a keyword that is not an option, as Python does for a
+    function that declares its keywords: a TypedDict-typed ``**options`` is
+    checked by type checkers only, so a misspelt option would otherwise be
+    dropped silently at run time. Raises :class:`TypeError` naming it and
+    every known one."""
+    unknown = sorted(set(given) - known)
+    if unknown:
+        raise TypeError(
+            f"unexpected keyword argument {unknown[0]!r}: check its spelling; "
+            f"the known ones are analysis_id, {', '.join(sorted(known))}"
+        )
+
+
+def build_spec(argv: Sequence[str], *, analysis_id: str, **options: Unpack[_SpecArgs]) -> Spec:
     """Check every argument and return the :class:`Spec` of the run.
 
     Raises :class:`ValueError` for a bad argument: a limit the jail
@@ -149,30 +186,30 @@ def build_spec(
     :class:`~scidex_jail.JailNotFoundError` when the binary is missing.
     """
     spec = Spec(
-        binary=find_binary(binary),
+        binary=find_binary(options.get("binary")),
         argv=_check_argv(argv),
         analysis_id=_check_id(analysis_id),
-        profile=_check_name("profile", profile),
-        config=_existing("config", config) if config is not None else None,
-        timeout=_duration("timeout", timeout),
-        grace=_duration("grace", grace),
-        memory=_size("memory", memory),
-        cpus=_cpus(cpus),
-        pids=_count("pids", pids),
-        disk=_size("disk", disk),
-        net=_net(net),
-        allow_tcp=_ports(allow_tcp),
-        root=_existing("root", root) if root is not None else None,
-        ro=_paths("ro", ro),
-        rw=_paths("rw", rw),
-        inputs=_paths("inputs", inputs),
-        env=_env(env),
-        collect=_absolute("collect", collect) if collect is not None else None,
-        keep=_flag("keep", keep),
-        tmp_root=_existing("tmp_root", tmp_root) if tmp_root is not None else None,
-        cgroup_parent=_absolute("cgroup_parent", cgroup_parent) if cgroup_parent is not None else None,
-        unsafe_disable=_layers(unsafe_disable),
-        output_budget=_output_budget(output_budget),
+        profile=_check_name("profile", options.get("profile")),
+        config=_existing_or_none("config", options.get("config")),
+        timeout=_duration("timeout", options.get("timeout")),
+        grace=_duration("grace", options.get("grace")),
+        memory=_size("memory", options.get("memory")),
+        cpus=_cpus(options.get("cpus")),
+        pids=_count("pids", options.get("pids")),
+        disk=_size("disk", options.get("disk")),
+        net=_net(options.get("net")),
+        allow_tcp=_ports(options.get("allow_tcp", ())),
+        root=_existing_or_none("root", options.get("root")),
+        ro=_paths("ro", options.get("ro", ())),
+        rw=_paths("rw", options.get("rw", ())),
+        inputs=_paths("inputs", options.get("inputs", ())),
+        env=_env(options.get("env")),
+        collect=_absolute_or_none("collect", options.get("collect")),
+        keep=_flag("keep", options.get("keep", False)),
+        tmp_root=_existing_or_none("tmp_root", options.get("tmp_root")),
+        cgroup_parent=_absolute_or_none("cgroup_parent", options.get("cgroup_parent")),
+        unsafe_disable=_layers(options.get("unsafe_disable", ())),
+        output_budget=_output_budget(options.get("output_budget")),
     )
     _limits.check(spec.binary, spec.limits())
     return spec
@@ -274,6 +311,14 @@ def _existing(what: str, value: PathArg) -> str:
     if not os.path.exists(p):
         raise ValueError(f"{what} {p!r} does not exist: create it or leave the argument out")
     return p
+
+
+def _absolute_or_none(what: str, value: Optional[PathArg]) -> Optional[str]:
+    return _absolute(what, value) if value is not None else None
+
+
+def _existing_or_none(what: str, value: Optional[PathArg]) -> Optional[str]:
+    return _existing(what, value) if value is not None else None
 
 
 def _paths(what: str, values: Sequence[PathArg]) -> Tuple[str, ...]:

@@ -188,6 +188,32 @@ def test_bad_run_arguments_start_nothing(fake: Fake, monkeypatch: pytest.MonkeyP
         Jail(binary="/nonexistent/scidex-jail").run(["/bin/true"], analysis_id="u8")
 
 
+def test_unknown_keywords_are_refused(fake: Fake, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The options are a TypedDict as **options: nothing checks them at run
+    # time but the package, which must refuse a misspelt one as Python does.
+    def no_popen(*a: object, **k: object) -> None:
+        raise AssertionError("a process was started for an unknown keyword")
+
+    monkeypatch.setattr(subprocess, "Popen", no_popen)
+    jail = Jail(binary=fake.binary)
+    bad: Dict[str, Any] = {"timout": 3}
+    calls = (
+        lambda: jail.run(["/bin/true"], analysis_id="u9", **bad),
+        lambda: jail.start(["/bin/true"], analysis_id="u9", **bad),
+        lambda: asyncio.run(jail.run_async(["/bin/true"], analysis_id="u9", **bad)),
+        lambda: scidex_jail.run(["/bin/true"], analysis_id="u9", binary=fake.binary, **bad),
+        lambda: scidex_jail.start(["/bin/true"], analysis_id="u9", binary=fake.binary, **bad),
+        lambda: asyncio.run(scidex_jail.run_async(["/bin/true"], analysis_id="u9", binary=fake.binary, **bad)),
+    )
+    for call in calls:
+        with pytest.raises(TypeError, match=r"'timout'.*known ones are analysis_id, .*timeout"):
+            call()
+    # A client's settings are the client's, not a run's.
+    jail_setting: Dict[str, Any] = {"binary": fake.binary}
+    with pytest.raises(TypeError, match="'binary'"):
+        jail.run(["/bin/true"], analysis_id="u9", **jail_setting)
+
+
 def test_forge_takes_a_path_or_source_never_guessing(fake: Fake, work: str) -> None:
     jail = Jail(binary=fake.binary)
     with pytest.raises(ValueError, match="source="):
