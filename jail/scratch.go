@@ -3,6 +3,7 @@ package jail
 import (
 	"fmt"
 
+	"github.com/scidex/scidex-jail/internal/fspath"
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
 )
 
@@ -79,12 +80,12 @@ func scratchReport(s *Spec) string {
 // tmp-root there.
 func (s *Spec) validateScratch() error {
 	check := func(flag, p string) error {
-		if within(p, AnalysisHome) || within(AnalysisHome, p) {
+		if fspath.Within(p, AnalysisHome) || fspath.Within(AnalysisHome, p) {
 			return fmt.Errorf("%w: %s %q would cover or be covered by the analysis' home %s (its scratch): give a path beside it", ErrBadSpec, flag, p, AnalysisHome)
 		}
 		return nil
 	}
-	if within(s.TmpRoot, AnalysisHome) {
+	if fspath.Within(s.TmpRoot, AnalysisHome) {
 		return fmt.Errorf("%w: --tmp-root %q is inside the analysis' home %s (its scratch): give another", ErrBadSpec, s.TmpRoot, AnalysisHome)
 	}
 	for _, l := range []struct {

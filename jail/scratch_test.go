@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/scidex/scidex-jail/internal/fspath"
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
 )
 
@@ -47,7 +48,7 @@ func TestScratchEnv(t *testing.T) {
 		if !slices.Contains(env, e.name+"="+e.value) {
 			t.Errorf("targetEnv lacks %s=%s: %q", e.name, e.value, env)
 		}
-		if e.name != "PYTHONDONTWRITEBYTECODE" && !within(e.value, AnalysisHome) {
+		if e.name != "PYTHONDONTWRITEBYTECODE" && !fspath.Within(e.value, AnalysisHome) {
 			t.Errorf("%s = %q, want a place in the scratch %s", e.name, e.value, AnalysisHome)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/scidex/scidex-jail/cgroupfs"
+	"github.com/scidex/scidex-jail/internal/fspath"
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
 	"github.com/scidex/scidex-jail/jail/limits"
 	"github.com/scidex/scidex-jail/jail/promise"
@@ -285,7 +286,7 @@ func (s *Spec) validateFS() error {
 		paths []string
 	}{{"--ro", s.ReadOnly}, {"--rw", s.ReadWrite}} {
 		for _, p := range l.paths {
-			if within(runDir, p) {
+			if fspath.Within(runDir, p) {
 				return fmt.Errorf("%w: %s %q would contain the run directory %s: give a path beside it", ErrBadSpec, l.flag, p, runDir)
 			}
 		}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+
+	"github.com/scidex/scidex-jail/internal/fspath"
 )
 
 // An object is one path of a policy, opened once: the checks of Validate
@@ -52,7 +54,7 @@ func (p Policy) open() (opened, error) {
 			switch l.tag {
 			case "dev":
 				if obj.mode&fs.ModeCharDevice == 0 && !obj.mode.IsDir() {
-					errs = append(errs, fmt.Errorf("landlock: policy: dev %q is a %s, want a character device or a directory of them", path, kind(obj.mode)))
+					errs = append(errs, fmt.Errorf("landlock: policy: dev %q is %s, want a character device or a directory of them", path, fspath.Kind(obj.mode)))
 				}
 			case "rw":
 				rw = append(rw, obj.real)
@@ -63,7 +65,7 @@ func (p Policy) open() (opened, error) {
 	}
 	for _, in := range inner {
 		for _, outer := range rw {
-			if within(in.real, outer) {
+			if fspath.Within(in.real, outer) {
 				errs = append(errs, fmt.Errorf("landlock: policy: %s %q lies inside rw %q: Landlock grants the union of rules, so it would be writable", in.tag, in.real, outer))
 			}
 		}

@@ -3,8 +3,6 @@ package landlock
 import (
 	"errors"
 	"fmt"
-	"io/fs"
-	"strings"
 
 	gll "github.com/landlock-lsm/go-landlock/landlock"
 )
@@ -85,26 +83,4 @@ func (p Policy) validatePorts() []error {
 		seen[port] = true
 	}
 	return errs
-}
-
-// within reports whether path is dir or lies below it; both are clean and
-// absolute.
-func within(path, dir string) bool {
-	return path == dir || strings.HasPrefix(path, strings.TrimSuffix(dir, "/")+"/")
-}
-
-// kind names a file type for error messages.
-func kind(m fs.FileMode) string {
-	switch t := m.Type(); {
-	case t == 0:
-		return "regular file"
-	case t&fs.ModeDevice != 0 && t&fs.ModeCharDevice == 0:
-		return "block device"
-	case t&fs.ModeNamedPipe != 0:
-		return "named pipe"
-	case t&fs.ModeSocket != 0:
-		return "socket"
-	default:
-		return t.String()
-	}
 }

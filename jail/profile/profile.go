@@ -1,6 +1,7 @@
 package profile
 
 import (
+	"github.com/scidex/scidex-jail/internal/fspath"
 	"github.com/scidex/scidex-jail/jail"
 
 	"errors"
@@ -120,7 +121,7 @@ func readProfilesFile(path string) ([]byte, error) {
 		return nil, fmt.Errorf("read profiles file %s: stat: %w", path, err)
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return nil, fmt.Errorf("profiles file %s is %s, not a regular file: give the path of a JSON file", path, fileKind(st.Mode))
+		return nil, fmt.Errorf("profiles file %s is %s, not a regular file: give the path of a JSON file", path, fspath.StatKind(st.Mode))
 	}
 	if st.Size > MaxProfilesFileSize {
 		return nil, fmt.Errorf("profiles file %s is %d bytes, more than the %d a profiles file may have (a real one is a few KB): give the right file", path, st.Size, MaxProfilesFileSize)
@@ -135,27 +136,6 @@ func readProfilesFile(path string) ([]byte, error) {
 		return nil, fmt.Errorf("profiles file %s grew past %d bytes while being read: give a file that is not being written", path, MaxProfilesFileSize)
 	}
 	return b, nil
-}
-
-// fileKind names a file type for a message.
-func fileKind(mode uint32) string {
-	switch mode & unix.S_IFMT {
-	case unix.S_IFDIR:
-		return "a directory"
-	case unix.S_IFIFO:
-		return "a FIFO"
-	case unix.S_IFCHR:
-		return "a character device"
-	case unix.S_IFBLK:
-		return "a block device"
-	case unix.S_IFSOCK:
-		return "a socket"
-	case unix.S_IFLNK:
-		return "a symbolic link"
-	case unix.S_IFREG:
-		return "a regular file"
-	}
-	return "an unknown kind of file"
 }
 
 // Names lists profile names sorted.

@@ -1,4 +1,4 @@
-package jail
+package runfiles
 
 import (
 	"errors"
@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/scidex/scidex-jail/internal/fspath"
 )
 
 // Destinations are where a run delivers: the report (--report FILE) and the
@@ -39,57 +41,49 @@ var pseudoFS = map[int64]string{
 	unix.PSTOREFS_MAGIC: "pstore", unix.EFIVARFS_MAGIC: "efivarfs", 0x62656570: "configfs",
 }
 
-// checkDestinations validates and normalises s.Report and s.Collect.
-func (s *Spec) checkDestinations() error {
-	tmp := s.resolvedTmpRoot()
-	inputs := s.inputPaths()
-	if s.Report != "" && s.Collect != "" {
-		// First: a collect directory yet to be made is also the missing
-		// directory of such a report.
-		rd, rerr := normalDest("--report", filepath.Dir(s.Report))
-		cd, cerr := normalDest("--collect", s.Collect)
-		if rerr == nil && cerr == nil && within(filepath.Join(rd, filepath.Base(s.Report)), cd) {
-			return fmt.Errorf("%w: --report %s is inside --collect %s: a collected output of that name would be replaced by the report; put the report beside the directory", ErrBadSpec, s.Report, s.Collect)
-		}
-	}
-	if s.Report != "" {
-		n, err := s.checkReport(tmp, inputs)
-		if err != nil {
-			return err
-		}
-		s.Report = n
-	}
-	if s.Collect != "" {
-		n, err := s.checkCollect(tmp, inputs)
-		if err != nil {
-			return err
-		}
-		s.Collect = n
-	}
-	return nil
+// Destinations are a run's destinations and what they are checked
+// against: the report file and the collect directory as the caller gave
+// them, the run's ID (for the messages' examples), the resolved tmp-root
+// and the resolved inputs (data dirs that exist, --ro/--input, --rw).
+type Destinations struct {
+	Report, Collect string
+	CollectMerge    bool
+	ID              string
+	TmpRoot         string
+	Inputs          []string
 }
 
-// inputPaths are the resolved host paths the analysis reads or writes
-// besides its run directory: data dirs that exist, --ro/--input, --rw.
-func (s *Spec) inputPaths() []string {
-	var out []string
-	for _, d := range s.DataDirs {
-		if s.Root == "" {
-			break
-		}
-		if n, err := filepath.EvalSymlinks(filepath.Join(s.Root, d)); err == nil {
-			out = append(out, n)
+// CheckDestinations checks d by the rules above and returns the report
+// and collect paths resolved ("" where none was given). Every error wraps
+// ErrBadSpec and names the flag.
+func CheckDestinations(d Destinations) (report, collect string, err error) {
+	if d.Report != "" && d.Collect != "" {
+		// First: a collect directory yet to be made is also the missing
+		// directory of such a report.
+		rd, rerr := NormalDest("--report", filepath.Dir(d.Report))
+		cd, cerr := NormalDest("--collect", d.Collect)
+		if rerr == nil && cerr == nil && fspath.Within(filepath.Join(rd, filepath.Base(d.Report)), cd) {
+			return "", "", fmt.Errorf("%w: --report %s is inside --collect %s: a collected output of that name would be replaced by the report; put the report beside the directory", ErrBadSpec, d.Report, d.Collect)
 		}
 	}
-	out = append(out, s.ReadOnly...)
-	return append(out, s.ReadWrite...)
+	if d.Report != "" {
+		if report, err = d.checkReport(); err != nil {
+			return "", "", err
+		}
+	}
+	if d.Collect != "" {
+		if collect, err = d.checkCollect(); err != nil {
+			return "", "", err
+		}
+	}
+	return report, collect, nil
 }
 
 // checkCommon applies the rules shared by both destinations to n, the
 // resolved path.
 func checkCommon(flag, given, n, tmp string, inputs []string) error {
 	for _, t := range []string{"/proc", "/sys"} {
-		if within(n, t) {
+		if fspath.Within(n, t) {
 			return fmt.Errorf("%w: %s %q is under %s: give a path on a real file system", ErrBadSpec, flag, given, t)
 		}
 	}
@@ -97,72 +91,72 @@ func checkCommon(flag, given, n, tmp string, inputs []string) error {
 		return fmt.Errorf("%w: %s %q is inside the run directory %s, which is removed when its run ends (and is never a place to deliver to): give a path outside %s/%s*", ErrBadSpec, flag, given, rd, tmp, DirPrefix)
 	}
 	for _, in := range inputs {
-		if within(n, in) || within(in, n) {
+		if fspath.Within(n, in) || fspath.Within(in, n) {
 			return fmt.Errorf("%w: %s %q is the same as, inside or around the input %s: give a path apart from the analysis' inputs", ErrBadSpec, flag, given, in)
 		}
 	}
 	return nil
 }
 
-func (s *Spec) checkReport(tmp string, inputs []string) (string, error) {
-	base := filepath.Base(s.Report)
-	if strings.HasSuffix(s.Report, "/") || base == "." || base == ".." || base == "/" {
-		return "", fmt.Errorf("%w: --report %q does not name a file: give a file path such as /srv/reports/%s.json", ErrBadSpec, s.Report, s.ID)
+func (d Destinations) checkReport() (string, error) {
+	base := filepath.Base(d.Report)
+	if strings.HasSuffix(d.Report, "/") || base == "." || base == ".." || base == "/" {
+		return "", fmt.Errorf("%w: --report %q does not name a file: give a file path such as /srv/reports/%s.json", ErrBadSpec, d.Report, d.ID)
 	}
 	// The directory is resolved, the last component is not: a link at the
 	// report's name is replaced by the report, never followed (a link
 	// planted in a shared directory must not make root write elsewhere).
-	dir, err := normalDest("--report", filepath.Dir(s.Report))
+	dir, err := NormalDest("--report", filepath.Dir(d.Report))
 	if err != nil {
 		return "", err
 	}
 	n := filepath.Join(dir, base)
-	if err := checkCommon("--report", s.Report, n, tmp, inputs); err != nil {
+	if err := checkCommon("--report", d.Report, n, d.TmpRoot, d.Inputs); err != nil {
 		return "", err
 	}
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		return "", fmt.Errorf("%w: --report %q: its directory %s does not exist: create it or choose another path", ErrBadSpec, s.Report, dir)
+		return "", fmt.Errorf("%w: --report %q: its directory %s does not exist: create it or choose another path", ErrBadSpec, d.Report, dir)
 	}
 	if fi, err := os.Lstat(n); err == nil && !fi.Mode().IsRegular() && fi.Mode()&os.ModeSymlink == 0 {
-		return "", fmt.Errorf("%w: --report %q exists and is %s, not a file: give the path of a file (it is replaced atomically)", ErrBadSpec, s.Report, modeKind(fi.Mode()))
+		return "", fmt.Errorf("%w: --report %q exists and is %s, not a file: give the path of a file (it is replaced atomically)", ErrBadSpec, d.Report, fspath.Kind(fi.Mode()))
 	}
 	if err := probeWritable(dir); err != nil {
-		return "", fmt.Errorf("%w: --report %q: %w; give a path in a directory this jail can write", ErrBadSpec, s.Report, err)
+		return "", fmt.Errorf("%w: --report %q: %w; give a path in a directory this jail can write", ErrBadSpec, d.Report, err)
 	}
 	return n, nil
 }
 
-func (s *Spec) checkCollect(tmp string, inputs []string) (string, error) {
-	if fi, err := os.Lstat(strings.TrimRight(s.Collect, "/")); err == nil && fi.Mode()&os.ModeSymlink != 0 {
-		return "", fmt.Errorf("%w: --collect %q is a symbolic link: give the directory itself (a link in a shared directory could send the outputs elsewhere)", ErrBadSpec, s.Collect)
+func (d Destinations) checkCollect() (string, error) {
+	if fi, err := os.Lstat(strings.TrimRight(d.Collect, "/")); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+		return "", fmt.Errorf("%w: --collect %q is a symbolic link: give the directory itself (a link in a shared directory could send the outputs elsewhere)", ErrBadSpec, d.Collect)
 	}
-	n, err := normalDest("--collect", s.Collect)
+	n, err := NormalDest("--collect", d.Collect)
 	if err != nil {
 		return "", err
 	}
-	if err := checkCommon("--collect", s.Collect, n, tmp, inputs); err != nil {
+	if err := checkCommon("--collect", d.Collect, n, d.TmpRoot, d.Inputs); err != nil {
 		return "", err
 	}
-	if within(tmp, n) {
-		return "", fmt.Errorf("%w: --collect %q is the tmp-root %s or above it: the outputs would land among run directories; give a directory of their own", ErrBadSpec, s.Collect, tmp)
+	if fspath.Within(d.TmpRoot, n) {
+		return "", fmt.Errorf("%w: --collect %q is the tmp-root %s or above it: the outputs would land among run directories; give a directory of their own", ErrBadSpec, d.Collect, d.TmpRoot)
 	}
 	fi, err := os.Stat(n)
 	switch {
 	case err == nil && !fi.IsDir():
-		return "", fmt.Errorf("%w: --collect %q exists and is %s, not a directory: give a new or empty directory", ErrBadSpec, s.Collect, modeKind(fi.Mode()))
+		return "", fmt.Errorf("%w: --collect %q exists and is %s, not a directory: give a new or empty directory", ErrBadSpec, d.Collect, fspath.Kind(fi.Mode()))
 	case err == nil:
-		if !s.CollectMerge {
+		if !d.CollectMerge {
 			es, err := os.ReadDir(n)
 			if err != nil {
-				return "", fmt.Errorf("%w: --collect %q: %w", ErrBadSpec, s.Collect, err)
+				return "", fmt.Errorf("%w: --collect %q: %w", ErrBadSpec, d.Collect, err)
 			}
 			if len(es) > 0 {
 				return "", fmt.Errorf("%w: --collect %q is not empty (it holds %s, among %d entries): give a new or empty directory, or add --collect-merge to add to it (a file of the same name is then an error, never overwritten)",
-					ErrBadSpec, s.Collect, es[0].Name(), len(es))
+					ErrBadSpec, d.Collect, es[0].Name(), len(es))
 			}
 		}
 		if err := probeWritable(n); err != nil {
-			return "", fmt.Errorf("%w: --collect %q: %w; give a directory this jail can write", ErrBadSpec, s.Collect, err)
+			return "", fmt.Errorf("%w: --collect %q: %w; give a directory this jail can write", ErrBadSpec, d.Collect, err)
 		}
 	default:
 		// Made at delivery: the deepest existing ancestor must be a
@@ -175,10 +169,10 @@ func (s *Spec) checkCollect(tmp string, inputs []string) (string, error) {
 			anc = filepath.Dir(anc)
 		}
 		if fi, err := os.Stat(anc); err != nil || !fi.IsDir() {
-			return "", fmt.Errorf("%w: --collect %q cannot be made: %s is not a directory; give a new or empty directory", ErrBadSpec, s.Collect, anc)
+			return "", fmt.Errorf("%w: --collect %q cannot be made: %s is not a directory; give a new or empty directory", ErrBadSpec, d.Collect, anc)
 		}
 		if err := probeWritable(anc); err != nil {
-			return "", fmt.Errorf("%w: --collect %q cannot be made in %s: %w; give a directory this jail can write", ErrBadSpec, s.Collect, anc, err)
+			return "", fmt.Errorf("%w: --collect %q cannot be made in %s: %w; give a directory this jail can write", ErrBadSpec, d.Collect, anc, err)
 		}
 	}
 	return n, nil
@@ -211,23 +205,4 @@ func probeWritable(dir string) error {
 		return fmt.Errorf("%s cannot be written: %w", dir, err)
 	}
 	return nil
-}
-
-// modeKind names a file type for a message.
-func modeKind(m os.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&os.ModeSymlink != 0:
-		return "a symbolic link"
-	case m&os.ModeNamedPipe != 0:
-		return "a FIFO"
-	case m&os.ModeSocket != 0:
-		return "a socket"
-	case m&os.ModeDevice != 0:
-		return "a device"
-	case m.IsRegular():
-		return "a regular file"
-	}
-	return "a special file"
 }

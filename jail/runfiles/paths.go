@@ -1,4 +1,4 @@
-package jail
+package runfiles
 
 import (
 	"errors"
@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"path/filepath"
 	"strings"
+
+	"github.com/scidex/scidex-jail/internal/fspath"
 )
 
 // Host paths a caller gives (--root, --ro, --input, --rw, --collect,
@@ -19,13 +21,8 @@ import (
 // minimal /dev, no /sys): a host path there is never an input.
 var jailOwnTrees = []string{"/proc", "/sys", "/dev"}
 
-// within reports whether p is dir or below it; both clean and absolute.
-func within(p, dir string) bool {
-	return p == dir || dir == "/" || strings.HasPrefix(p, dir+"/")
-}
-
-// normalInput resolves an input path, which must exist.
-func normalInput(flag, p string) (string, error) {
+// NormalInput resolves an input path, which must exist.
+func NormalInput(flag, p string) (string, error) {
 	if !filepath.IsAbs(p) {
 		return "", fmt.Errorf("%w: %s %q must be an absolute path", ErrBadSpec, flag, p)
 	}
@@ -37,17 +34,17 @@ func normalInput(flag, p string) (string, error) {
 		return "", fmt.Errorf("%w: %s %q cannot be resolved: %w", ErrBadSpec, flag, p, err)
 	}
 	for _, t := range jailOwnTrees {
-		if within(n, t) {
+		if fspath.Within(n, t) {
 			return "", fmt.Errorf("%w: %s %q (%s) is under %s, which the jail makes its own (a fresh /proc, a minimal /dev, no /sys): give a path outside /proc, /sys and /dev", ErrBadSpec, flag, p, n, t)
 		}
 	}
 	return n, nil
 }
 
-// normalDest resolves a destination path, which need not exist yet: the
+// NormalDest resolves a destination path, which need not exist yet: the
 // longest existing prefix is resolved and the rest appended, cleaned.
 // A rest holding ".." is refused: it cannot be resolved before it exists.
-func normalDest(flag, p string) (string, error) {
+func NormalDest(flag, p string) (string, error) {
 	if !filepath.IsAbs(p) {
 		return "", fmt.Errorf("%w: %s %q must be an absolute path", ErrBadSpec, flag, p)
 	}
@@ -77,43 +74,12 @@ func normalDest(flag, p string) (string, error) {
 	}
 }
 
-// normaliseInputs puts the resolved form of root and every ro/rw path into
-// the spec, so that mounts, Landlock rules and the report all use it.
-func (s *Spec) normaliseInputs() error {
-	if s.Root != "" {
-		if !filepath.IsAbs(s.Root) {
-			return fmt.Errorf("%w: --root %q must be an absolute path", ErrBadSpec, s.Root)
-		}
-		if err := checkDir(s.Root); err != nil {
-			return fmt.Errorf("%w: --root: %w", ErrBadSpec, err)
-		}
-		n, err := normalInput("--root", s.Root)
-		if err != nil {
-			return err
-		}
-		s.Root = n
-	}
-	for _, l := range []struct {
-		flag  string
-		paths []string
-	}{{"--ro", s.ReadOnly}, {"--rw", s.ReadWrite}} {
-		for i, p := range l.paths {
-			n, err := normalInput(l.flag, p)
-			if err != nil {
-				return err
-			}
-			l.paths[i] = n
-		}
-	}
-	return nil
-}
-
 // insideRunDir reports the run directory p is in, if any: a destination
 // must never be inside every run directory of the
 // tmp-root (scidex-analysis-*, any ID, this run's own included) and every
 // half-made one (.scidex-analysis-*.new). tmpRoot is resolved.
 func insideRunDir(p, tmpRoot string) (string, bool) {
-	if !within(p, tmpRoot) || p == tmpRoot {
+	if !fspath.Within(p, tmpRoot) || p == tmpRoot {
 		return "", false
 	}
 	rel := strings.TrimPrefix(p, tmpRoot)
@@ -123,13 +89,4 @@ func insideRunDir(p, tmpRoot string) (string, bool) {
 		return filepath.Join(tmpRoot, first), true
 	}
 	return "", false
-}
-
-// resolvedTmpRoot is the tmp-root with links resolved (the tmp-root itself
-// must be clean and absolute, and is used as given).
-func (s *Spec) resolvedTmpRoot() string {
-	if n, err := filepath.EvalSymlinks(s.TmpRoot); err == nil {
-		return n
-	}
-	return s.TmpRoot
 }

@@ -1,0 +1,77 @@
+package jail
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/scidex/scidex-jail/jail/runfiles"
+)
+
+// normaliseInputs puts the resolved form of root and every ro/rw path into
+// the spec, so that mounts, Landlock rules and the report all use it.
+func (s *Spec) normaliseInputs() error {
+	if s.Root != "" {
+		if !filepath.IsAbs(s.Root) {
+			return fmt.Errorf("%w: --root %q must be an absolute path", ErrBadSpec, s.Root)
+		}
+		if err := checkDir(s.Root); err != nil {
+			return fmt.Errorf("%w: --root: %w", ErrBadSpec, err)
+		}
+		n, err := runfiles.NormalInput("--root", s.Root)
+		if err != nil {
+			return err
+		}
+		s.Root = n
+	}
+	for _, l := range []struct {
+		flag  string
+		paths []string
+	}{{"--ro", s.ReadOnly}, {"--rw", s.ReadWrite}} {
+		for i, p := range l.paths {
+			n, err := runfiles.NormalInput(l.flag, p)
+			if err != nil {
+				return err
+			}
+			l.paths[i] = n
+		}
+	}
+	return nil
+}
+
+// inputPaths are the resolved host paths the analysis reads or writes
+// besides its run directory: data dirs that exist, --ro/--input, --rw.
+func (s *Spec) inputPaths() []string {
+	var out []string
+	for _, d := range s.DataDirs {
+		if s.Root == "" {
+			break
+		}
+		if n, err := filepath.EvalSymlinks(filepath.Join(s.Root, d)); err == nil {
+			out = append(out, n)
+		}
+	}
+	out = append(out, s.ReadOnly...)
+	return append(out, s.ReadWrite...)
+}
+
+// resolvedTmpRoot is the tmp-root with links resolved (the tmp-root itself
+// must be clean and absolute, and is used as given).
+func (s *Spec) resolvedTmpRoot() string {
+	if n, err := filepath.EvalSymlinks(s.TmpRoot); err == nil {
+		return n
+	}
+	return s.TmpRoot
+}
+
+// checkDestinations checks and resolves s.Report and s.Collect
+// (runfiles.CheckDestinations).
+func (s *Spec) checkDestinations() error {
+	r, c, err := runfiles.CheckDestinations(runfiles.Destinations{
+		Report: s.Report, Collect: s.Collect, CollectMerge: s.CollectMerge, ID: s.ID,
+		TmpRoot: s.resolvedTmpRoot(), Inputs: s.inputPaths(),
+	})
+	if err == nil {
+		s.Report, s.Collect = r, c
+	}
+	return err
+}
