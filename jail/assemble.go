@@ -25,10 +25,10 @@ func assembleReport(f runFacts) *report.Report {
 		r.CPUUserSecs = float64(m.UserUsec) / 1e6
 		r.CPUSystemSecs = float64(m.SysUsec) / 1e6
 		r.PeakRSSBytes = m.MaxRSSKB * 1024
-	} else if f.init.ok {
-		r.CPUUserSecs = float64(protocol.Micros(f.init.ru.Utime)) / 1e6
-		r.CPUSystemSecs = float64(protocol.Micros(f.init.ru.Stime)) / 1e6
-		r.PeakRSSBytes = f.init.ru.Maxrss * 1024
+	} else if f.init.OK {
+		r.CPUUserSecs = float64(protocol.Micros(f.init.RU.Utime)) / 1e6
+		r.CPUSystemSecs = float64(protocol.Micros(f.init.RU.Stime)) / 1e6
+		r.PeakRSSBytes = f.init.RU.Maxrss * 1024
 	}
 	v := settle(outcomeOf(f))
 	r.Status, r.ExitCode, r.Signal, r.SetupError, r.CompletionNotes = v.Status, v.ExitCode, v.Signal, v.SetupError, v.Notes
@@ -100,7 +100,7 @@ func outcomeOf(f runFacts) outcome {
 	}
 	if m := f.end.exited; m != nil {
 		o.Code, o.Signal = m.ExitCode, m.Signal
-	} else if ws := f.init.ws; f.init.ok {
+	} else if ws := f.init.WS; f.init.OK {
 		switch {
 		case ws.Exited():
 			o.Code = ws.ExitStatus()

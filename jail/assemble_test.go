@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/scidex/scidex-jail/cgroupfs"
+	"github.com/scidex/scidex-jail/jail/initconn"
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
 	"github.com/scidex/scidex-jail/jail/report"
 )
@@ -130,13 +131,13 @@ func TestSettleFacts(t *testing.T) {
 		}, report.StatusTimeout, 143, "SIGTERM", ""},
 		{"init error", func(f *runFacts) {
 			f.end = ending{failure: initFailure(protocol.InitMsg{Kind: protocol.KindError, Stage: "landlock", Error: "no", ExitCode: protocol.ExitSetup})}
-			f.init = initEnd{ws: 125 << 8, ok: true}
+			f.init = initconn.End{WS: 125 << 8, OK: true}
 		}, report.StatusSetupError, protocol.ExitSetup, "", "landlock"},
 		{"init killed in setup", func(f *runFacts) {
-			f.end, f.init = ending{}, initEnd{ws: unix.WaitStatus(unix.SIGKILL), ok: true}
+			f.end, f.init = ending{}, initconn.End{WS: unix.WaitStatus(unix.SIGKILL), OK: true}
 		}, report.StatusSetupError, protocol.ExitSetup, "SIGKILL", "init"},
 		{"init died after start", func(f *runFacts) {
-			f.end.exited, f.init = nil, initEnd{ws: unix.WaitStatus(unix.SIGKILL), ok: true}
+			f.end.exited, f.init = nil, initconn.End{WS: unix.WaitStatus(unix.SIGKILL), OK: true}
 		}, report.StatusSignaled, 137, "SIGKILL", ""},
 		{"cancelled before start", func(f *runFacts) {
 			f.end, f.sigs = ending{}, signalFacts{Cancelled: true, CancelSig: syscall.SIGINT}

@@ -1,6 +1,7 @@
 package jail
 
 import (
+	"github.com/scidex/scidex-jail/jail/initconn"
 	"github.com/scidex/scidex-jail/jail/report"
 	"github.com/scidex/scidex-jail/jail/runfiles"
 
@@ -38,7 +39,7 @@ func createLeaf(p *CgroupPlan, tmpRoot string) (*cgroupfs.Leaf, []string, error)
 // the spawner's thread first (v1). It returns warnings rather than
 // touching a shared list, since it runs beside the run directory's
 // removal.
-func closeLeaf(leaf *cgroupfs.Leaf, sp *spawner, init *initChild) (*cgroupfs.Usage, []string) {
+func closeLeaf(leaf *cgroupfs.Leaf, sp *initconn.Spawner, init *initconn.Conn) (*cgroupfs.Usage, []string) {
 	if leaf == nil {
 		return nil, nil
 	}
@@ -46,7 +47,7 @@ func closeLeaf(leaf *cgroupfs.Leaf, sp *spawner, init *initChild) (*cgroupfs.Usa
 	if sp != nil {
 		// The spawning thread goes first: the leaf cannot be removed
 		// while it is in it.
-		if err := sp.end(init); err != nil {
+		if err := sp.End(init); err != nil {
 			return nil, append(warn, fmt.Sprintf("remove cgroup leaf: %v; left in place", err))
 		}
 	}

@@ -106,10 +106,10 @@
 //
 // The init is a program of its own, cmd/scidex-jail-init, which Run finds
 // beside the running binary (or in ../libexec/scidex-jail/ from its
-// directory; InitName, CheckInit), built with the same
+// directory; initconn.InitName, CheckInit), built with the same
 // internal/buildversion stamp and CGO_ENABLED=0 (the identity drop uses
 // all-threads syscalls, which Go refuses with cgo); a missing, unsafe or
-// other-version init is a setup error of stage "init" (*InitError).
+// other-version init is a setup error of stage "init" (*initconn.InitError).
 //
 // Kernel: user namespaces; seccomp filters; cgroup v2 with a delegated
 // parent, or memory, cpu and pids on cgroup v1; Landlock, whose rights count

@@ -23,14 +23,14 @@ type ending struct {
 func (sv *supervisor) wait() ending {
 	var e ending
 	c, sm := sv.conn, sv.sig
-	waited := c.child.done
+	waited := c.Done()
 	var timeout <-chan time.Time
 	if t := sv.plan.Run.Timeout; t > 0 {
 		tm := time.NewTimer(t)
 		defer tm.Stop()
 		timeout = tm.C
 	}
-	msgs := c.msgs
+	msgs := c.Msgs()
 	for (waited != nil || msgs != nil) && e.exited == nil {
 		select {
 		case m, ok := <-msgs:
@@ -65,7 +65,7 @@ func (sv *supervisor) handle(e *ending, m protocol.InitMsg) {
 	case protocol.KindExited:
 		sv.clock.lap("analysis") // the target's run, as the supervisor saw it
 		e.exited = &m
-		sv.conn.ended.Store(true)
+		sv.conn.MarkEnded()
 		sv.sig.disarm()
 	}
 }
@@ -76,8 +76,8 @@ func (sv *supervisor) handle(e *ending, m protocol.InitMsg) {
 // Signals meanwhile go where they would have gone while the target ran.
 func (sv *supervisor) release(e *ending) {
 	c := sv.conn
-	c.release()
-	waited, msgs := c.child.done, c.msgs
+	c.Release()
+	waited, msgs := c.Done(), c.Msgs()
 	for waited != nil || msgs != nil {
 		select {
 		case _, ok := <-msgs:

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/scidex/scidex-jail/cgroupfs"
+	"github.com/scidex/scidex-jail/jail/initconn"
 	"github.com/scidex/scidex-jail/jail/report"
 )
 
@@ -19,7 +20,7 @@ type runFacts struct {
 	out      outputsRead
 	cgroup   *report.CgroupReport // the leaf, with its usage; nil: none was made
 	usage    *cgroupfs.Usage
-	init     initEnd
+	init     initconn.End
 	wall     float64 // the target's wall time, in seconds
 	warnings []string
 	phases   []report.Phase
@@ -51,7 +52,7 @@ func (sv *supervisor) finish(c carried) runFacts {
 		cg.Usage = f.usage
 		f.cgroup = &cg
 	}
-	f.init = sv.conn.end()
+	f.init = sv.conn.End()
 	if m := c.end.exited; m != nil {
 		// From the init's own clock: just before the exec to the
 		// reaping. The supervisor learns of both ends late, by
@@ -103,10 +104,7 @@ func (sv *supervisor) cleanup() (*cgroupfs.Usage, []string) {
 		usage    *cgroupfs.Usage
 		warnings []string
 	}
-	var init *initChild
-	if sv.conn != nil {
-		init = sv.conn.child
-	}
+	init := sv.conn
 	leafDone := make(chan closed, 1)
 	go func() {
 		u, w := closeLeaf(sv.res.leaf, sv.res.spawner, init)

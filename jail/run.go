@@ -1,6 +1,7 @@
 package jail
 
 import (
+	"github.com/scidex/scidex-jail/jail/initconn"
 	"github.com/scidex/scidex-jail/jail/report"
 	"github.com/scidex/scidex-jail/jail/runfiles"
 
@@ -54,7 +55,7 @@ type supervisor struct {
 	plan     *Plan
 	clock    *phaseTimer
 	sig      *signalMachine
-	conn     *initConn // nil until the init is started
+	conn     *initconn.Conn // nil until the init is started
 	res      resources
 	warnings []string // the steps' warnings, in order, until the cleanup
 }
@@ -63,7 +64,7 @@ type supervisor struct {
 type resources struct {
 	leaf    *cgroupfs.Leaf
 	cgroup  *report.CgroupReport // the leaf as made, for the report
-	spawner *spawner             // cgroup v1: the thread the init was forked from, in the leaf
+	spawner *initconn.Spawner    // cgroup v1: the thread the init was forked from, in the leaf
 	dir     *runfiles.Dir
 }
 
@@ -128,12 +129,12 @@ type carried struct {
 // use): nothing is left.
 func (sv *supervisor) execute() (carried, error) {
 	var c carried
-	prog, err := openInit()
+	prog, err := initconn.Open()
 	if err != nil {
 		c.fail = failAt(protocol.StageInit, err)
 		return c, nil
 	}
-	defer prog.close()
+	defer prog.Close()
 	if c.fail = sv.create(); c.fail != nil || sv.sig.poll() {
 		return c, nil
 	}
@@ -160,7 +161,7 @@ func (sv *supervisor) readInPlace(e *ending) *outputsRead {
 	if e.exited == nil {
 		return nil
 	}
-	out := sv.postRun(fmt.Sprintf("/proc/%d/root%s", sv.conn.child.pid, sv.res.dir.Path()), e.started != nil)
+	out := sv.postRun(fmt.Sprintf("/proc/%d/root%s", sv.conn.Pid(), sv.res.dir.Path()), e.started != nil)
 	sv.clock.lap("outputs")
 	sv.release(e)
 	return &out
@@ -170,5 +171,5 @@ func (sv *supervisor) readInPlace(e *ending) *outputsRead {
 // of the tree is due, and the socket is closed.
 func (sv *supervisor) hangUp() {
 	sv.sig.disarm()
-	sv.conn.sock.Close()
+	sv.conn.Close()
 }

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/scidex/scidex-jail/jail/initconn"
 )
 
 // cancelSignals end the run when the jail receives them; the rest of
@@ -68,7 +70,7 @@ func (sm *signalMachine) take(s os.Signal) bool {
 // whileRunning handles one signal while the target may run (the event
 // loop): a cancel stops the run, the others go to the target, or are held
 // until it has started.
-func (sm *signalMachine) whileRunning(s os.Signal, e *ending, conn *initConn) {
+func (sm *signalMachine) whileRunning(s os.Signal, e *ending, conn *initconn.Conn) {
 	if cancelSignals[s] && e.exited == nil && !sm.TimedOut {
 		sm.Cancelled = true
 		if sm.cancelAt.IsZero() {
@@ -81,7 +83,7 @@ func (sm *signalMachine) whileRunning(s os.Signal, e *ending, conn *initConn) {
 		return
 	}
 	if e.started != nil {
-		conn.forward(s.(syscall.Signal))
+		conn.Forward(s.(syscall.Signal))
 	} else {
 		// The target may already run while "started" is still on its
 		// way: hold the signal until then.
@@ -90,7 +92,7 @@ func (sm *signalMachine) whileRunning(s os.Signal, e *ending, conn *initConn) {
 }
 
 // timeout stops a run whose wall-clock budget ran out.
-func (sm *signalMachine) timeout(e *ending, conn *initConn) {
+func (sm *signalMachine) timeout(e *ending, conn *initconn.Conn) {
 	if e.exited == nil && !sm.Cancelled {
 		sm.TimedOut = true
 		sm.stop(unix.SIGTERM, e.started != nil, conn)
@@ -99,12 +101,12 @@ func (sm *signalMachine) timeout(e *ending, conn *initConn) {
 
 // started passes on, now that the target runs, the signals held for it
 // and a stop that came during setup.
-func (sm *signalMachine) started(conn *initConn) {
+func (sm *signalMachine) started(conn *initconn.Conn) {
 	for _, s := range sm.held {
-		conn.forward(s.(syscall.Signal))
+		conn.Forward(s.(syscall.Signal))
 	}
 	if sm.pendingSig != 0 {
-		conn.forward(sm.pendingSig)
+		conn.Forward(sm.pendingSig)
 	}
 }
 
@@ -112,13 +114,13 @@ func (sm *signalMachine) started(conn *initConn) {
 // the whole tree after the grace period. Before the init has reported the
 // target started, the signal is held and sent on "started": there is no
 // target to pass it to yet.
-func (sm *signalMachine) stop(sig syscall.Signal, started bool, conn *initConn) {
+func (sm *signalMachine) stop(sig syscall.Signal, started bool, conn *initconn.Conn) {
 	sm.pendingSig = sig
 	if started {
-		conn.forward(sig)
+		conn.Forward(sig)
 	}
 	if sm.killTimer == nil {
-		sm.killTimer = time.AfterFunc(sm.grace, conn.killTree)
+		sm.killTimer = time.AfterFunc(sm.grace, conn.KillTree)
 	}
 }
 

@@ -1,9 +1,9 @@
 package jail
 
 import (
+	"github.com/scidex/scidex-jail/jail/initconn"
 	"github.com/scidex/scidex-jail/jail/runfiles"
 
-	"errors"
 	"fmt"
 	"syscall"
 
@@ -22,11 +22,6 @@ import (
 // up lo (NET_ADMIN).
 var initCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETUID, unix.CAP_SETGID, unix.CAP_SETPCAP, unix.CAP_NET_ADMIN}
 
-// initEnv is the init's own environment (the target's is in its config).
-// One P: the init does one thing at a time, and every thread it starts
-// counts toward the run's PID limit and memory.
-var initEnv = []string{"GOMAXPROCS=1"}
-
 // create makes the run's cgroup leaf, as planned.
 func (sv *supervisor) create() *setupFailure {
 	leaf, warnings, err := createLeaf(sv.plan.Cgroup, sv.plan.Run.TmpRoot)
@@ -42,11 +37,11 @@ func (sv *supervisor) create() *setupFailure {
 }
 
 // spawn starts the init from prog, born in the leaf.
-func (sv *supervisor) spawn(prog *initProgram) *setupFailure {
-	conn, sp, err := startInit(prog, sv.res.leaf, sv.sysProcAttr())
+func (sv *supervisor) spawn(prog *initconn.Program) *setupFailure {
+	conn, sp, err := initconn.Start(prog, sv.res.leaf, sv.sysProcAttr())
 	sv.res.spawner = sp
 	if err != nil {
-		if _, ok := err.(*enterError); ok {
+		if initconn.IsEnterError(err) {
 			return failAt(protocol.StageCgroup, err)
 		}
 		return failAt(protocol.StageSpawn, err)
@@ -65,14 +60,14 @@ func (sv *supervisor) makeRunDir() (*setupFailure, error) {
 	sv.clock.lap("sweep")
 	dir, stale, err := runfiles.CreateDir(p.TmpRoot, p.ID, p.Owner[0], p.Owner[1])
 	if err != nil {
-		sv.conn.abort()
-		closeLeaf(sv.res.leaf, sv.res.spawner, sv.conn.child)
+		sv.conn.Abort()
+		closeLeaf(sv.res.leaf, sv.res.spawner, sv.conn)
 		sv.res.leaf = nil
 		return nil, err
 	}
 	sv.res.dir = dir
 	if dir.Path() != sv.plan.Init.RunDir {
-		sv.clock.add("init", sv.conn.abort()...)
+		sv.clock.add("init", sv.conn.Abort()...)
 		return failAt(protocol.StageRunDir, fmt.Errorf("bug: run directory %s, planned %s", dir.Path(), sv.plan.Init.RunDir)), nil
 	}
 	if stale {
@@ -90,16 +85,16 @@ func (sv *supervisor) configure() *setupFailure {
 		sv.abort()
 		return failAt(protocol.StageMeminfo, err)
 	}
-	err = sv.conn.send(cfg)
+	err = sv.conn.Send(cfg)
 	sv.clock.lap("config")
 	if err != nil {
 		// An init that is gone before reading its config: one that is
 		// no init of ours says so first.
-		if herr := sv.conn.awaitHello(sv.sig); herr != nil {
+		if herr := sv.conn.AwaitHello(sv.sig.c, sv.sig.take); herr != nil {
 			err = herr
 		}
 		sv.abort()
-		if _, ok := err.(*InitError); ok {
+		if _, ok := err.(*initconn.InitError); ok {
 			return failAt(protocol.StageInit, err)
 		}
 		return failAt(protocol.StageSpawn, fmt.Errorf("send config to init: %w", err))
@@ -109,7 +104,7 @@ func (sv *supervisor) configure() *setupFailure {
 		sv.abort()
 		return nil
 	}
-	if err := sv.conn.awaitHello(sv.sig); err != nil {
+	if err := sv.conn.AwaitHello(sv.sig.c, sv.sig.take); err != nil {
 		sv.abort()
 		return failAt(protocol.StageInit, err)
 	}
@@ -118,7 +113,7 @@ func (sv *supervisor) configure() *setupFailure {
 		sv.abort()
 		return nil
 	}
-	if err := sv.conn.send(protocol.SupervisorMsg{Kind: protocol.KindGo}); err != nil {
+	if err := sv.conn.Send(protocol.SupervisorMsg{Kind: protocol.KindGo}); err != nil {
 		sv.abort()
 		return failAt(protocol.StageSpawn, fmt.Errorf("send go to init: %w", err))
 	}
@@ -127,7 +122,7 @@ func (sv *supervisor) configure() *setupFailure {
 }
 
 // abort ends an init never told "go", keeping the phases of its error.
-func (sv *supervisor) abort() { sv.clock.add("init", sv.conn.abort()...) }
+func (sv *supervisor) abort() { sv.clock.add("init", sv.conn.Abort()...) }
 
 func (sv *supervisor) sysProcAttr() *syscall.SysProcAttr {
 	attr := sv.plan.ProcAttr()
@@ -170,11 +165,4 @@ func (p *Plan) ProcAttr() *syscall.SysProcAttr {
 		Setpgid: true,
 	}
 	return attr
-}
-
-func explainSpawnError(err error) error {
-	if errors.Is(err, unix.EPERM) || errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EINVAL) {
-		return fmt.Errorf("start the init in new namespaces: %w; user namespaces may be disabled: check sysctl user.max_user_namespaces (must be > 0), kernel.unprivileged_userns_clone=1 (Debian), kernel.apparmor_restrict_unprivileged_userns=0 (Ubuntu 24.04), or the container's seccomp profile", err)
-	}
-	return fmt.Errorf("start the init: %w", err)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/scidex/scidex-jail/jail"
 	"github.com/scidex/scidex-jail/jail/childmode"
 	"github.com/scidex/scidex-jail/jail/hostcheck"
+	"github.com/scidex/scidex-jail/jail/initconn"
 	"github.com/scidex/scidex-jail/jail/profile"
 	"github.com/scidex/scidex-jail/jail/promise"
 )
@@ -82,8 +83,8 @@ func checkUserns(pl *jail.Plan) checkLine {
 // the plan's namespaces, and reads the version it states.
 func checkInit(pl *jail.Plan) checkLine {
 	l := checkLine{Name: "init"}
-	res, err := jail.CheckInit(pl)
-	var ie *jail.InitError
+	res, err := initconn.CheckInit(pl.ProcAttr())
+	var ie *initconn.InitError
 	switch {
 	case err == nil:
 		l.State = stateOK
@@ -94,7 +95,7 @@ func checkInit(pl *jail.Plan) checkLine {
 		l.Fix = ie.Fix
 	default:
 		l.State = stateMissing
-		l.Text = fmt.Sprintf("start %s: %v", orDefault(res.Path, jail.InitName), err)
+		l.Text = fmt.Sprintf("start %s: %v", orDefault(res.Path, initconn.InitName), err)
 		l.Fix = "see the user namespaces line; the same step starts every run"
 	}
 	return l

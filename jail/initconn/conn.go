@@ -1,4 +1,4 @@
-package jail
+package initconn
 
 import (
 	"encoding/json"
@@ -19,11 +19,11 @@ import (
 // asked, before it is killed itself (which loses a tmpfs run directory).
 const hardKillDelay = 5 * time.Second
 
-// initConn is the supervisor's hold on the init: the program it was
+// Conn is the supervisor's hold on the init: the program it was
 // started from, the child process, the sync socket and the messages read
 // from it (readInit), which the supervisor's steps take in turn.
-type initConn struct {
-	prog  *initProgram // the init's file, opened once at the start
+type Conn struct {
+	prog  *Program // the init's file, opened once at the start
 	child *initChild
 	sock  *os.File
 	mu    sync.Mutex // one message at a time on sock
@@ -33,18 +33,18 @@ type initConn struct {
 	ended atomic.Bool
 }
 
-// startInit starts the init in its new namespaces with attr, in leaf
+// Start starts the init in its new namespaces with attr, in leaf
 // (v1: forked by a spawner thread in it; v2: attr's cgroup fd), reading its
 // end of the sync socket, where it waits for its config.
-func startInit(prog *initProgram, leaf *cgroupfs.Leaf, attr *syscall.SysProcAttr) (*initConn, *spawner, error) {
+func Start(prog *Program, leaf *cgroupfs.Leaf, attr *syscall.SysProcAttr) (*Conn, *Spawner, error) {
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, nil, fmt.Errorf("socketpair: %w", err)
 	}
 	parent, child := os.NewFile(uintptr(fds[0]), "sync"), os.NewFile(uintptr(fds[1]), "sync-init")
 	defer child.Close()
-	c := &initConn{prog: prog, sock: parent, msgs: make(chan protocol.InitMsg, 16)}
-	var sp *spawner
+	c := &Conn{prog: prog, sock: parent, msgs: make(chan protocol.InitMsg, 16)}
+	var sp *Spawner
 	if leaf != nil && leaf.Version() == 1 {
 		c.child, sp, err = startInitInLeaf(leaf, prog, attr, child)
 	} else {
@@ -62,7 +62,7 @@ func startInit(prog *initProgram, leaf *cgroupfs.Leaf, attr *syscall.SysProcAttr
 }
 
 // readInit turns the init's messages into events until the socket closes.
-func (c *initConn) readInit() {
+func (c *Conn) readInit() {
 	defer close(c.msgs)
 	dec := json.NewDecoder(c.sock)
 	for {
@@ -74,31 +74,33 @@ func (c *initConn) readInit() {
 	}
 }
 
-func (c *initConn) send(v any) error {
+// Send writes one message to the init.
+func (c *Conn) Send(v any) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return json.NewEncoder(c.sock).Encode(v)
 }
 
-// forward passes sig on to the target, through the init. A failed send
+// Forward passes sig on to the target, through the init. A failed send
 // means the init is gone, and the target with it.
-func (c *initConn) forward(sig syscall.Signal) {
-	c.send(protocol.SupervisorMsg{Kind: protocol.KindSignal, Signal: int(sig)})
+func (c *Conn) Forward(sig syscall.Signal) {
+	c.Send(protocol.SupervisorMsg{Kind: protocol.KindSignal, Signal: int(sig)})
 }
 
-// awaitHello waits for the init's first message, its version, and checks
-// it (checkHello): an init of another version never gets "go". A cancel
-// meanwhile is taken (the caller ends the run); an init that neither
-// speaks nor ends within initHelloTimeout is refused.
-func (c *initConn) awaitHello(sm *signalMachine) error {
+// AwaitHello waits for the init's first message, its version, and checks
+// it (checkHello): an init of another version never gets "go". A signal
+// on sigs meanwhile goes to take, and one it takes (a cancel: the caller
+// ends the run) ends the wait; an init that neither speaks nor ends
+// within initHelloTimeout is refused.
+func (c *Conn) AwaitHello(sigs <-chan os.Signal, take func(os.Signal) bool) error {
 	tm := time.NewTimer(initHelloTimeout)
 	defer tm.Stop()
 	for {
 		select {
 		case m, ok := <-c.msgs:
 			return checkHello(c.prog.path, m, ok)
-		case s := <-sm.c:
-			if sm.take(s) {
+		case s := <-sigs:
+			if take(s) {
 				return nil
 			}
 		case <-tm.C:
@@ -108,10 +110,10 @@ func (c *initConn) awaitHello(sm *signalMachine) error {
 	}
 }
 
-// abort ends an init that has not been told "go": no target ever ran, so
+// Abort ends an init that has not been told "go": no target ever ran, so
 // there is nothing to save. It returns the phases of an init that
 // reported an error, which are still recorded.
-func (c *initConn) abort() []protocol.Phase {
+func (c *Conn) Abort() []protocol.Phase {
 	c.child.kill()
 	// The socket is a blocking fd: Close would not wake readInit's read,
 	// and the init's end is still open here. Shutdown does: the read
@@ -127,17 +129,17 @@ func (c *initConn) abort() []protocol.Phase {
 	return phases
 }
 
-// release tells an init that reported the target's end that it may exit:
+// Release tells an init that reported the target's end that it may exit:
 // the supervisor has read the run directory through its root.
-func (c *initConn) release() {
+func (c *Conn) Release() {
 	unix.Shutdown(int(c.sock.Fd()), unix.SHUT_WR)
 }
 
-// killTree has the init SIGKILL every other process of the namespace, so it
+// KillTree has the init SIGKILL every other process of the namespace, so it
 // can still report and the run directory can still be read; if it does not
 // manage, the init itself is killed, and the kernel ends the namespace.
-func (c *initConn) killTree() {
-	c.send(protocol.SupervisorMsg{Kind: protocol.KindKill})
+func (c *Conn) KillTree() {
+	c.Send(protocol.SupervisorMsg{Kind: protocol.KindKill})
 	// Harmless once the init is gone: signal checks under the reaper's
 	// lock. Not once it has reported the end: then it only waits for us to read
 	// the run directory, which may take long for big outputs.
@@ -148,19 +150,36 @@ func (c *initConn) killTree() {
 	})
 }
 
-// initEnd is how the init ended, once reaped: its wait status and the
+// End is how the init ended, once reaped: its wait status and the
 // rusage of it and every process it reaped.
-type initEnd struct {
-	ws unix.WaitStatus
-	ru unix.Rusage
-	ok bool // reaped: false when it never ran
+type End struct {
+	WS unix.WaitStatus
+	RU unix.Rusage
+	OK bool // reaped: false when it never ran
 }
 
-// end is how the init ended (see initEnd); nil c: it never ran.
-func (c *initConn) end() initEnd {
+// End is how the init ended (see End); nil c: it never ran.
+func (c *Conn) End() End {
 	if c == nil {
-		return initEnd{}
+		return End{}
 	}
 	ws, ru, ok := c.child.ended()
-	return initEnd{ws, ru, ok}
+	return End{ws, ru, ok}
 }
+
+// Msgs are the init's messages, in order; closed when the socket is.
+func (c *Conn) Msgs() <-chan protocol.InitMsg { return c.msgs }
+
+// Done is closed once the init is reaped.
+func (c *Conn) Done() <-chan struct{} { return c.child.done }
+
+// Pid is the init's pid (in the supervisor's pid namespace).
+func (c *Conn) Pid() int { return c.child.pid }
+
+// MarkEnded says the init reported the target's end: from then on the
+// init waits for the supervisor to read the run directory, and KillTree
+// no longer kills the init itself.
+func (c *Conn) MarkEnded() { c.ended.Store(true) }
+
+// Close closes the supervisor's end of the sync socket.
+func (c *Conn) Close() { c.sock.Close() }

@@ -1,4 +1,4 @@
-package jail
+package initconn
 
 import (
 	"errors"
@@ -35,7 +35,7 @@ type initChild struct {
 
 // startInitChild forks and execs the opened init program with attr (its
 // namespaces, ID mapping, cgroup), stdio inherited and sync as fd 3.
-func startInitChild(prog *initProgram, attr *syscall.SysProcAttr, sync *os.File) (*initChild, error) {
+func startInitChild(prog *Program, attr *syscall.SysProcAttr, sync *os.File) (*initChild, error) {
 	start := time.Now()
 	pid, err := syscall.ForkExec(prog.execPath(), childmode.Init.Argv(), &syscall.ProcAttr{
 		Env:   initEnv,
@@ -99,14 +99,14 @@ func (c *initChild) ended() (ws unix.WaitStatus, ru unix.Rusage, ok bool) {
 	}
 }
 
-// spawner is the supervisor's thread an init is forked from on cgroup v1.
+// Spawner is the supervisor's thread an init is forked from on cgroup v1.
 // It moves itself, alone, into the run's leaf first (cgroupfs.EnterThread:
 // cheap, where moving the init afterwards waits for an RCU grace period),
 // so the init is born in the leaf, never a moment outside its limits. It
 // stays until the init has ended, because the init's parent-death signal
 // follows the thread that forked it, and then ends, in the leaf: it never
 // moves back out, and nothing else ever runs on it.
-type spawner struct {
+type Spawner struct {
 	tid     int
 	release chan struct{}
 	once    sync.Once
@@ -118,13 +118,20 @@ type enterError struct{ err error }
 func (e *enterError) Error() string { return e.err.Error() }
 func (e *enterError) Unwrap() error { return e.err }
 
+// IsEnterError reports whether err is the spawner thread's failure to
+// enter the cgroup leaf (a failure of stage cgroup, not of the spawn).
+func IsEnterError(err error) bool {
+	_, ok := err.(*enterError)
+	return ok
+}
+
 // startInitInLeaf starts the init from a spawner in leaf (v1).
-func startInitInLeaf(leaf *cgroupfs.Leaf, prog *initProgram, attr *syscall.SysProcAttr, sync *os.File) (*initChild, *spawner, error) {
+func startInitInLeaf(leaf *cgroupfs.Leaf, prog *Program, attr *syscall.SysProcAttr, sync *os.File) (*initChild, *Spawner, error) {
 	type result struct {
 		c   *initChild
 		err error
 	}
-	sp := &spawner{release: make(chan struct{})}
+	sp := &Spawner{release: make(chan struct{})}
 	tid := make(chan int, 1)
 	res := make(chan result, 1)
 	osthread.Run(func() {
@@ -144,10 +151,14 @@ func startInitInLeaf(leaf *cgroupfs.Leaf, prog *initProgram, attr *syscall.SysPr
 	return r.c, sp, r.err
 }
 
-// end lets the spawner's thread end once the init has (killing it if it
+// End lets the spawner's thread end once the init has (killing it if it
 // still runs), and waits until the thread is gone, and with it out of the
 // leaf. An error means it is still there: the leaf must then be left.
-func (sp *spawner) end(init *initChild) error {
+func (sp *Spawner) End(c *Conn) error {
+	var init *initChild
+	if c != nil {
+		init = c.child
+	}
 	if init != nil {
 		init.kill()
 	}
@@ -163,4 +174,16 @@ func (sp *spawner) end(init *initChild) error {
 		}
 		time.Sleep(20 * time.Microsecond)
 	}
+}
+
+// initEnv is the init's own environment (the target's is in its config).
+// One P: the init does one thing at a time, and every thread it starts
+// counts toward the run's PID limit and memory.
+var initEnv = []string{"GOMAXPROCS=1"}
+
+func explainSpawnError(err error) error {
+	if errors.Is(err, unix.EPERM) || errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EINVAL) {
+		return fmt.Errorf("start the init in new namespaces: %w; user namespaces may be disabled: check sysctl user.max_user_namespaces (must be > 0), kernel.unprivileged_userns_clone=1 (Debian), kernel.apparmor_restrict_unprivileged_userns=0 (Ubuntu 24.04), or the container's seccomp profile", err)
+	}
+	return fmt.Errorf("start the init: %w", err)
 }

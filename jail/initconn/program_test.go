@@ -1,4 +1,4 @@
-package jail
+package initconn
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package jail
+package initconn
 
 import (
 	"encoding/json"
@@ -42,10 +42,10 @@ func (e *InitError) Error() string {
 	return fmt.Sprintf("init program %s: %s; %s", e.Path, e.Found, e.Fix)
 }
 
-// initProgram is the init's file, opened once per run (O_PATH): the run
+// Program is the init's file, opened once per run (O_PATH): the run
 // execs that open file, so what was checked is what runs, whatever
 // happens to the path meanwhile.
-type initProgram struct {
+type Program struct {
 	path string
 	f    *os.File
 }
@@ -54,23 +54,23 @@ type initProgram struct {
 // (which inherits the fd until its exec; O_CLOEXEC closes it then): the
 // same as execveat(fd, "", AT_EMPTY_PATH), which syscall.ForkExec cannot
 // call.
-func (p *initProgram) execPath() string {
+func (p *Program) execPath() string {
 	return "/proc/self/fd/" + strconv.Itoa(int(p.f.Fd()))
 }
 
-func (p *initProgram) close() {
+func (p *Program) Close() {
 	if p != nil && p.f != nil {
 		p.f.Close()
 		p.f = nil
 	}
 }
 
-// openInit finds the init beside the running binary (initPlaces), opens it
+// Open finds the init beside the running binary (initPlaces), opens it
 // and checks it: a regular, executable file and, when the jail runs as
 // root, owned by root and writable by nobody else, since the jail execs it
 // with the capabilities of every run's new namespaces. The version is
 // checked by handshake once it runs (checkHello).
-func openInit() (*initProgram, error) {
+func Open() (*Program, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, &InitError{Path: InitName, Found: fmt.Sprintf("the running binary's own path is unknown: %v", err),
@@ -91,9 +91,9 @@ func openInit() (*initProgram, error) {
 		if err != nil {
 			return nil, &InitError{Path: path, Found: fmt.Sprintf("open: %v", err), Fix: "make it readable by the user running scidex-jail"}
 		}
-		p := &initProgram{path: path, f: os.NewFile(uintptr(fd), path)}
+		p := &Program{path: path, f: os.NewFile(uintptr(fd), path)}
 		if err := checkInitFile(p.f, path, os.Geteuid()); err != nil {
-			p.close()
+			p.Close()
 			return nil, err
 		}
 		return p, nil
@@ -169,15 +169,15 @@ type InitCheck struct {
 }
 
 // CheckInit does what a run does with the init up to its config: finds,
-// opens and checks the file, starts it as plan p's init (its namespaces,
-// identity, capabilities), and reads its version. The error is an
-// *InitError for the file or its version, else the spawn's.
-func CheckInit(p *Plan) (InitCheck, error) {
-	prog, err := openInit()
+// opens and checks the file, starts it with attr (a plan's namespaces,
+// identity, capabilities: jail.Plan.ProcAttr), and reads its version. The
+// error is an *InitError for the file or its version, else the spawn's.
+func CheckInit(attr *syscall.SysProcAttr) (InitCheck, error) {
+	prog, err := Open()
 	if err != nil {
 		return InitCheck{}, err
 	}
-	defer prog.close()
+	defer prog.Close()
 	res := InitCheck{Path: prog.path}
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
@@ -185,7 +185,7 @@ func CheckInit(p *Plan) (InitCheck, error) {
 	}
 	parent, child := os.NewFile(uintptr(fds[0]), "sync"), os.NewFile(uintptr(fds[1]), "sync-init")
 	defer parent.Close()
-	c, err := startInitChild(prog, p.ProcAttr(), child)
+	c, err := startInitChild(prog, attr, child)
 	child.Close()
 	if err != nil {
 		return res, explainSpawnError(initExecError(prog.path, err))
