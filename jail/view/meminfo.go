@@ -39,49 +39,7 @@ var meminfoNeed = []string{"MemTotal", "MemFree", "MemAvailable", "SwapTotal", "
 // host is the host's /proc/meminfo; lines that are not "Key: value" are
 // dropped.
 func MeminfoView(host string, limit, swap, used int64) string {
-	type line struct {
-		key, rest string
-		kb        int64
-		hasKB     bool
-	}
-	var lines []line
-	hostKB := map[string]int64{}
-	for _, l := range strings.Split(host, "\n") {
-		key, rest, ok := strings.Cut(l, ":")
-		if !ok || key == "" || strings.ContainsAny(key, " \t") {
-			continue
-		}
-		f := strings.Fields(rest)
-		if len(f) == 0 {
-			continue
-		}
-		n, err := strconv.ParseInt(f[0], 10, 64)
-		if err != nil || n < 0 {
-			continue
-		}
-		if _, dup := hostKB[key]; dup {
-			continue
-		}
-		hostKB[key] = n
-		lines = append(lines, line{key: key, rest: rest, kb: n, hasKB: len(f) == 2 && f[1] == "kB"})
-	}
-	// Missing from the host's file (or no file): the lines readers need,
-	// first, in the kernel's order, as if the host had no limit to add.
-	var missing []line
-	for _, k := range meminfoNeed {
-		if _, ok := hostKB[k]; !ok {
-			hostKB[k] = -1
-			missing = append(missing, line{key: k, hasKB: true})
-		}
-	}
-	lines = append(missing, lines...)
-
-	atMost := func(n, host int64) int64 {
-		if host >= 0 && host < n {
-			return host
-		}
-		return max(n, 0)
-	}
+	lines, hostKB := parseMeminfo(host)
 	total := atMost(limit/1024, hostKB["MemTotal"])
 	free := total - (used+1023)/1024
 	swapKB := atMost(swap/1024, hostKB["SwapTotal"])
@@ -106,4 +64,55 @@ func MeminfoView(host string, limit, swap, used int64) string {
 		}
 	}
 	return b.String()
+}
+
+// meminfoLine is one "Key: value" line of a meminfo file.
+type meminfoLine struct {
+	key, rest string
+	kb        int64
+	hasKB     bool
+}
+
+// parseMeminfo reads the host's meminfo: its lines in order, and each
+// key's amount (-1 for a line readers need that the host's file lacks,
+// which is put first, in the kernel's order).
+func parseMeminfo(host string) ([]meminfoLine, map[string]int64) {
+	var lines []meminfoLine
+	hostKB := map[string]int64{}
+	for _, l := range strings.Split(host, "\n") {
+		key, rest, ok := strings.Cut(l, ":")
+		if !ok || key == "" || strings.ContainsAny(key, " \t") {
+			continue
+		}
+		f := strings.Fields(rest)
+		if len(f) == 0 {
+			continue
+		}
+		n, err := strconv.ParseInt(f[0], 10, 64)
+		if err != nil || n < 0 {
+			continue
+		}
+		if _, dup := hostKB[key]; dup {
+			continue
+		}
+		hostKB[key] = n
+		lines = append(lines, meminfoLine{key: key, rest: rest, kb: n, hasKB: len(f) == 2 && f[1] == "kB"})
+	}
+	var missing []meminfoLine
+	for _, k := range meminfoNeed {
+		if _, ok := hostKB[k]; !ok {
+			hostKB[k] = -1
+			missing = append(missing, meminfoLine{key: k, hasKB: true})
+		}
+	}
+	return append(missing, lines...), hostKB
+}
+
+// atMost is n, or the host's figure when it has one that is smaller; never
+// below 0.
+func atMost(n, host int64) int64 {
+	if host >= 0 && host < n {
+		return host
+	}
+	return max(n, 0)
 }
