@@ -1,42 +1,51 @@
 // Package jail runs one untrusted analysis to completion in a sandbox and
-// reports how it ended. It is the only package that knows every kernel
-// facility: it drives landlock, seccomp and cgroupfs, and builds the
-// namespaces and the mount view itself.
+// reports how it ended. It is the core: the spec, the plan and the run. It
+// is the only package that knows every kernel facility: it drives
+// landlock, seccomp and cgroupfs, and builds the namespaces and the mount
+// view itself. Its parts by job are packages of their own: jail/limits
+// (the table of limits), jail/profile (profiles: text in, Spec out),
+// jail/promise (the contract as data), jail/view (what a run sees of the
+// host), jail/runfiles (the run's files on the host), jail/initconn (the
+// init and the connection to it), jail/report (the report's types),
+// jail/hostcheck (what `check` asks of the kernel) and jail/childmode (the
+// child modes' registry).
 //
 // A run is decided before anything exists, then carried out. In order, with
 // the file (and the process) each step lives in:
 //
-//	Spec.Validate      spec.go, limits.go,    checks; ErrBadSpec says what to fix;
-//	                   paths.go,              returns the resolved copy
-//	                   destinations.go,       (*Resolved), the caller's Spec
-//	                   resolved.go            untouched
-//	LookHost           host.go, groups.go     the only look at the host: system
-//	                   exposure.go            dirs, data dirs, /etc, devices,
+//	Spec.Validate      spec.go, limits.go,    checks (the limits by jail/limits'
+//	                   inputs.go,             table, the destinations by
+//	                   resolved.go            runfiles); ErrBadSpec says what
+//	                                          to fix; returns the resolved copy
+//	                                          (*Resolved), the caller's Spec
+//	                                          untouched
+//	LookHost           resolved.go, view/     the only look at the host: system
+//	                                          dirs, data dirs, /etc, devices,
 //	                                          resolver, Landlock ABI; rootless:
 //	                                          the caller's groups, what the view
 //	                                          exposes to them
 //	BuildPlan          plan.go, security.go,  pure: namespaces, ID map and kept
-//	                   promises.go,           groups, cgroup limits, the init's
-//	                   userdb.go              whole config (the analysis' own
+//	                   groups.go, promise/,   groups, cgroup limits, the init's
+//	                   view/userdb.go         whole config (the analysis' own
 //	                                          passwd/group), the promises (fail
 //	                                          closed per promise, and the group
 //	                                          rule: *PlanError, stage
 //	                                          promises), static enforced
 //	--- supervisor (run.go: the order; supervisor.go: the steps) ---
-//	openInit           initprog.go            the init program beside the
+//	initconn.Open      initconn/program.go    the init program beside the
 //	                                          binary, opened once, checked
 //	                                          (stage init)
 //	createLeaf         cgroup.go              the leaf, limits written first
 //	                                          (stage cgroup)
-//	spawn              initconn.go            that open file exec'd as PID 1 of
-//	                   initchild.go           the plan's namespaces
+//	spawn              initconn/conn.go,      that open file exec'd as PID 1 of
+//	                   initconn/child.go      the plan's namespaces
 //	                                          (Plan.ProcAttr), born in the leaf
 //	                                          (v1: forked by a thread in it), as
 //	                                          early as it can be: its start
 //	                                          overlaps the next two steps
 //	                                          (stage spawn)
-//	sweepLeftovers     sweep.go               what dead jails left behind
-//	createRunDir       rundir.go              <tmp-root>/scidex-analysis-<id>,
+//	SweepLeftovers     runfiles/sweep.go      what dead jails left behind
+//	CreateDir          runfiles/rundir.go     <tmp-root>/scidex-analysis-<id>,
 //	                                          fresh, locked, marked
 //	configure          supervisor.go          the config over fd 3, with the
 //	                   limitsview.go          run's meminfo made now (a
@@ -69,15 +78,16 @@
 //	                                          init's messages; returns what
 //	                                          happened (ending)
 //	outputs            deliver_outputs.go     listed (and collected) through
-//	                   outputs.go,            /proc/<init>/root, within the
-//	                   outputs_copy.go,       OutputBudget (over it:
-//	                   output_budget.go       output_limit, exit 123), with
+//	                   runfiles/outputs.go,   /proc/<init>/root, within the
+//	                   runfiles/outputs_copy  OutputBudget (over it:
+//	                   .go                    output_limit, exit 123), with
 //	                                          the signals live
 //	finish, settle     finish.go, outcome.go  cleanup; the report assembled
 //	                   assemble.go            once from the run's facts;
 //	                                          status, exit code and notes as
 //	                                          one pure function
-//	deliverReport      deliver.go             atomically; a failed delivery is
+//	deliverReport      deliver.go,            atomically; a failed delivery is
+//	                   runfiles/atomic.go,
 //	                                          delivery_failed, exit 122
 //
 // The other stages a setup_error can name: promises and policy (BuildPlan),
@@ -93,7 +103,7 @@
 //
 // Use:
 //
-//	profiles, _, err := jail.LoadProfiles("")      // built-ins + /etc/scidex-jail/profiles.json
+//	profiles, _, err := profile.LoadProfiles("")   // built-ins + /etc/scidex-jail/profiles.json
 //	p := profiles["default"]
 //	spec := p.Spec()                                 // every field the profile decides
 //	spec.ID, spec.Command = "SDA-1", []string{"python3", "script.py"}
