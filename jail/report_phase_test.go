@@ -5,48 +5,37 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/scidex/scidex-jail/jail/report"
 )
 
-// TestReportPhase: the report phase's length is written over its mark,
-// in the file the report is delivered to, which stays valid JSON and
-// agrees with the report in memory, and counts the time since the phase
-// before; names that look like the mark, in the analysis' own strings, are
-// left alone.
+// TestReportPhase: the report phase counts the time since the phase
+// before, is the last phase, and the file the report is delivered to holds
+// the same phases as the report in memory.
 func TestReportPhase(t *testing.T) {
-	for _, cmd := range [][]string{
-		{"/bin/true"},
-		{"/bin/echo", `"us": 999999999999`, "999999999999"},
-	} {
-		path := filepath.Join(t.TempDir(), "report.json")
-		start := time.Now().Add(-3 * time.Millisecond)
-		rep := &report.Report{Command: cmd, Phases: []report.Phase{{Name: "cleanup", Where: "supervisor", Micros: 5}}}
-		deliverReport(rep, &phaseTimer{last: start}, path)
-		if rep.Status == report.StatusDeliveryFailed {
-			t.Fatalf("deliverReport: %v", rep.DeliveryErrors)
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got report.Report
-		if err := json.Unmarshal(b, &got); err != nil {
-			t.Fatalf("report file %q: not JSON: %v", b, err)
-		}
-		if strings.Join(got.Command, " ") != strings.Join(cmd, " ") {
-			t.Errorf("command = %q, want %q", got.Command, cmd)
-		}
-		last := got.Phases[len(got.Phases)-1]
-		if last.Name != "report" || last.Micros < 3000 || last.Micros >= reportMark {
-			t.Errorf("last phase = %+v, want report, at least 3000 us (since last)", last)
-		}
-		if mem := rep.Phases[len(rep.Phases)-1]; mem != last {
-			t.Errorf("report phase in memory %+v, in the file %+v", mem, last)
-		}
+	path := filepath.Join(t.TempDir(), "report.json")
+	start := time.Now().Add(-3 * time.Millisecond)
+	rep := &report.Report{Command: []string{"/bin/true"}, Phases: []report.Phase{{Name: "cleanup", Where: "supervisor", Micros: 5}}}
+	deliverReport(rep, &phaseTimer{last: start}, path)
+	if rep.Status == report.StatusDeliveryFailed {
+		t.Fatalf("deliverReport: %v", rep.DeliveryErrors)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got report.Report
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatalf("report file %q: not JSON: %v", b, err)
+	}
+	last := got.Phases[len(got.Phases)-1]
+	if last.Name != "report" || last.Micros < 3000 {
+		t.Errorf("last phase = %+v, want report, at least 3000 us (since the last)", last)
+	}
+	if !slices.Equal(got.Phases, rep.Phases) {
+		t.Errorf("phases in the file %+v, in memory %+v", got.Phases, rep.Phases)
 	}
 }
 

@@ -13,8 +13,8 @@ import (
 
 // WriteReport writes a report to path with WriteAtomic, naming the report
 // in its error.
-func WriteReport(path string, b []byte, stamp func(*os.File) error) error {
-	if err := WriteAtomic(path, b, stamp); err != nil {
+func WriteReport(path string, b []byte) error {
+	if err := WriteAtomic(path, b); err != nil {
 		return fmt.Errorf("write report %s: %w", path, err)
 	}
 	return nil
@@ -28,13 +28,11 @@ func WriteReport(path string, b []byte, stamp func(*os.File) error) error {
 // temporary name, locked from the moment it is made sure to be ours. On
 // every path this function returns from, no temporary file is left; after
 // a SIGKILL at the wrong moment, at most one, unlocked, which the next run
-// or `gc` removes. stamp, when set, runs once b is written, before the
-// file gets its name: it may write over what it knows the place of (the
-// report's own phase).
+// or `gc` removes.
 //
 // The directory is opened without following links: path must be resolved
 // (Spec.Validate does that for Spec.Report).
-func WriteAtomic(path string, b []byte, stamp func(*os.File) error) error {
+func WriteAtomic(path string, b []byte) error {
 	dir, base := filepath.Dir(path), filepath.Base(path)
 	d, err := OpenDirPath(dir, false)
 	if err != nil {
@@ -59,11 +57,6 @@ func WriteAtomic(path string, b []byte, stamp func(*os.File) error) error {
 	// worth milliseconds on every run.
 	if _, err := f.Write(b); err != nil {
 		return fail(err)
-	}
-	if stamp != nil {
-		if err := stamp(f); err != nil {
-			return fail(err)
-		}
 	}
 	if err := f.Chmod(0o644); err != nil {
 		return fail(err)
