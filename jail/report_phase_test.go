@@ -38,29 +38,3 @@ func TestReportPhase(t *testing.T) {
 		t.Errorf("phases in the file %+v, in memory %+v", got.Phases, rep.Phases)
 	}
 }
-
-// TestSettleStartup: the kernel's start of the process, when known, sets
-// the startup phase's length, in first place, and nothing else.
-func TestSettleStartup(t *testing.T) {
-	t0 := time.Now()
-	est := report.Phase{Name: "startup", Where: "supervisor", Micros: 1500}
-	next := report.Phase{Name: "validate", Where: "supervisor", Micros: 7}
-	exact := report.Phase{Name: "startup", Where: "supervisor", Micros: 2000}
-	for _, c := range []struct {
-		name    string
-		phases  []report.Phase
-		created time.Time
-		want    []report.Phase
-	}{
-		{"unknown", []report.Phase{est, next}, time.Time{}, []report.Phase{est, next}},
-		{"replaces the estimate", []report.Phase{est, next}, t0.Add(-2 * time.Millisecond), []report.Phase{exact, next}},
-		{"added first", []report.Phase{next}, t0.Add(-2 * time.Millisecond), []report.Phase{exact, next}},
-		{"after Run began", []report.Phase{est, next}, t0.Add(time.Millisecond), []report.Phase{est, next}},
-	} {
-		pt := &phaseTimer{t0: t0, phases: append([]report.Phase{}, c.phases...)}
-		pt.settleStartup(c.created)
-		if !slices.Equal(pt.phases, c.want) {
-			t.Errorf("%s: phases = %+v, want %+v", c.name, pt.phases, c.want)
-		}
-	}
-}

@@ -42,7 +42,7 @@ func Run(given *Spec, sigs <-chan os.Signal) (*report.Report, error) {
 		sigs = c
 	}
 	sv := &supervisor{spec: s, clock: newPhaseTimer(t0, s.Started), sig: &signalMachine{c: sigs}}
-	return sv.run(askCreated(s.Started))
+	return sv.run()
 }
 
 // supervisor is one run in the parent. Its state is in small owners, each
@@ -73,7 +73,7 @@ type resources struct {
 // create, spawn, run directory, configure, wait, post-run), cleaned up,
 // and reported. A run the host cannot hold, or a cancel before anything
 // exists, ends with a report and nothing made.
-func (sv *supervisor) run(created <-chan time.Time) (*report.Report, error) {
+func (sv *supervisor) run() (*report.Report, error) {
 	sv.clock.lap("validate")
 	fail, err := sv.decide()
 	if err != nil {
@@ -90,7 +90,6 @@ func (sv *supervisor) run(created <-chan time.Time) (*report.Report, error) {
 	}
 	facts := sv.finish(c)
 	sv.clock.lap("cleanup")
-	sv.clock.settleStartup(<-created)
 	facts.phases = sv.clock.phases
 	rep := assembleReport(facts)
 	deliverReport(rep, sv.clock, sv.plan.Run.Report)

@@ -110,10 +110,8 @@ type Spec struct {
 	Disable       []string
 
 	// Started is when the jail's process started (ProcessStart): the
-	// report's first phase, startup, runs from it to Run, or from the
-	// kernel's own record of the process's creation where the kernel
-	// gives it (taskstats, as root). Zero: Run's own start, and no startup
-	// phase.
+	// report's first phase, startup, runs from it to Run. Zero: Run's own
+	// start, and no startup phase.
 	Started time.Time
 
 	// RequireLayers raises how many layers a promise needs (the profile's
