@@ -174,10 +174,10 @@ func TestBackgroundKilledWhenTargetExits(t *testing.T) {
 }
 
 // TestPhasesSpanTheRun: the report's supervisor phases follow each other
-// from the jail's creation to its report: the startup phase begins between
-// the caller's fork and the return of its exec (the kernel's own record of
-// the process, as root), and the last phase ends before the caller has
-// reaped the jail.
+// from the jail's start to its report: the startup phase begins after the
+// caller's fork began (it is the main thread's own CPU and run-queue time,
+// which can only leave out time the start spent blocked, never add any),
+// and the last phase ends before the caller has reaped the jail.
 func TestPhasesSpanTheRun(t *testing.T) {
 	requireRoot(t)
 	cmd, rep, out, errb := jailCmd(t, runOpts{}, "run", "--id", runID(t, "phases"), "--tmp-root", tmpRoot(t), "--", "/bin/true")
@@ -195,9 +195,10 @@ func TestPhasesSpanTheRun(t *testing.T) {
 		t.Fatalf("phases = %+v, want startup first and report last", ph)
 	}
 	begin := r.report.Started.Add(-time.Duration(ph[0].Micros) * time.Microsecond)
-	if begin.Before(before) || begin.After(execed) {
-		t.Errorf("startup begins %v after the caller's fork began, want between 0 and %v (its exec returned)", begin.Sub(before), execed.Sub(before))
+	if begin.Before(before) {
+		t.Errorf("startup begins %v before the caller's fork began, want after it", before.Sub(begin))
 	}
+	t.Logf("startup begins %v after the caller's fork began (its exec returned after %v)", begin.Sub(before), execed.Sub(before))
 	var sum time.Duration
 	for _, p := range ph {
 		if p.Where == "supervisor" {
