@@ -1,13 +1,12 @@
 package jail
 
 import (
-	"github.com/scidex/scidex-jail/jail/initconn"
-	"github.com/scidex/scidex-jail/jail/report"
-	"github.com/scidex/scidex-jail/jail/runfiles"
-
 	"fmt"
 
 	"github.com/scidex/scidex-jail/cgroupfs"
+	"github.com/scidex/scidex-jail/jail/initconn"
+	"github.com/scidex/scidex-jail/jail/report"
+	"github.com/scidex/scidex-jail/jail/runfiles"
 )
 
 // createLeaf makes the run's cgroup leaf as the plan has it, with its

@@ -1,14 +1,14 @@
 package jail
 
 import (
-	"github.com/scidex/scidex-jail/jail/report"
-	"github.com/scidex/scidex-jail/jail/runfiles"
-
 	"context"
 	"fmt"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/scidex/scidex-jail/jail/report"
+	"github.com/scidex/scidex-jail/jail/runfiles"
 )
 
 // outputsRead is what the post-run work found and delivered: the listing,

@@ -1,11 +1,6 @@
 package jail
 
 import (
-	"github.com/scidex/scidex-jail/jail/promise"
-	"github.com/scidex/scidex-jail/jail/report"
-	"github.com/scidex/scidex-jail/jail/runfiles"
-	"github.com/scidex/scidex-jail/jail/view"
-
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -16,6 +11,10 @@ import (
 
 	"github.com/scidex/scidex-jail/cgroupfs"
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
+	"github.com/scidex/scidex-jail/jail/promise"
+	"github.com/scidex/scidex-jail/jail/report"
+	"github.com/scidex/scidex-jail/jail/runfiles"
+	"github.com/scidex/scidex-jail/jail/view"
 	"github.com/scidex/scidex-jail/seccomp"
 )
 

@@ -1,10 +1,6 @@
 package jail
 
 import (
-	"github.com/scidex/scidex-jail/jail/initconn"
-	"github.com/scidex/scidex-jail/jail/report"
-	"github.com/scidex/scidex-jail/jail/runfiles"
-
 	"errors"
 	"fmt"
 	"os"
@@ -12,7 +8,10 @@ import (
 	"time"
 
 	"github.com/scidex/scidex-jail/cgroupfs"
+	"github.com/scidex/scidex-jail/jail/initconn"
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
+	"github.com/scidex/scidex-jail/jail/report"
+	"github.com/scidex/scidex-jail/jail/runfiles"
 )
 
 // Run runs the spec to completion and returns its report, which it also

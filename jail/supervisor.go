@@ -1,15 +1,14 @@
 package jail
 
 import (
-	"github.com/scidex/scidex-jail/jail/initconn"
-	"github.com/scidex/scidex-jail/jail/runfiles"
-
 	"fmt"
 	"syscall"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/scidex/scidex-jail/jail/initconn"
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
+	"github.com/scidex/scidex-jail/jail/runfiles"
 )
 
 // The steps of execute (run.go), in order: each carries out its part of

@@ -1,11 +1,11 @@
 package main
 
 import (
-	"github.com/scidex/scidex-jail/jail/runfiles"
-
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/scidex/scidex-jail/jail/runfiles"
 )
 
 // gcCmd is `scidex-jail gc`: the sweep every run does for its own tmp-root

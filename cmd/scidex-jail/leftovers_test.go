@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/scidex/scidex-jail/jail/report"
 	"github.com/scidex/scidex-jail/jail/runfiles"
-
-	"golang.org/x/sys/unix"
 )
 
 // gc runs `scidex-jail gc` and returns what it printed.

@@ -1,9 +1,6 @@
 package profile
 
 import (
-	"github.com/scidex/scidex-jail/internal/fspath"
-	"github.com/scidex/scidex-jail/jail"
-
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +12,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/scidex/scidex-jail/internal/fspath"
+	"github.com/scidex/scidex-jail/jail"
 	"github.com/scidex/scidex-jail/jail/limits"
 	"github.com/scidex/scidex-jail/jail/promise"
 )

@@ -1,15 +1,14 @@
 package profile
 
 import (
-	"github.com/scidex/scidex-jail/jail/promise"
-	"github.com/scidex/scidex-jail/jail/runfiles"
-
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"sort"
 
 	"github.com/scidex/scidex-jail/jail/limits"
+	"github.com/scidex/scidex-jail/jail/promise"
+	"github.com/scidex/scidex-jail/jail/runfiles"
 )
 
 // The profiles file, JSON:

@@ -1,15 +1,15 @@
 package profile
 
 import (
-	"github.com/scidex/scidex-jail/jail"
-	"github.com/scidex/scidex-jail/jail/promise"
-
 	"errors"
 	"os"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/scidex/scidex-jail/jail"
+	"github.com/scidex/scidex-jail/jail/promise"
 )
 
 // parseWant is what one ParseProfiles case expects: an error holding

@@ -1,15 +1,14 @@
 package report
 
 import (
-	"github.com/scidex/scidex-jail/jail/internal/protocol"
-	"github.com/scidex/scidex-jail/jail/promise"
-	"github.com/scidex/scidex-jail/jail/runfiles"
-
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/scidex/scidex-jail/cgroupfs"
+	"github.com/scidex/scidex-jail/jail/internal/protocol"
+	"github.com/scidex/scidex-jail/jail/promise"
+	"github.com/scidex/scidex-jail/jail/runfiles"
 )
 
 // ReportSchema names the report's format; it changes when a field changes
