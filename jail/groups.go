@@ -17,7 +17,7 @@ import (
 // What keeps that in bounds is the view: the mount view shows only the
 // run's paths and Landlock allows only the listed ones, whatever the
 // groups say; a path the view exposes that one of the groups opens but
-// others cannot makes the run refuse to start (exposure.go). The init
+// others cannot makes the run refuse to start (view.CheckExposure). The init
 // checks the forking thread holds exactly the groups planned here.
 
 // whyGroupsKept is the report's reason, in one sentence.

@@ -10,7 +10,7 @@ import (
 
 // Resolved is a run spec that Validate accepted, as the run uses it: a copy
 // of the caller's Spec with every host path resolved (--root, --ro, --rw,
-// --report, --collect: paths.go, destinations.go) and the defaults filled
+// --report, --collect: inputs.go, runfiles.CheckDestinations) and the defaults filled
 // in (the network mode). The caller's Spec is never changed, so one Spec
 // can be validated, printed or run again as it was written.
 type Resolved struct {

@@ -46,7 +46,7 @@ func Run(given *Spec, sigs <-chan os.Signal) (*report.Report, error) {
 
 // supervisor is one run in the parent. Its state is in small owners, each
 // with its own file: the phase timer (clock.go), the signal and timeout
-// machine (signals.go), the init connection (initconn.go) and the run's
+// machine (signals.go), the init connection (jail/initconn) and the run's
 // resources (below); every step's result is a value, gathered into the
 // report at the end (finish.go, assemble.go).
 type supervisor struct {

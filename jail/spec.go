@@ -65,7 +65,7 @@ type Spec struct {
 	// never an output (scratch.go).
 	KeepScratch bool
 	// report.Report is where Run writes the JSON report (atomically); "" = none.
-	// Validate resolves it and Collect in its copy (destinations.go).
+	// Validate resolves it and Collect in its copy (runfiles.CheckDestinations).
 	Report string
 
 	HostUID int // host uid/gid of the target when the jail runs as root
@@ -85,7 +85,7 @@ type Spec struct {
 	ShmBytes  int64 // size of the private /dev/shm
 
 	// Outputs bounds the post-run work on what the analysis left
-	// (output_budget.go).
+	// (runfiles.Budget).
 	Outputs OutputBudget
 
 	// Network.
@@ -135,7 +135,7 @@ func (s *Spec) optIns() promise.OptIns {
 }
 
 // check is Validate's work on the copy it returns: it replaces host paths
-// by their resolved form (paths.go, destinations.go) and defaults the
+// by their resolved form (inputs.go, runfiles.CheckDestinations) and defaults the
 // network mode.
 func (s *Spec) check() error {
 	if err := ValidateID(s.ID); err != nil {

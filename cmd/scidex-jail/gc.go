@@ -11,7 +11,7 @@ import (
 // gcCmd is `scidex-jail gc`: the sweep every run does for its own tmp-root
 // and report directory, for a timer. It removes only what provably belongs
 // to a dead jail (name pattern, owner or mark, no live lock holder; see
-// jail/sweep.go) and prints each path it removed.
+// jail/runfiles/sweep.go) and prints each path it removed.
 type gcCmd struct {
 	TmpRoot      string   `name:"tmp-root" default:"/tmp" placeholder:"DIR" help:"The tmp-root whose dead run directories to remove."`
 	ReportDir    []string `name:"report-dir" sep:"none" placeholder:"DIR" help:"A directory reports are written to, whose dead temporary reports to remove (repeatable)."`
