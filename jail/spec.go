@@ -34,9 +34,6 @@ const (
 	InsideUID = protocol.InsideUID
 )
 
-// nameChars is the character rule of names users give (runfiles.NameChars).
-func nameChars(s string, upper bool) bool { return runfiles.NameChars(s, upper) }
-
 // ErrBadSpec is wrapped by every validation error: the caller gave input that
 // cannot be run. The command line maps it to exit status 125.
 var ErrBadSpec = runfiles.ErrBadSpec
