@@ -69,7 +69,7 @@ func newReport(s *Spec, t0 time.Time) *report.Report {
 // init applied once the target started (its "started"); before that,
 // only the promises and the identity the run was decided on. cg is the
 // leaf the supervisor made, which is not in the plan.
-func enforced(p *Plan, started *protocol.InitMsg, cg *report.CgroupReport) report.EnforcedReport {
+func enforced(p *Plan, started *protocol.Started, cg *report.CgroupReport) report.EnforcedReport {
 	var e report.EnforcedReport
 	if started != nil {
 		e = p.Enforced

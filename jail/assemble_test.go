@@ -27,9 +27,9 @@ func testFacts(t *testing.T) runFacts {
 	if err != nil {
 		t.Fatalf("BuildPlan(testSpec()) = %v, want nil", err)
 	}
-	started := &protocol.InitMsg{Kind: protocol.KindStarted, Micros: 300,
+	started := &protocol.Started{Micros: 300,
 		Enforced: &protocol.Enforced{Seccomp: &protocol.Seccomp{Policy: "default"}, CPUs: "0-1"}}
-	exited := &protocol.InitMsg{Kind: protocol.KindExited, WallUsec: 1_500_000, UserUsec: 250_000, SysUsec: 50_000, MaxRSSKB: 100}
+	exited := &protocol.Exited{WallUsec: 1_500_000, UserUsec: 250_000, SysUsec: 50_000, MaxRSSKB: 100}
 	return runFacts{
 		spec: &Resolved{Spec: *s, RealTmpRoot: s.TmpRoot}, t0: time.Unix(1e9, 0), plan: plan,
 		end:    ending{started: started, tStart: time.Unix(1e9, 0), exited: exited},
@@ -130,7 +130,7 @@ func TestSettleFacts(t *testing.T) {
 			f.sigs.TimedOut, f.end.exited.ExitCode, f.end.exited.Signal = true, 143, int(syscall.SIGTERM)
 		}, report.StatusTimeout, 143, "SIGTERM", ""},
 		{"init error", func(f *runFacts) {
-			f.end = ending{failure: initFailure(protocol.InitMsg{Kind: protocol.KindError, Stage: "landlock", Error: "no", ExitCode: protocol.ExitSetup})}
+			f.end = ending{failure: initFailure(&protocol.SetupFailed{Stage: "landlock", Error: "no", ExitCode: protocol.ExitSetup})}
 			f.init = initconn.End{WS: 125 << 8, OK: true}
 		}, report.StatusSetupError, protocol.ExitSetup, "", "landlock"},
 		{"init killed in setup", func(f *runFacts) {

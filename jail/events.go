@@ -10,10 +10,10 @@ import (
 // has ended (or the init, without a word on it): the loop's value, from
 // which the run's end is settled.
 type ending struct {
-	started *protocol.InitMsg // the init's "started": the target ran (nil: never)
-	tStart  time.Time         // when "started" came
-	exited  *protocol.InitMsg // the init's report of the target's end (nil: none came)
-	failure *setupFailure     // the setup error the init reported
+	started *protocol.Started // the target ran (nil: never)
+	tStart  time.Time         // when Started came
+	exited  *protocol.Exited  // the init's report of the target's end (nil: none came)
+	failure *setupFailure     // the setup error the init reported, or its malformed message
 }
 
 // wait runs the event loop while the target runs: the init's messages,
@@ -36,6 +36,7 @@ func (sv *supervisor) wait() ending {
 		case m, ok := <-msgs:
 			if !ok {
 				msgs = nil
+				sv.malformed(&e)
 				continue
 			}
 			sv.handle(&e, m)
@@ -52,21 +53,32 @@ func (sv *supervisor) wait() ending {
 
 // handle records one message of the init in e.
 func (sv *supervisor) handle(e *ending, m protocol.InitMsg) {
-	switch m.Kind {
-	case protocol.KindError:
+	switch m := m.(type) {
+	case *protocol.SetupFailed:
 		sv.clock.add("init", m.Phases...)
 		e.failure = initFailure(m)
-	case protocol.KindStarted:
+	case *protocol.Started:
 		sv.clock.add("init", m.Phases...)
 		sv.clock.lap("init") // from "go" to the target's start, in the init
-		e.started, e.tStart = &m, time.Now()
+		e.started, e.tStart = m, time.Now()
 		sv.clock.add("init", protocol.Phase{Name: "exec", Micros: m.Micros})
 		sv.sig.started(sv.conn)
-	case protocol.KindExited:
+	case *protocol.Exited:
 		sv.clock.lap("analysis") // the target's run, as the supervisor saw it
-		e.exited = &m
+		e.exited = m
 		sv.conn.MarkEnded()
 		sv.sig.disarm()
+	}
+	// A second hello is no news: the handshake took the first.
+}
+
+// malformed records, once the init's messages have ended, a line of the
+// init that was no message of an init (the connection killed it): the
+// run ends as a setup failure of the init, as for one that died, whether
+// or not the target had started.
+func (sv *supervisor) malformed(e *ending) {
+	if err := sv.conn.Err(); err != nil && e.failure == nil {
+		e.failure = failAt(protocol.StageInit, err)
 	}
 }
 

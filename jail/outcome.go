@@ -15,7 +15,7 @@ import (
 
 // setupFailure is a setup step that failed before the target ran: in the
 // init (its error message) or in the supervisor (a step of execute). Stage
-// is where (the stages of protocol.InitMsg), Exit what scidex-jail exits
+// is where (protocol.Stage), Exit what scidex-jail exits
 // with.
 type setupFailure struct {
 	Stage Stage
@@ -28,8 +28,8 @@ func failAt(stage Stage, err error) *setupFailure {
 	return &setupFailure{Stage: stage, Msg: err.Error(), Exit: protocol.ExitSetup}
 }
 
-// initFailure is the failure the init reported in m (KindError).
-func initFailure(m protocol.InitMsg) *setupFailure {
+// initFailure is the failure the init reported in m.
+func initFailure(m *protocol.SetupFailed) *setupFailure {
 	return &setupFailure{Stage: m.Stage, Msg: m.Error, Exit: m.ExitCode}
 }
 

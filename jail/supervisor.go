@@ -84,7 +84,7 @@ func (sv *supervisor) configure() *setupFailure {
 		sv.abort()
 		return failAt(protocol.StageMeminfo, err)
 	}
-	err = sv.conn.Send(cfg)
+	err = sv.conn.SendConfig(&cfg)
 	sv.clock.lap("config")
 	if err != nil {
 		// An init that is gone before reading its config: one that is
@@ -112,7 +112,7 @@ func (sv *supervisor) configure() *setupFailure {
 		sv.abort()
 		return nil
 	}
-	if err := sv.conn.Send(protocol.SupervisorMsg{Kind: protocol.KindGo}); err != nil {
+	if err := sv.conn.Send(protocol.Go{}); err != nil {
 		sv.abort()
 		return failAt(protocol.StageSpawn, fmt.Errorf("send go to init: %w", err))
 	}

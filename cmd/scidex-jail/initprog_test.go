@@ -29,6 +29,7 @@ func TestInitProgram(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build an init of another version: %v\n%s", err, out)
 	}
+	garbler := buildGarbler(t)
 	for _, c := range []struct {
 		name  string
 		place string // the init's place relative to the jail's directory
@@ -43,6 +44,7 @@ func TestInitProgram(t *testing.T) {
 		{"group-writable", "scidex-jail-init", init, func(p string) error { return os.Chmod(p, 0o775) }, "writable by group or others"},
 		{"another version", "scidex-jail-init", other, nil, `version "other-version"`},
 		{"not an init", "scidex-jail-init", "/usr/bin/true", nil, "ended without stating its version"},
+		{"malformed first line", "scidex-jail-init", garbler, nil, `init message of unknown kind "bye"`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			top := t.TempDir()
@@ -93,6 +95,25 @@ func TestInitProgram(t *testing.T) {
 			}
 		})
 	}
+}
+
+// buildGarbler builds a program that, run as the init, says a line no
+// init of the jail says, then waits to be killed.
+func buildGarbler(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	src := filepath.Join(dir, "main.go")
+	prog := "package main\n\nimport \"os\"\n\nfunc main() {\n\tos.NewFile(3, \"sync\").Write([]byte(`{\"kind\":\"bye\"}` + \"\\n\"))\n\tselect {}\n}\n"
+	if err := os.WriteFile(src, []byte(prog), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "garbler")
+	build := exec.Command("go", "build", "-o", bin, src)
+	build.Env = append(os.Environ(), "CGO_ENABLED=0", "GO111MODULE=off")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build an init that garbles: %v\n%s", err, out)
+	}
+	return bin
 }
 
 // copyFile copies src to dst (mode 0755), making dst's directories (0755).

@@ -1,8 +1,11 @@
 package initconn
 
 import (
+	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -28,6 +31,9 @@ type Conn struct {
 	sock  *os.File
 	mu    sync.Mutex // one message at a time on sock
 	msgs  chan protocol.InitMsg
+	// err is why readInit stopped before the end of the stream (a line
+	// DecodeInitMsg refused, or a failed read); set before msgs closes.
+	err error
 	// ended: the init reported the target's end and waits for the
 	// supervisor to read the run directory; set before reading it.
 	ended atomic.Bool
@@ -61,30 +67,68 @@ func Start(prog *Program, leaf *cgroupfs.Leaf, attr *syscall.SysProcAttr) (*Conn
 	return c, sp, nil
 }
 
-// readInit turns the init's messages into events until the socket closes.
+// readInit turns the init's messages into events until the socket closes,
+// or until a line that is no message of an init (DecodeInitMsg): it then
+// stops reading and kills the init, whose stream can no longer be trusted,
+// and Err says why.
 func (c *Conn) readInit() {
 	defer close(c.msgs)
-	dec := json.NewDecoder(c.sock)
+	r := bufio.NewReader(c.sock)
 	for {
+		line, err := protocol.ReadLine(r, protocol.MaxInitMsgBytes)
+		if err != nil && !errors.Is(err, protocol.ErrLineTooLong) {
+			// The end of the stream, or of the init (a reset when it
+			// died with our messages unread): it ended, not misspoke.
+			return
+		}
 		var m protocol.InitMsg
-		if err := dec.Decode(&m); err != nil {
+		if err == nil {
+			m, err = protocol.DecodeInitMsg(line)
+		}
+		if err != nil {
+			c.err = fmt.Errorf("the init sent what no init of this jail sends: %w", err)
+			c.child.signal(unix.SIGKILL)
 			return
 		}
 		c.msgs <- m
 	}
 }
 
+// Err is, once Msgs is closed, why the init's messages ended before its
+// stream did: a line that is no message of an init (the init is killed).
+// nil: the stream ended. From an init that said it is ours, it is a bug or
+// a compromised init: the run ends as a setup failure of StageInit.
+func (c *Conn) Err() error { return c.err }
+
+// SendConfig writes the init's config, one line of JSON.
+func (c *Conn) SendConfig(cfg *protocol.Config) error {
+	line, err := json.Marshal(cfg)
+	if err != nil {
+		return fmt.Errorf("bug: encode the init's config: %w", err)
+	}
+	return c.write(append(line, '\n'))
+}
+
 // Send writes one message to the init.
-func (c *Conn) Send(v any) error {
+func (c *Conn) Send(m protocol.SupervisorMsg) error {
+	line, err := protocol.EncodeSupervisorMsg(m)
+	if err != nil {
+		return err
+	}
+	return c.write(line)
+}
+
+func (c *Conn) write(line []byte) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return json.NewEncoder(c.sock).Encode(v)
+	_, err := c.sock.Write(line)
+	return err
 }
 
 // Forward passes sig on to the target, through the init. A failed send
 // means the init is gone, and the target with it.
 func (c *Conn) Forward(sig syscall.Signal) {
-	c.Send(protocol.SupervisorMsg{Kind: protocol.KindSignal, Signal: int(sig)})
+	c.Send(protocol.Signal{Signal: int(sig)})
 }
 
 // AwaitHello waits for the init's first message, its version, and checks
@@ -98,7 +142,14 @@ func (c *Conn) AwaitHello(sigs <-chan os.Signal, take func(os.Signal) bool) erro
 	for {
 		select {
 		case m, ok := <-c.msgs:
-			return checkHello(c.prog.path, m, ok)
+			var err error
+			if !ok {
+				err = c.err
+				if err == nil {
+					err = io.EOF
+				}
+			}
+			return checkHello(c.prog.path, m, err)
 		case s := <-sigs:
 			if take(s) {
 				return nil
@@ -122,8 +173,8 @@ func (c *Conn) Abort() []protocol.Phase {
 	c.sock.Close()
 	var phases []protocol.Phase
 	for m := range c.msgs {
-		if m.Kind == protocol.KindError {
-			phases = append(phases, m.Phases...)
+		if f, ok := m.(*protocol.SetupFailed); ok {
+			phases = append(phases, f.Phases...)
 		}
 	}
 	return phases
@@ -139,7 +190,7 @@ func (c *Conn) Release() {
 // can still report and the run directory can still be read; if it does not
 // manage, the init itself is killed, and the kernel ends the namespace.
 func (c *Conn) KillTree() {
-	c.Send(protocol.SupervisorMsg{Kind: protocol.KindKill})
+	c.Send(protocol.Kill{})
 	// Harmless once the init is gone: signal checks under the reaper's
 	// lock. Not once it has reported the end: then it only waits for us to read
 	// the run directory, which may take long for big outputs.

@@ -1,9 +1,10 @@
 package initconn
 
 import (
-	"encoding/json"
+	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -145,20 +146,36 @@ func checkInitStat(path string, mode, uid uint32, euid int) error {
 	return nil
 }
 
-// checkHello checks the init's first message: it must state the
-// supervisor's own version. ok false: the init ended (or the socket
-// closed) before saying anything.
-func checkHello(path string, m protocol.InitMsg, ok bool) error {
+// checkHello checks the init's first message, m, or why none came (err):
+// it must state the supervisor's own version. err io.EOF: the init ended
+// (or the socket closed) before saying anything; another: what it said
+// is no message of an init.
+func checkHello(path string, m protocol.InitMsg, err error) error {
 	fix := fmt.Sprintf("install the %s of this build (version %s) beside the jail: make build, or reinstall the package", InitName, buildversion.Version)
+	h, hello := m.(*protocol.Hello)
 	switch {
-	case !ok:
+	case errors.Is(err, io.EOF):
 		return &InitError{Path: path, Found: "it ended without stating its version: not a " + InitName + " of this jail", Fix: fix}
-	case m.Kind != protocol.KindHello:
-		return &InitError{Path: path, Found: fmt.Sprintf("its first message is %q, not its version: not a %s of this jail", m.Kind, InitName), Fix: fix}
-	case m.Version != buildversion.Version:
-		return &InitError{Path: path, Found: fmt.Sprintf("version %q, and the jail is version %q", m.Version, buildversion.Version), Fix: fix}
+	case err != nil:
+		return &InitError{Path: path, Found: fmt.Sprintf("its first line is not its version: %v; not a %s of this jail", err, InitName), Fix: fix}
+	case !hello:
+		return &InitError{Path: path, Found: fmt.Sprintf("its first message is %q, not its version: not a %s of this jail", m.Kind(), InitName), Fix: fix}
+	case h.Version != buildversion.Version:
+		return &InitError{Path: path, Found: fmt.Sprintf("version %q, and the jail is version %q", h.Version, buildversion.Version), Fix: fix}
 	}
 	return nil
+}
+
+// readHello reads the init's first message from r.
+func readHello(r io.Reader) (protocol.InitMsg, error) {
+	line, err := protocol.ReadLine(bufio.NewReader(r), protocol.MaxInitMsgBytes)
+	if err != nil && !errors.Is(err, protocol.ErrLineTooLong) {
+		return nil, io.EOF
+	}
+	if err != nil {
+		return nil, err
+	}
+	return protocol.DecodeInitMsg(line)
 }
 
 // InitCheck is what CheckInit found: the init's file and the version it
@@ -195,7 +212,11 @@ func CheckInit(attr *syscall.SysProcAttr) (InitCheck, error) {
 	defer c.kill()
 	var m protocol.InitMsg
 	got := make(chan error, 1)
-	go func() { got <- json.NewDecoder(parent).Decode(&m) }()
+	go func() {
+		var err error
+		m, err = readHello(parent)
+		got <- err
+	}()
 	select {
 	case err = <-got:
 	case <-time.After(initHelloTimeout):
@@ -205,8 +226,10 @@ func CheckInit(attr *syscall.SysProcAttr) (InitCheck, error) {
 		return res, &InitError{Path: prog.path, Found: fmt.Sprintf("it did not state its version within %v", initHelloTimeout),
 			Fix: "install the " + InitName + " of this build there"}
 	}
-	res.Version = m.Version
-	return res, checkHello(prog.path, m, err == nil)
+	if h, ok := m.(*protocol.Hello); ok {
+		res.Version = h.Version
+	}
+	return res, checkHello(prog.path, m, err)
 }
 
 // initHelloTimeout bounds CheckInit's wait for the hello of an init that

@@ -1,8 +1,9 @@
 package initconn
 
 import (
-	"encoding/json"
+	"bytes"
 	"errors"
+	"io"
 	"strings"
 	"testing"
 
@@ -52,23 +53,24 @@ func TestCheckHello(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		m    protocol.InitMsg
-		ok   bool
+		err  error  // why no message came
 		want string // in Found; "" means accepted
 	}{
-		{"same version", protocol.InitMsg{Kind: protocol.KindHello, Version: buildversion.Version}, true, ""},
-		{"another version", protocol.InitMsg{Kind: protocol.KindHello, Version: buildversion.Version + "-other"}, true, "version"},
-		{"no version", protocol.InitMsg{Kind: protocol.KindHello}, true, "version"},
-		{"another message first", protocol.InitMsg{Kind: protocol.KindError}, true, "first message"},
-		{"ended silently", protocol.InitMsg{}, false, "ended without"},
+		{"same version", &protocol.Hello{Version: buildversion.Version}, nil, ""},
+		{"another version", &protocol.Hello{Version: buildversion.Version + "-other"}, nil, "version"},
+		{"no version", &protocol.Hello{}, nil, "version"},
+		{"another message first", &protocol.SetupFailed{}, nil, "first message"},
+		{"ended silently", nil, io.EOF, "ended without"},
+		{"malformed", nil, errors.New(`init message of unknown kind "x"`), "not its version: init message of unknown kind"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			err := checkHello("/x/scidex-jail-init", c.m, c.ok)
+			err := checkHello("/x/scidex-jail-init", c.m, c.err)
 			var ie *InitError
 			switch {
 			case c.want == "" && err != nil:
-				t.Errorf("checkHello(%+v, %v) = %v, want nil", c.m, c.ok, err)
+				t.Errorf("checkHello(%+v, %v) = %v, want nil", c.m, c.err, err)
 			case c.want != "" && (!errors.As(err, &ie) || !strings.Contains(ie.Found, c.want)):
-				t.Errorf("checkHello(%+v, %v) = %v, want an *InitError finding %q", c.m, c.ok, err, c.want)
+				t.Errorf("checkHello(%+v, %v) = %v, want an *InitError finding %q", c.m, c.err, err, c.want)
 			}
 		})
 	}
@@ -78,10 +80,10 @@ func TestCheckHello(t *testing.T) {
 // supervisor checks, whatever the version string holds.
 func TestHelloLine(t *testing.T) {
 	for _, v := range []string{"dev", "0~git20261125.3be00d1+dirty", "v1.2.3-4-gabc", "we\"ird\\ \n\x00 é"} {
-		var m protocol.InitMsg
 		line := protocol.HelloLine(v)
-		if err := json.Unmarshal(line, &m); err != nil || m.Kind != protocol.KindHello || m.Version != v || line[len(line)-1] != '\n' {
-			t.Errorf("HelloLine(%q) = %q, decoded %+v, %v; want one line holding kind hello and version %q", v, line, m, err, v)
+		m, err := readHello(bytes.NewReader(line))
+		if h, ok := m.(*protocol.Hello); err != nil || !ok || h.Version != v || line[len(line)-1] != '\n' || bytes.Count(line, []byte("\n")) != 1 {
+			t.Errorf("HelloLine(%q) = %q, decoded %#v, %v; want one line holding kind hello and version %q", v, line, m, err, v)
 		}
 	}
 }

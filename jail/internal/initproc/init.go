@@ -17,6 +17,7 @@
 package initproc
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -56,8 +57,8 @@ func init() {
 
 // conn is the init's end of the sync socket.
 type conn struct {
-	enc    *json.Encoder
-	dec    *json.Decoder
+	sock   *os.File
+	r      *bufio.Reader    // the supervisor's lines: the config, then its messages
 	last   time.Time        // the end of the last phase: the init's phases follow each other without a gap
 	phases []protocol.Phase // sent with the message that ends setup
 }
@@ -71,13 +72,14 @@ func (c *conn) lap(name string) {
 
 func (c *conn) send(m protocol.InitMsg) {
 	// A failed write means the supervisor is gone; the pdeathsig will end
-	// us, nothing else to do.
-	_ = c.enc.Encode(m)
+	// us, nothing else to do. Our own messages always encode.
+	line, _ := protocol.EncodeInitMsg(m)
+	_, _ = c.sock.Write(line)
 }
 
 // fail reports a setup failure of stage and returns the exit code.
 func (c *conn) fail(stage protocol.Stage, err error, code int) int {
-	c.send(protocol.InitMsg{Kind: protocol.KindError, Stage: stage, Error: err.Error(), ExitCode: code, Phases: c.phases})
+	c.send(&protocol.SetupFailed{Stage: stage, Error: err.Error(), ExitCode: code, Phases: c.phases})
 	return code
 }
 
@@ -140,7 +142,7 @@ func run(started time.Time) int {
 	}
 	sock := os.NewFile(protocol.SyncFD, "sync")
 	unix.CloseOnExec(protocol.SyncFD)
-	c := &conn{enc: json.NewEncoder(sock), dec: json.NewDecoder(sock), last: started}
+	c := &conn{sock: sock, r: bufio.NewReader(sock), last: started}
 	if started.IsZero() {
 		c.last = time.Now()
 	}
@@ -153,31 +155,31 @@ func run(started time.Time) int {
 	// them; the supervisor's spawn phase overlaps with it.
 	c.lap("runtime")
 
-	var cfg protocol.Config
-	if err := c.dec.Decode(&cfg); err != nil {
-		return c.fail(protocol.StageConfig, fmt.Errorf("read config from supervisor: %w", err), protocol.ExitSetup)
+	cfg, err := readConfig(c.r)
+	if err != nil {
+		return c.fail(protocol.StageConfig, err, protocol.ExitSetup)
 	}
 	c.lap(string(protocol.StageConfig))
 	enforced := &protocol.Enforced{}
-	for _, s := range setupSteps(&cfg, enforced) {
+	for _, s := range setupSteps(cfg, enforced) {
 		if !c.runStep(s) {
 			return protocol.ExitSetup
 		}
 	}
-	if !c.runStep(step{protocol.StageWaitGo, func() error { return waitGo(c.dec) }}) {
+	if !c.runStep(step{protocol.StageWaitGo, func() error { return waitGo(c.r) }}) {
 		return protocol.ExitSetup
 	}
-	pid, execAt, code := c.startTarget(&cfg, enforced)
+	pid, execAt, code := c.startTarget(cfg, enforced)
 	if pid == 0 {
 		return code
 	}
 	t := &tree{target: pid}
 	released := make(chan struct{})
-	go obey(c.dec, t, released)
+	go obey(c.r, t, released)
 	go passInbound(t)
 	ws, reaped := t.reapAll()
 	m := exitedMsg(ws, reaped.Sub(execAt))
-	c.send(m)
+	c.send(&m)
 	// Stay, with nothing else left in the namespace, until the supervisor
 	// has read the run directory through our root (a tmpfs run directory
 	// lives only as long as this mount namespace).
@@ -215,16 +217,16 @@ func (c *conn) startTarget(cfg *protocol.Config, enforced *protocol.Enforced) (p
 	if err != nil {
 		return 0, execAt, c.fail(protocol.StageExec, err, code)
 	}
-	c.send(protocol.InitMsg{Kind: protocol.KindStarted, Pid: pid, Micros: time.Since(start).Microseconds(), Enforced: enforced, Phases: c.phases})
+	c.send(&protocol.Started{Pid: pid, Micros: time.Since(start).Microseconds(), Enforced: enforced, Phases: c.phases})
 	return pid, execAt, 0
 }
 
 // exitedMsg is the report of the target's end: its status, the resources
 // of every process of the run (all reaped by now), its wall time.
-func exitedMsg(ws unix.WaitStatus, wall time.Duration) protocol.InitMsg {
+func exitedMsg(ws unix.WaitStatus, wall time.Duration) protocol.Exited {
 	var ru unix.Rusage
 	unix.Getrusage(unix.RUSAGE_CHILDREN, &ru)
-	m := protocol.InitMsg{Kind: protocol.KindExited, UserUsec: protocol.Micros(ru.Utime), SysUsec: protocol.Micros(ru.Stime), MaxRSSKB: ru.Maxrss,
+	m := protocol.Exited{UserUsec: protocol.Micros(ru.Utime), SysUsec: protocol.Micros(ru.Stime), MaxRSSKB: ru.Maxrss,
 		WallUsec: wall.Microseconds()}
 	switch {
 	case ws.Exited():
@@ -234,4 +236,17 @@ func exitedMsg(ws unix.WaitStatus, wall time.Duration) protocol.InitMsg {
 		m.ExitCode = 128 + m.Signal
 	}
 	return m
+}
+
+// readConfig reads the init's config, one line of JSON.
+func readConfig(r *bufio.Reader) (*protocol.Config, error) {
+	line, err := protocol.ReadLine(r, protocol.MaxConfigBytes)
+	if err != nil {
+		return nil, fmt.Errorf("read config from supervisor: %w", err)
+	}
+	var cfg protocol.Config
+	if err := json.Unmarshal(line, &cfg); err != nil {
+		return nil, fmt.Errorf("decode config from supervisor: %w", err)
+	}
+	return &cfg, nil
 }

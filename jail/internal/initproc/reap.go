@@ -1,7 +1,7 @@
 package initproc
 
 import (
-	"encoding/json"
+	"bufio"
 	"errors"
 	"fmt"
 	"os"
@@ -16,15 +16,24 @@ import (
 )
 
 // waitGo blocks until the supervisor says the target may start.
-func waitGo(dec *json.Decoder) error {
-	var m protocol.SupervisorMsg
-	if err := dec.Decode(&m); err != nil {
-		return fmt.Errorf("wait for the supervisor: %w", err)
+func waitGo(r *bufio.Reader) error {
+	m, err := readOrder(r)
+	if err != nil {
+		return fmt.Errorf("wait for the supervisor's go: %w", err)
 	}
-	if m.Kind != protocol.KindGo {
-		return fmt.Errorf("bug: supervisor sent %q before go", m.Kind)
+	if _, ok := m.(protocol.Go); !ok {
+		return fmt.Errorf("bug: supervisor sent %q before go", m.Kind())
 	}
 	return nil
+}
+
+// readOrder reads the supervisor's next message.
+func readOrder(r *bufio.Reader) (protocol.SupervisorMsg, error) {
+	line, err := protocol.ReadLine(r, protocol.MaxSupervisorMsgBytes)
+	if err != nil {
+		return nil, err
+	}
+	return protocol.DecodeSupervisorMsg(line)
 }
 
 // tree is the target as the init holds it: signals for it are sent under
@@ -52,22 +61,23 @@ func (t *tree) forward(sig syscall.Signal) {
 // obey carries out the supervisor's orders once the target runs: signals
 // for the target, and the kill of the whole tree. It closes released when
 // the supervisor is done with us (or gone).
-func obey(dec *json.Decoder, t *tree, released chan struct{}) {
+func obey(r *bufio.Reader, t *tree, released chan struct{}) {
 	defer close(released)
 	for {
-		var m protocol.SupervisorMsg
-		if err := dec.Decode(&m); err != nil {
+		// The end of the stream is the release; a malformed message
+		// (which a supervisor of ours never sends) is taken as one: the
+		// target has its end of the run either way.
+		m, err := readOrder(r)
+		if err != nil {
 			return
 		}
-		switch m.Kind {
-		case protocol.KindKill:
+		switch m := m.(type) {
+		case protocol.Kill:
 			// From PID 1, kill(-1) reaches every other process of the
 			// namespace.
 			unix.Kill(-1, unix.SIGKILL)
-		case protocol.KindSignal:
-			if m.Signal > 0 && m.Signal < 65 {
-				t.forward(syscall.Signal(m.Signal))
-			}
+		case protocol.Signal:
+			t.forward(syscall.Signal(m.Signal))
 		}
 	}
 }

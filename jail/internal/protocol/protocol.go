@@ -6,7 +6,14 @@
 // written once, here.
 //
 // They talk over one unix stream socket, inherited by the init as fd 3
-// (SyncFD). Messages are JSON objects, one per line:
+// (SyncFD). Messages are JSON objects, one per line, each of one kind
+// with a type of its own: the init's are InitMsg (Hello, SetupFailed,
+// Started, Exited), the supervisor's after the config SupervisorMsg (Go,
+// Kill, Signal). Each side reads a line at most so long (ReadLine) and
+// decodes it with one function (DecodeInitMsg, DecodeSupervisorMsg) that
+// refuses anything malformed, unknown or of the wrong shape, naming it: a
+// supervisor that gets such a line from the init ends the run as a setup
+// failure at StageInit, as it would for an init that died.
 //
 //	supervisor                                  init (PID 1, new namespaces)
 //	    |  exec the opened init file (fd 3) -------->|
@@ -83,26 +90,31 @@ const (
 )
 
 // Forwarded are the signals the supervisor passes to the target, as
-// KindSignal messages to the init. SIGTERM, SIGINT and SIGHUP also cancel
+// Signal messages to the init. SIGTERM, SIGINT and SIGHUP also cancel
 // the run. Once the target runs, the init also handles them itself: one the
 // analysis sends to PID 1 (kill 0 in a shell of the init's process group,
 // kill 1) goes on to the target instead of ending the init.
 var Forwarded = []os.Signal{unix.SIGTERM, unix.SIGINT, unix.SIGHUP, unix.SIGQUIT, unix.SIGUSR1, unix.SIGUSR2}
 
-// Kind says what a message is.
+// Kind is a message's "kind" on the wire: which type it is.
 type Kind string
 
 const (
 	// init -> supervisor
-	KindHello   Kind = "hello"   // first message: Version, the init's build version
-	KindError   Kind = "error"   // setup failed: Stage, Error, ExitCode, Phases; the init exits
-	KindStarted Kind = "started" // the target runs: Pid, Micros (exec), Enforced, Phases
-	KindExited  Kind = "exited"  // the target was reaped: status, rusage, WallUsec
+	KindHello   Kind = "hello"   // Hello
+	KindError   Kind = "error"   // SetupFailed
+	KindStarted Kind = "started" // Started
+	KindExited  Kind = "exited"  // Exited
 	// supervisor -> init
-	KindGo     Kind = "go"     // the target may start
-	KindKill   Kind = "kill"   // SIGKILL every other process of the namespace now
-	KindSignal Kind = "signal" // send Signal to the target
+	KindGo     Kind = "go"     // Go
+	KindKill   Kind = "kill"   // Kill
+	KindSignal Kind = "signal" // Signal
 )
+
+// MaxConfigBytes bounds the config's line, which the init refuses above
+// it (ReadLine): the view's files (passwd, group) and every path of the
+// run, far below it.
+const MaxConfigBytes = 16 << 20
 
 // Config is everything the init needs. Paths are host paths, checked by
 // the supervisor, and the same inside: the mount view binds every host path
@@ -226,51 +238,16 @@ type Seccomp struct {
 	Denied []string `json:"denied"`
 }
 
-// InitMsg is every message from the init; Kind says which fields are set.
-type InitMsg struct {
-	Kind Kind `json:"kind"`
-
-	Version string `json:"version,omitempty"` // hello
-
-	// Phases are the init's setup steps so far, in order, each timed
-	// from the end of the one before (the first from the process's start).
-	Phases []Phase `json:"phases,omitempty"`
-	Micros int64   `json:"us,omitempty"` // started: the exec step
-
-	Stage    Stage  `json:"stage,omitempty"`
-	Error    string `json:"error,omitempty"`
-	ExitCode int    `json:"exit_code,omitempty"` // error: ExitSetup, or 126/127 for exec
-
-	Pid int `json:"pid,omitempty"`
-
-	Exited   bool  `json:"exited,omitempty"` // exited normally, ExitCode set
-	Signal   int   `json:"signal,omitempty"`
-	UserUsec int64 `json:"user_us,omitempty"`
-	SysUsec  int64 `json:"sys_us,omitempty"`
-	MaxRSSKB int64 `json:"maxrss_kb,omitempty"`
-	// WallUsec is the target's wall time on the init's own clock: from
-	// just before the fork of the target to its reaping.
-	WallUsec int64 `json:"wall_us,omitempty"`
-
-	Enforced *Enforced `json:"enforced,omitempty"`
-}
-
 // Phase is one setup step of the init and how long it took.
 type Phase struct {
 	Name   string `json:"name"`
 	Micros int64  `json:"us"`
 }
 
-// SupervisorMsg is every message to the init after the config.
-type SupervisorMsg struct {
-	Kind   Kind `json:"kind"`
-	Signal int  `json:"signal,omitempty"` // KindSignal
-}
-
 // HelloLine is the init's first message, {"kind":"hello","version":v}, as
 // one line. It is put together here rather than encoded as an InitMsg:
 // encoding/json builds its encoder of a type on first use, 0.1-0.5 ms for
-// InitMsg (measured in a fresh process here), which the hello would move
+// the init's message types (measured in a fresh process here), which the hello would move
 // from after the target's start (the "started" message) to before the
 // init's setup. Encoding the one string costs 10-50 µs.
 func HelloLine(version string) []byte {

@@ -1,0 +1,216 @@
+package protocol
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+)
+
+// MaxInitMsgBytes bounds one line of the init's: a longer one is refused
+// (ReadLine) before it is decoded. The largest message, Started, holds the
+// init's phases, the Landlock rules and the CPU list: a few KiB.
+const MaxInitMsgBytes = 1 << 20
+
+// InitMsg is one message of the init to the supervisor: *Hello,
+// *SetupFailed, *Started or *Exited, and nothing else (the interface is
+// sealed by an unexported method). The supervisor takes them apart with a
+// type switch; DecodeInitMsg reads them, EncodeInitMsg writes them.
+type InitMsg interface {
+	Kind() Kind
+	initMsg()
+}
+
+// Hello is the init's first message: the version it was built as. Its
+// line is the one every version of the jail must read alike (HelloLine):
+// a supervisor refuses an init of another version by what it says here.
+type Hello struct {
+	Version string `json:"version"`
+}
+
+// SetupFailed is a setup step of the init that failed: the init exits
+// with ExitCode (ExitSetup, or 126/127 for the target's exec) right after.
+type SetupFailed struct {
+	Stage    Stage  `json:"stage"`
+	Error    string `json:"error"`
+	ExitCode int    `json:"exit_code"`
+	// Phases are the init's setup steps so far, in order, each timed
+	// from the end of the one before (the first from the process's start).
+	Phases []Phase `json:"phases,omitempty"`
+}
+
+// Started says the target runs.
+type Started struct {
+	Pid    int     `json:"pid"` // in the run's pid namespace
+	Micros int64   `json:"us"`  // the exec step
+	Phases []Phase `json:"phases,omitempty"`
+	// Enforced is what the init applied.
+	Enforced *Enforced `json:"enforced,omitempty"`
+}
+
+// Exited says the target was reaped, and every other process of the run
+// with it: its status, the resources of them all, its wall time.
+type Exited struct {
+	Exited   bool  `json:"exited,omitempty"` // exited normally, with ExitCode
+	ExitCode int   `json:"exit_code"`        // 128+Signal when killed
+	Signal   int   `json:"signal,omitempty"`
+	UserUsec int64 `json:"user_us,omitempty"`
+	SysUsec  int64 `json:"sys_us,omitempty"`
+	MaxRSSKB int64 `json:"maxrss_kb,omitempty"`
+	// WallUsec is the target's wall time on the init's own clock: from
+	// just before the fork of the target to its reaping.
+	WallUsec int64 `json:"wall_us,omitempty"`
+}
+
+func (*Hello) Kind() Kind       { return KindHello }
+func (*SetupFailed) Kind() Kind { return KindError }
+func (*Started) Kind() Kind     { return KindStarted }
+func (*Exited) Kind() Kind      { return KindExited }
+
+func (*Hello) initMsg()       {}
+func (*SetupFailed) initMsg() {}
+func (*Started) initMsg()     {}
+func (*Exited) initMsg()      {}
+
+// The messages on the wire: the kind first, then the message's fields.
+type (
+	helloWire struct {
+		Kind Kind `json:"kind"`
+		Hello
+	}
+	setupFailedWire struct {
+		Kind Kind `json:"kind"`
+		SetupFailed
+	}
+	startedWire struct {
+		Kind Kind `json:"kind"`
+		Started
+	}
+	exitedWire struct {
+		Kind Kind `json:"kind"`
+		Exited
+	}
+)
+
+// EncodeInitMsg is m as one line of JSON, newline included.
+func EncodeInitMsg(m InitMsg) ([]byte, error) {
+	var w any
+	switch m := m.(type) {
+	case *Hello:
+		w = helloWire{KindHello, *m}
+	case *SetupFailed:
+		w = setupFailedWire{KindError, *m}
+	case *Started:
+		w = startedWire{KindStarted, *m}
+	case *Exited:
+		w = exitedWire{KindExited, *m}
+	default:
+		return nil, fmt.Errorf("bug: encode init message %T", m)
+	}
+	b, err := json.Marshal(w)
+	if err != nil {
+		return nil, fmt.Errorf("encode init message %s: %w", m.Kind(), err)
+	}
+	return append(b, '\n'), nil
+}
+
+// DecodeInitMsg reads one message of the init from line (one JSON object,
+// a trailing newline allowed). It refuses, with an error naming what is
+// wrong, a line over MaxInitMsgBytes, one that is not a JSON object of a
+// known kind, one with a field its kind does not have or of the wrong
+// type, and one whose values no init sends (a Stage not in Stages, a
+// negative duration, a pid or signal out of range). The hello alone
+// ignores fields it does not know: it is read by supervisors of other
+// versions, which refuse the init by its version, not its shape.
+func DecodeInitMsg(line []byte) (InitMsg, error) {
+	if len(line) > MaxInitMsgBytes {
+		return nil, fmt.Errorf("init message of %d bytes, over the limit of %d", len(line), MaxInitMsgBytes)
+	}
+	kind, err := peekKind(line)
+	if err != nil {
+		return nil, fmt.Errorf("init message: %w", err)
+	}
+	var m InitMsg
+	switch kind {
+	case KindHello:
+		var w helloWire
+		err = json.Unmarshal(line, &w)
+		m = &w.Hello
+	case KindError:
+		var w setupFailedWire
+		err = decodeStrict(line, &w)
+		m = &w.SetupFailed
+	case KindStarted:
+		var w startedWire
+		err = decodeStrict(line, &w)
+		m = &w.Started
+	case KindExited:
+		var w exitedWire
+		err = decodeStrict(line, &w)
+		m = &w.Exited
+	default:
+		return nil, fmt.Errorf("init message of unknown kind %q (want hello, error, started or exited)", kind)
+	}
+	if err == nil {
+		err = checkInitMsg(m)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("init message %q: %w", kind, err)
+	}
+	return m, nil
+}
+
+// checkInitMsg refuses values no init sends, and makes empty lists nil
+// (as omitted ones are), so that a message decodes as it encodes.
+func checkInitMsg(m InitMsg) error {
+	switch m := m.(type) {
+	case *SetupFailed:
+		m.Phases = nilIfEmpty(m.Phases)
+		switch {
+		case !slices.Contains(stages, m.Stage):
+			return fmt.Errorf("unknown stage %q", m.Stage)
+		case m.ExitCode != ExitSetup && m.ExitCode != ExitCannotExecute && m.ExitCode != ExitNotFound:
+			return fmt.Errorf("exit code %d, want %d, %d or %d", m.ExitCode, ExitSetup, ExitCannotExecute, ExitNotFound)
+		}
+		return checkPhases(m.Phases)
+	case *Started:
+		m.Phases = nilIfEmpty(m.Phases)
+		switch {
+		case m.Pid <= 0:
+			return fmt.Errorf("pid %d, want a positive pid", m.Pid)
+		case m.Micros < 0:
+			return fmt.Errorf("exec took %d µs, want 0 or more", m.Micros)
+		}
+		return checkPhases(m.Phases)
+	case *Exited:
+		return checkExited(m)
+	}
+	return nil
+}
+
+func checkExited(m *Exited) error {
+	switch {
+	case m.ExitCode < 0 || m.ExitCode > 255:
+		return fmt.Errorf("exit code %d, want 0 to 255", m.ExitCode)
+	case m.Signal < 0 || m.Signal > maxSignal || (m.Exited && m.Signal != 0):
+		return fmt.Errorf("signal %d of a target that exited %v, want 1 to %d for one killed, else 0", m.Signal, m.Exited, maxSignal)
+	case m.UserUsec < 0 || m.SysUsec < 0 || m.MaxRSSKB < 0 || m.WallUsec < 0:
+		return fmt.Errorf("negative usage (user %d µs, system %d µs, peak %d KiB, wall %d µs)", m.UserUsec, m.SysUsec, m.MaxRSSKB, m.WallUsec)
+	}
+	return nil
+}
+
+func checkPhases(ps []Phase) error {
+	for _, p := range ps {
+		if p.Name == "" || p.Micros < 0 {
+			return fmt.Errorf("phase %q of %d µs, want a name and 0 µs or more", p.Name, p.Micros)
+		}
+	}
+	return nil
+}
+
+func nilIfEmpty[T any](s []T) []T {
+	if len(s) == 0 {
+		return nil
+	}
+	return s
+}
