@@ -130,25 +130,29 @@ func DecodeInitMsg(line []byte) (InitMsg, error) {
 		return nil, fmt.Errorf("init message: %w", err)
 	}
 	var m InitMsg
+	var found *Kind // the kind the full decoding found
 	switch kind {
 	case KindHello:
 		var w helloWire
 		err = json.Unmarshal(line, &w)
-		m = &w.Hello
+		m, found = &w.Hello, &w.Kind
 	case KindError:
 		var w setupFailedWire
 		err = decodeStrict(line, &w)
-		m = &w.SetupFailed
+		m, found = &w.SetupFailed, &w.Kind
 	case KindStarted:
 		var w startedWire
 		err = decodeStrict(line, &w)
-		m = &w.Started
+		m, found = &w.Started, &w.Kind
 	case KindExited:
 		var w exitedWire
 		err = decodeStrict(line, &w)
-		m = &w.Exited
+		m, found = &w.Exited, &w.Kind
 	default:
 		return nil, fmt.Errorf("init message of unknown kind %q (want hello, error, started or exited)", kind)
+	}
+	if err == nil {
+		err = sameKind(*found, kind)
 	}
 	if err == nil {
 		err = checkInitMsg(m)

@@ -76,11 +76,15 @@ func DecodeSupervisorMsg(line []byte) (SupervisorMsg, error) {
 	switch kind {
 	case KindGo, KindKill:
 		var w bareWire
-		err = decodeStrict(line, &w)
+		if err = decodeStrict(line, &w); err == nil {
+			err = sameKind(w.Kind, kind)
+		}
 		m = map[Kind]SupervisorMsg{KindGo: Go{}, KindKill: Kill{}}[kind]
 	case KindSignal:
 		var w signalWire
-		err = decodeStrict(line, &w)
+		if err = decodeStrict(line, &w); err == nil {
+			err = sameKind(w.Kind, kind)
+		}
 		m = w.Signal
 		if err == nil && (w.Signal.Signal < 1 || w.Signal.Signal > maxSignal) {
 			err = fmt.Errorf("signal %d, want 1 to %d", w.Signal.Signal, maxSignal)

@@ -12,9 +12,19 @@ import (
 // maxSignal is the highest signal number Linux has (SIGRTMAX).
 const maxSignal = 64
 
-// peekKind is the kind of the JSON object in line, ignoring its other
-// fields.
+// peekKind is the kind of the JSON object in line. Our encoders write it
+// first, which is read without parsing the rest; else the whole line is
+// parsed for it, ignoring the other fields. Either way the decoder of the
+// kind parses the line again, strictly, and checks the kind it finds
+// there (sameKind): a line naming two kinds is refused.
 func peekKind(line []byte) (Kind, error) {
+	if rest, ok := bytes.CutPrefix(line, []byte(`{"kind":"`)); ok {
+		if i := bytes.IndexByte(rest, '"'); i > 0 && i+1 < len(rest) && (rest[i+1] == ',' || rest[i+1] == '}') {
+			if k := Kind(rest[:i]); knownKind(k) {
+				return k, nil
+			}
+		}
+	}
 	var k struct {
 		Kind Kind `json:"kind"`
 	}
@@ -22,6 +32,14 @@ func peekKind(line []byte) (Kind, error) {
 		return "", err
 	}
 	return k.Kind, nil
+}
+
+func knownKind(k Kind) bool {
+	switch k {
+	case KindHello, KindError, KindStarted, KindExited, KindGo, KindKill, KindSignal:
+		return true
+	}
+	return false
 }
 
 // decodeStrict decodes the one JSON value of line into v, refusing a
@@ -34,6 +52,15 @@ func decodeStrict(line []byte, v any) error {
 	}
 	if _, err := d.Token(); err != io.EOF {
 		return errors.New("more than one JSON value on the line")
+	}
+	return nil
+}
+
+// sameKind checks that the kind a strict decoding found is the one the
+// line was decoded as.
+func sameKind(found, want Kind) error {
+	if found != want {
+		return fmt.Errorf("kind %q, then %q", want, found)
 	}
 	return nil
 }

@@ -1,0 +1,93 @@
+package protocol
+
+import (
+	"encoding/json"
+	"os"
+	"testing"
+)
+
+// The lines of one run of `scidex-jail run -- /usr/bin/true` on a
+// Debian host, as they crossed the socket (testdata/*.json): what a run
+// encodes and decodes on each side. Each benchmark reports the bytes of
+// its line; go test -bench . -benchmem ./jail/internal/protocol gives the
+// steady cost per run (a fresh process pays encoding/json's first use of
+// each type on top: the report's phases show it).
+
+func testLine(b *testing.B, name string) []byte {
+	b.Helper()
+	line, err := os.ReadFile("testdata/" + name)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return line
+}
+
+// BenchmarkConfig: the supervisor encodes the config, the init decodes it.
+func BenchmarkConfig(b *testing.B) {
+	line := testLine(b, "config.json")
+	var cfg Config
+	if err := json.Unmarshal(line, &cfg); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("encode", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := json.Marshal(&cfg); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(len(line)), "bytes/line")
+	})
+	b.Run("decode", func(b *testing.B) {
+		for b.Loop() {
+			var c Config
+			if err := json.Unmarshal(line, &c); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkInitMsg: the init encodes each of its messages of a run, the
+// supervisor decodes them (DecodeInitMsg).
+func BenchmarkInitMsg(b *testing.B) {
+	for _, name := range []string{"started.json", "exited.json"} {
+		line := testLine(b, name)
+		m, err := DecodeInitMsg(line)
+		if err != nil {
+			b.Fatalf("DecodeInitMsg(%s) = %v", name, err)
+		}
+		b.Run(string(m.Kind())+"/encode", func(b *testing.B) {
+			for b.Loop() {
+				if _, err := EncodeInitMsg(m); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(len(line)), "bytes/line")
+		})
+		b.Run(string(m.Kind())+"/decode", func(b *testing.B) {
+			for b.Loop() {
+				if _, err := DecodeInitMsg(line); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+	b.Run("hello/decode", func(b *testing.B) {
+		line := HelloLine("0~git20261125.3be00d1")
+		for b.Loop() {
+			if _, err := DecodeInitMsg(line); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkSupervisorMsg: "go", the one message of every run.
+func BenchmarkSupervisorMsg(b *testing.B) {
+	for b.Loop() {
+		line, _ := EncodeSupervisorMsg(Go{})
+		if _, err := DecodeSupervisorMsg(line); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
