@@ -66,14 +66,14 @@ func newReport(s *Spec, t0 time.Time) *report.Report {
 }
 
 // enforced is the report's enforced: the plan's static part and what the
-// init applied once the target started (its "started"); before that,
+// init found applying it once the target started (its Started); before that,
 // only the promises and the identity the run was decided on. cg is the
 // leaf the supervisor made, which is not in the plan.
 func enforced(p *Plan, started *protocol.Started, cg *report.CgroupReport) report.EnforcedReport {
 	var e report.EnforcedReport
 	if started != nil {
 		e = p.Enforced
-		recordSecurity(&e, started.Enforced)
+		recordSecurity(&e, p.Init.Security.Landlock, started)
 	} else {
 		e.Promises, e.Degraded, e.Identity = p.Enforced.Promises, p.Enforced.Degraded, p.Enforced.Identity
 	}

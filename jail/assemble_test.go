@@ -15,6 +15,7 @@ import (
 	"github.com/scidex/scidex-jail/jail/initconn"
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
 	"github.com/scidex/scidex-jail/jail/report"
+	"github.com/scidex/scidex-jail/seccomp"
 )
 
 // testFacts are the facts of a run that started, ran 1.5 s and exited 0
@@ -27,8 +28,7 @@ func testFacts(t *testing.T) runFacts {
 	if err != nil {
 		t.Fatalf("BuildPlan(testSpec()) = %v, want nil", err)
 	}
-	started := &protocol.Started{Micros: 300,
-		Enforced: &protocol.Enforced{Seccomp: &protocol.Seccomp{Policy: "default"}, CPUs: "0-1"}}
+	started := &protocol.Started{Pid: 2, Micros: 300, Landlock: &protocol.LandlockFound{ABI: 5, Degraded: []string{"scope (needs ABI 6): lost"}}, CPUs: "0-1"}
 	exited := &protocol.Exited{WallUsec: 1_500_000, UserUsec: 250_000, SysUsec: 50_000, MaxRSSKB: 100}
 	return runFacts{
 		spec: &Resolved{Spec: *s, RealTmpRoot: s.TmpRoot}, t0: time.Unix(1e9, 0), plan: plan,
@@ -48,6 +48,18 @@ func TestAssembleReport(t *testing.T) {
 	f := testFacts(t)
 	f.cgroup.Usage = f.usage
 	r := assembleReport(f)
+	// What the init enforced and did not say: the filter of the plan's
+	// policy, the Landlock rules of its policy at the ABI the init found.
+	pol := f.plan.Init.Security
+	prog, err := seccomp.Lookup(*pol.Seccomp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantSeccomp := &SeccompReport{Policy: pol.Seccomp.String(), Arch: prog.Arch, SHA256: prog.SHA256, Denied: prog.Denied()}
+	wantLandlock := &report.LandlockReport{ABI: 5, Required: pol.Landlock.Required(), Rules: pol.Landlock.Rules(5), Degraded: f.end.started.Landlock.Degraded}
+	if len(wantLandlock.Rules) == 0 || len(wantSeccomp.Denied) == 0 {
+		t.Fatalf("plan's Landlock rules %q, seccomp's denied %q, want some", wantLandlock.Rules, wantSeccomp.Denied)
+	}
 	if r.Status != report.StatusOK || r.ExitCode != 0 || r.SetupError != nil {
 		t.Errorf("assembleReport = %s, %d, %+v, want ok, 0, no setup error", r.Status, r.ExitCode, r.SetupError)
 	}
@@ -68,7 +80,8 @@ func TestAssembleReport(t *testing.T) {
 		{"enforced.namespaces", r.Enforced.Namespaces, f.plan.Enforced.Namespaces},
 		{"enforced.mounts", r.Enforced.Mounts, f.plan.Enforced.Mounts},
 		{"enforced.cpus", r.Enforced.CPUs, "0-1"},
-		{"enforced.seccomp", r.Enforced.Seccomp, f.end.started.Enforced.Seccomp},
+		{"enforced.seccomp", r.Enforced.Seccomp, wantSeccomp},
+		{"enforced.landlock", r.Enforced.Landlock, wantLandlock},
 		{"enforced.cgroup", r.Enforced.Cgroup, f.cgroup},
 		{"started_at", r.Started, f.t0.UTC()},
 	} {

@@ -32,7 +32,8 @@ type Plan struct {
 	Init protocol.Config
 	// Enforced is what the report says was in force, as far as it is
 	// known before the run: namespaces, identity, network, mounts,
-	// promises. The init adds what it applied (Landlock, seccomp).
+	// promises, the seccomp filter. The init adds what it found applying
+	// the rest (the Landlock ABI, the CPUs).
 	Enforced report.EnforcedReport
 	// Promises are the contract on this host: which layers hold each one.
 	Promises []promise.PromiseState
@@ -152,9 +153,11 @@ func BuildPlan(r *Resolved, h view.HostView) (*Plan, []string, error) {
 		p.Enforced.Degraded = append(p.Enforced.Degraded, st.Degraded())
 	}
 	if sc := p.Init.Security.Seccomp; sc != nil {
-		if _, err := seccomp.Lookup(*sc); err != nil {
+		prog, err := seccomp.Lookup(*sc)
+		if err != nil {
 			return p, warnings, &PlanError{Stage: protocol.StagePolicy, Err: fmt.Errorf("seccomp policy %s: %w", sc, err)}
 		}
+		p.Enforced.Seccomp = seccompReport(sc, prog)
 	}
 	return p, warnings, nil
 }

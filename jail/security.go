@@ -54,20 +54,25 @@ func seccompPolicy(s *Spec) *seccomp.Policy {
 	return &seccomp.Policy{Name: "default", Net: seccomp.NetMode(s.Net)}
 }
 
-// SeccompReport is the filter in force, as the init reports it.
+// SeccompReport is the filter in force, as the report shows it.
 type SeccompReport = protocol.Seccomp
 
-// recordSecurity adds to r what the init applied (e, from its "started").
-func recordSecurity(r *report.EnforcedReport, e *protocol.Enforced) {
-	if e == nil {
-		return
-	}
-	if l := e.Landlock; l != nil {
-		r.Landlock = &report.LandlockReport{ABI: l.ABI, Required: l.Required, Rules: l.Rules, Degraded: l.Degraded}
+// seccompReport is the filter the init loads for pol, which is prog
+// (seccomp.Lookup is a pure table lookup: the init finds the same).
+func seccompReport(pol *seccomp.Policy, prog seccomp.Program) *SeccompReport {
+	return &SeccompReport{Policy: pol.String(), Arch: prog.Arch, SHA256: prog.SHA256, Denied: prog.Denied()}
+}
+
+// recordSecurity adds to r what the init enforced of the Landlock policy
+// pol, as it found it (m, its Started): the ABI and what was lacking from
+// the init, the rules from the policy. The seccomp filter is the plan's
+// already (seccompReport).
+func recordSecurity(r *report.EnforcedReport, pol *landlock.Policy, m *protocol.Started) {
+	if l := m.Landlock; l != nil && pol != nil {
+		r.Landlock = &report.LandlockReport{ABI: l.ABI, Required: pol.Required(), Rules: pol.Rules(l.ABI), Degraded: l.Degraded}
 		if r.Landlock.Degraded == nil {
 			r.Landlock.Degraded = []string{}
 		}
 	}
-	r.Seccomp = e.Seccomp
-	r.CPUs = e.CPUs
+	r.CPUs = m.CPUs
 }

@@ -40,24 +40,49 @@ func newPlan(p Policy, abi int, objs opened) plan {
 			i++
 			rights := pathRights(l.rights, obj.mode.IsDir(), pl.config.HandledAccessFS)
 			pl.paths = append(pl.paths, pathRule{path, rights, obj.fd})
-			pl.descr = append(pl.descr, l.tag+" "+path)
 		}
 	}
 	if pl.config.HandledAccessNet != 0 {
-		for _, port := range p.ConnectTCP {
-			pl.ports = append(pl.ports, port)
-			pl.descr = append(pl.descr, "tcp-connect "+strconv.Itoa(int(port)))
-		}
-		if len(p.ConnectTCP) == 0 {
-			pl.descr = append(pl.descr, "tcp-connect none")
-		}
-		pl.descr = append(pl.descr, "tcp-bind none")
+		pl.ports = p.ConnectTCP
 	}
-	if pl.config.Scoped != 0 {
-		pl.descr = append(pl.descr, "scope signal", "scope abstract-unix-socket")
-	}
+	pl.descr = p.Rules(abi)
 	return pl
 }
+
+// Rules are the Result.Rules of p enforced on a kernel of Landlock ABI
+// abi: one per path ("rx /usr"), then the TCP and scope rules the ABI
+// handles; nil below ABI 1, where nothing is enforced. They follow from
+// p and the ABI alone, so a caller that planned p and learns the ABI the
+// enforcing process found (Result.ABI) can tell the rules without the
+// kernel, as the jail's supervisor does for the report.
+func (p Policy) Rules(abi int) []string {
+	if abi < 1 {
+		return nil
+	}
+	var rules []string
+	for _, l := range p.lists() {
+		for _, path := range l.paths {
+			rules = append(rules, l.tag+" "+path)
+		}
+	}
+	if handledNet(p, abi) != 0 {
+		for _, port := range p.ConnectTCP {
+			rules = append(rules, "tcp-connect "+strconv.Itoa(int(port)))
+		}
+		if len(p.ConnectTCP) == 0 {
+			rules = append(rules, "tcp-connect none")
+		}
+		rules = append(rules, "tcp-bind none")
+	}
+	if scoped(p, abi) != 0 {
+		rules = append(rules, "scope signal", "scope abstract-unix-socket")
+	}
+	return rules
+}
+
+// Required is the Landlock ABI p needs to be enforced in full
+// (Result.Required).
+func (p Policy) Required() int { return required(p) }
 
 // Restrict validates p and applies it to the calling process, every thread
 // of it, and everything it starts from then on. It cannot be undone. It sets

@@ -194,3 +194,26 @@ func featureNames(degraded []string) []string {
 	}
 	return names
 }
+
+// TestRules: the rules a policy gets on a kernel of each ABI, told
+// without the kernel (what the jail's report lists from the plan).
+func TestRules(t *testing.T) {
+	tests := []struct {
+		name string
+		p    Policy
+		abi  int
+		want []string
+	}{
+		{"no Landlock", fsOnly, 0, nil},
+		{"paths in list order", Policy{ReadWrite: []string{"/tmp/run"}, ReadExec: []string{"/usr"}, Devices: []string{"/dev/null"}}, 7, []string{"rx /usr", "rw /tmp/run", "dev /dev/null"}},
+		{"tcp on ABI 4", withTCP, 4, []string{"rw /tmp/run", "tcp-connect 443", "tcp-bind none"}},
+		{"tcp below ABI 4", withTCP, 3, []string{"rw /tmp/run"}},
+		{"all on ABI 6", withAll, 6, []string{"rw /tmp/run", "tcp-connect none", "tcp-bind none", "scope signal", "scope abstract-unix-socket"}},
+		{"scope below ABI 6", withAll, 5, []string{"rw /tmp/run", "tcp-connect none", "tcp-bind none"}},
+	}
+	for _, tt := range tests {
+		if got := tt.p.Rules(tt.abi); !slices.Equal(got, tt.want) {
+			t.Errorf("%s: Rules(%d) = %q, want %q", tt.name, tt.abi, got, tt.want)
+		}
+	}
+}

@@ -92,14 +92,16 @@ type step struct {
 
 // setupSteps are the init's stages, each before the next, with why the
 // order is what it is.
-func setupSteps(cfg *protocol.Config, enforced *protocol.Enforced) []step {
+// What the steps find that the plan cannot know goes into found, the
+// Started the init sends once the target runs.
+func setupSteps(cfg *protocol.Config, found *protocol.Started) []step {
 	var online string // the target's CPUs, for the view
 	return []step{
 		// On this thread, which forks the target: it inherits the
 		// affinity. Before the mounts, which show its CPU list.
 		{protocol.StageCPUs, func() (err error) {
 			online, err = pinCPUs(cfg.CPUs)
-			enforced.CPUs = online
+			found.CPUs = online
 			return err
 		}},
 		// While the init still has CAP_SYS_ADMIN over its mount
@@ -115,13 +117,13 @@ func setupSteps(cfg *protocol.Config, enforced *protocol.Enforced) []step {
 		// After the mounts and lo (they need the capabilities), before
 		// Landlock (it needs no_new_privs, which this sets).
 		{protocol.StageIdentity, func() error { return dropIdentity(cfg.UID, cfg.GID, cfg.Setgroups) }},
-		{protocol.StageLandlock, func() error { return applyLandlock(cfg.Security.Landlock, enforced) }},
+		{protocol.StageLandlock, func() error { return applyLandlock(cfg.Security.Landlock, found) }},
 		// Every fd above 2 gets close-on-exec: the target inherits stdio
 		// and nothing else, whatever the supervisor's caller leaked to us.
 		{protocol.StageFDs, func() error { return unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC) }},
 		// Last, as close to the execve as a Go program gets: the filter
 		// also covers the init, which only waits and signals from here on.
-		{protocol.StageSeccomp, func() error { return applySeccomp(cfg.Security.Seccomp, enforced) }},
+		{protocol.StageSeccomp, func() error { return applySeccomp(cfg.Security.Seccomp) }},
 	}
 }
 
@@ -160,8 +162,8 @@ func run(started time.Time) int {
 		return c.fail(protocol.StageConfig, err, protocol.ExitSetup)
 	}
 	c.lap(string(protocol.StageConfig))
-	enforced := &protocol.Enforced{}
-	for _, s := range setupSteps(cfg, enforced) {
+	found := &protocol.Started{}
+	for _, s := range setupSteps(cfg, found) {
 		if !c.runStep(s) {
 			return protocol.ExitSetup
 		}
@@ -169,7 +171,7 @@ func run(started time.Time) int {
 	if !c.runStep(step{protocol.StageWaitGo, func() error { return waitGo(c.r) }}) {
 		return protocol.ExitSetup
 	}
-	pid, execAt, code := c.startTarget(cfg, enforced)
+	pid, execAt, code := c.startTarget(cfg, found)
 	if pid == 0 {
 		return code
 	}
@@ -188,9 +190,9 @@ func run(started time.Time) int {
 }
 
 // startTarget forks and execs the target from this thread and reports it
-// started; on failure it reports the error and returns pid 0 and the exit
+// started (found, what the setup found, with its pid and phases); on failure it reports the error and returns pid 0 and the exit
 // code (126 cannot execute, 127 not found).
-func (c *conn) startTarget(cfg *protocol.Config, enforced *protocol.Enforced) (pid int, execAt time.Time, code int) {
+func (c *conn) startTarget(cfg *protocol.Config, found *protocol.Started) (pid int, execAt time.Time, code int) {
 	start := c.last
 	if err := confined(cfg.UID, cfg.GID, cfg.Groups, cfg.Security.Seccomp != nil); err != nil {
 		return 0, time.Time{}, c.fail(protocol.StageExec, err, protocol.ExitSetup)
@@ -217,7 +219,8 @@ func (c *conn) startTarget(cfg *protocol.Config, enforced *protocol.Enforced) (p
 	if err != nil {
 		return 0, execAt, c.fail(protocol.StageExec, err, code)
 	}
-	c.send(&protocol.Started{Pid: pid, Micros: time.Since(start).Microseconds(), Enforced: enforced, Phases: c.phases})
+	found.Pid, found.Micros, found.Phases = pid, time.Since(start).Microseconds(), c.phases
+	c.send(found)
 	return pid, execAt, 0
 }
 

@@ -12,7 +12,7 @@ import (
 // applyLandlock runs after the identity drop (Landlock needs no_new_privs).
 // A nil policy is the layer disabled by name. Like the identity drop, it
 // restricts the locked thread that forks the target, not the init's others.
-func applyLandlock(pol *landlock.Policy, e *protocol.Enforced) error {
+func applyLandlock(pol *landlock.Policy, found *protocol.Started) error {
 	if pol == nil {
 		return nil
 	}
@@ -23,13 +23,14 @@ func applyLandlock(pol *landlock.Policy, e *protocol.Enforced) error {
 		}
 		return err
 	}
-	e.Landlock = &res
+	found.Landlock = &protocol.LandlockFound{ABI: res.ABI, Degraded: res.Degraded}
 	return nil
 }
 
 // applySeccomp runs as the init's last step before the target, on the
-// locked thread that forks it (LoadThread: no TSYNC).
-func applySeccomp(pol *seccomp.Policy, e *protocol.Enforced) error {
+// locked thread that forks it (LoadThread: no TSYNC). The supervisor
+// knows the program from the policy: nothing of it is reported.
+func applySeccomp(pol *seccomp.Policy) error {
 	if pol == nil {
 		return nil
 	}
@@ -37,9 +38,5 @@ func applySeccomp(pol *seccomp.Policy, e *protocol.Enforced) error {
 	if err != nil {
 		return err
 	}
-	if err := prog.LoadThread(); err != nil {
-		return err
-	}
-	e.Seccomp = &protocol.Seccomp{Policy: pol.String(), Arch: prog.Arch, SHA256: prog.SHA256, Denied: prog.Denied()}
-	return nil
+	return prog.LoadThread()
 }

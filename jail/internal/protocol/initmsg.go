@@ -7,9 +7,11 @@ import (
 )
 
 // MaxInitMsgBytes bounds one line of the init's: a longer one is refused
-// (ReadLine) before it is decoded. The largest message, Started, holds the
-// init's phases, the Landlock rules and the CPU list: a few KiB.
-const MaxInitMsgBytes = 1 << 20
+// (ReadLine) before it is decoded. The largest message, Started or
+// SetupFailed, holds the init's phases, what Landlock lacked and the CPU
+// list, or an error message: well under 1 KiB on a usual run, a few KiB
+// with an error naming many paths or a CPU list of thousands of CPUs.
+const MaxInitMsgBytes = 64 << 10
 
 // InitMsg is one message of the init to the supervisor: *Hello,
 // *SetupFailed, *Started or *Exited, and nothing else (the interface is
@@ -38,13 +40,27 @@ type SetupFailed struct {
 	Phases []Phase `json:"phases,omitempty"`
 }
 
-// Started says the target runs.
+// Started says the target runs, with what the init found applying the
+// plan that the supervisor cannot know (the rest of the report's enforced
+// section follows from the plan).
 type Started struct {
 	Pid    int     `json:"pid"` // in the run's pid namespace
 	Micros int64   `json:"us"`  // the exec step
 	Phases []Phase `json:"phases,omitempty"`
-	// Enforced is what the init applied.
-	Enforced *Enforced `json:"enforced,omitempty"`
+	// Landlock is what the kernel gave the plan's policy; nil when it
+	// has none (the layer disabled by name).
+	Landlock *LandlockFound `json:"landlock,omitempty"`
+	// CPUs is the target's CPU affinity, a kernel CPU list.
+	CPUs string `json:"cpus,omitempty"`
+}
+
+// LandlockFound is what the init found enforcing the Landlock policy: the
+// kernel's ABI (0: none) and what the policy asked for that it lacked
+// (landlock.Result.ABI and Degraded). The rules follow from the policy
+// and the ABI (landlock.Policy.Rules).
+type LandlockFound struct {
+	ABI      int      `json:"abi"`
+	Degraded []string `json:"degraded,omitempty"`
 }
 
 // Exited says the target was reaped, and every other process of the run
@@ -183,6 +199,11 @@ func checkInitMsg(m InitMsg) error {
 			return fmt.Errorf("pid %d, want a positive pid", m.Pid)
 		case m.Micros < 0:
 			return fmt.Errorf("exec took %d µs, want 0 or more", m.Micros)
+		case m.Landlock != nil && m.Landlock.ABI < 0:
+			return fmt.Errorf("Landlock ABI %d, want 0 or more", m.Landlock.ABI)
+		}
+		if m.Landlock != nil {
+			m.Landlock.Degraded = nilIfEmpty(m.Landlock.Degraded)
 		}
 		return checkPhases(m.Phases)
 	case *Exited:

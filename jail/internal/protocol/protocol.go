@@ -27,7 +27,8 @@
 //	    |-- {kind:"go"} ---------------------------->|  waits for it before the exec
 //	    |<-- {kind:"error", stage, phases} ----------|  (on any failure, any time
 //	    |    and exit 125                            |  before the target runs)
-//	    |<-- {kind:"started", pid, enforced, phases}-|  target running
+//	    |<-- {kind:"started", pid, landlock, cpus, --|  target running
+//	    |     phases}                                |
 //	    |-- {kind:"signal", signal} ---------------->|  init forwards it to the target
 //	    |-- {kind:"kill"} (grace over) ------------->|  init SIGKILLs every other
 //	    |                                            |  process of the namespace
@@ -39,6 +40,11 @@
 //	    |                                            |  exits with the target's
 //	    |                                            |  status; the kernel tears
 //	    |                                            |  the namespaces down
+//
+// The init says what it found that the plan cannot know (the Landlock ABI
+// and what it lacked, the CPUs it pinned), never what the supervisor
+// planned: the report's Landlock rules and seccomp filter follow from the
+// plan's policies (landlock.Policy.Rules, seccomp.Lookup).
 //
 // The init's setup phases travel in its one message at the end of setup
 // ("started" or "error"), not one message each: every message wakes the
@@ -223,14 +229,9 @@ type Security struct {
 	Seccomp  *seccomp.Policy  `json:"seccomp,omitempty"`
 }
 
-// Enforced is what the init applied, for the report.
-type Enforced struct {
-	Landlock *landlock.Result `json:"landlock,omitempty"`
-	Seccomp  *Seccomp         `json:"seccomp,omitempty"`
-	CPUs     string           `json:"cpus,omitempty"` // the target's CPU affinity, a kernel CPU list
-}
-
-// Seccomp is the filter in force.
+// Seccomp is the filter in force, as the report shows it: the supervisor
+// tells it from the plan's policy (seccomp.Lookup), the program the init
+// loads.
 type Seccomp struct {
 	Policy string   `json:"policy"` // rule set / network mode
 	Arch   string   `json:"arch"`
