@@ -200,7 +200,7 @@ func checkInitMsg(m InitMsg) error {
 		case m.Micros < 0:
 			return fmt.Errorf("exec took %d µs, want 0 or more", m.Micros)
 		case m.Landlock != nil && m.Landlock.ABI < 0:
-			return fmt.Errorf("Landlock ABI %d, want 0 or more", m.Landlock.ABI)
+			return fmt.Errorf("the landlock ABI %d, want 0 or more", m.Landlock.ABI)
 		}
 		if m.Landlock != nil {
 			m.Landlock.Degraded = nilIfEmpty(m.Landlock.Degraded)
