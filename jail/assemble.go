@@ -9,8 +9,9 @@ import (
 )
 
 // assembleReport builds a run's report, once, from its facts: the spec's
-// limits, the plan's enforced part and what the init applied, the phases,
-// the outputs, the usage, and the end settled from them (settle).
+// limits, the plan's enforced part and what the init found applying it,
+// the phases, the outputs, the usage, and the end settled from them
+// (settle).
 func assembleReport(f runFacts) *report.Report {
 	r := newReport(&f.spec.Spec, f.t0)
 	r.Warnings = f.warnings
