@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,7 +30,7 @@ func TestInitProgram(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build an init of another version: %v\n%s", err, out)
 	}
-	garbler := buildGarbler(t)
+	garbler := buildGarbler(t, `{"kind":"bye"}`+"\n", "")
 	for _, c := range []struct {
 		name  string
 		place string // the init's place relative to the jail's directory
@@ -97,13 +98,30 @@ func TestInitProgram(t *testing.T) {
 	}
 }
 
-// buildGarbler builds a program that, run as the init, says a line no
-// init of the jail says, then waits to be killed.
-func buildGarbler(t *testing.T) string {
+// buildGarbler builds a program that, run as the init, writes first on
+// the sync socket (fd 3), then, once it has read two lines (the config
+// and "go"), writes then, and waits to be killed.
+func buildGarbler(t *testing.T, first, then string) string {
 	t.Helper()
 	dir := t.TempDir()
 	src := filepath.Join(dir, "main.go")
-	prog := "package main\n\nimport \"os\"\n\nfunc main() {\n\tos.NewFile(3, \"sync\").Write([]byte(`{\"kind\":\"bye\"}` + \"\\n\"))\n\tselect {}\n}\n"
+	prog := fmt.Sprintf(`package main
+
+import (
+	"bufio"
+	"os"
+)
+
+func main() {
+	sock := os.NewFile(3, "sync")
+	sock.WriteString(%q)
+	r := bufio.NewReader(sock)
+	r.ReadString('\n')
+	r.ReadString('\n')
+	sock.WriteString(%q)
+	select {}
+}
+`, first, then)
 	if err := os.WriteFile(src, []byte(prog), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -114,6 +132,46 @@ func buildGarbler(t *testing.T) string {
 		t.Fatalf("build an init that garbles: %v\n%s", err, out)
 	}
 	return bin
+}
+
+// TestInitMalformedMessage: a line of the init that is no message of an
+// init (here a "started" with no pid), after a right hello and "go", ends
+// the run as a setup failure of stage init naming what was wrong, with
+// nothing left behind, as an init that died would.
+func TestInitMalformedMessage(t *testing.T) {
+	requireRoot(t)
+	out, err := exec.Command(jailBin, "version").Output()
+	version := strings.TrimPrefix(strings.TrimSpace(string(out)), "scidex-jail ")
+	if err != nil || version == "" {
+		t.Fatalf("scidex-jail version = %q, %v", out, err)
+	}
+	hello := fmt.Sprintf(`{"kind":"hello","version":%q}`+"\n", version)
+	garbler := buildGarbler(t, hello, `{"kind":"started","us":1}`+"\n")
+	dir := filepath.Join(t.TempDir(), "bin")
+	copyFile(t, jailBin, filepath.Join(dir, "scidex-jail"))
+	copyFile(t, garbler, filepath.Join(dir, "scidex-jail-init"))
+	root := tmpRoot(t)
+	rep := filepath.Join(t.TempDir(), "report.json")
+	cmd := exec.Command(filepath.Join(dir, "scidex-jail"), "run", "--id", "garbled", "--tmp-root", root, "--report", rep, "--", "/bin/true")
+	out, err = cmd.CombinedOutput()
+	r := result{stderr: string(out)}
+	if err != nil {
+		r.code = err.(*exec.ExitError).ExitCode()
+	}
+	if b, err := os.ReadFile(rep); err == nil {
+		validReport(t, b)
+		r.report = &report.Report{}
+		if err := json.Unmarshal(b, r.report); err != nil {
+			t.Fatalf("report: %v\n%s", err, b)
+		}
+	}
+	wantStatus(t, r, report.StatusSetupError, 125)
+	if se := r.report.SetupError; se == nil || se.Stage != "init" || !strings.Contains(se.Message, `init message "started": pid 0`) {
+		t.Errorf("setup error = %+v, want stage init naming the started message's pid 0", se)
+	}
+	if es := entries(t, root); len(es) != 0 {
+		t.Errorf("tmp-root holds %v after the run, want nothing", es)
+	}
 }
 
 // copyFile copies src to dst (mode 0755), making dst's directories (0755).

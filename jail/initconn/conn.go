@@ -86,7 +86,8 @@ func (c *Conn) readInit() {
 			m, err = protocol.DecodeInitMsg(line)
 		}
 		if err != nil {
-			c.err = fmt.Errorf("the init sent what no init of this jail sends: %w", err)
+			c.err = fmt.Errorf("init program %s sent a line no %s of this build sends (%w), and was killed: reinstall the %s of this build beside the jail (make build, or the package); if it persists, it is a bug to report",
+				c.prog.path, InitName, err, InitName)
 			c.child.signal(unix.SIGKILL)
 			return
 		}
