@@ -8,7 +8,6 @@ import (
 	"sync"
 	"syscall"
 	"time"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -17,51 +16,71 @@ import (
 	"github.com/scidex/scidex-jail/jail/childmode"
 )
 
-// initChild is the init as the supervisor holds it: its own child, an
-// *os.Process, which Go holds by a pidfd where the kernel has them, so a
-// signal never reaches a reused pid; one goroutine waits for it.
+// initChild is the init as the supervisor holds it: the supervisor's own
+// child, started with syscall.ForkExec and held by its pid. os/exec would
+// first make sure pidfds work, with an extra fork of a dummy child on the
+// first start of every process, which is every run here; a pid is safe
+// without one, because a child's pid cannot be reused before its parent
+// reaps it, and signals are sent under the lock that reaping takes.
 type initChild struct {
-	proc *os.Process
 	pid  int
 	done chan struct{} // closed once reaped
 
-	ws   unix.WaitStatus
-	ru   unix.Rusage
-	wall time.Duration // from the start to the reaping
+	mu     sync.Mutex
+	exited bool // reaped, or about to be: no signal may go to pid any more
+	ws     unix.WaitStatus
+	ru     unix.Rusage
+	wall   time.Duration // from the start to the reaping
 }
 
 // startInitChild forks and execs the opened init program with attr (its
-// namespaces, ID mapping, cgroup), stdio inherited and sync as fd 3
-// (protocol.SyncFD).
+// namespaces, ID mapping, cgroup), stdio inherited and sync as fd 3.
 func startInitChild(prog *Program, attr *syscall.SysProcAttr, sync *os.File) (*initChild, error) {
 	start := time.Now()
-	p, err := os.StartProcess(prog.execPath(), childmode.Init.Argv(), &os.ProcAttr{
-		Env: initEnv, Files: []*os.File{os.Stdin, os.Stdout, os.Stderr, sync}, Sys: attr,
+	pid, err := syscall.ForkExec(prog.execPath(), childmode.Init.Argv(), &syscall.ProcAttr{
+		Env:   initEnv,
+		Files: []uintptr{os.Stdin.Fd(), os.Stdout.Fd(), os.Stderr.Fd(), sync.Fd()}, // fd 3 = protocol.SyncFD
+		Sys:   attr,
 	})
 	if err != nil {
 		return nil, err
 	}
-	c := &initChild{proc: p, pid: p.Pid, done: make(chan struct{})}
+	c := &initChild{pid: pid, done: make(chan struct{})}
 	go c.reap(start)
 	return c, nil
 }
 
-// reap waits for the init to end and keeps how it ended and what it and
-// every process it reaped used.
+// reap waits for the init to end, without reaping it, marks it exited
+// under the lock, then reaps it: no signal can reach a reused pid.
 func (c *initChild) reap(start time.Time) {
 	defer close(c.done)
-	st, err := c.proc.Wait()
-	if err == nil {
-		c.ws = unix.WaitStatus(st.Sys().(syscall.WaitStatus))
-		if ru, ok := st.SysUsage().(*syscall.Rusage); ok {
-			c.ru = *(*unix.Rusage)(unsafe.Pointer(ru)) // the same struct rusage
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_PID, c.pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if !errors.Is(err, unix.EINTR) {
+			break
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.exited = true
+	for {
+		_, err := unix.Wait4(c.pid, &c.ws, 0, &c.ru)
+		if !errors.Is(err, unix.EINTR) {
+			break
 		}
 	}
 	c.wall = time.Since(start)
 }
 
 // signal sends sig to the init unless it has ended.
-func (c *initChild) signal(sig os.Signal) { c.proc.Signal(sig) }
+func (c *initChild) signal(sig os.Signal) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.exited {
+		unix.Kill(c.pid, sig.(syscall.Signal))
+	}
+}
 
 // kill ends the init (and, as PID 1, its whole namespace) and waits for it.
 func (c *initChild) kill() {
