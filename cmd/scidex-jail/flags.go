@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -69,35 +70,62 @@ func (v *tcpPort) Decode(ctx *kong.DecodeContext) error {
 }
 
 // limitFlags are run's limits; each left out keeps the profile's value.
+// The limit flags are not written here: Table holds a struct made from
+// jail/limits' table (tableFlags), one *limitFlag per row in the table's
+// order, which kong embeds where Table stands, so that a new row is a
+// new flag with no line here.
 type limitFlags struct {
-	Timeout *limitFlag `name:"timeout" placeholder:"${placeholder_timeout}" help:"${help_timeout}"`
-	Grace   *limitFlag `name:"grace" placeholder:"${placeholder_grace}" help:"${help_grace}"`
-	Memory  *limitFlag `name:"memory" placeholder:"${placeholder_memory}" help:"${help_memory}"`
-	Swap    *limitFlag `name:"swap" placeholder:"${placeholder_swap}" help:"${help_swap}"`
-	CPUs    *limitFlag `name:"cpus" placeholder:"${placeholder_cpus}" help:"${help_cpus}"`
-	PIDs    *limitFlag `name:"pids" placeholder:"${placeholder_pids}" help:"${help_pids}"`
-	Disk    *limitFlag `name:"disk" placeholder:"${placeholder_disk}" help:"${help_disk}"`
-	Shm     *limitFlag `name:"shm" placeholder:"${placeholder_shm}" help:"${help_shm}"`
-
-	OutputEntries   *limitFlag `name:"output-entries" placeholder:"${placeholder_output_entries}" help:"${help_output_entries}"`
-	OutputBytes     *limitFlag `name:"output-bytes" placeholder:"${placeholder_output_bytes}" help:"${help_output_bytes}"`
-	OutputFileBytes *limitFlag `name:"output-file-bytes" placeholder:"${placeholder_output_file_bytes}" help:"${help_output_file_bytes}"`
-	OutputTime      *limitFlag `name:"output-time" placeholder:"${placeholder_output_time}" help:"${help_output_time}"`
+	Table kong.Plugins `embed:""`
 
 	Net      promise.NetMode `name:"net" placeholder:"MODE" help:"Network: none (no network), loopback (lo only, e.g. for notebook kernels), host (the host's network; outbound TCP only to --allow-tcp ports; UDP is not restricted)."`
 	AllowTCP []tcpPort       `name:"allow-tcp" placeholder:"PORT" sep:"," help:"Outbound TCP ports allowed with --net host. PostgreSQL's 5432 can never be allowed."`
 }
 
-// given are the limit flags that were given.
+// tableFlags is a new struct of one *limitFlag field per row of rows, with
+// the row's flag name and the ${...} of limitVars for its placeholder and
+// help, for kong to embed.
+func tableFlags(rows []*limits.Limit) any {
+	fields := make([]reflect.StructField, len(rows))
+	for i, l := range rows {
+		key := strings.ReplaceAll(l.Flag, "-", "_")
+		fields[i] = reflect.StructField{
+			Name: fmt.Sprintf("Limit%d", i),
+			Type: reflect.TypeFor[*limitFlag](),
+			Tag:  reflect.StructTag(fmt.Sprintf(`name:"%s" placeholder:"${placeholder_%s}" help:"${help_%s}"`, l.Flag, key, key)),
+		}
+	}
+	return reflect.New(reflect.StructOf(fields)).Interface()
+}
+
+// withTable gives l the table's flags, before kong reads the grammar.
+func (l *limitFlags) withTable() {
+	if l.Table == nil {
+		l.Table = kong.Plugins{tableFlags(limits.All)}
+	}
+}
+
+// given are the limit flags that were given, in the table's order.
 func (l *limitFlags) given() []*limitFlag {
 	var out []*limitFlag
-	for _, f := range []*limitFlag{l.Timeout, l.Grace, l.Memory, l.Swap, l.CPUs, l.PIDs, l.Disk, l.Shm,
-		l.OutputEntries, l.OutputBytes, l.OutputFileBytes, l.OutputTime} {
-		if f != nil {
-			out = append(out, f)
+	for _, t := range l.Table {
+		v := reflect.ValueOf(t).Elem()
+		for i := range v.NumField() {
+			if f := v.Field(i).Interface().(*limitFlag); f != nil {
+				out = append(out, f)
+			}
 		}
 	}
 	return out
+}
+
+// flag is the flag of row lim if it was given, else nil.
+func (l *limitFlags) flag(lim *limits.Limit) *limitFlag {
+	for _, f := range l.given() {
+		if f.limit == lim {
+			return f
+		}
+	}
+	return nil
 }
 
 // apply puts the limits that were given over the profile's values in s.
@@ -107,23 +135,23 @@ func (l *limitFlags) apply(s *jail.Spec) {
 	for _, f := range l.given() {
 		s.SetLimit(f.limit, f.amount)
 	}
-	if disk := s.DiskBytes; l.Disk != nil && disk > 0 {
+	if disk := s.DiskBytes; l.flag(limits.Disk) != nil && disk > 0 {
 		// No honest run stores more files than its disk budget holds:
 		// the profile's byte budgets follow a smaller --disk.
 		for _, b := range []struct {
 			dst  *int64
 			flag *limitFlag
-		}{{&s.Outputs.Bytes, l.OutputBytes}, {&s.Outputs.FileBytes, l.OutputFileBytes}} {
+		}{{&s.Outputs.Bytes, l.flag(limits.OutputBytes)}, {&s.Outputs.FileBytes, l.flag(limits.OutputFileBytes)}} {
 			if b.flag == nil && *b.dst > 0 {
 				*b.dst = min(*b.dst, disk)
 			}
 		}
 	}
-	if mem := s.Resources.MemoryBytes; l.Memory != nil && mem > 0 {
-		if l.Disk == nil {
+	if mem := s.Resources.MemoryBytes; l.flag(limits.Memory) != nil && mem > 0 {
+		if l.flag(limits.Disk) == nil {
 			s.DiskBytes = min(s.DiskBytes, mem)
 		}
-		if l.Shm == nil {
+		if l.flag(limits.Shm) == nil {
 			s.ShmBytes = min(s.ShmBytes, mem)
 		}
 	}

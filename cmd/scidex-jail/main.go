@@ -133,6 +133,7 @@ func parse(c *cli, args []string, opts ...kong.Option) (*kong.Context, error) {
 	// has no version flag and its help printer fails with errHelpShown
 	// first; should it exit anyway, the status is kept, not acted on here.
 	exit := -1
+	c.Run.withTable()
 	grammar, only := commandGrammar(c, args)
 	options := []kong.Option{
 		kong.Name("scidex-jail"),
