@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
+	"github.com/scidex/scidex-jail/jail/limits"
 	"github.com/scidex/scidex-jail/jail/report"
 )
 
@@ -49,20 +50,8 @@ func newReport(s *Spec, t0 time.Time) *report.Report {
 		RunDir:  s.RunDir(),
 		Kept:    s.Keep,
 		Outputs: []report.Output{},
-		Limits: report.LimitsReport{
-			Profile:        s.Profile,
-			TimeoutSeconds: s.Timeout.Seconds(),
-			GraceSeconds:   s.Grace.Seconds(),
-			MemoryBytes:    s.Resources.MemoryBytes,
-			SwapBytes:      s.Resources.SwapBytes,
-			CPUs:           s.Resources.CPUs,
-			PIDs:           s.Resources.PIDs,
-			DiskBytes:      s.DiskBytes,
-			ShmBytes:       s.ShmBytes,
-			Outputs:        outputLimitsReport(s.Outputs),
-			None:           s.offLimits(),
-		},
-		Phases: []report.Phase{},
+		Limits:  report.LimitsReport{Profile: s.Profile, Values: s.Limits},
+		Phases:  []report.Phase{},
 	}
 }
 
@@ -88,8 +77,8 @@ func outcomeOf(f runFacts) outcome {
 	o := outcome{
 		Started: f.end.started != nil, Failed: f.failure(), TimedOut: f.sigs.TimedOut, Cancelled: f.sigs.Cancelled,
 		CancelSig: f.sigs.CancelSig, PostRunCancelled: f.sigs.PostRunCancelled, Over: f.out.over, Code: -1, DiskFull: f.out.diskFull,
-		Wall: time.Duration(f.wall * float64(time.Second)), Timeout: s.Timeout, Grace: s.Grace,
-		Memory: s.Resources.MemoryBytes, PIDs: s.Resources.PIDs, Disk: s.DiskBytes,
+		Wall: time.Duration(f.wall * float64(time.Second)), Timeout: s.Limits.Duration(limits.Timeout), Grace: s.Limits.Duration(limits.Grace),
+		Memory: s.Limits.Int(limits.Memory), PIDs: s.Limits.Int(limits.PIDs), Disk: s.Limits.Int(limits.Disk),
 		Collected: f.out.collectedTo,
 	}
 	o.Outputs, o.Delivered = report.OutputFiles(f.out.list)

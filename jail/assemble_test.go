@@ -14,6 +14,7 @@ import (
 	"github.com/scidex/scidex-jail/cgroupfs"
 	"github.com/scidex/scidex-jail/jail/initconn"
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
+	"github.com/scidex/scidex-jail/jail/limits"
 	"github.com/scidex/scidex-jail/jail/report"
 	"github.com/scidex/scidex-jail/seccomp"
 )
@@ -69,7 +70,7 @@ func TestAssembleReport(t *testing.T) {
 	}{
 		{"id", r.ID, "a1"},
 		{"run_dir", r.RunDir, "/tmp/scidex-analysis-a1"},
-		{"limits.pids", r.Limits.PIDs, int64(64)},
+		{"limits.pids", r.Limits.Values.Int(limits.PIDs), int64(64)},
 		{"wall_seconds", r.WallSeconds, 1.5},
 		{"cpu_user_seconds", r.CPUUserSecs, 0.25},
 		{"cpu_system_seconds", r.CPUSystemSecs, 0.05},

@@ -6,48 +6,30 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/scidex/scidex-jail/cgroupfs"
 	"github.com/scidex/scidex-jail/jail/limits"
 )
 
 // The run's limits are declared once, in the table of jail/limits: their
 // rule (none, what 0 means, bounds), their flags and profile fields. This
-// file only says where each one is stored, in a Spec and in a Profile, and
-// checks the one rule that spans two limits: a tmpfs is memory. A Spec
-// stores a switched-off limit as 0; the report names every limit that is
-// off in limits.none.
-
-// limitSlots are the places of the table's limits in s, in table order.
-func (s *Spec) limitSlots() []limits.Slot {
-	return []limits.Slot{
-		limits.IntSlot(limits.Timeout, &s.Timeout), limits.IntSlot(limits.Grace, &s.Grace),
-		limits.IntSlot(limits.Memory, &s.Resources.MemoryBytes), limits.IntSlot(limits.Swap, &s.Resources.SwapBytes),
-		limits.CPUSlot(limits.CPUQuota, &s.Resources.CPUs), limits.IntSlot(limits.PIDs, &s.Resources.PIDs),
-		limits.IntSlot(limits.Disk, &s.DiskBytes), limits.IntSlot(limits.Shm, &s.ShmBytes),
-		limits.IntSlot(limits.OutputEntries, &s.Outputs.Entries), limits.IntSlot(limits.OutputBytes, &s.Outputs.Bytes),
-		limits.IntSlot(limits.OutputFileBytes, &s.Outputs.FileBytes), limits.IntSlot(limits.OutputTime, &s.Outputs.Time),
-	}
-}
+// file checks them, by row, and the one rule that spans two limits: a
+// tmpfs is memory. A Spec stores them by row (Spec.Limits), a
+// switched-off limit as 0; the report names every limit that is off in
+// limits.none.
 
 // SetLimit puts a value read by l.Parse in s, given as a flag: the
 // messages about it then name the flag.
 func (s *Spec) SetLimit(l *limits.Limit, a limits.Amount) {
-	for _, sl := range s.limitSlots() {
-		if sl.Limit == l {
-			sl.Set(a)
-			s.LimitsFrom = s.LimitsFrom.WithFlag(l)
-		}
-	}
+	s.Limits.Set(l, a)
+	s.LimitsFrom = s.LimitsFrom.WithFlag(l)
 }
 
-// offLimits names the limits of s that are switched off, for the report.
-func (s *Spec) offLimits() []string {
-	off := []string{}
-	for _, sl := range s.limitSlots() {
-		if sl.Limit.None && sl.Get().IsZero() {
-			off = append(off, sl.Limit.Name)
-		}
+// cgroupLimits are the limits the run's cgroup leaf is made with.
+func cgroupLimits(v limits.Values) cgroupfs.Limits {
+	return cgroupfs.Limits{
+		MemoryBytes: v.Int(limits.Memory), SwapBytes: v.Int(limits.Swap),
+		CPUs: v.CPUs(limits.CPUQuota), PIDs: v.Int(limits.PIDs),
 	}
-	return off
 }
 
 // machineMemory is the machine's RAM in bytes (0 if it cannot be read).
@@ -66,19 +48,17 @@ func machineMemory() int64 {
 // without one, the machine's memory.
 func (s *Spec) validateLimits() error {
 	from := s.LimitsFrom
-	for _, sl := range s.limitSlots() {
-		if err := sl.Limit.Check(sl.Get()); err != nil {
-			return fmt.Errorf("%w: %s %w", ErrBadSpec, from.Name(sl.Limit), err)
-		}
+	if err := s.Limits.Check(from.Name); err != nil {
+		return fmt.Errorf("%w: %w", ErrBadSpec, err)
 	}
-	mem := s.Resources.MemoryBytes
+	mem := s.Limits.Int(limits.Memory)
 	budget, what := mem, fmt.Sprintf("the run's memory limit (%s %s)", from.Name(limits.Memory), limits.FormatSize(mem))
 	if budget == 0 {
 		budget = machineMemory()
 		what = fmt.Sprintf("this machine's memory (%s)", limits.FormatSize(budget))
 	}
-	for _, sl := range s.limitSlots() {
-		l, size := sl.Limit, sl.Get().Int()
+	for _, l := range limits.All {
+		size := s.Limits.Int(l)
 		if l.Tmpfs == "" || budget <= 0 || size <= budget {
 			continue
 		}

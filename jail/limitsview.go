@@ -2,6 +2,7 @@ package jail
 
 import (
 	"fmt"
+	"github.com/scidex/scidex-jail/jail/limits"
 	"os"
 
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
@@ -36,14 +37,14 @@ func quotaCPUs(cpus float64) int { return int(cpus + 0.999) }
 
 // planLimitsView sets how many CPUs the init pins the target to.
 func planLimitsView(s *Spec, c *protocol.Config) {
-	if !s.disabled(promise.ProtectCgroup) && s.Resources.CPUs > 0 {
-		c.CPUs = quotaCPUs(s.Resources.CPUs)
+	if !s.disabled(promise.ProtectCgroup) && s.Limits.CPUs(limits.CPUQuota) > 0 {
+		c.CPUs = quotaCPUs(s.Limits.CPUs(limits.CPUQuota))
 	}
 }
 
 // meminfoShown is whether the run's /proc/meminfo shows its memory limit.
 func (s *Spec) meminfoShown() bool {
-	return !s.disabled(promise.ProtectCgroup) && s.Resources.MemoryBytes > 0
+	return !s.disabled(promise.ProtectCgroup) && s.Limits.Int(limits.Memory) > 0
 }
 
 // meminfoReport says in the report what /proc/meminfo showed.

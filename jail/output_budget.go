@@ -1,7 +1,7 @@
 package jail
 
 import (
-	"github.com/scidex/scidex-jail/jail/report"
+	"github.com/scidex/scidex-jail/jail/limits"
 	"github.com/scidex/scidex-jail/jail/runfiles"
 )
 
@@ -13,8 +13,12 @@ import (
 // jail/limits' table.
 type OutputBudget = runfiles.Budget
 
-func outputLimitsReport(b OutputBudget) report.OutputLimitsReport {
-	return report.OutputLimitsReport{Entries: b.Entries, Bytes: b.Bytes, FileBytes: b.FileBytes, TimeSeconds: b.Time.Seconds()}
+// outputBudget is s's output budget, from its rows of the table.
+func (s *Spec) outputBudget() OutputBudget {
+	return OutputBudget{
+		Entries: s.Limits.Int(limits.OutputEntries), Bytes: s.Limits.Int(limits.OutputBytes),
+		FileBytes: s.Limits.Int(limits.OutputFileBytes), Time: s.Limits.Duration(limits.OutputTime),
+	}
 }
 
 // OverBudget says which output budget a run went over (runfiles.OverBudget).

@@ -11,6 +11,7 @@ import (
 
 	"github.com/scidex/scidex-jail/cgroupfs"
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
+	"github.com/scidex/scidex-jail/jail/limits"
 	"github.com/scidex/scidex-jail/jail/promise"
 	"github.com/scidex/scidex-jail/jail/report"
 	"github.com/scidex/scidex-jail/jail/runfiles"
@@ -131,10 +132,7 @@ func BuildPlan(r *Resolved, h view.HostView) (*Plan, []string, error) {
 		}
 	}
 	if !s.disabled(promise.ProtectCgroup) {
-		p.Cgroup = &CgroupPlan{Parent: s.CgroupParent, Name: runfiles.LeafName(s.ID), Limits: cgroupfs.Limits{
-			MemoryBytes: s.Resources.MemoryBytes, SwapBytes: s.Resources.SwapBytes,
-			CPUs: s.Resources.CPUs, PIDs: s.Resources.PIDs,
-		}}
+		p.Cgroup = &CgroupPlan{Parent: s.CgroupParent, Name: runfiles.LeafName(s.ID), Limits: cgroupLimits(s.Limits)}
 	}
 	p.Init = planInit(s, h, p.IDs)
 	// The analysis' own user database, with the HOME its environment has.
@@ -165,10 +163,10 @@ func BuildPlan(r *Resolved, h view.HostView) (*Plan, []string, error) {
 func planRun(r *Resolved) RunPlan {
 	p := RunPlan{
 		ID: r.ID, TmpRoot: r.TmpRoot, Owner: [2]int{r.HostUID, r.HostGID},
-		Timeout: r.Timeout, Grace: r.Grace, Outputs: r.Outputs, DiskBytes: r.DiskBytes,
+		Timeout: r.Limits.Duration(limits.Timeout), Grace: r.Limits.Duration(limits.Grace), Outputs: r.outputBudget(), DiskBytes: r.Limits.Int(limits.Disk),
 		Keep: r.Keep, Collect: r.Collect, Report: r.Report,
 	}
-	if r.Keep && r.DiskBytes > 0 {
+	if r.Keep && r.Limits.Int(limits.Disk) > 0 {
 		p.KeepTo = filepath.Join(r.RealTmpRoot, DirPrefix+r.ID)
 	}
 	return p
@@ -231,8 +229,8 @@ func planInit(s *Spec, h view.HostView, ids IDMap) protocol.Config {
 			ReadOnly:    append(sysRO, ro...),
 			ReadWrite:   s.ReadWrite,
 			RunDir:      runDir,
-			RunDirBytes: s.DiskBytes,
-			ShmBytes:    s.ShmBytes,
+			RunDirBytes: s.Limits.Int(limits.Disk),
+			ShmBytes:    s.Limits.Int(limits.Shm),
 		},
 		Security: protocol.Security{
 			Landlock: landlockPolicy(s, h, ro),
@@ -269,8 +267,8 @@ func planEnforced(s *Spec, p *Plan) report.EnforcedReport {
 		m.System = append(m.System, se.Path)
 	}
 	m.RunDir = "bound from the host (no disk budget)"
-	if s.DiskBytes > 0 {
-		m.RunDir = fmt.Sprintf("tmpfs of %d bytes (disk budget)", s.DiskBytes)
+	if s.Limits.Int(limits.Disk) > 0 {
+		m.RunDir = fmt.Sprintf("tmpfs of %d bytes (disk budget)", s.Limits.Int(limits.Disk))
 	}
 	m.Scratch = scratchReport(s)
 	m.Meminfo = meminfoReport(s)

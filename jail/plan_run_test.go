@@ -3,6 +3,8 @@ package jail
 import (
 	"testing"
 	"time"
+
+	"github.com/scidex/scidex-jail/jail/limits"
 )
 
 // TestBuildPlanRun: the supervisor's part of the plan, which it consults
@@ -10,7 +12,9 @@ import (
 // run directory, the budgets and where the results go.
 func TestBuildPlanRun(t *testing.T) {
 	s := testSpec()
-	s.Timeout, s.Grace, s.Keep, s.Collect, s.Report = time.Minute, 3*time.Second, true, "/srv/out", "/srv/r.json"
+	s.Limits.Set(limits.Timeout, limits.Int(time.Minute))
+	s.Limits.Set(limits.Grace, limits.Int(3*time.Second))
+	s.Keep, s.Collect, s.Report = true, "/srv/out", "/srv/r.json"
 	r := asResolved(s)
 	r.RealTmpRoot = "/private/tmp"
 	p, _, err := BuildPlan(r, testHost())
@@ -22,11 +26,12 @@ func TestBuildPlanRun(t *testing.T) {
 	if p.Run != want {
 		t.Errorf("BuildPlan().Run = %+v, want %+v", p.Run, want)
 	}
-	if c := p.Cgroup; c == nil || c.Name != "scidex-a1" || c.Limits != s.Resources {
+	if c := p.Cgroup; c == nil || c.Name != "scidex-a1" || c.Limits != cgroupLimits(s.Limits) {
 		t.Errorf("BuildPlan().Cgroup = %+v, want leaf scidex-a1 with the spec's resources", c)
 	}
 
-	s.DiskBytes, s.Disable = 0, []string{"cgroup"}
+	s.Limits.Set(limits.Disk, limits.Amount{})
+	s.Disable = []string{"cgroup"}
 	p, _, _ = BuildPlan(asResolved(s), testHost())
 	if p.Cgroup != nil || p.Run.KeepTo != "" {
 		t.Errorf("BuildPlan(no disk budget, cgroup disabled) = cgroup %+v, keep to %q, want no leaf and no copy (kept in place)", p.Cgroup, p.Run.KeepTo)

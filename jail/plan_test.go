@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
+	"github.com/scidex/scidex-jail/jail/limits"
 	"github.com/scidex/scidex-jail/jail/promise"
 	"github.com/scidex/scidex-jail/jail/report"
 	"github.com/scidex/scidex-jail/jail/view"
@@ -29,8 +30,8 @@ func testHost() view.HostView {
 
 func testSpec() *Spec {
 	return &Spec{ID: "a1", Command: []string{"python3", "x.py"}, TmpRoot: "/tmp", Root: "/srv/platform",
-		DataDirs: []string{"data", "docs"}, Net: promise.NetNone, HostUID: 65534, HostGID: 65534, DiskBytes: 1 << 20, ShmBytes: 1 << 20,
-		Resources: Resources{MemoryBytes: 1 << 30, CPUs: 1, PIDs: 64}}
+		DataDirs: []string{"data", "docs"}, Net: promise.NetNone, HostUID: 65534, HostGID: 65534,
+		Limits: limits.Of(L{limits.Disk: 1 << 20, limits.Shm: 1 << 20, limits.Memory: 1 << 30, limits.CPUQuota: 1, limits.PIDs: 64})}
 }
 
 func TestBuildPlan(t *testing.T) {
@@ -54,7 +55,7 @@ func TestBuildPlan(t *testing.T) {
 			if !reflect.DeepEqual(p.IDs, IDMap{HostUID: 65534, HostGID: 65534, Setgroups: true}) {
 				t.Errorf("IDs = %+v, want 65534:65534 with setgroups", p.IDs)
 			}
-			if p.Cgroup == nil || p.Cgroup.Limits.PIDs != 64 || p.Cgroup.Limits.MemoryBytes != 1<<30 {
+			if p.Cgroup == nil || p.Cgroup.Limits != cgroupLimits(limits.Of(L{limits.Memory: 1 << 30, limits.CPUQuota: 1, limits.PIDs: 64})) {
 				t.Errorf("Cgroup = %+v, want the spec's limits", p.Cgroup)
 			}
 			in := p.Init

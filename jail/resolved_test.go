@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/scidex/scidex-jail/jail/limits"
 	"github.com/scidex/scidex-jail/jail/promise"
 )
 
@@ -25,7 +26,7 @@ func TestValidateResolves(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := &Spec{
-		ID: "v1", Command: []string{"/bin/true"}, TmpRoot: filepath.Join(base, "tmp"), ShmBytes: 1 << 20,
+		ID: "v1", Command: []string{"/bin/true"}, TmpRoot: filepath.Join(base, "tmp"), Limits: limits.Of(L{limits.Shm: 1 << 20}),
 		Root: filepath.Join(link, "root"), DataDirs: []string{"data"},
 		ReadOnly: []string{filepath.Join(link, "in")}, ReadWrite: []string{filepath.Join(link, "rw")},
 		Report:  filepath.Join(link, "reports", "r.json"),

@@ -2,6 +2,7 @@ package jail
 
 import (
 	"fmt"
+	"github.com/scidex/scidex-jail/jail/limits"
 
 	"github.com/scidex/scidex-jail/internal/fspath"
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
@@ -57,8 +58,8 @@ func scratchEnvList() []string {
 // no larger than the memory limit (its pages count against it anyway).
 func planScratch(s *Spec, m *protocol.Mounts) {
 	m.Scratch, m.ScratchTmp, m.KeepScratch = AnalysisHome, ScratchTmp, s.KeepScratch
-	if s.DiskBytes == 0 && !s.KeepScratch {
-		m.ScratchBytes = s.Resources.MemoryBytes
+	if s.Limits.Int(limits.Disk) == 0 && !s.KeepScratch {
+		m.ScratchBytes = s.Limits.Int(limits.Memory)
 	}
 }
 
@@ -67,10 +68,10 @@ func scratchReport(s *Spec) string {
 	switch {
 	case s.KeepScratch:
 		return fmt.Sprintf("%s, kept as the run directory's %s/ (listed and collected with the outputs)", AnalysisHome, protocol.ScratchKeptName)
-	case s.DiskBytes > 0:
+	case s.Limits.Int(limits.Disk) > 0:
 		return fmt.Sprintf("%s, in the run directory's tmpfs (counts against the disk budget); removed with the run, never an output", AnalysisHome)
-	case s.Resources.MemoryBytes > 0:
-		return fmt.Sprintf("%s, a tmpfs of at most %d bytes (counts against the memory limit); removed with the run, never an output", AnalysisHome, s.Resources.MemoryBytes)
+	case s.Limits.Int(limits.Memory) > 0:
+		return fmt.Sprintf("%s, a tmpfs of at most %d bytes (counts against the memory limit); removed with the run, never an output", AnalysisHome, s.Limits.Int(limits.Memory))
 	}
 	return fmt.Sprintf("%s, a tmpfs (no disk budget or memory limit: at most half the machine's memory); removed with the run, never an output", AnalysisHome)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/scidex/scidex-jail/internal/fspath"
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
+	"github.com/scidex/scidex-jail/jail/limits"
 )
 
 func TestPlanScratch(t *testing.T) {
@@ -28,7 +29,9 @@ func TestPlanScratch(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			s := testSpec()
-			s.DiskBytes, s.Resources.MemoryBytes, s.KeepScratch = c.disk, c.mem, c.keep
+			s.Limits.Set(limits.Disk, limits.Int(c.disk))
+			s.Limits.Set(limits.Memory, limits.Int(c.mem))
+			s.KeepScratch = c.keep
 			var m protocol.Mounts
 			planScratch(s, &m)
 			want := protocol.Mounts{Scratch: "/home/analysis", ScratchTmp: "/home/analysis/tmp", ScratchBytes: c.wantBytes, KeepScratch: c.keep}

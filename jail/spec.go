@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/scidex/scidex-jail/cgroupfs"
 	"github.com/scidex/scidex-jail/internal/fspath"
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
 	"github.com/scidex/scidex-jail/jail/limits"
@@ -45,14 +44,12 @@ var ErrBusy = runfiles.ErrBusy
 // need, as plain values. Build it and hand it to Run, which validates it
 // (Validate) and runs the resolved copy.
 type Spec struct {
-	ID      string        // analysis ID: letters, digits, '.', '_', '-'
-	Command []string      // argv of the target; Command[0] looked up in the jail's PATH
-	Env     []string      // extra K=V for the target, on top of the fixed base
-	TmpRoot string        // absolute directory holding the run directory
-	Timeout time.Duration // wall-clock budget; 0 means none
-	Grace   time.Duration // SIGTERM to SIGKILL on timeout or cancel
-	Keep    bool          // keep the run directory afterwards
-	Collect string        // copy the outputs here before removal; "" = no copy
+	ID      string   // analysis ID: letters, digits, '.', '_', '-'
+	Command []string // argv of the target; Command[0] looked up in the jail's PATH
+	Env     []string // extra K=V for the target, on top of the fixed base
+	TmpRoot string   // absolute directory holding the run directory
+	Keep    bool     // keep the run directory afterwards
+	Collect string   // copy the outputs here before removal; "" = no copy
 	// CollectMerge lets Collect be a directory that is not empty; a file
 	// of the same name there is still never overwritten.
 	CollectMerge bool
@@ -78,12 +75,12 @@ type Spec struct {
 	DataDirs  []string
 	ReadOnly  []string
 	ReadWrite []string
-	DiskBytes int64 // size budget of the run directory (a tmpfs); 0 = none, bound from the host
-	ShmBytes  int64 // size of the private /dev/shm
 
-	// Outputs bounds the post-run work on what the analysis left
-	// (runfiles.Budget).
-	Outputs OutputBudget
+	// Limits are the run's limits by row of jail/limits' table: timeout
+	// and grace, memory, swap, cpus and pids (the cgroup leaf's), disk
+	// (the run directory's tmpfs; 0 = none, bound from the host), shm and
+	// the output budgets (output_budget.go). A limit switched off is 0.
+	Limits limits.Values
 
 	// Network.
 	Net      promise.NetMode
@@ -95,8 +92,6 @@ type Spec struct {
 	// (limits.go); the zero value names flags throughout.
 	LimitsFrom limits.Origin
 
-	// Resources, written to the run's cgroup leaf.
-	Resources    Resources
 	CgroupParent string // delegated parent; "" = the jail's own cgroup
 
 	// AllowDegraded names protections that may run with less than asked
@@ -115,10 +110,6 @@ type Spec struct {
 	// require_layers); promises not named need promise.DefaultLayers.
 	RequireLayers map[promise.Promise]int
 }
-
-// Resources are the cgroup limits (memory, swap, CPU quota, PIDs); zero
-// means no limit. The same value the cgroup leaf is made with.
-type Resources = cgroupfs.Limits
 
 func (s *Spec) disabled(p promise.Protection) bool { return slices.Contains(s.optIns().Disabled(), p) }
 
@@ -232,7 +223,7 @@ func (s *Spec) targetEnv(dataEnv []string) []string {
 	}
 	env = append(env, scratchEnvList()...)
 	env = append(env, dataEnv...)
-	return blasThreads(mergeEnv(env, s.Env), s.Resources.CPUs)
+	return blasThreads(mergeEnv(env, s.Env), s.Limits.CPUs(limits.CPUQuota))
 }
 
 // mergeEnv appends extra to base; a name in extra replaces the same name in base.

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/scidex/scidex-jail/internal/testutil"
+	"github.com/scidex/scidex-jail/jail/limits"
 	"github.com/scidex/scidex-jail/jail/report"
 )
 
@@ -145,7 +146,7 @@ func TestCgroupLimitsWritten(t *testing.T) {
 	if c.Usage.PeakMemoryBytes <= 0 {
 		t.Errorf("usage.peak_memory_bytes = %d, want > 0: the init ran in the leaf", c.Usage.PeakMemoryBytes)
 	}
-	if r.report.Limits.MemoryBytes != 256<<20 || r.report.Limits.CPUs != 1.5 || r.report.Limits.PIDs != 64 {
+	if r.report.Limits.Values.Int(limits.Memory) != 256<<20 || r.report.Limits.Values.CPUs(limits.CPUQuota) != 1.5 || r.report.Limits.Values.Int(limits.PIDs) != 64 {
 		t.Errorf("limits = %+v, want memory 256MiB, 1.5 CPUs, 64 pids", r.report.Limits)
 	}
 	wantNoLeaf(t, id, r)

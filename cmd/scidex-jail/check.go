@@ -137,7 +137,7 @@ func (c *checkCmd) probePlan(p profile.Profile) (pl *jail.Plan, done func(), err
 // each that is not OK) and the verdict.
 func printCheck(w io.Writer, p profile.Profile, source string, lines []checkLine) {
 	fmt.Fprintf(w, "profile %s (%s): net %s, memory %s, cpus %g, pids %d, disk %s; checked as uid %d\n",
-		p.Name, source, p.Net, limits.FormatSize(p.Memory), p.CPUs, p.PIDs, limits.FormatSize(p.Disk), os.Geteuid())
+		p.Name, source, p.Net, limits.FormatSize(p.Limits.Int(limits.Memory)), p.Limits.CPUs(limits.CPUQuota), p.Limits.Int(limits.PIDs), limits.FormatSize(p.Limits.Int(limits.Disk)), os.Geteuid())
 	bad := 0
 	for _, l := range lines {
 		fmt.Fprintf(w, "%-8s %s: %s\n", l.State, l.Name, l.Text)

@@ -135,24 +135,16 @@ func (l *limitFlags) apply(s *jail.Spec) {
 	for _, f := range l.given() {
 		s.SetLimit(f.limit, f.amount)
 	}
-	if disk := s.DiskBytes; l.flag(limits.Disk) != nil && disk > 0 {
-		// No honest run stores more files than its disk budget holds:
-		// the profile's byte budgets follow a smaller --disk.
-		for _, b := range []struct {
-			dst  *int64
-			flag *limitFlag
-		}{{&s.Outputs.Bytes, l.flag(limits.OutputBytes)}, {&s.Outputs.FileBytes, l.flag(limits.OutputFileBytes)}} {
-			if b.flag == nil && *b.dst > 0 {
-				*b.dst = min(*b.dst, disk)
-			}
-		}
-	}
-	if mem := s.Resources.MemoryBytes; l.flag(limits.Memory) != nil && mem > 0 {
-		if l.flag(limits.Disk) == nil {
-			s.DiskBytes = min(s.DiskBytes, mem)
-		}
-		if l.flag(limits.Shm) == nil {
-			s.ShmBytes = min(s.ShmBytes, mem)
+	// A profile's values follow a smaller limit given here that bounds
+	// them: no honest run stores more files than its disk budget holds,
+	// and a tmpfs counts toward the memory limit.
+	for _, f := range []struct{ given, follower *limits.Limit }{
+		{limits.Disk, limits.OutputBytes}, {limits.Disk, limits.OutputFileBytes},
+		{limits.Memory, limits.Disk}, {limits.Memory, limits.Shm},
+	} {
+		bound, v := s.Limits.Int(f.given), s.Limits.Int(f.follower)
+		if l.flag(f.given) != nil && l.flag(f.follower) == nil && bound > 0 && v > bound {
+			s.Limits.Set(f.follower, limits.Int(bound))
 		}
 	}
 	if l.Net != "" {

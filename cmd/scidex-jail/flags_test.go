@@ -7,8 +7,12 @@ import (
 	"time"
 
 	"github.com/scidex/scidex-jail/jail"
+	"github.com/scidex/scidex-jail/jail/limits"
 	"github.com/scidex/scidex-jail/jail/promise"
 )
+
+// L is a value per row, for limits.Of.
+type L = map[*limits.Limit]any
 
 // TestLimitFlagsOverProfile: a limit flag given replaces the profile's
 // value (0 and none included), one left out keeps it, and the profile's
@@ -16,10 +20,18 @@ import (
 func TestLimitFlagsOverProfile(t *testing.T) {
 	profile := func() jail.Spec {
 		return jail.Spec{
-			Timeout: time.Hour, Grace: 10 * time.Second, DiskBytes: 4 << 30, ShmBytes: 64 << 20,
+			Limits: limits.Of(L{limits.Timeout: time.Hour, limits.Grace: 10 * time.Second, limits.Disk: 4 << 30, limits.Shm: 64 << 20,
+				limits.Memory: 8 << 30, limits.Swap: 0, limits.CPUQuota: 2, limits.PIDs: 512,
+				limits.OutputEntries: 10_000, limits.OutputBytes: 4 << 30, limits.OutputFileBytes: 4 << 30, limits.OutputTime: 3 * time.Minute}),
 			Net: promise.NetNone, AllowTCP: []uint16{443},
-			Resources: jail.Resources{MemoryBytes: 8 << 30, SwapBytes: 0, CPUs: 2, PIDs: 512},
-			Outputs:   jail.OutputBudget{Entries: 10_000, Bytes: 4 << 30, FileBytes: 4 << 30, Time: 3 * time.Minute},
+		}
+	}
+	set := func(m L) func(*jail.Spec) {
+		return func(s *jail.Spec) {
+			v := limits.Of(m)
+			for l := range m {
+				s.Limits.Set(l, v.Get(l))
+			}
 		}
 	}
 	cases := []struct {
@@ -28,34 +40,25 @@ func TestLimitFlagsOverProfile(t *testing.T) {
 		want func(*jail.Spec)
 	}{
 		{"nothing given", nil, func(*jail.Spec) {}},
-		{"timeout none", []string{"--timeout", "none"}, func(s *jail.Spec) { s.Timeout = 0 }},
-		{"timeout 0", []string{"--timeout", "0"}, func(s *jail.Spec) { s.Timeout = 0 }},
-		{"timeout 90s", []string{"--timeout=90s"}, func(s *jail.Spec) { s.Timeout = 90 * time.Second }},
-		{"grace 0", []string{"--grace", "0"}, func(s *jail.Spec) { s.Grace = 0 }},
-		{"cpus none", []string{"--cpus", "none"}, func(s *jail.Spec) { s.Resources.CPUs = 0 }},
-		{"cpus 0.5", []string{"--cpus", "0.5"}, func(s *jail.Spec) { s.Resources.CPUs = 0.5 }},
-		{"pids none", []string{"--pids", "none"}, func(s *jail.Spec) { s.Resources.PIDs = 0 }},
-		{"pids 64", []string{"--pids", "64"}, func(s *jail.Spec) { s.Resources.PIDs = 64 }},
-		{"swap 1G", []string{"--swap", "1G"}, func(s *jail.Spec) { s.Resources.SwapBytes = 1 << 30 }},
-		{"memory none keeps the tmpfs sizes", []string{"--memory", "none"}, func(s *jail.Spec) { s.Resources.MemoryBytes = 0 }},
-		{"smaller memory shrinks disk and shm", []string{"--memory", "32M"}, func(s *jail.Spec) {
-			s.Resources.MemoryBytes, s.DiskBytes, s.ShmBytes = 32<<20, 32<<20, 32<<20
-		}},
-		{"disk given is kept", []string{"--memory", "1G", "--disk", "2G"}, func(s *jail.Spec) {
-			s.Resources.MemoryBytes, s.DiskBytes = 1<<30, 2<<30
-			s.Outputs.Bytes, s.Outputs.FileBytes = 2<<30, 2<<30 // follow the disk given
-		}},
-		{"disk 0", []string{"--disk", "0"}, func(s *jail.Spec) { s.DiskBytes = 0 }},
-		{"shm given", []string{"--shm", "1M"}, func(s *jail.Spec) { s.ShmBytes = 1 << 20 }},
-		{"output budgets given", []string{"--output-entries", "500", "--output-bytes", "none", "--output-file-bytes", "1M", "--output-time", "30s"}, func(s *jail.Spec) {
-			s.Outputs = jail.OutputBudget{Entries: 500, Bytes: 0, FileBytes: 1 << 20, Time: 30 * time.Second}
-		}},
-		{"smaller disk lowers the output byte budgets", []string{"--disk", "64M"}, func(s *jail.Spec) {
-			s.DiskBytes, s.Outputs.Bytes, s.Outputs.FileBytes = 64<<20, 64<<20, 64<<20
-		}},
-		{"output bytes given stay over a smaller disk", []string{"--disk", "64M", "--output-bytes", "1G"}, func(s *jail.Spec) {
-			s.DiskBytes, s.Outputs.Bytes, s.Outputs.FileBytes = 64<<20, 1<<30, 64<<20
-		}},
+		{"timeout none", []string{"--timeout", "none"}, set(L{limits.Timeout: 0})},
+		{"timeout 0", []string{"--timeout", "0"}, set(L{limits.Timeout: 0})},
+		{"timeout 90s", []string{"--timeout=90s"}, set(L{limits.Timeout: 90 * time.Second})},
+		{"grace 0", []string{"--grace", "0"}, set(L{limits.Grace: 0})},
+		{"cpus none", []string{"--cpus", "none"}, set(L{limits.CPUQuota: 0})},
+		{"cpus 0.5", []string{"--cpus", "0.5"}, set(L{limits.CPUQuota: 0.5})},
+		{"pids none", []string{"--pids", "none"}, set(L{limits.PIDs: 0})},
+		{"pids 64", []string{"--pids", "64"}, set(L{limits.PIDs: 64})},
+		{"swap 1G", []string{"--swap", "1G"}, set(L{limits.Swap: 1 << 30})},
+		{"memory none keeps the tmpfs sizes", []string{"--memory", "none"}, set(L{limits.Memory: 0})},
+		{"smaller memory shrinks disk and shm", []string{"--memory", "32M"}, set(L{limits.Memory: 32 << 20, limits.Disk: 32 << 20, limits.Shm: 32 << 20})},
+		{"disk given is kept", []string{"--memory", "1G", "--disk", "2G"}, set(L{limits.Memory: 1 << 30, limits.Disk: 2 << 30,
+			limits.OutputBytes: 2 << 30, limits.OutputFileBytes: 2 << 30})}, // follow the disk given
+		{"disk 0", []string{"--disk", "0"}, set(L{limits.Disk: 0})},
+		{"shm given", []string{"--shm", "1M"}, set(L{limits.Shm: 1 << 20})},
+		{"output budgets given", []string{"--output-entries", "500", "--output-bytes", "none", "--output-file-bytes", "1M", "--output-time", "30s"},
+			set(L{limits.OutputEntries: 500, limits.OutputBytes: 0, limits.OutputFileBytes: 1 << 20, limits.OutputTime: 30 * time.Second})},
+		{"smaller disk lowers the output byte budgets", []string{"--disk", "64M"}, set(L{limits.Disk: 64 << 20, limits.OutputBytes: 64 << 20, limits.OutputFileBytes: 64 << 20})},
+		{"output bytes given stay over a smaller disk", []string{"--disk", "64M", "--output-bytes", "1G"}, set(L{limits.Disk: 64 << 20, limits.OutputBytes: 1 << 30, limits.OutputFileBytes: 64 << 20})},
 		{"net and ports", []string{"--net", "host", "--allow-tcp", "80, 8080", "--allow-tcp", "22"}, func(s *jail.Spec) {
 			s.Net, s.AllowTCP = promise.NetHost, []uint16{80, 8080, 22}
 		}},
@@ -70,9 +73,7 @@ func TestLimitFlagsOverProfile(t *testing.T) {
 			got, want := profile(), profile()
 			c.Run.limitFlags.apply(&got)
 			tc.want(&want)
-			if got.Timeout != want.Timeout || got.Grace != want.Grace || got.Resources != want.Resources ||
-				got.DiskBytes != want.DiskBytes || got.ShmBytes != want.ShmBytes || got.Net != want.Net || !slices.Equal(got.AllowTCP, want.AllowTCP) ||
-				got.Outputs != want.Outputs {
+			if got.Limits != want.Limits || got.Net != want.Net || !slices.Equal(got.AllowTCP, want.AllowTCP) {
 				t.Errorf("apply(%q) = %+v, want %+v", tc.args, got, want)
 			}
 		})

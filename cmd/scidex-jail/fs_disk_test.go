@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/scidex/scidex-jail/jail/limits"
 	"github.com/scidex/scidex-jail/jail/report"
 )
 
@@ -79,8 +80,8 @@ func TestFSDiskBudget(t *testing.T) {
 	if u := r.report.DiskUsedBytes; u < mib-16<<10 || u > mib {
 		t.Errorf("report disk_used_bytes = %d, want within 16 KiB below %d", u, mib)
 	}
-	if r.report.Limits.DiskBytes != mib {
-		t.Errorf("report limits.disk_bytes = %d, want %d", r.report.Limits.DiskBytes, mib)
+	if r.report.Limits.Values.Int(limits.Disk) != mib {
+		t.Errorf("report limits.disk_bytes = %d, want %d", r.report.Limits.Values.Int(limits.Disk), mib)
 	}
 
 	small := "small output\n"
@@ -150,8 +151,8 @@ func TestFSNoDiskBudget(t *testing.T) {
 	if !strings.Contains(r.report.Enforced.Mounts.RunDir, "bound from the host") {
 		t.Errorf("report mounts.run_dir = %q, want it bound from the host", r.report.Enforced.Mounts.RunDir)
 	}
-	if r.report.Limits.DiskBytes != 0 || r.report.DiskUsedBytes != 0 {
-		t.Errorf("report disk_bytes, disk_used_bytes = %d, %d, want 0, 0", r.report.Limits.DiskBytes, r.report.DiskUsedBytes)
+	if r.report.Limits.Values.Int(limits.Disk) != 0 || r.report.DiskUsedBytes != 0 {
+		t.Errorf("report disk_bytes, disk_used_bytes = %d, %d, want 0, 0", r.report.Limits.Values.Int(limits.Disk), r.report.DiskUsedBytes)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scidex/scidex-jail/jail/limits"
 	"github.com/scidex/scidex-jail/jail/report"
 )
 
@@ -77,11 +78,11 @@ func TestLimitsNoneReported(t *testing.T) {
 	wantStatus(t, r, report.StatusOK, 0)
 	l := r.report.Limits
 	for _, n := range []string{"pids", "cpus", "timeout"} {
-		if !slices.Contains(l.None, n) {
-			t.Errorf("limits.none = %q, want it to name %s", l.None, n)
+		if !slices.Contains(l.None(), n) {
+			t.Errorf("limits.none = %q, want it to name %s", l.None(), n)
 		}
 	}
-	if slices.Contains(l.None, "memory") || l.PIDs != 0 || l.CPUs != 0 {
+	if slices.Contains(l.None(), "memory") || l.Values.Int(limits.PIDs) != 0 || l.Values.CPUs(limits.CPUQuota) != 0 {
 		t.Errorf("limits = %+v, want memory on, pids and cpus 0 (none)", l)
 	}
 	c := cgroupOf(t, r)
@@ -92,8 +93,8 @@ func TestLimitsNoneReported(t *testing.T) {
 	}
 	// The default profile keeps its PID limit.
 	r = runJail(t, runOpts{}, "run", "--id", id, "--tmp-root", tmpRoot(t), "--", "/bin/true")
-	if v, ok := written(cgroupOf(t, r), "pids.max"); !ok || v != "512" || len(r.report.Limits.None) != 0 {
-		t.Errorf("default profile: pids.max = %q, %v, limits.none %q; want 512 and nothing off", v, ok, r.report.Limits.None)
+	if v, ok := written(cgroupOf(t, r), "pids.max"); !ok || v != "512" || len(r.report.Limits.None()) != 0 {
+		t.Errorf("default profile: pids.max = %q, %v, limits.none %q; want 512 and nothing off", v, ok, r.report.Limits.None())
 	}
 }
 

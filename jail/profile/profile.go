@@ -24,17 +24,11 @@ const DefaultProfilesFile = "/etc/scidex-jail/profiles.json"
 // Profile is a named set of limits and permissions. Every field is set in
 // the built-ins; a profiles file overrides field by field.
 type Profile struct {
-	Name          string                  `json:"name"`
-	Description   string                  `json:"description"`
-	Timeout       time.Duration           `json:"-"`
-	Grace         time.Duration           `json:"-"`
-	Memory        int64                   `json:"-"`
-	Swap          int64                   `json:"-"`
-	CPUs          float64                 `json:"cpus"`
-	PIDs          int64                   `json:"pids"`
-	Disk          int64                   `json:"-"`
-	Shm           int64                   `json:"-"`
-	Outputs       jail.OutputBudget       `json:"-"` // output_entries, output_bytes, output_file_bytes, output_time
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	// Limits are the profile's limits by row of jail/limits' table, each
+	// the profiles file's field the row names (memory, cpus, ...).
+	Limits        limits.Values           `json:"-"`
 	Net           promise.NetMode         `json:"net"`
 	AllowTCP      []uint16                `json:"allow_tcp"`
 	DBPorts       []uint16                `json:"db_ports"`
@@ -54,24 +48,26 @@ const postgresPort = 5432
 // value is in the README's profile table.
 func Builtins() map[string]Profile {
 	base := Profile{
-		Timeout: 1800 * time.Second, Grace: 10 * time.Second,
-		Memory: 2 << 30, CPUs: 2, PIDs: 512, Disk: 1 << 30, Shm: 256 << 20,
+		Limits: limits.Of(L{limits.Timeout: 1800 * time.Second, limits.Grace: 10 * time.Second,
+			limits.Memory: 2 << 30, limits.CPUQuota: 2, limits.PIDs: 512, limits.Disk: 1 << 30, limits.Shm: 256 << 20}),
 		Net: promise.NetNone, DBPorts: []uint16{postgresPort}, DataDirs: []string{"data", "docs"},
 	}
 	def := base
 	def.Name, def.Description = "default", "an analysis script: 2 GiB, 30 minutes, no network"
 	nb := base
 	nb.Name, nb.Description = "notebook", "a Jupyter notebook: its kernel and client talk over loopback; 2 GiB, 10 minutes"
-	nb.Timeout, nb.Net = 600*time.Second, promise.NetLoopback
+	nb.Limits.Set(limits.Timeout, limits.Int(600*time.Second))
+	nb.Net = promise.NetLoopback
 	pp := base
 	pp.Name, pp.Description = "post_process", "reads earlier runs' collected outputs (--input, read-only) and summarises them: 1 GiB, 10 minutes"
-	pp.Timeout, pp.Memory, pp.CPUs, pp.PIDs, pp.Disk, pp.Shm, pp.RequireInput = 600*time.Second, 1<<30, 1, 256, 512<<20, 64<<20, true
+	pp.Limits = with(pp.Limits, L{limits.Timeout: 600 * time.Second, limits.Memory: 1 << 30, limits.CPUQuota: 1, limits.PIDs: 256, limits.Disk: 512 << 20, limits.Shm: 64 << 20})
+	pp.RequireInput = true
 	tool := base
 	tool.Name, tool.Description = "tool", "a short tool run (converters, validators): 512 MiB, 5 minutes, 1 CPU"
-	tool.Timeout, tool.Grace, tool.Memory, tool.CPUs, tool.PIDs, tool.Disk, tool.Shm = 300*time.Second, 5*time.Second, 512<<20, 1, 128, 256<<20, 64<<20
+	tool.Limits = with(tool.Limits, L{limits.Timeout: 300 * time.Second, limits.Grace: 5 * time.Second, limits.Memory: 512 << 20, limits.CPUQuota: 1, limits.PIDs: 128, limits.Disk: 256 << 20, limits.Shm: 64 << 20})
 	ps := map[string]Profile{"default": def, "notebook": nb, "post_process": pp, "tool": tool}
 	for n, p := range ps {
-		p.Outputs = defaultOutputBudget(p.Disk)
+		p.Limits = with(p.Limits, defaultOutputBudget(p.Limits.Int(limits.Disk)))
 		ps[n] = p
 	}
 	return ps
@@ -149,10 +145,8 @@ func Names(ps map[string]Profile) []string {
 
 // Check validates one profile's values, naming the field.
 func (p Profile) Check() error {
-	for _, sl := range p.limitSlots() {
-		if err := sl.Limit.Check(sl.Get()); err != nil {
-			return fmt.Errorf("%s %w", sl.Limit.Field, err)
-		}
+	if err := p.Limits.Check(func(l *limits.Limit) string { return l.Field }); err != nil {
+		return err
 	}
 	switch p.Net {
 	case promise.NetNone, promise.NetLoopback, promise.NetHost:
@@ -192,11 +186,9 @@ func (p Profile) Check() error {
 // a profile field is mapped in one place.
 func (p Profile) Spec() jail.Spec {
 	return jail.Spec{
-		Profile: p.Name, Timeout: p.Timeout, Grace: p.Grace,
-		Env: append([]string{}, p.Env...), DataDirs: p.DataDirs, DiskBytes: p.Disk, ShmBytes: p.Shm,
-		Outputs: p.Outputs, LimitsFrom: limits.FromProfile(p.Name),
+		Profile: p.Name, Limits: p.Limits, LimitsFrom: limits.FromProfile(p.Name),
+		Env: append([]string{}, p.Env...), DataDirs: p.DataDirs,
 		Net: p.Net, AllowTCP: p.AllowTCP, DBPorts: p.DBPorts,
-		Resources:     jail.Resources{MemoryBytes: p.Memory, SwapBytes: p.Swap, CPUs: p.CPUs, PIDs: p.PIDs},
 		ReadOnly:      append([]string{}, p.ReadOnly...),
 		ReadWrite:     append([]string{}, p.ReadWrite...),
 		AllowDegraded: append([]string{}, p.AllowDegraded...),
@@ -209,18 +201,18 @@ func (p Profile) Spec() jail.Spec {
 // stores more than disk bytes of files, so the byte budgets are the disk
 // budget; ten thousand entries and three minutes are far beyond what an
 // honest analysis leaves and what hashing a disk budget's worth takes.
-func defaultOutputBudget(disk int64) jail.OutputBudget {
-	return jail.OutputBudget{Entries: 10_000, Bytes: disk, FileBytes: disk, Time: 3 * time.Minute}
+func defaultOutputBudget(disk int64) L {
+	return L{limits.OutputEntries: 10_000, limits.OutputBytes: disk, limits.OutputFileBytes: disk, limits.OutputTime: 3 * time.Minute}
 }
 
-// limitSlots are the places of the table's limits in p, in table order.
-func (p *Profile) limitSlots() []limits.Slot {
-	return []limits.Slot{
-		limits.IntSlot(limits.Timeout, &p.Timeout), limits.IntSlot(limits.Grace, &p.Grace),
-		limits.IntSlot(limits.Memory, &p.Memory), limits.IntSlot(limits.Swap, &p.Swap),
-		limits.CPUSlot(limits.CPUQuota, &p.CPUs), limits.IntSlot(limits.PIDs, &p.PIDs),
-		limits.IntSlot(limits.Disk, &p.Disk), limits.IntSlot(limits.Shm, &p.Shm),
-		limits.IntSlot(limits.OutputEntries, &p.Outputs.Entries), limits.IntSlot(limits.OutputBytes, &p.Outputs.Bytes),
-		limits.IntSlot(limits.OutputFileBytes, &p.Outputs.FileBytes), limits.IntSlot(limits.OutputTime, &p.Outputs.Time),
+// L is a value per row, for limits.Of.
+type L = map[*limits.Limit]any
+
+// with is v with the rows of m set.
+func with(v limits.Values, m L) limits.Values {
+	set := limits.Of(m)
+	for l := range m {
+		v.Set(l, set.Get(l))
 	}
+	return v
 }

@@ -224,11 +224,7 @@ func limitSetter(l *limits.Limit) func(p *Profile, raw json.RawMessage) error {
 		if err != nil {
 			return err
 		}
-		for _, sl := range p.limitSlots() {
-			if sl.Limit == l {
-				sl.Set(a)
-			}
-		}
+		p.Limits.Set(l, a)
 		return nil
 	}
 }
@@ -272,22 +268,25 @@ func limitText(l *limits.Limit, r json.RawMessage) (string, error) {
 }
 
 // ProfileView is a profile as `scidex-jail profiles` prints it: the same
-// field names and units a profiles file uses.
+// field names and units a profiles file uses. Its JSON is the name, the
+// description, the limits (one field per row of jail/limits' table, in
+// the table's order) and then ProfileRest's fields.
 type ProfileView struct {
-	Name          string                  `json:"name"`
-	Description   string                  `json:"description"`
-	Timeout       string                  `json:"timeout"`
-	Grace         string                  `json:"grace"`
-	Memory        string                  `json:"memory"`
-	Swap          string                  `json:"swap"`
-	CPUs          limitNum                `json:"cpus"`
-	PIDs          limitNum                `json:"pids"`
-	Disk          string                  `json:"disk"`
-	Shm           string                  `json:"shm"`
-	OutputEntries limitNum                `json:"output_entries"`
-	OutputBytes   string                  `json:"output_bytes"`
-	OutputFile    string                  `json:"output_file_bytes"`
-	OutputTime    string                  `json:"output_time"`
+	Name        string
+	Description string
+	Limits      []LimitView
+	ProfileRest
+}
+
+// LimitView is one limit's field: counts and CPUs a number or "none",
+// sizes and durations a string ("2G", "30m0s", "none").
+type LimitView struct {
+	Field string
+	Value json.RawMessage
+}
+
+// ProfileRest are a profile's printed fields that are not limits.
+type ProfileRest struct {
 	Net           promise.NetMode         `json:"net"`
 	AllowTCP      []uint16                `json:"allow_tcp"`
 	DBPorts       []uint16                `json:"db_ports"`
@@ -298,6 +297,30 @@ type ProfileView struct {
 	AllowDegraded []string                `json:"allow_degraded"`
 	RequireInput  bool                    `json:"require_input"`
 	RequireLayers map[promise.Promise]int `json:"require_layers"`
+}
+
+// MarshalJSON writes the fields in the order ProfileView gives.
+func (v ProfileView) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	head, err := json.Marshal(struct {
+		Name        string `json:"name"`
+		Description string `json:"description"`
+	}{v.Name, v.Description})
+	if err != nil {
+		return nil, err
+	}
+	b.Write(head[:len(head)-1])
+	for _, l := range v.Limits {
+		name, _ := json.Marshal(l.Field)
+		fmt.Fprintf(&b, ",%s:%s", name, l.Value)
+	}
+	rest, err := json.Marshal(v.ProfileRest)
+	if err != nil {
+		return nil, err
+	}
+	b.WriteByte(',')
+	b.Write(rest[1:])
+	return b.Bytes(), nil
 }
 
 // View returns the printable form.
@@ -316,15 +339,15 @@ func (p Profile) View() ProfileView {
 	}
 	v := ProfileView{
 		Name: p.Name, Description: p.Description,
-		Timeout: fmtLimit(limits.Timeout, p.Timeout), Grace: fmtLimit(limits.Grace, p.Grace),
-		Memory: fmtLimit(limits.Memory, p.Memory), Swap: fmtLimit(limits.Swap, p.Swap), CPUs: limitNum(p.CPUs), PIDs: limitNum(p.PIDs),
-		Disk: fmtLimit(limits.Disk, p.Disk), Shm: fmtLimit(limits.Shm, p.Shm), OutputEntries: limitNum(p.Outputs.Entries),
-		OutputBytes: fmtLimit(limits.OutputBytes, p.Outputs.Bytes), OutputFile: fmtLimit(limits.OutputFileBytes, p.Outputs.FileBytes),
-		OutputTime: fmtLimit(limits.OutputTime, p.Outputs.Time),
-		Net:        p.Net, AllowTCP: nz16(p.AllowTCP),
-		DBPorts: nz16(p.DBPorts), DataDirs: nz(p.DataDirs), ReadOnly: nz(p.ReadOnly), ReadWrite: nz(p.ReadWrite),
-		Env: nz(p.Env), AllowDegraded: nz(p.AllowDegraded), RequireInput: p.RequireInput,
-		RequireLayers: p.RequireLayers,
+		ProfileRest: ProfileRest{
+			Net: p.Net, AllowTCP: nz16(p.AllowTCP),
+			DBPorts: nz16(p.DBPorts), DataDirs: nz(p.DataDirs), ReadOnly: nz(p.ReadOnly), ReadWrite: nz(p.ReadWrite),
+			Env: nz(p.Env), AllowDegraded: nz(p.AllowDegraded), RequireInput: p.RequireInput,
+			RequireLayers: p.RequireLayers,
+		},
+	}
+	for _, l := range limits.All {
+		v.Limits = append(v.Limits, LimitView{l.Field, limitValue(l, p.Limits.Get(l))})
 	}
 	if v.RequireLayers == nil {
 		v.RequireLayers = map[promise.Promise]int{}
@@ -332,16 +355,20 @@ func (p Profile) View() ProfileView {
 	return v
 }
 
-// limitNum prints a count limit the way a profiles file gives it: the
-// number, or "none" when it is off.
-type limitNum float64
-
-func (n limitNum) MarshalJSON() ([]byte, error) {
-	if n == 0 {
-		return []byte(`"` + limits.NoLimit + `"`), nil
+// limitValue is a limit's value the way a profiles file gives it: a
+// count or CPUs the number, or "none" when it is off; a size or a
+// duration its text.
+func limitValue(l *limits.Limit, a limits.Amount) json.RawMessage {
+	var b []byte
+	switch {
+	case (l.Kind == limits.Count || l.Kind == limits.CPUs) && a.IsZero():
+		b, _ = json.Marshal(limits.NoLimit)
+	case l.Kind == limits.Count:
+		b, _ = json.Marshal(float64(a.Int()))
+	case l.Kind == limits.CPUs:
+		b, _ = json.Marshal(a.Float())
+	default:
+		b, _ = json.Marshal(l.Format(a))
 	}
-	return json.Marshal(float64(n))
+	return b
 }
-
-// fmtLimit writes a size or duration limit as a profiles file gives it.
-func fmtLimit[T ~int64](l *limits.Limit, v T) string { return l.Format(limits.Int(v)) }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/scidex/scidex-jail/jail"
+	"github.com/scidex/scidex-jail/jail/limits"
 	"github.com/scidex/scidex-jail/jail/promise"
 )
 
@@ -31,39 +32,47 @@ func TestParseProfiles(t *testing.T) {
 		{"empty file object", `{}`, parseWant{errText: "profiles: want an object of profile objects: empty value"}},
 		{"no profiles", `{"profiles": {}}`, parseWant{name: "tool", from: "tool", want: func(*Profile) {}}},
 		{"override a built-in field by field", `{"profiles": {"default": {"memory": "4G", "timeout": "2h"}}}`,
-			parseWant{name: "default", from: "default", want: func(p *Profile) { p.Memory, p.Timeout = 4<<30, 2*time.Hour }}},
+			parseWant{name: "default", from: "default", want: func(p *Profile) { p.Limits = with(p.Limits, L{limits.Memory: 4 << 30, limits.Timeout: 2 * time.Hour}) }}},
 		{"override keeps the other fields", `{"profiles": {"notebook": {"cpus": 0.5}}}`,
-			parseWant{name: "notebook", from: "notebook", want: func(p *Profile) { p.CPUs = 0.5 }}},
+			parseWant{name: "notebook", from: "notebook", want: func(p *Profile) { p.Limits.Set(limits.CPUQuota, limits.Float(0.5)) }}},
 		{"every field", `{"profiles": {"tool": {"description": "d", "timeout": "1m", "grace": "2s", "memory": "1G", "swap": "64M",
 			"disk": "2G", "shm": "1M", "cpus": 3, "pids": 90, "net": "host", "allow_tcp": [443, 8080], "db_ports": [5432, 3306],
 			"data_dirs": ["x"], "read_only": ["/ro"], "read_write": ["/rw"], "env": ["A=1"], "allow_degraded": ["landlock"], "require_input": true,
 			"output_entries": 500, "output_bytes": "1G", "output_file_bytes": "none", "output_time": "30s"}}}`,
 			parseWant{name: "tool", from: "tool", want: func(p *Profile) {
-				*p = Profile{Name: "tool", Description: "d", Timeout: time.Minute, Grace: 2 * time.Second, Memory: 1 << 30, Swap: 64 << 20,
-					Disk: 2 << 30, Shm: 1 << 20, CPUs: 3, PIDs: 90, Net: promise.NetHost, AllowTCP: []uint16{443, 8080}, DBPorts: []uint16{5432, 3306},
+				*p = Profile{Name: "tool", Description: "d", Limits: limits.Of(L{limits.Timeout: time.Minute, limits.Grace: 2 * time.Second, limits.Memory: 1 << 30, limits.Swap: 64 << 20,
+					limits.Disk: 2 << 30, limits.Shm: 1 << 20, limits.CPUQuota: 3, limits.PIDs: 90,
+					limits.OutputEntries: 500, limits.OutputBytes: 1 << 30, limits.OutputTime: 30 * time.Second}), Net: promise.NetHost, AllowTCP: []uint16{443, 8080}, DBPorts: []uint16{5432, 3306},
 					DataDirs: []string{"x"}, ReadOnly: []string{"/ro"}, ReadWrite: []string{"/rw"}, Env: []string{"A=1"},
-					AllowDegraded: []string{"landlock"}, RequireInput: true,
-					Outputs: jail.OutputBudget{Entries: 500, Bytes: 1 << 30, FileBytes: 0, Time: 30 * time.Second}}
+					AllowDegraded: []string{"landlock"}, RequireInput: true}
 			}}},
 		{"output entries 0", `{"profiles": {"x": {"output_entries": 0}}}`, parseWant{errText: "profiles.x.output_entries: 0 entries is refused"}},
 		{"output bytes 0", `{"profiles": {"x": {"output_bytes": "0"}}}`, parseWant{errText: "profiles.x.output_bytes: 0 bytes is refused"}},
 		{"output time 0", `{"profiles": {"x": {"output_time": "0s"}}}`, parseWant{errText: "profiles.x.output_time: 0s: give a positive duration"}},
 		{"output entries none", `{"profiles": {"x": {"output_entries": "none", "output_time": "none"}}}`,
-			parseWant{name: "x", from: "default", want: func(p *Profile) { p.Name, p.Outputs.Entries, p.Outputs.Time = "x", 0, 0 }}},
+			parseWant{name: "x", from: "default", want: func(p *Profile) {
+				p.Name, p.Limits = "x", with(p.Limits, L{limits.OutputEntries: 0, limits.OutputTime: time.Duration(0)})
+			}}},
 		{"new profile from default", `{"profiles": {"long-run": {"timeout": "2h", "cpus": 4}}}`,
-			parseWant{name: "long-run", from: "default", want: func(p *Profile) { p.Name, p.Timeout, p.CPUs = "long-run", 2*time.Hour, 4 }}},
+			parseWant{name: "long-run", from: "default", want: func(p *Profile) {
+				p.Name, p.Limits = "long-run", with(p.Limits, L{limits.Timeout: 2 * time.Hour, limits.CPUQuota: 4})
+			}}},
 		{"new profile with base", `{"profiles": {"nb2": {"base": "notebook", "memory": "3G"}}}`,
-			parseWant{name: "nb2", from: "notebook", want: func(p *Profile) { p.Name, p.Memory = "nb2", 3<<30 }}},
+			parseWant{name: "nb2", from: "notebook", want: func(p *Profile) { p.Name, p.Limits = "nb2", with(p.Limits, L{limits.Memory: 3 << 30}) }}},
 		{"base is the overridden built-in", `{"profiles": {"tool": {"pids": 70}, "a": {"base": "tool"}}}`,
-			parseWant{name: "a", from: "tool", want: func(p *Profile) { p.Name, p.PIDs = "a", 70 }}},
+			parseWant{name: "a", from: "tool", want: func(p *Profile) { p.Name, p.Limits = "a", with(p.Limits, L{limits.PIDs: 70}) }}},
 		{"base defined later in name order", `{"profiles": {"a": {"base": "b"}, "b": {"base": "tool", "pids": 30}}}`,
-			parseWant{name: "a", from: "tool", want: func(p *Profile) { p.Name, p.PIDs = "a", 30 }}},
+			parseWant{name: "a", from: "tool", want: func(p *Profile) { p.Name, p.Limits = "a", with(p.Limits, L{limits.PIDs: 30}) }}},
 		{"allow_tcp with net host", `{"profiles": {"web": {"net": "host", "allow_tcp": [443]}}}`,
 			parseWant{name: "web", from: "default", want: func(p *Profile) { p.Name, p.Net, p.AllowTCP = "web", promise.NetHost, []uint16{443} }}},
 		{"limits switched off", `{"profiles": {"free": {"memory": "none", "disk": "none", "cpus": "none", "pids": "none", "timeout": "none"}}}`,
-			parseWant{name: "free", from: "default", want: func(p *Profile) { p.Name, p.Memory, p.Disk, p.CPUs, p.PIDs, p.Timeout = "free", 0, 0, 0, 0, 0 }}},
+			parseWant{name: "free", from: "default", want: func(p *Profile) {
+				p.Name, p.Limits = "free", with(p.Limits, L{limits.Memory: 0, limits.Disk: 0, limits.CPUQuota: 0, limits.PIDs: 0, limits.Timeout: 0})
+			}}},
 		{"zero sizes and timeout still mean none", `{"profiles": {"free": {"memory": "0", "disk": "0", "timeout": "0s"}}}`,
-			parseWant{name: "free", from: "default", want: func(p *Profile) { p.Name, p.Memory, p.Disk, p.Timeout = "free", 0, 0, 0 }}},
+			parseWant{name: "free", from: "default", want: func(p *Profile) {
+				p.Name, p.Limits = "free", with(p.Limits, L{limits.Memory: 0, limits.Disk: 0, limits.Timeout: 0})
+			}}},
 		{"zero pids refused", `{"profiles": {"x": {"pids": 0}}}`, parseWant{errText: `profiles.x.pids: 0 processes is refused: give a limit such as 512, or write none`}},
 		{"zero cpus refused", `{"profiles": {"x": {"cpus": 0}}}`, parseWant{errText: `profiles.x.cpus: 0 CPUs is refused`}},
 		{"zero pids refused in an override", `{"profiles": {"tool": {"pids": 0.0}}}`, parseWant{errText: `profiles.tool.pids:`}},
@@ -95,7 +104,7 @@ func TestParseProfiles(t *testing.T) {
 		{"trailing garbage", `{"profiles": {}} x`, parseWant{errText: "trailing data"}},
 		{"trailing brace", `{"profiles": {}}}`, parseWant{errText: "trailing data"}},
 		{"trailing bracket", `{"profiles": {}}]`, parseWant{errText: "trailing data"}},
-		{"trailing garbage in a field", `{"profiles": {"x": {"cpus": 1}}}`, parseWant{name: "x", from: "default", want: func(p *Profile) { p.Name, p.CPUs = "x", 1 }}},
+		{"trailing garbage in a field", `{"profiles": {"x": {"cpus": 1}}}`, parseWant{name: "x", from: "default", want: func(p *Profile) { p.Name, p.Limits = "x", with(p.Limits, L{limits.CPUQuota: 1}) }}},
 		{"not an object", `[]`, parseWant{errText: "not a JSON object"}},
 		{"empty", ``, parseWant{errText: "not a JSON object"}},
 		{"profiles not an object", `{"profiles": []}`, parseWant{errText: "profiles: want an object of profile objects"}},

@@ -17,12 +17,3 @@ type IdentityReport struct {
 	Why            string          `json:"why,omitempty"`
 	HeldBy         []promise.Layer `json:"held_by,omitempty"` // the layers that hold the filesystem promises against them
 }
-
-// OutputLimitsReport is the output budget as the report gives it (0 = off,
-// named in limits.none).
-type OutputLimitsReport struct {
-	Entries     int64   `json:"entries"`
-	Bytes       int64   `json:"bytes"`
-	FileBytes   int64   `json:"file_bytes"`
-	TimeSeconds float64 `json:"time_seconds"`
-}

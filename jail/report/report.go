@@ -84,22 +84,6 @@ type Report struct {
 	ownNotes string // the completion notes before a delivery failure
 }
 
-// LimitsReport is the budget the run was given. A limit that is switched
-// off is 0 in its field and named in None.
-type LimitsReport struct {
-	Profile        string             `json:"profile"`
-	TimeoutSeconds float64            `json:"timeout_seconds"` // 0 = none
-	GraceSeconds   float64            `json:"grace_seconds"`
-	MemoryBytes    int64              `json:"memory_bytes"` // 0 = none
-	SwapBytes      int64              `json:"swap_bytes"`
-	CPUs           float64            `json:"cpus"`       // 0 = none
-	PIDs           int64              `json:"pids"`       // 0 = none
-	DiskBytes      int64              `json:"disk_bytes"` // 0 = none: the run directory is bound from the host
-	ShmBytes       int64              `json:"shm_bytes"`
-	Outputs        OutputLimitsReport `json:"outputs"`
-	None           []string           `json:"none"` // the limits switched off: timeout, memory, cpus, pids, disk, output_entries, output_bytes, output_file_bytes, output_time
-}
-
 // EnforcedReport is what was in force while the target ran.
 type EnforcedReport struct {
 	Namespaces   []string                            `json:"namespaces"`

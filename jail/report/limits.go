@@ -1,0 +1,151 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/scidex/scidex-jail/jail/limits"
+)
+
+// LimitsReport is the budget the run was given: the profile's name, then
+// one field per row of jail/limits' table at the row's Report path
+// (limits.memory_bytes, limits.outputs.entries; sizes and counts as
+// integers, durations in seconds, CPUs as a number), then none, the
+// limits switched off (0 in their field). It has no field per limit: a
+// new row is a new field of the report with no line here.
+type LimitsReport struct {
+	Profile string
+	Values  limits.Values
+	read    []string // none, as a report read back gave it
+}
+
+// None names the limits switched off, in table order: as a report read
+// back gave them, else from the values.
+func (r LimitsReport) None() []string {
+	if r.read != nil {
+		return r.read
+	}
+	return r.Values.Off()
+}
+
+// limitsObject is the object the rows' Report paths are below.
+const limitsObject = "limits."
+
+// reportValue is a row's value as the report writes it.
+func reportValue(l *limits.Limit, a limits.Amount) any {
+	switch l.Kind {
+	case limits.Duration:
+		return time.Duration(a.Int()).Seconds()
+	case limits.CPUs:
+		return a.Float()
+	}
+	return a.Int()
+}
+
+// splitReport is a row's Report path below limits: the nested object it
+// is in ("" for none) and its field.
+func splitReport(l *limits.Limit) (parent, field string) {
+	key := strings.TrimPrefix(l.Report, limitsObject)
+	if p, f, nested := strings.Cut(key, "."); nested {
+		return p, f
+	}
+	return "", key
+}
+
+// MarshalJSON writes the object in the table's order: a row below a
+// nested object (outputs) opens it where its first row stands.
+func (r LimitsReport) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteString(`{"profile":`)
+	name, _ := json.Marshal(r.Profile)
+	b.Write(name)
+	open, first := "", false // the nested object being written; whether its first field is next
+	for _, l := range limits.All {
+		parent, field := splitReport(l)
+		if parent != open {
+			if open != "" {
+				b.WriteByte('}')
+			}
+			if parent != "" {
+				fmt.Fprintf(&b, ",%q:{", parent)
+				first = true
+			}
+			open = parent
+		}
+		if !first {
+			b.WriteByte(',')
+		}
+		first = false
+		v, err := json.Marshal(reportValue(l, r.Values.Get(l)))
+		if err != nil {
+			return nil, fmt.Errorf("report: %s: %w", l.Report, err)
+		}
+		fmt.Fprintf(&b, "%q:%s", field, v)
+	}
+	if open != "" {
+		b.WriteByte('}')
+	}
+	none, _ := json.Marshal(r.None())
+	fmt.Fprintf(&b, `,"none":%s}`, none)
+	return b.Bytes(), nil
+}
+
+// UnmarshalJSON reads the object MarshalJSON writes.
+func (r *LimitsReport) UnmarshalJSON(data []byte) error {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(data, &top); err != nil {
+		return err
+	}
+	*r = LimitsReport{}
+	if p, ok := top["profile"]; ok {
+		if err := json.Unmarshal(p, &r.Profile); err != nil {
+			return fmt.Errorf("limits.profile: %w", err)
+		}
+	}
+	if n, ok := top["none"]; ok {
+		if err := json.Unmarshal(n, &r.read); err != nil {
+			return fmt.Errorf("limits.none: %w", err)
+		}
+	}
+	for _, l := range limits.All {
+		raw, ok := lookup(top, strings.TrimPrefix(l.Report, limitsObject))
+		if !ok {
+			continue
+		}
+		var f float64
+		if err := json.Unmarshal(raw, &f); err != nil {
+			return fmt.Errorf("%s: %w", l.Report, err)
+		}
+		switch l.Kind {
+		case limits.Duration:
+			r.Values.Set(l, limits.Int(int64(math.Round(f*float64(time.Second)))))
+		case limits.CPUs:
+			r.Values.Set(l, limits.Float(f))
+		default:
+			var n int64
+			if err := json.Unmarshal(raw, &n); err != nil {
+				return fmt.Errorf("%s: %w", l.Report, err)
+			}
+			r.Values.Set(l, limits.Int(n))
+		}
+	}
+	return nil
+}
+
+// lookup finds a dotted path (outputs.entries) in a decoded object.
+func lookup(obj map[string]json.RawMessage, path string) (json.RawMessage, bool) {
+	head, rest, nested := strings.Cut(path, ".")
+	raw, ok := obj[head]
+	if !ok || !nested {
+		return raw, ok
+	}
+	var sub map[string]json.RawMessage
+	if json.Unmarshal(raw, &sub) != nil {
+		return nil, false
+	}
+	return lookup(sub, rest)
+}
