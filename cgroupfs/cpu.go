@@ -2,12 +2,34 @@ package cgroupfs
 
 import (
 	"fmt"
+	"math"
 	"path/filepath"
 )
 
 // The cpu controller: a CFS quota per period of cpuPeriodUsec.
 
-func isCPUSet(l Limits) bool { return l.CPUs > 0 }
+// CPUsKey is the key of Limits of the CPU quota, in CPUs (Value.CPUs):
+// cpu.max "quota 100000" / cpu.cfs_quota_us with period 100000; 0 = no
+// limit.
+const CPUsKey = "cpus"
+
+var _ = register(controller{name: "cpu", order: 2, keys: []string{CPUsKey},
+	isSet: func(l Limits) bool { return l[CPUsKey].CPUs > 0 }, set: cpuSettings, stat: statCPU, check: checkCPUs})
+
+// checkCPUs refuses a quota that is no number or that the kernel refuses
+// (below 1 ms: cpu.max, cpu.cfs_quota_us: EINVAL).
+func checkCPUs(l Limits) error {
+	cpus := l[CPUsKey].CPUs
+	if math.IsNaN(cpus) || math.IsInf(cpus, 0) || cpus < 0 || cpus > 1<<20 {
+		return fmt.Errorf("cgroupfs: limits: CPUs %v: want 0 (no limit) or a positive number", cpus)
+	}
+	if cpus > 0 && l.cpuQuota() < 1000 {
+		return fmt.Errorf("cgroupfs: limits: CPUs %v: below the kernel's minimum of %g", cpus, MinCPUs)
+	}
+	return nil
+}
+
+func (l Limits) cpuQuota() int64 { return int64(math.Round(l[CPUsKey].CPUs * cpuPeriodUsec)) }
 
 // cpuSettings: v2 cpu.max "quota period"; v1 the period, then the quota.
 func cpuSettings(version int, l Limits) []Setting {

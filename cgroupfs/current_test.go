@@ -8,7 +8,7 @@ import (
 
 func TestMemoryCurrentAndControllers(t *testing.T) {
 	eachVersion(t, func(t *testing.T, v int) {
-		l := newLeaf(t, Config{Limits: Limits{MemoryBytes: 64 << 20, CPUs: 0.5, PIDs: 20}})
+		l := newLeaf(t, Config{Limits: Limits{MemoryKey: {N: 64 << 20}, CPUsKey: {CPUs: 0.5}, PIDsKey: {N: 20}}})
 		if n, err := l.MemoryCurrent(); err != nil || n != 0 {
 			t.Errorf("MemoryCurrent() of an empty leaf = %d, %v, want 0, nil", n, err)
 		}

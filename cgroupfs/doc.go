@@ -51,7 +51,7 @@
 // enabled in the parent are left enabled, since other leaves may use them.
 //
 // Only the controllers needed are required: memory always (peak and OOM
-// accounting), cpu when Limits.CPUs is set, pids when Limits.PIDs is set. A
+// accounting), cpu when the CPUsKey limit is set, pids when PIDsKey is. A
 // missing controller or a parent this process may not write is an error that
 // errors.Is [ErrUnsupported] and says what was found and how to fix it.
 //
@@ -59,7 +59,7 @@
 //
 //	leaf, err := cgroupfs.Create(cgroupfs.Config{
 //		Name:   "scidex-" + runID,
-//		Limits: cgroupfs.Limits{MemoryBytes: 2 << 30, CPUs: 1, PIDs: 256},
+//		Limits: cgroupfs.Limits{cgroupfs.MemoryKey: {N: 2 << 30}, cgroupfs.CPUsKey: {CPUs: 1}, cgroupfs.PIDsKey: {N: 256}},
 //	})
 //	if err != nil {
 //		return fmt.Errorf("cgroup leaf: %w", err)

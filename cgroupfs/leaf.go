@@ -4,9 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -19,13 +19,18 @@ import (
 // period (cpu.max, cpu.cfs_quota_us).
 const MinCPUs = 0.01
 
-// Limits are the resource limits of a leaf. Zero means no limit, except
-// SwapBytes, where zero means no swap.
-type Limits struct {
-	MemoryBytes int64   // memory.max / memory.limit_in_bytes; 0 = no limit
-	SwapBytes   int64   // v2 memory.swap.max (0 = no swap); v1: memory.memsw.limit_in_bytes = MemoryBytes+SwapBytes when the file exists
-	CPUs        float64 // cpu.max "quota 100000" / cpu.cfs_quota_us with period 100000; 0 = no limit
-	PIDs        int64   // pids.max (counts threads); 0 = no limit
+// Limits are the resource limits of a leaf by key. Each controller file
+// of this package declares the keys it writes and how (memory.go:
+// MemoryKey and SwapKey; cpu.go: CPUsKey; pids.go: PIDsKey), so that a new
+// limit is a new controller file, or a key of one, and nothing else here.
+// A key left out, or 0, is no limit, except SwapKey, where 0 is no swap.
+type Limits map[string]Value
+
+// Value is one limit: a whole number (bytes, processes), or for CPUsKey
+// a CPU quota in CPUs.
+type Value struct {
+	N    int64
+	CPUs float64
 }
 
 // Usage is what a leaf used, read back after (or during) a run. Counters a
@@ -86,21 +91,21 @@ func (c Config) validate() error {
 	if !validName(c.Name) {
 		return fmt.Errorf("cgroupfs: leaf name %q: want letters, digits, '.', '_', '-', not starting with '.', 1-200 bytes", c.Name)
 	}
-	l := c.Limits
-	if l.MemoryBytes < 0 || l.SwapBytes < 0 || l.PIDs < 0 {
-		return fmt.Errorf("cgroupfs: limits %+v: negative", l)
-	}
-	if math.IsNaN(l.CPUs) || math.IsInf(l.CPUs, 0) || l.CPUs < 0 || l.CPUs > 1<<20 {
-		return fmt.Errorf("cgroupfs: limits: CPUs %v: want 0 (no limit) or a positive number", l.CPUs)
-	}
-	// The kernel refuses quotas below 1 ms (cpu.max, cpu.cfs_quota_us: EINVAL).
-	if l.CPUs > 0 && l.cpuQuota() < 1000 {
-		return fmt.Errorf("cgroupfs: limits: CPUs %v: below the kernel's minimum of %g", l.CPUs, MinCPUs)
+	for key, v := range c.Limits {
+		ctl := controllerOf(key)
+		switch {
+		case ctl == nil:
+			return fmt.Errorf("cgroupfs: limits: key %q: no controller file declares it; known: %s", key, strings.Join(Keys(), ", "))
+		case v.N < 0:
+			return fmt.Errorf("cgroupfs: limits: %s %d: negative", key, v.N)
+		case ctl.check != nil:
+			if err := ctl.check(c.Limits); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
-
-func (l Limits) cpuQuota() int64 { return int64(math.Round(l.CPUs * cpuPeriodUsec)) }
 
 // Leaf is one run's cgroup: a directory on v2, one per hierarchy on v1.
 // Its methods are safe for concurrent use.

@@ -15,7 +15,7 @@ import (
 
 func TestCreateWritesLimits(t *testing.T) {
 	eachVersion(t, func(t *testing.T, v int) {
-		lim := Limits{MemoryBytes: 64 << 20, CPUs: 0.5, PIDs: 20}
+		lim := Limits{MemoryKey: {N: 64 << 20}, CPUsKey: {CPUs: 0.5}, PIDsKey: {N: 20}}
 		l := newLeaf(t, Config{Limits: lim})
 		if got := l.Version(); got != v {
 			t.Errorf("Version() = %d, want %d", got, v)
@@ -69,7 +69,7 @@ func TestCreateWritesLimits(t *testing.T) {
 
 func TestKill(t *testing.T) {
 	eachVersion(t, func(t *testing.T, v int) {
-		l := newLeaf(t, Config{Limits: Limits{MemoryBytes: 256 << 20, PIDs: 50}})
+		l := newLeaf(t, Config{Limits: Limits{MemoryKey: {N: 256 << 20}, PIDsKey: {N: 50}}})
 		cmd := startIn(t, l, "sleep 30 & sleep 30 & exec sleep 30", false)
 		assertIn(t, l, cmd.Process.Pid)
 		if err := l.Kill(); err != nil {
@@ -89,7 +89,7 @@ func TestKill(t *testing.T) {
 
 func TestAddProcess(t *testing.T) {
 	eachVersion(t, func(t *testing.T, v int) {
-		l := newLeaf(t, Config{Limits: Limits{MemoryBytes: 256 << 20, CPUs: 1, PIDs: 50}})
+		l := newLeaf(t, Config{Limits: Limits{MemoryKey: {N: 256 << 20}, CPUsKey: {CPUs: 1}, PIDsKey: {N: 50}}})
 		cmd := startIn(t, l, "exec sleep 30", true)
 		assertIn(t, l, cmd.Process.Pid)
 		if err := l.AddProcess(0); err == nil {
@@ -100,7 +100,7 @@ func TestAddProcess(t *testing.T) {
 
 func TestRemoveKillsLiveProcess(t *testing.T) {
 	eachVersion(t, func(t *testing.T, v int) {
-		l := newLeaf(t, Config{Limits: Limits{MemoryBytes: 256 << 20}})
+		l := newLeaf(t, Config{Limits: Limits{MemoryKey: {N: 256 << 20}}})
 		cmd := startIn(t, l, "sleep 30 & exec sleep 30", false)
 		paths := l.Paths()
 		if err := l.Remove(); err != nil {
@@ -116,7 +116,7 @@ func TestRemoveKillsLiveProcess(t *testing.T) {
 
 func TestMemoryLimitOOM(t *testing.T) {
 	eachVersion(t, func(t *testing.T, v int) {
-		l := newLeaf(t, Config{Limits: Limits{MemoryBytes: 64 << 20}})
+		l := newLeaf(t, Config{Limits: Limits{MemoryKey: {N: 64 << 20}}})
 		// The shell holds the whole 300 MB string: far past 64 MiB. Plain sh,
 		// head and tr, so that it runs in a minimal VM image as well.
 		cmd := startIn(t, l, `x=$(head -c 300000000 /dev/zero | tr '\0' x); echo ${#x}`, false)
@@ -141,7 +141,7 @@ func TestMemoryLimitOOM(t *testing.T) {
 
 func TestPIDsLimit(t *testing.T) {
 	eachVersion(t, func(t *testing.T, v int) {
-		l := newLeaf(t, Config{Limits: Limits{MemoryBytes: 256 << 20, PIDs: 20}})
+		l := newLeaf(t, Config{Limits: Limits{MemoryKey: {N: 256 << 20}, PIDsKey: {N: 20}}})
 		// Bounded: at most 100 forks, most of them refused.
 		cmd := startIn(t, l, `for i in $(seq 100); do sleep 30 & done; wait`, false)
 		_ = cmd.Wait() // the shell gives up when fork fails; its children stay until Remove
@@ -161,7 +161,7 @@ func TestPIDsLimit(t *testing.T) {
 func TestCPULimitThrottles(t *testing.T) {
 	eachVersion(t, func(t *testing.T, v int) {
 		const cpus = 0.5
-		l := newLeaf(t, Config{Limits: Limits{MemoryBytes: 256 << 20, CPUs: cpus}})
+		l := newLeaf(t, Config{Limits: Limits{MemoryKey: {N: 256 << 20}, CPUsKey: {CPUs: cpus}}})
 		start := time.Now()
 		startIn(t, l, `while :; do :; done`, false)
 		// Poll until the loop has run at least 2 s and been throttled. The
@@ -229,11 +229,11 @@ func TestCreateRefuses(t *testing.T) {
 		{"space", Config{Name: "a b"}},
 		{"nul", Config{Name: "a\x00b"}},
 		{"too long", Config{Name: strings.Repeat("a", 201)}},
-		{"negative memory", Config{Name: "ok", Limits: Limits{MemoryBytes: -1}}},
-		{"negative pids", Config{Name: "ok", Limits: Limits{PIDs: -1}}},
-		{"negative swap", Config{Name: "ok", Limits: Limits{SwapBytes: -1}}},
-		{"negative cpus", Config{Name: "ok", Limits: Limits{CPUs: -1}}},
-		{"tiny cpus", Config{Name: "ok", Limits: Limits{CPUs: 0.001}}},
+		{"negative memory", Config{Name: "ok", Limits: Limits{MemoryKey: {N: -1}}}},
+		{"negative pids", Config{Name: "ok", Limits: Limits{PIDsKey: {N: -1}}}},
+		{"negative swap", Config{Name: "ok", Limits: Limits{SwapKey: {N: -1}}}},
+		{"negative cpus", Config{Name: "ok", Limits: Limits{CPUsKey: {CPUs: -1}}}},
+		{"tiny cpus", Config{Name: "ok", Limits: Limits{CPUsKey: {CPUs: 0.001}}}},
 		{"parent dotdot", Config{Name: "ok", Parent: "../.."}},
 	}
 	for _, tt := range tests {

@@ -9,27 +9,37 @@ import (
 
 // The memory controller: always on, for peak and OOM accounting.
 
-func isMemorySet(Limits) bool { return true }
+// The keys of Limits the memory controller writes.
+const (
+	MemoryKey = "memory" // memory.max / memory.limit_in_bytes, bytes; 0 = no limit
+	// SwapKey: v2 memory.swap.max, bytes (0 = no swap); v1
+	// memory.memsw.limit_in_bytes = memory + swap when the file exists.
+	SwapKey = "swap"
+)
+
+var _ = register(controller{name: "memory", order: 1, keys: []string{MemoryKey, SwapKey},
+	isSet: func(Limits) bool { return true }, set: memorySettings, stat: statMemory})
 
 // memorySettings: v2 memory.max when limited, and memory.swap.max always
 // (its default is "max", so no swap must be written out as 0). v1
 // memory.limit_in_bytes, then memory.memsw.limit_in_bytes (RAM+swap),
 // which must never be below limit_in_bytes, so it comes second.
 func memorySettings(version int, l Limits) []Setting {
-	mem := strconv.FormatInt(l.MemoryBytes, 10)
+	memory, swap := l[MemoryKey].N, l[SwapKey].N
+	mem := strconv.FormatInt(memory, 10)
 	if version == 2 {
 		var out []Setting
-		if l.MemoryBytes > 0 {
+		if memory > 0 {
 			out = append(out, Setting{Controller: "memory", File: "memory.max", Value: mem})
 		}
-		return append(out, Setting{Controller: "memory", File: "memory.swap.max", Value: strconv.FormatInt(l.SwapBytes, 10), IfPresent: true})
+		return append(out, Setting{Controller: "memory", File: "memory.swap.max", Value: strconv.FormatInt(swap, 10), IfPresent: true})
 	}
-	if l.MemoryBytes == 0 {
+	if memory == 0 {
 		return nil
 	}
 	return []Setting{
 		{Controller: "memory", File: "memory.limit_in_bytes", Value: mem},
-		{Controller: "memory", File: "memory.memsw.limit_in_bytes", Value: strconv.FormatInt(l.MemoryBytes+l.SwapBytes, 10), IfPresent: true},
+		{Controller: "memory", File: "memory.memsw.limit_in_bytes", Value: strconv.FormatInt(memory+swap, 10), IfPresent: true},
 	}
 }
 

@@ -7,10 +7,15 @@ import (
 
 // The pids controller: pids.max, on both versions (it counts threads).
 
-func isPidsSet(l Limits) bool { return l.PIDs > 0 }
+// PIDsKey is the key of Limits of pids.max (it counts threads); 0 = no
+// limit.
+const PIDsKey = "pids"
+
+var _ = register(controller{name: "pids", order: 3, keys: []string{PIDsKey},
+	isSet: func(l Limits) bool { return l[PIDsKey].N > 0 }, set: pidsSettings, stat: statPids})
 
 func pidsSettings(_ int, l Limits) []Setting {
-	return []Setting{{Controller: "pids", File: "pids.max", Value: strconv.FormatInt(l.PIDs, 10)}}
+	return []Setting{{Controller: "pids", File: "pids.max", Value: strconv.FormatInt(l[PIDsKey].N, 10)}}
 }
 
 // statPids reads how often a fork failed at the limit: pids.events max.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -23,19 +24,60 @@ type Setting struct {
 	IfPresent bool
 }
 
-// controllerFiles are the controllers a leaf uses, one file of this
-// package each (memory.go, cpu.go, pids.go), in the order they are
-// written: whether the limits use it, the settings it writes, and how its
-// counters are read back into a Usage from its leaf directory.
-var controllerFiles = []struct {
+// controller is one controller a leaf uses, declared by a file of this
+// package of its own (memory.go, cpu.go, pids.go) with register: the keys
+// of Limits it writes, whether the limits use it, the settings it writes,
+// and how its counters are read back into a Usage from its leaf directory.
+type controller struct {
 	name  string
+	order int      // where it is written: memory, then cpu, then pids
+	keys  []string // the keys of Limits it reads
 	isSet func(Limits) bool
 	set   func(version int, l Limits) []Setting
 	stat  func(version int, dir string, u *Usage) error
-}{
-	{"memory", isMemorySet, memorySettings, statMemory},
-	{"cpu", isCPUSet, cpuSettings, statCPU},
-	{"pids", isPidsSet, pidsSettings, statPids},
+	check func(Limits) error // its own checks of its keys' values (nil: none)
+}
+
+// controllerFiles are the controllers, in their order.
+var controllerFiles []*controller
+
+// register adds c to controllerFiles, in order: the package's variables
+// that call it are set before any function of it runs.
+func register(c controller) *controller {
+	i := 0
+	for i < len(controllerFiles) && controllerFiles[i].order < c.order {
+		i++
+	}
+	controllerFiles = slices.Insert(controllerFiles, i, &c)
+	return &c
+}
+
+// controllerOf is the controller that declares key, nil if none does.
+func controllerOf(key string) *controller {
+	for _, c := range controllerFiles {
+		if slices.Contains(c.keys, key) {
+			return c
+		}
+	}
+	return nil
+}
+
+// Keys are the keys of Limits the controller files declare, in order.
+func Keys() []string {
+	var out []string
+	for _, c := range controllerFiles {
+		out = append(out, c.keys...)
+	}
+	return out
+}
+
+// every is a Limits that uses every controller.
+func every() Limits {
+	l := Limits{}
+	for _, k := range Keys() {
+		l[k] = Value{N: 1, CPUs: 1}
+	}
+	return l
 }
 
 // Settings are the files limits l write in a leaf of cgroup version

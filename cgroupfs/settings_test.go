@@ -2,13 +2,14 @@ package cgroupfs
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 )
 
 // TestSettings: what the limits write, on each version, as data: one
 // controller per file, in the order the kernel needs.
 func TestSettings(t *testing.T) {
-	lim := Limits{MemoryBytes: 64 << 20, SwapBytes: 1 << 20, CPUs: 0.5, PIDs: 20}
+	lim := Limits{MemoryKey: {N: 64 << 20}, SwapKey: {N: 1 << 20}, CPUsKey: {CPUs: 0.5}, PIDsKey: {N: 20}}
 	cases := []struct {
 		name    string
 		version int
@@ -32,7 +33,19 @@ func TestSettings(t *testing.T) {
 	if got, want := lim.controllers(), []string{"memory", "cpu", "pids"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("controllers() = %v, want %v", got, want)
 	}
-	if got, want := (Limits{PIDs: 1}).controllers(), []string{"memory", "pids"}; !reflect.DeepEqual(got, want) {
+	if got, want := (Limits{PIDsKey: {N: 1}}).controllers(), []string{"memory", "pids"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("controllers() = %v, want %v", got, want)
+	}
+}
+
+// TestKeys: the controller files declare the keys of Limits, in the order
+// the controllers are written; a key none declares is refused.
+func TestKeys(t *testing.T) {
+	if got, want := Keys(), []string{MemoryKey, SwapKey, CPUsKey, PIDsKey}; !reflect.DeepEqual(got, want) {
+		t.Errorf("Keys() = %q, want %q", got, want)
+	}
+	err := Config{Name: "ok", Limits: Limits{"hugetlb": {N: 1}}}.validate()
+	if err == nil || !strings.Contains(err.Error(), `key "hugetlb": no controller file declares it`) {
+		t.Errorf("validate(unknown key) = %v, want it refused, naming the key", err)
 	}
 }

@@ -67,7 +67,7 @@ func (h Host) RemoveStale(c Config, prefix string, minAge time.Duration) ([]stri
 		return nil, err
 	}
 	// Every controller: a leftover may have had limits this caller has not.
-	info, v1dirs, err := h.h.choose(c.Parent, Limits{MemoryBytes: 1, CPUs: 1, PIDs: 1})
+	info, v1dirs, err := h.h.choose(c.Parent, every())
 	if err != nil {
 		info, v1dirs, err = h.h.choose(c.Parent, c.Limits)
 	}

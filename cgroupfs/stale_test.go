@@ -14,7 +14,7 @@ func TestRemoveStale(t *testing.T) {
 }
 
 func testRemoveStale(t *testing.T) {
-	limits := Limits{MemoryBytes: 64 << 20, CPUs: 0.5, PIDs: 64}
+	limits := Limits{MemoryKey: {N: 64 << 20}, CPUsKey: {CPUs: 0.5}, PIDsKey: {N: 64}}
 	prefix := "scidex-stale-" + testName()[len("scidex-test-"):] + "-"
 
 	dead, err := Create(Config{Name: prefix + "dead", Limits: limits})
@@ -54,7 +54,7 @@ func testRemoveStale(t *testing.T) {
 // Create and a Probe, as the jail uses it.
 func TestHostServesARun(t *testing.T) {
 	eachVersion(t, func(t *testing.T, v int) {
-		limits := Limits{MemoryBytes: 64 << 20, CPUs: 0.5, PIDs: 64}
+		limits := Limits{MemoryKey: {N: 64 << 20}, CPUsKey: {CPUs: 0.5}, PIDsKey: {N: 64}}
 		prefix := "scidex-host-" + testName()[len("scidex-test-"):] + "-"
 		h, err := ReadHost()
 		if err != nil {

@@ -23,7 +23,7 @@ func TestV1CreateFailureRemovesLeaves(t *testing.T) {
 	if err != nil {
 		t.Fatalf("readHost() = %v", err)
 	}
-	lim := Limits{MemoryBytes: 64 << 20, CPUs: 1, PIDs: 20}
+	lim := Limits{MemoryKey: {N: 64 << 20}, CPUsKey: {CPUs: 1}, PIDsKey: {N: 20}}
 	dirs, err := h.probeV1("", lim)
 	if err != nil {
 		t.Fatalf("probeV1() = %v", err)
@@ -59,7 +59,7 @@ func TestV1CreateFailureRemovesLeaves(t *testing.T) {
 // come from its own leaf.
 func TestV1LeafSpansHierarchies(t *testing.T) {
 	requireVersion(t, 1)
-	l := newLeaf(t, Config{Limits: Limits{MemoryBytes: 64 << 20, CPUs: 1, PIDs: 20}})
+	l := newLeaf(t, Config{Limits: Limits{MemoryKey: {N: 64 << 20}, CPUsKey: {CPUs: 1}, PIDsKey: {N: 20}}})
 	for _, c := range []string{"memory", "cpu", "pids"} {
 		d, ok := l.role[c]
 		if !ok {
@@ -81,7 +81,7 @@ func TestV1LeafSpansHierarchies(t *testing.T) {
 // and once the thread has ended the leaf is removed.
 func TestV1EnterThread(t *testing.T) {
 	requireVersion(t, 1)
-	l := newLeaf(t, Config{Limits: Limits{MemoryBytes: 64 << 20, CPUs: 1, PIDs: 20}})
+	l := newLeaf(t, Config{Limits: Limits{MemoryKey: {N: 64 << 20}, CPUsKey: {CPUs: 1}, PIDsKey: {N: 20}}})
 	type res struct {
 		cmd *exec.Cmd
 		err error

@@ -76,7 +76,7 @@ func TestV2DelegatedParent(t *testing.T) {
 			if form == "cgroup path" {
 				arg = cgroupPath(h, parent)
 			}
-			l := newLeaf(t, Config{Parent: arg, Limits: Limits{MemoryBytes: 64 << 20, CPUs: 0.5, PIDs: 20}})
+			l := newLeaf(t, Config{Parent: arg, Limits: Limits{MemoryKey: {N: 64 << 20}, CPUsKey: {CPUs: 0.5}, PIDsKey: {N: 20}}})
 			if got := filepath.Dir(l.Paths()[0]); got != parent {
 				t.Errorf("leaf %s is in %s, want in %s", l.Paths()[0], got, parent)
 			}
@@ -108,7 +108,7 @@ func TestV2SupervisorMove(t *testing.T) {
 	returnHome(t, h)
 	moveSelfTo(t, parent)
 
-	l := newLeaf(t, Config{Limits: Limits{MemoryBytes: 64 << 20, PIDs: 20}})
+	l := newLeaf(t, Config{Limits: Limits{MemoryKey: {N: 64 << 20}, PIDsKey: {N: 20}}})
 	if got := filepath.Dir(l.Paths()[0]); got != parent {
 		t.Errorf("leaf %s is in %s, want in %s", l.Paths()[0], got, parent)
 	}
@@ -132,7 +132,7 @@ func TestV2ParentWithForeignProcess(t *testing.T) {
 	cmd := startIn(t, busy, "exec sleep 30", true)
 	defer func() { cmd.Process.Kill(); cmd.Wait() }()
 
-	l, err := Create(Config{Parent: parent, Name: testName(), Limits: Limits{MemoryBytes: 64 << 20}})
+	l, err := Create(Config{Parent: parent, Name: testName(), Limits: Limits{MemoryKey: {N: 64 << 20}}})
 	if err == nil {
 		l.Remove()
 		t.Fatalf("Create(parent holding pid %d) = nil error, want ErrUnsupported", cmd.Process.Pid)

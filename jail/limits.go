@@ -24,12 +24,17 @@ func (s *Spec) SetLimit(l *limits.Limit, a limits.Amount) {
 	s.LimitsFrom = s.LimitsFrom.WithFlag(l)
 }
 
-// cgroupLimits are the limits the run's cgroup leaf is made with.
+// cgroupLimits are the limits the run's cgroup leaf is made with: the
+// rows that name a key of cgroupfs.Limits, under it.
 func cgroupLimits(v limits.Values) cgroupfs.Limits {
-	return cgroupfs.Limits{
-		MemoryBytes: v.Int(limits.Memory), SwapBytes: v.Int(limits.Swap),
-		CPUs: v.CPUs(limits.CPUQuota), PIDs: v.Int(limits.PIDs),
+	out := cgroupfs.Limits{}
+	for _, l := range limits.All {
+		if l.Cgroup != "" {
+			a := v.Get(l)
+			out[l.Cgroup] = cgroupfs.Value{N: a.Int(), CPUs: a.Float()}
+		}
 	}
+	return out
 }
 
 // machineMemory is the machine's RAM in bytes (0 if it cannot be read).

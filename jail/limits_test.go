@@ -2,6 +2,7 @@ package jail
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -73,5 +74,19 @@ func TestOffLimits(t *testing.T) {
 func TestMinCPUsIsTheKernels(t *testing.T) {
 	if limits.MinCPUs != cgroupfs.MinCPUs {
 		t.Errorf("limits.MinCPUs = %g, want cgroupfs.MinCPUs %g", limits.MinCPUs, cgroupfs.MinCPUs)
+	}
+}
+
+// TestCgroupKeys: every row that names a key of cgroupfs.Limits names one
+// a controller file declares, and every key is some row's.
+func TestCgroupKeys(t *testing.T) {
+	var named []string
+	for _, l := range limits.All {
+		if l.Cgroup != "" {
+			named = append(named, l.Cgroup)
+		}
+	}
+	if keys := cgroupfs.Keys(); !slices.Equal(named, keys) {
+		t.Errorf("the rows' cgroup keys = %q, want cgroupfs.Keys() %q", named, keys)
 	}
 }

@@ -2,10 +2,11 @@ package jail
 
 import (
 	"fmt"
-	"github.com/scidex/scidex-jail/jail/limits"
 	"os"
 
+	"github.com/scidex/scidex-jail/cgroupfs"
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
+	"github.com/scidex/scidex-jail/jail/limits"
 	"github.com/scidex/scidex-jail/jail/promise"
 	"github.com/scidex/scidex-jail/jail/view"
 )
@@ -66,7 +67,7 @@ func (sv *supervisor) withLimits(c protocol.Config) (protocol.Config, error) {
 	c.Mounts.Cgroup = &protocol.CgroupView{Version: leaf.Version(), Controllers: leaf.Controllers()}
 	// The leaf is the plan's (meminfoShown: a cgroup with a memory limit).
 	lim := sv.plan.Cgroup.Limits
-	if lim.MemoryBytes <= 0 {
+	if lim[cgroupfs.MemoryKey].N <= 0 {
 		return c, nil
 	}
 	used, err := leaf.MemoryCurrent()
@@ -77,6 +78,6 @@ func (sv *supervisor) withLimits(c protocol.Config) (protocol.Config, error) {
 	if err != nil {
 		return c, fmt.Errorf("the run's /proc/meminfo: %w", err)
 	}
-	c.Mounts.Meminfo = view.MeminfoView(string(host), lim.MemoryBytes, lim.SwapBytes, used)
+	c.Mounts.Meminfo = view.MeminfoView(string(host), lim[cgroupfs.MemoryKey].N, lim[cgroupfs.SwapKey].N, used)
 	return c, nil
 }

@@ -1,6 +1,7 @@
 package jail
 
 import (
+	"maps"
 	"testing"
 	"time"
 
@@ -26,7 +27,7 @@ func TestBuildPlanRun(t *testing.T) {
 	if p.Run != want {
 		t.Errorf("BuildPlan().Run = %+v, want %+v", p.Run, want)
 	}
-	if c := p.Cgroup; c == nil || c.Name != "scidex-a1" || c.Limits != cgroupLimits(s.Limits) {
+	if c := p.Cgroup; c == nil || c.Name != "scidex-a1" || !maps.Equal(c.Limits, cgroupLimits(s.Limits)) {
 		t.Errorf("BuildPlan().Cgroup = %+v, want leaf scidex-a1 with the spec's resources", c)
 	}
 

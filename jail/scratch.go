@@ -2,10 +2,10 @@ package jail
 
 import (
 	"fmt"
-	"github.com/scidex/scidex-jail/jail/limits"
 
 	"github.com/scidex/scidex-jail/internal/fspath"
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
+	"github.com/scidex/scidex-jail/jail/limits"
 )
 
 // AnalysisHome is the analysis' HOME inside the jail: its per-run scratch

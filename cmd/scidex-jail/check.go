@@ -177,16 +177,16 @@ func checkCgroup(parent string) (checkLine, hostcheck.CgroupInfo) {
 // those the parent offers: memory always (limit, peak and OOM accounting),
 // cpu for a CPU quota, pids for a process limit.
 func checkControllers(cg *jail.CgroupPlan, info hostcheck.CgroupInfo, probed bool) checkLine {
-	lim := cg.Limits
+	lim := cg.Limits // by the rows' keys: cmd imports no facility
 	need := []string{"memory"}
-	what := []string{"memory (limit " + sizeOrNone(lim.MemoryBytes) + ", peak and OOM accounting)"}
-	if lim.CPUs > 0 {
+	what := []string{"memory (limit " + sizeOrNone(lim[limits.Memory.Cgroup].N) + ", peak and OOM accounting)"}
+	if cpus := lim[limits.CPUQuota.Cgroup].CPUs; cpus > 0 {
 		need = append(need, "cpu")
-		what = append(what, fmt.Sprintf("cpu (quota of %g CPUs)", lim.CPUs))
+		what = append(what, fmt.Sprintf("cpu (quota of %g CPUs)", cpus))
 	}
-	if lim.PIDs > 0 {
+	if pids := lim[limits.PIDs.Cgroup].N; pids > 0 {
 		need = append(need, "pids")
-		what = append(what, fmt.Sprintf("pids (limit %d)", lim.PIDs))
+		what = append(what, fmt.Sprintf("pids (limit %d)", pids))
 	}
 	l := checkLine{Name: "cgroup controllers"}
 	if !probed {

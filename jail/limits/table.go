@@ -56,6 +56,10 @@ type Limit struct {
 	Flag   string // the command line's flag, without its dashes
 	Field  string // the profiles file's field
 	Report string // the report's field, a path below the report's top level
+	// Cgroup is the key of cgroupfs.Limits the value is written to the
+	// run's cgroup leaf as ("" for a limit the leaf does not hold): the
+	// controller file of cgroupfs that declares the key writes it.
+	Cgroup string
 
 	// The words of the messages: Unit counts the value ("0 CPUs is
 	// refused"), Give says what to give, Syntax what a readable value looks
@@ -112,14 +116,14 @@ var (
 	Memory = &Limit{
 		Name: "memory", Kind: Size, None: true, Zero: ZeroIsNone,
 		Min:  Bound{MinMemory, "8M: not even the jail's init fits; give e.g. 512M or 2G"},
-		Flag: "memory", Field: "memory", Report: "limits.memory_bytes",
+		Flag: "memory", Field: "memory", Report: "limits.memory_bytes", Cgroup: "memory",
 		Unit: "bytes", Give: "a size such as 512M or 2G", Off: "no limit", Noun: "size",
 		Placeholder: "SIZE", Help: "Memory limit of the run's cgroup, e.g. 512M, 2G (binary units; none or 0 = no limit). The run directory's tmpfs counts toward it.",
 		Doc: Doc{Value: "size (`512M`, `2G`; binary units; at least 8M)", EnforcedBy: "cgroup `memory.max`", Exceeded: "the OOM killer: `oom_killed`"},
 	}
 	Swap = &Limit{
 		Name: "swap", Kind: Size, Zero: ZeroIsAmount,
-		Flag: "swap", Field: "swap", Report: "limits.swap_bytes",
+		Flag: "swap", Field: "swap", Report: "limits.swap_bytes", Cgroup: "swap",
 		Unit: "bytes", Give: "a size such as 512M (0 = no swap)", Noun: "size",
 		Placeholder: "SIZE", Help: "Swap the run may use (default 0).",
 		Doc: Doc{Value: "size (`0`: no swap)", EnforcedBy: "cgroup `memory.swap.max`"},
@@ -128,7 +132,7 @@ var (
 		Name: "cpus", Kind: CPUs, None: true, Zero: ZeroRefused,
 		Min:  Bound{MinCPUs, "the kernel's smallest quota of 0.01: give at least 0.01, or none for no quota"},
 		Max:  Bound{MaxCPUs, "4096: give the CPUs the run may use, e.g. 2, or none for no quota"},
-		Flag: "cpus", Field: "cpus", Report: "limits.cpus",
+		Flag: "cpus", Field: "cpus", Report: "limits.cpus", Cgroup: "cpus",
 		Unit: "CPUs", Give: "a quota such as 0.5 or 2", Syntax: "a decimal number such as 0.5 or 2", Off: "no quota", Noun: "CPU quota",
 		Placeholder: "N", Help: "CPU quota in CPUs, e.g. 0.5 or 2 (none = no quota; 0 is refused).",
 		Doc: Doc{Value: "0.01 to 4096", EnforcedBy: "cgroup `cpu.max`", Exceeded: "throttled, counted in `enforced.cgroup.usage`"},
@@ -137,7 +141,7 @@ var (
 		Name: "pids", Kind: Count, None: true, Zero: ZeroRefused,
 		Min:  Bound{MinPIDs, "16: the limit counts threads, the jail's init alone holds up to 8 and the analysis' runtime more; give e.g. 256"},
 		Max:  Bound{MaxPIDs, "the kernel's limit of 4194304 processes: give e.g. 512, or none for no limit"},
-		Flag: "pids", Field: "pids", Report: "limits.pids",
+		Flag: "pids", Field: "pids", Report: "limits.pids", Cgroup: "pids",
 		Unit: "processes", Give: "a limit such as 512", Off: "no limit", Noun: "process limit",
 		Placeholder: "N", Help: "Limit on processes and threads, 16 to 4194304 (none = no limit; 0 is refused).",
 		Doc: Doc{Value: "16 to 4194304 (`PID_MAX_LIMIT`), processes *and threads*", OffNote: "a zero is a typo or a template's slip, and the PID limit is what stops a fork bomb",
