@@ -56,6 +56,10 @@ type Limit struct {
 	Flag   string // the command line's flag, without its dashes
 	Field  string // the profiles file's field
 	Report string // the report's field, a path below the report's top level
+	// ReportOptional: the report's field is not required by its JSON
+	// Schema: a row added within the report's schema version sets it, as
+	// a report written before lacks the field.
+	ReportOptional bool
 	// Cgroup is the key of cgroupfs.Limits the value is written to the
 	// run's cgroup leaf as ("" for a limit the leaf does not hold): the
 	// controller file of cgroupfs that declares the key writes it.

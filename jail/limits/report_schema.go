@@ -1,0 +1,81 @@
+package limits
+
+import "strings"
+
+// The descriptions of the report's limits objects in its JSON Schema.
+const (
+	limitsDescription  = "The effective limits; 0 is off, and named in none."
+	outputsDescription = "The budgets of the post-run work on what the analysis left: entries listed, bytes hashed and copied in all and of one file (apparent size), wall time; 0 is off."
+)
+
+// ReportSchema is the report's limits object as its JSON Schema gives it
+// ($defs.limits of jail/schema/report.schema.json), made from the rows: a
+// field per row at its Report path (a duration in seconds, a size or a
+// count an integer, CPUs a number), required unless the row was added
+// within the report's schema version ([Limit.ReportOptional]), and none,
+// the names of the rows the word none switches off. A test holds the
+// file's section equal to it.
+func ReportSchema() map[string]any {
+	top := object(limitsDescription)
+	top.props["profile"] = map[string]any{"type": "string", "minLength": 1}
+	top.required = append(top.required, "profile")
+	nested := map[string]*schemaObject{}
+	var off []any
+	for _, l := range All {
+		o, field := top, strings.TrimPrefix(l.Report, "limits.")
+		if parent, f, ok := strings.Cut(field, "."); ok {
+			if nested[parent] == nil {
+				nested[parent] = object(map[string]string{"outputs": outputsDescription}[parent])
+				top.props[parent] = nested[parent]
+			}
+			o, field = nested[parent], f
+		}
+		o.props[field] = kindSchema(l.Kind)
+		if !l.ReportOptional {
+			o.required = append(o.required, field)
+		}
+		if l.None {
+			off = append(off, l.Name)
+		}
+	}
+	top.props["none"] = map[string]any{"type": "array", "items": map[string]any{"enum": off}, "uniqueItems": true}
+	top.required = append(top.required, "none")
+	return top.value()
+}
+
+type schemaObject struct {
+	description string
+	required    []any
+	props       map[string]any
+}
+
+func object(description string) *schemaObject {
+	return &schemaObject{description: description, props: map[string]any{}}
+}
+
+// value is o as JSON Schema: an object that allows fields it does not name.
+func (o *schemaObject) value() map[string]any {
+	props := map[string]any{}
+	for k, p := range o.props {
+		if n, ok := p.(*schemaObject); ok {
+			p = n.value()
+		}
+		props[k] = p
+	}
+	v := map[string]any{"type": "object", "required": o.required, "additionalProperties": true, "properties": props}
+	if o.description != "" {
+		v["description"] = o.description
+	}
+	return v
+}
+
+// kindSchema is the schema of a value of kind k in the report.
+func kindSchema(k Kind) map[string]any {
+	switch k {
+	case Duration:
+		return map[string]any{"$ref": "#/$defs/seconds"}
+	case CPUs:
+		return map[string]any{"type": "number", "minimum": 0}
+	}
+	return map[string]any{"$ref": "#/$defs/count"}
+}
