@@ -101,7 +101,7 @@ class Jail:
         )
 
     def _prepare(self, argv: Sequence[str], analysis_id: str, options: RunOptions) -> Prepared:
-        check_keywords(options, RUN_KEYWORDS)
+        check_keywords(options, RUN_KEYWORDS, self.binary)
         spec_options = cast(SpecOptions, {k: v for k, v in options.items() if k not in ("stdin", "stdout", "stderr")})
         spec = build_spec(
             argv, analysis_id=analysis_id, config=self.config, tmp_root=self.tmp_root,
@@ -181,7 +181,7 @@ class Jail:
 def _split(options: JailRunOptions) -> Tuple[Jail, RunOptions]:
     """The client the module functions' jail options make, and the run's
     options, after refusing a keyword that is neither."""
-    check_keywords(options, RUN_KEYWORDS | JAIL_KEYWORDS)
+    check_keywords(options, RUN_KEYWORDS | JAIL_KEYWORDS, options.get("binary"))
     jail_options = cast(JailOptions, {k: v for k, v in options.items() if k in JAIL_KEYWORDS})
     run_options = cast(RunOptions, {k: v for k, v in options.items() if k not in JAIL_KEYWORDS})
     return Jail(**jail_options), run_options

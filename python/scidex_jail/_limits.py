@@ -78,6 +78,33 @@ def _read_schema(binary: str, _mtime: int, _size: int) -> Optional[Mapping[str, 
     return data
 
 
+def rows(binary: Optional[str]) -> Mapping[str, Mapping[str, Any]]:
+    """The binary's limits by name (empty when it publishes no schema)."""
+    data = schema(binary) if binary is not None else None
+    return {row["name"]: row for row in data["limits"]} if data is not None else {}
+
+
+def names(binary: Optional[str]) -> Tuple[str, ...]:
+    """The names of the binary's limits: each is a keyword of a run."""
+    return tuple(rows(binary))
+
+
+def shape(kind: str, what: str, value: object) -> str:
+    """A limit's argument of the schema's kind (size, duration, count,
+    cpus) as its flag's text, its shape checked (its value is the
+    binary's rules' to check: :func:`check`)."""
+    if kind == "size":
+        text = _size(what, value)  # type: ignore[arg-type]
+    elif kind == "duration":
+        text = _duration(what, value)  # type: ignore[arg-type]
+    elif kind == "count":
+        text = _count(what, value)  # type: ignore[arg-type]
+    else:
+        text = _cpus(value, what)  # type: ignore[arg-type]
+    assert text is not None  # None values are left out before
+    return text
+
+
 def check(binary: str, values: Mapping[str, str]) -> None:
     """Check each limit's text (by limit name: cpus, output_time, ...) by
     the binary's rules; raise :class:`LimitError` with its message."""
@@ -185,13 +212,13 @@ def _size(what: str, value: Optional[SizeArg]) -> Optional[str]:
     raise ValueError(f"{what} {value!r}: give bytes (int) or a size with a binary unit such as '512M' or '2G'")
 
 
-def _cpus(value: Optional[CPUsArg]) -> Optional[str]:
+def _cpus(value: Optional[CPUsArg], what: str = "cpus") -> Optional[str]:
     if value is None:
         return None
     if value == "none":
         return "none"
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise ValueError(f"cpus {value!r}: give a number of CPUs such as 0.5 or 2, or 'none' for no quota")
+        raise ValueError(f"{what} {value!r}: give a number of CPUs such as 0.5 or 2, or 'none' for no quota")
     return repr(float(value)) if float(value) != int(value) else str(int(value))
 
 

@@ -8,12 +8,14 @@ process or file exists; :meth:`Spec.argv` turns the checked values into the
 
 from __future__ import annotations
 
+import dataclasses
+import difflib
 import os
 import re
 import shutil
 from dataclasses import dataclass
 import sys
-from typing import TYPE_CHECKING, AbstractSet, Dict, Mapping, Optional, Sequence, Tuple, TypedDict, Union
+from typing import TYPE_CHECKING, AbstractSet, Dict, Mapping, Optional, Sequence, Tuple, TypedDict, Union, cast
 
 if TYPE_CHECKING:
     # typing.Unpack is Python 3.11's; the package supports 3.9 (mypy checks
@@ -72,6 +74,10 @@ class Spec:
     cgroup_parent: Optional[str] = None
     unsafe_disable: Tuple[str, ...] = ()
     output_budget: Tuple[Tuple[str, str], ...] = ()
+    #: Limits given by the binary's name for them that have no keyword of
+    #: their own here (swap, shm, a limit added to the jail later): (name,
+    #: flag, text), taken from the binary's schema (:mod:`._limits`).
+    other_limits: Tuple[Tuple[str, str, str], ...] = ()
 
     def limits(self) -> Dict[str, str]:
         """The limits given, by the jail's name for them, as the flags'
@@ -80,6 +86,7 @@ class Spec:
                  "cpus": self.cpus, "pids": self.pids, "disk": self.disk}  # fmt: skip
         out = {k: v for k, v in given.items() if v is not None}
         out.update((f"output_{k}", v) for k, v in self.output_budget)
+        out.update((name, text) for name, _, text in self.other_limits)
         return out
 
     def command(self, report: str) -> list[str]:
@@ -108,6 +115,7 @@ class Spec:
             if value is not None:
                 cmd.append(f"--{flag}={value}")
         cmd += [f"--output-{k.replace('_', '-')}={v}" for k, v in self.output_budget]
+        cmd += [f"{flag}={text}" for _, flag, text in self.other_limits]
         if self.allow_tcp:
             cmd.append("--allow-tcp=" + ",".join(str(p) for p in self.allow_tcp))
         cmd += [f"--ro={p}" for p in self.ro]
@@ -162,13 +170,20 @@ class _SpecArgs(SpecOptions, JailOptions, total=False):
     """Everything :func:`build_spec` checks besides argv and the id."""
 
 
-def check_keywords(given: Mapping[str, object], known: AbstractSet[str]) -> None:
+def check_keywords(given: Mapping[str, object], known: AbstractSet[str], binary: Optional[PathArg] = None) -> None:
     """Refuse a keyword that is not an option, as Python does for a
     function that declares its keywords: a TypedDict-typed ``**options`` is
     checked by type checkers only, so a misspelt option would otherwise be
-    dropped silently at run time. Raises :class:`TypeError` naming it and
-    every known one."""
+    dropped silently at run time. A limit of the binary's schema (``swap``,
+    ``shm``, any limit the jail has) is an option too, by the jail's name
+    for it: the binary is asked (``scidex-jail profiles --schema``) only for
+    a keyword that is neither close to a known one (a misspelling, refused
+    at once) nor a setting of the client. Raises :class:`TypeError` naming
+    it and every known one."""
     unknown = sorted(set(given) - known)
+    maybe = [k for k in unknown if k not in _CLIENT_SETTINGS and not difflib.get_close_matches(k, known, n=1, cutoff=0.8)]
+    if unknown and len(maybe) == len(unknown):  # only then is the binary asked
+        unknown = sorted(set(unknown) - set(_limits.names(_binary_or_none(binary))))
     if unknown:
         raise TypeError(
             f"unexpected keyword argument {unknown[0]!r}: check its spelling; "
@@ -211,8 +226,45 @@ def build_spec(argv: Sequence[str], *, analysis_id: str, **options: Unpack[_Spec
         unsafe_disable=_layers(options.get("unsafe_disable", ())),
         output_budget=_output_budget(options.get("output_budget")),
     )
+    spec = dataclasses.replace(spec, other_limits=_other_limits(spec.binary, cast(Mapping[str, object], options)))
     _limits.check(spec.binary, spec.limits())
     return spec
+
+
+#: A client's settings: never a limit's name.
+_CLIENT_SETTINGS = frozenset(JailOptions.__annotations__)
+
+#: The keywords build_spec knows by name; any other is a limit of the
+#: binary's schema (check_keywords refused the rest).
+_NAMED = frozenset(_SpecArgs.__annotations__)
+
+
+def _other_limits(binary: str, options: Mapping[str, object]) -> Tuple[Tuple[str, str, str], ...]:
+    """The limits given by the binary's name for them (check_keywords let
+    through): their shape checked by their kind, with their flag."""
+    given = {k: v for k, v in options.items() if k not in _NAMED and v is not None}
+    rows = _limits.rows(binary) if given else {}
+    out = []
+    for name, value in given.items():
+        row = rows.get(name)
+        if row is None:
+            raise TypeError(f"unexpected keyword argument {name!r}: the jail {binary} has no limit of that name")
+        budget = options.get("output_budget")
+        if isinstance(budget, Mapping) and name.startswith("output_") and name[len("output_"):] in budget:
+            raise ValueError(f"{name} and output_budget[{name[len('output_'):]!r}] are both given: give one")
+        out.append((name, row["flag"], _limits.shape(row["kind"], name, value)))
+    return tuple(out)
+
+
+def _binary_or_none(binary: Optional[PathArg]) -> Optional[str]:
+    """The binary, or None when none is found (its absence is reported
+    where the run needs it)."""
+    from ._errors import JailNotFoundError
+
+    try:
+        return find_binary(binary)
+    except JailNotFoundError:
+        return None
 
 
 def find_binary(binary: Optional[PathArg] = None) -> str:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import datetime
 import os
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Mapping, Optional, Tuple
+from typing import Any, Dict, Iterator, Mapping, Optional, Tuple
 
 from ._errors import JailError
 
@@ -88,7 +88,13 @@ def _strs(v: Any) -> Tuple[str, ...]:
 @dataclass(frozen=True, eq=False)
 class Limits(_OverRaw):
     """The run's effective limits; 0 means off, and such a limit is named in
-    ``none``. Also a mapping over the JSON object (``limits["profile"]``)."""
+    ``none``. Also a mapping over the JSON object (``limits["profile"]``).
+
+    ``fields`` holds every limit the object gives, by its report field as
+    the binary's schema names it (``scidex-jail profiles --schema``,
+    ``report_field``: ``"limits.memory_bytes"``, ``"limits.outputs.entries"``),
+    so a limit the jail adds is read with no change here; the typed
+    attributes are the limits this package has always named."""
 
     profile: str
     timeout_seconds: float
@@ -101,6 +107,7 @@ class Limits(_OverRaw):
     shm_bytes: int
     none: Tuple[str, ...]
     raw: _Raw = field(default_factory=dict, repr=False)
+    fields: Mapping[str, float] = field(default_factory=dict, repr=False)
 
     @classmethod
     def from_json(cls, d: _Raw) -> "Limits":
@@ -117,7 +124,19 @@ class Limits(_OverRaw):
             shm_bytes=_int(d.get("shm_bytes")),
             none=_strs(d.get("none")),
             raw=d,
+            fields=_numbers("limits", d),
         )
+
+
+def _numbers(path: str, d: _Raw) -> Dict[str, float]:
+    """The numbers of an object and of the objects in it, by dotted path."""
+    out: Dict[str, float] = {}
+    for k, v in d.items():
+        if isinstance(v, Mapping):
+            out.update(_numbers(f"{path}.{k}", v))
+        elif isinstance(v, (int, float)) and not isinstance(v, bool):
+            out[f"{path}.{k}"] = v
+    return out
 
 
 @dataclass(frozen=True)

@@ -64,3 +64,33 @@ def test_schema_is_versioned_and_names_every_limit(jail_bin: str) -> None:
     cpus = next(row for row in data["limits"] if row["name"] == "cpus")
     assert (cpus["kind"], cpus["none"], cpus["zero"], cpus["flag"]) == ("cpus", True, "refused", "--cpus")
     assert _limits.schema(jail_bin) is data  # read once per binary
+
+
+def test_every_limit_of_the_schema_is_a_keyword(jail_bin: str) -> None:
+    # A limit the binary publishes is a keyword by its name, passed as its
+    # flag, with no line of the package naming it: swap and shm have no
+    # typed keyword.
+    from scidex_jail._options import build_spec
+
+    spec = build_spec(["/bin/true"], analysis_id=new_id("kw"), binary=jail_bin, swap="1G", shm="64M")  # type: ignore[call-arg]
+    cmd = spec.command("/tmp/r.json")
+    assert "--swap=1G" in cmd and "--shm=64M" in cmd, cmd
+    assert spec.limits() == {"swap": "1G", "shm": "64M"}
+    with pytest.raises(ValueError, match="shm"):
+        build_spec(["/bin/true"], analysis_id=new_id("kw"), binary=jail_bin, shm=[1])  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="'hugetlb'"):
+        scidex_jail.run(["/bin/true"], analysis_id=new_id("kw"), binary=jail_bin, hugetlb="1G")  # type: ignore[call-arg]
+
+
+def test_report_limits_by_the_schemas_fields(jail_bin: str) -> None:
+    # The report's limits are read as the schema names them: every row's
+    # report field, the ones without a typed attribute included.
+    from scidex_jail import _limits
+
+    data = _limits.schema(jail_bin)
+    assert data is not None
+    extra: Dict[str, Any] = {"shm": "32M"}
+    r = scidex_jail.run(["/bin/true"], analysis_id=new_id("fields"), binary=jail_bin, **extra)
+    assert r.status == "ok", r.completion_notes
+    assert sorted(r.limits.fields) == sorted(row["report_field"] for row in data["limits"])
+    assert r.limits.fields["limits.shm_bytes"] == 32 << 20 == r.limits.shm_bytes
