@@ -2,6 +2,8 @@ package cgroupfs
 
 import (
 	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -47,5 +49,33 @@ func TestKeys(t *testing.T) {
 	err := Config{Name: "ok", Limits: Limits{"hugetlb": {N: 1}}}.validate()
 	if err == nil || !strings.Contains(err.Error(), `key "hugetlb": no controller file declares it`) {
 		t.Errorf("validate(unknown key) = %v, want it refused, naming the key", err)
+	}
+}
+
+// TestHypotheticalController: a new controller is one file that declares
+// its keys and registers itself (here, in the test only): the leaf's
+// settings, the controllers it needs and Keys follow with no other line.
+func TestHypotheticalController(t *testing.T) {
+	saved := slices.Clone(controllerFiles)
+	t.Cleanup(func() { controllerFiles = saved })
+	register(controller{name: "hugetlb", order: 4, keys: []string{"hugetlb_2mb"},
+		isSet: func(l Limits) bool { return l["hugetlb_2mb"].N > 0 },
+		set: func(_ int, l Limits) []Setting {
+			return []Setting{{Controller: "hugetlb", File: "hugetlb.2MB.max", Value: strconv.FormatInt(l["hugetlb_2mb"].N, 10)}}
+		},
+		stat: func(int, string, *Usage) error { return nil }})
+	l := Limits{"hugetlb_2mb": {N: 2 << 20}}
+	if err := (Config{Name: "ok", Limits: l}).validate(); err != nil {
+		t.Errorf("validate(hugetlb_2mb) = %v, want nil", err)
+	}
+	want := []Setting{{"memory", "memory.swap.max", "0", true}, {"hugetlb", "hugetlb.2MB.max", "2097152", false}}
+	if got := Settings(2, l); !reflect.DeepEqual(got, want) {
+		t.Errorf("Settings(2, hugetlb_2mb) = %+v, want %+v", got, want)
+	}
+	if got := l.controllers(); !reflect.DeepEqual(got, []string{"memory", "hugetlb"}) {
+		t.Errorf("controllers() = %v, want memory and hugetlb", got)
+	}
+	if keys := Keys(); keys[len(keys)-1] != "hugetlb_2mb" {
+		t.Errorf("Keys() = %q, want hugetlb_2mb last", keys)
 	}
 }

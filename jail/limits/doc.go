@@ -36,9 +36,19 @@
 //	_, err = limits.PIDs.Parse("0")      // "0 processes is refused: ..."
 //	err = limits.PIDs.Check(limits.Int(int64(99999999999))) // "99999999999 is above ..."
 //
-// Adding a limit is a row here (and a field wherever the value is stored:
-// the Spec, the profile and the cgroup writer); the flag, the profile
-// field, the checks, the schema and the README row follow from the row.
+// # Adding a limit
+//
+// Adding a limit is a row here, and for a limit the cgroup leaf holds, a
+// controller file of cgroupfs that declares the key the row names
+// ([Limit.Cgroup]). A run's spec and a profile store the table's values
+// by row ([Values]), so no struct has a field per limit; the flag, the
+// profile field and its printed form, the checks, the report's field
+// (written at [Limit.Report]), `profiles --schema`, the Python keyword
+// (read from that schema), the report's JSON Schema ([ReportSchema], held
+// by a test: paste what it prints) and the README's row (paste
+// [MarkdownTable]) follow from the row. A row added within the report's
+// schema version sets [Limit.ReportOptional]. What the limit does beyond
+// its cgroup file (a supervisor's clock, a tmpfs size) is code of its own.
 //
 // The package is a leaf: it imports only the standard library, so the
 // command line, jail and the tests may all read it.

@@ -31,9 +31,21 @@ func validProfileName(s string) bool {
 	return runfiles.NameChars(s, false)
 }
 
-// fieldSetters decode one field of a profile from its raw JSON: the
-// table's limits (limitSetter) and the profile's other fields.
+// fieldSetters decode one of the profile's fields that are not limits
+// from its raw JSON (a limit's field is the table's: setterOf).
 var fieldSetters = profileFields()
+
+// setterOf decodes the field called field: a row's of the table
+// (limitSetter), read from the table at each call, or another's.
+func setterOf(field string) (func(p *Profile, raw json.RawMessage) error, bool) {
+	for _, l := range limits.All {
+		if l.Field == field {
+			return limitSetter(l), true
+		}
+	}
+	set, ok := fieldSetters[field]
+	return set, ok
+}
 
 func profileFields() map[string]func(p *Profile, raw json.RawMessage) error {
 	f := map[string]func(p *Profile, raw json.RawMessage) error{
@@ -48,9 +60,6 @@ func profileFields() map[string]func(p *Profile, raw json.RawMessage) error {
 		"allow_degraded": func(p *Profile, r json.RawMessage) error { return fresh(r, &p.AllowDegraded) },
 		"require_input":  func(p *Profile, r json.RawMessage) error { return fresh(r, &p.RequireInput) },
 		"require_layers": func(p *Profile, r json.RawMessage) error { return fresh(r, &p.RequireLayers) },
-	}
-	for _, l := range limits.All {
-		f[l.Field] = limitSetter(l)
 	}
 	return f
 }
@@ -162,7 +171,7 @@ func buildProfile(out map[string]Profile, name string, fields map[string]json.Ra
 		if k == "base" {
 			continue
 		}
-		set, ok := fieldSetters[k]
+		set, ok := setterOf(k)
 		if !ok {
 			return Profile{}, fmt.Errorf("%s.%s: unknown field", path, k)
 		}
