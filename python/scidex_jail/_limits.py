@@ -19,7 +19,7 @@ import math
 import os
 import re
 import subprocess
-from typing import Any, Mapping, Optional, Tuple, Union
+from typing import AbstractSet, Any, Mapping, Optional, Tuple, Union
 
 from ._errors import JailSetupError
 
@@ -103,6 +103,24 @@ def shape(kind: str, what: str, value: object) -> str:
         text = _cpus(value, what)  # type: ignore[arg-type]
     assert text is not None  # None values are left out before
     return text
+
+
+def by_name(binary: str, options: Mapping[str, object], named: AbstractSet[str]) -> Tuple[Tuple[str, str, str], ...]:
+    """The limits among options given by the binary's name for them (the
+    keywords not in named, which check_keywords let through): (name, flag,
+    text), their shape checked by their kind."""
+    given = {k: v for k, v in options.items() if k not in named and v is not None}
+    table = rows(binary) if given else {}
+    out = []
+    for name, value in given.items():
+        row = table.get(name)
+        if row is None:
+            raise TypeError(f"unexpected keyword argument {name!r}: the jail {binary} has no limit of that name")
+        budget = options.get("output_budget")
+        if isinstance(budget, Mapping) and name.startswith("output_") and name[len("output_"):] in budget:
+            raise ValueError(f"{name} and output_budget[{name[len('output_'):]!r}] are both given: give one")
+        out.append((name, row["flag"], shape(row["kind"], name, value)))
+    return tuple(out)
 
 
 def check(binary: str, values: Mapping[str, str]) -> None:

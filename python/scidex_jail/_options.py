@@ -226,7 +226,7 @@ def build_spec(argv: Sequence[str], *, analysis_id: str, **options: Unpack[_Spec
         unsafe_disable=_layers(options.get("unsafe_disable", ())),
         output_budget=_output_budget(options.get("output_budget")),
     )
-    spec = dataclasses.replace(spec, other_limits=_other_limits(spec.binary, cast(Mapping[str, object], options)))
+    spec = dataclasses.replace(spec, other_limits=_limits.by_name(spec.binary, cast(Mapping[str, object], options), _NAMED))
     _limits.check(spec.binary, spec.limits())
     return spec
 
@@ -237,23 +237,6 @@ _CLIENT_SETTINGS = frozenset(JailOptions.__annotations__)
 #: The keywords build_spec knows by name; any other is a limit of the
 #: binary's schema (check_keywords refused the rest).
 _NAMED = frozenset(_SpecArgs.__annotations__)
-
-
-def _other_limits(binary: str, options: Mapping[str, object]) -> Tuple[Tuple[str, str, str], ...]:
-    """The limits given by the binary's name for them (check_keywords let
-    through): their shape checked by their kind, with their flag."""
-    given = {k: v for k, v in options.items() if k not in _NAMED and v is not None}
-    rows = _limits.rows(binary) if given else {}
-    out = []
-    for name, value in given.items():
-        row = rows.get(name)
-        if row is None:
-            raise TypeError(f"unexpected keyword argument {name!r}: the jail {binary} has no limit of that name")
-        budget = options.get("output_budget")
-        if isinstance(budget, Mapping) and name.startswith("output_") and name[len("output_"):] in budget:
-            raise ValueError(f"{name} and output_budget[{name[len('output_'):]!r}] are both given: give one")
-        out.append((name, row["flag"], _limits.shape(row["kind"], name, value)))
-    return tuple(out)
 
 
 def _binary_or_none(binary: Optional[PathArg]) -> Optional[str]:
