@@ -138,6 +138,8 @@ class Jail:
           switches a limit off; what 0 means and the bounds are the jail's
           (``scidex-jail profiles --schema``): a value it refuses raises
           :class:`LimitError` with its message (``cpus=0`` as ``--cpus 0``);
+          every other limit of that schema is a keyword by its name too
+          (``swap="1G"``, ``shm="64M"``), passed as its flag;
         - ``net``: ``"none"``, ``"loopback"`` or ``"host"``; ``allow_tcp``:
           outbound ports with ``net="host"`` (never PostgreSQL's);
         - ``root``: the platform checkout whose ``data/`` and ``docs/`` are
