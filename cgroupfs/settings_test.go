@@ -43,8 +43,14 @@ func TestSettings(t *testing.T) {
 // TestKeys: the controller files declare the keys of Limits, in the order
 // the controllers are written; a key none declares is refused.
 func TestKeys(t *testing.T) {
-	if got, want := Keys(), []string{MemoryKey, SwapKey, CPUsKey, PIDsKey}; !reflect.DeepEqual(got, want) {
-		t.Errorf("Keys() = %q, want %q", got, want)
+	keys := Keys()
+	if want := []string{MemoryKey, SwapKey, CPUsKey, PIDsKey}; len(keys) < len(want) || !reflect.DeepEqual(keys[:len(want)], want) {
+		t.Errorf("Keys() = %q, want %q first", keys, want)
+	}
+	for i, k := range keys {
+		if slices.Contains(keys[:i], k) {
+			t.Errorf("Keys() = %q: %s is declared twice", keys, k)
+		}
 	}
 	err := Config{Name: "ok", Limits: Limits{"hugetlb": {N: 1}}}.validate()
 	if err == nil || !strings.Contains(err.Error(), `key "hugetlb": no controller file declares it`) {
@@ -58,7 +64,7 @@ func TestKeys(t *testing.T) {
 func TestHypotheticalController(t *testing.T) {
 	saved := slices.Clone(controllerFiles)
 	t.Cleanup(func() { controllerFiles = saved })
-	register(controller{name: "hugetlb", order: 4, keys: []string{"hugetlb_2mb"},
+	register(controller{name: "hugetlb", order: 1000, keys: []string{"hugetlb_2mb"},
 		isSet: func(l Limits) bool { return l["hugetlb_2mb"].N > 0 },
 		set: func(_ int, l Limits) []Setting {
 			return []Setting{{Controller: "hugetlb", File: "hugetlb.2MB.max", Value: strconv.FormatInt(l["hugetlb_2mb"].N, 10)}}

@@ -58,14 +58,23 @@ type L = map[*limits.Limit]any
 func nan() float64 { var z float64; return z / z }
 
 func TestOffLimits(t *testing.T) {
-	v := limits.Of(L{limits.Memory: 1 << 30, limits.PIDs: 64,
-		limits.OutputEntries: 1, limits.OutputBytes: 1, limits.OutputFileBytes: 1, limits.OutputTime: time.Duration(1)})
+	// Every row on (1), then some switched off: a row added to the table
+	// is on, and changes nothing here.
+	var v limits.Values
+	for _, l := range limits.All {
+		v.Set(l, limits.Of(L{l: 1}).Get(l))
+	}
+	for _, l := range []*limits.Limit{limits.Timeout, limits.CPUQuota, limits.Disk} {
+		v.Set(l, limits.Amount{})
+	}
 	if got, want := strings.Join(v.Off(), ","), "timeout,cpus,disk"; got != want {
 		t.Errorf("Off() = %s, want %s", got, want)
 	}
-	v = limits.Of(L{limits.Memory: 1 << 30, limits.PIDs: 64, limits.OutputBytes: 1})
+	for _, l := range []*limits.Limit{limits.OutputEntries, limits.OutputFileBytes, limits.OutputTime, limits.Grace, limits.Swap, limits.Shm} {
+		v.Set(l, limits.Amount{})
+	}
 	if got, want := strings.Join(v.Off(), ","), "timeout,cpus,disk,output_entries,output_file_bytes,output_time"; got != want {
-		t.Errorf("Off() = %s, want %s", got, want)
+		t.Errorf("Off() = %s, want %s (grace, swap and shm are never off)", got, want)
 	}
 }
 
