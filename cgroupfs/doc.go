@@ -27,8 +27,11 @@
 //
 // What the limits write is data first: [Settings] lists the files and
 // their values (one controller per file of this package: memory.go,
-// cpu.go, pids.go, each saying whether the limits set it, what it writes
-// and how its counters are read back), and one loop writes them. The report names the version used
+// cpu.go, pids.go, each declaring the keys of [Limits] it reads, whether
+// the limits set it, what it writes and how its counters are read back,
+// and registering itself: [Keys] lists the keys), and one loop writes
+// them. A new limit of the leaf is a new controller file (or a key of
+// one), with no line elsewhere in the package. The report names the version used
 // ([Leaf.Version]) and the values written ([Leaf.Written]): that list,
 // with v2's two setup writes (the parent's cgroup.subtree_control, the
 // supervisor's move into its own leaf) when they were needed. [Leaf.MemoryCurrent] is the usage now (memory.current,
