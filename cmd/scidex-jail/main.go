@@ -139,7 +139,6 @@ func parse(c *cli, args []string, opts ...kong.Option) (*kong.Context, error) {
 		kong.Name("scidex-jail"),
 		kong.Description("Run untrusted scientific analyses in a sandbox: namespaces, Landlock, seccomp, cgroup limits, one JSON report."),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
-		limitVars(),
 		kong.Help(func(o kong.HelpOptions, ctx *kong.Context) error {
 			if err := kong.DefaultHelpPrinter(o, ctx); err != nil {
 				return err

@@ -68,7 +68,7 @@ func TestCutDash(t *testing.T) {
 // arguments), and help, hidden commands and mistakes get the whole cli.
 func TestCommandGrammar(t *testing.T) {
 	var whole cli
-	full, err := kong.New(&whole, kong.Name("scidex-jail"), limitVars())
+	full, err := kong.New(&whole, kong.Name("scidex-jail"))
 	if err != nil {
 		t.Fatalf("kong.New(cli) = %v", err)
 	}
@@ -91,7 +91,7 @@ func TestCommandGrammar(t *testing.T) {
 			}
 			continue
 		}
-		p, err := kong.New(g, append(only, kong.Name("scidex-jail"), limitVars())...)
+		p, err := kong.New(g, append(only, kong.Name("scidex-jail"))...)
 		if err != nil {
 			t.Fatalf("kong.New(commandGrammar(%s)) = %v", cmd.Name, err)
 		}

@@ -16,7 +16,7 @@ import (
 func grammar(t *testing.T) *kong.Application {
 	t.Helper()
 	var c cli
-	p, err := kong.New(&c, kong.Name("scidex-jail"), limitVars())
+	p, err := kong.New(&c, kong.Name("scidex-jail"))
 	if err != nil {
 		t.Fatalf("kong.New() = %v", err)
 	}
