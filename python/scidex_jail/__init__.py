@@ -61,19 +61,14 @@ from ._errors import JailError, JailNotFoundError, JailSetupError
 from ._limits import LimitError
 from ._options import BINARY_ENV, find_binary
 from ._prepared import StdinArg
+from ._enforced import Cgroup, CgroupUsage, Enforced, Landlock, Mounts, Seccomp
 from ._report import (
     KNOWN_STATUSES,
     REPORT_SCHEMA,
-    Cgroup,
-    CgroupUsage,
-    Enforced,
-    Landlock,
     Limits,
-    Mounts,
     Output,
     Phase,
     Report,
-    Seccomp,
     SetupError,
     Usage,
 )

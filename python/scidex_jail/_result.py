@@ -6,7 +6,8 @@ import datetime
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional, Tuple
 
-from ._report import KNOWN_STATUSES, Enforced, Limits, Output, Phase, Report, Usage, parse_time
+from ._enforced import Enforced
+from ._report import KNOWN_STATUSES, Limits, Output, Phase, Report, Usage, parse_time
 
 __all__ = ["KNOWN_STATUSES", "Output", "Result", "parse_time"]
 

@@ -1,0 +1,50 @@
+"""The report's JSON, read leniently: a mapping kept whole beside the typed
+fields (:class:`_OverRaw`), and the coercions that give a missing field
+its zero value."""
+
+from __future__ import annotations
+
+from typing import Any, Iterator, Mapping, Optional, Tuple
+
+_Raw = Mapping[str, Any]
+
+
+class _OverRaw(Mapping[str, Any]):
+    """A typed part of the report that is also a read-only mapping over its
+    JSON object, ``raw``: ``limits["profile"]``, ``dict(report)``, as the
+    report was read before it had types. Equality is the JSON's."""
+
+    raw: _Raw
+
+    def __getitem__(self, key: str) -> Any:
+        return self.raw[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.raw)
+
+    def __len__(self) -> int:
+        return len(self.raw)
+
+
+def _obj(v: Any) -> _Raw:
+    return v if isinstance(v, Mapping) else {}
+
+
+def _str(v: Any) -> str:
+    return v if isinstance(v, str) else ""
+
+
+def _opt_str(v: Any) -> Optional[str]:
+    return v if isinstance(v, str) and v else None
+
+
+def _int(v: Any) -> int:
+    return int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0
+
+
+def _float(v: Any) -> float:
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0.0
+
+
+def _strs(v: Any) -> Tuple[str, ...]:
+    return tuple(x for x in v if isinstance(x, str)) if isinstance(v, list) else ()
