@@ -176,7 +176,7 @@ func (r *Report) outputFiles() (files, whole int) { return OutputFiles(r.Outputs
 // hashed (and, collected, copied) whole.
 func OutputFiles(outs []Output) (files, whole int) {
 	for _, o := range outs {
-		if o.Type == "file" {
+		if o.Type == runfiles.OutputFile {
 			files++
 			if o.SHA256 != "" && o.Skipped == "" {
 				whole++

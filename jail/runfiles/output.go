@@ -6,6 +6,17 @@ import (
 	"time"
 )
 
+// OutputType is what kind of entry an output is. The report's JSON writes
+// it as its name; a reader must take a kind it does not know as "other".
+type OutputType string
+
+const (
+	OutputFile    OutputType = "file"    // a regular file: sized, hashed, copied by Collect
+	OutputDir     OutputType = "dir"     // a directory: listed, never copied as such
+	OutputSymlink OutputType = "symlink" // a symbolic link: its target named, never followed
+	OutputOther   OutputType = "other"   // a FIFO, socket or device: named, never opened
+)
+
 // Budget bounds the trusted side's work on what an analysis left in its
 // run directory: everything there was made by untrusted code, and listing,
 // hashing and copying it is done outside every cgroup, on the analysis'
@@ -42,13 +53,13 @@ func entryCost(pathLen int) int64 { return 1 + int64(pathLen/pathWeight) }
 // one that is not UTF-8 appears in path with U+FFFD for each bad byte and,
 // exactly, base64-encoded in path_b64 (the same for link targets).
 type Output struct {
-	Path      string `json:"path"` // relative to the run directory
-	PathB64   string `json:"path_b64,omitempty"`
-	Type      string `json:"type"` // file, dir, symlink, other
-	Size      int64  `json:"size"`
-	SHA256    string `json:"sha256,omitempty"`
-	Target    string `json:"link_target,omitempty"` // symlinks: never followed
-	TargetB64 string `json:"link_target_b64,omitempty"`
+	Path      string     `json:"path"` // relative to the run directory
+	PathB64   string     `json:"path_b64,omitempty"`
+	Type      OutputType `json:"type"`
+	Size      int64      `json:"size"`
+	SHA256    string     `json:"sha256,omitempty"`
+	Target    string     `json:"link_target,omitempty"` // symlinks: never followed
+	TargetB64 string     `json:"link_target_b64,omitempty"`
 	// Skipped says why a file was not hashed or copied, or a directory
 	// not listed (in full): over a budget, unreadable, changed while it
 	// was read, the post-run work stopped. Empty: it was.

@@ -111,7 +111,7 @@ func (l *lister) stopped() bool {
 // entry lists one name of the directory dfd; for a directory it can enter,
 // it returns the frame to walk next.
 func (l *lister) entry(dfd int, prefix, name string) (frame, bool) {
-	o := Output{Path: prefix + name, Type: "other"}
+	o := Output{Path: prefix + name, Type: OutputOther}
 	defer func() {
 		o.setLossless()
 		l.outs = append(l.outs, o)
@@ -123,13 +123,13 @@ func (l *lister) entry(dfd int, prefix, name string) (frame, bool) {
 	}
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFDIR:
-		o.Type = "dir"
+		o.Type = OutputDir
 		return l.enter(dfd, name, &st, &o)
 	case unix.S_IFLNK:
-		o.Type = "symlink"
+		o.Type = OutputSymlink
 		l.linkTarget(readLink(dfd, name), &o)
 	case unix.S_IFREG:
-		o.Type, o.Size = "file", st.Size
+		o.Type, o.Size = OutputFile, st.Size
 		l.hash(dfd, name, &st, &o)
 	}
 	return frame{}, false

@@ -104,7 +104,7 @@ func Collect(ctx context.Context, dir, dest string, outs []Output) []error {
 	var errs []error
 	for i := range outs {
 		o := &outs[i]
-		if o.Type != "file" {
+		if o.Type != OutputFile {
 			continue
 		}
 		if ctx.Err() != nil {
