@@ -28,7 +28,13 @@ type Profile struct {
 	Description string `json:"description"`
 	// Limits are the profile's limits by row of jail/limits' table, each
 	// the profiles file's field the row names (memory, cpus, ...).
-	Limits        limits.Values           `json:"-"`
+	Limits limits.Values `json:"-"`
+	Permissions
+}
+
+// Permissions are a profile's fields that are not limits: its network,
+// the paths it reads and writes, its environment and its opt-ins.
+type Permissions struct {
 	Net           promise.NetMode         `json:"net"`
 	AllowTCP      []uint16                `json:"allow_tcp"`
 	DBPorts       []uint16                `json:"db_ports"`
@@ -50,7 +56,7 @@ func Builtins() map[string]Profile {
 	base := Profile{
 		Limits: limits.Of(L{limits.Timeout: 1800 * time.Second, limits.Grace: 10 * time.Second,
 			limits.Memory: 2 << 30, limits.CPUQuota: 2, limits.PIDs: 512, limits.Disk: 1 << 30, limits.Shm: 256 << 20}),
-		Net: promise.NetNone, DBPorts: []uint16{postgresPort}, DataDirs: []string{"data", "docs"},
+		Permissions: Permissions{Net: promise.NetNone, DBPorts: []uint16{postgresPort}, DataDirs: []string{"data", "docs"}},
 	}
 	def := base
 	def.Name, def.Description = "default", "an analysis script: 2 GiB, 30 minutes, no network"

@@ -279,12 +279,12 @@ func limitText(l *limits.Limit, r json.RawMessage) (string, error) {
 // ProfileView is a profile as `scidex-jail profiles` prints it: the same
 // field names and units a profiles file uses. Its JSON is the name, the
 // description, the limits (one field per row of jail/limits' table, in
-// the table's order) and then ProfileRest's fields.
+// the table's order) and then the Permissions' fields.
 type ProfileView struct {
 	Name        string
 	Description string
 	Limits      []LimitView
-	ProfileRest
+	Permissions
 }
 
 // LimitView is one limit's field: counts and CPUs a number or "none",
@@ -292,20 +292,6 @@ type ProfileView struct {
 type LimitView struct {
 	Field string
 	Value json.RawMessage
-}
-
-// ProfileRest are a profile's printed fields that are not limits.
-type ProfileRest struct {
-	Net           promise.NetMode         `json:"net"`
-	AllowTCP      []uint16                `json:"allow_tcp"`
-	DBPorts       []uint16                `json:"db_ports"`
-	DataDirs      []string                `json:"data_dirs"`
-	ReadOnly      []string                `json:"read_only"`
-	ReadWrite     []string                `json:"read_write"`
-	Env           []string                `json:"env"`
-	AllowDegraded []string                `json:"allow_degraded"`
-	RequireInput  bool                    `json:"require_input"`
-	RequireLayers map[promise.Promise]int `json:"require_layers"`
 }
 
 // MarshalJSON writes the fields in the order ProfileView gives.
@@ -323,7 +309,7 @@ func (v ProfileView) MarshalJSON() ([]byte, error) {
 		name, _ := json.Marshal(l.Field)
 		fmt.Fprintf(&b, ",%s:%s", name, l.Value)
 	}
-	rest, err := json.Marshal(v.ProfileRest)
+	rest, err := json.Marshal(v.Permissions)
 	if err != nil {
 		return nil, err
 	}
@@ -348,7 +334,7 @@ func (p Profile) View() ProfileView {
 	}
 	v := ProfileView{
 		Name: p.Name, Description: p.Description,
-		ProfileRest: ProfileRest{
+		Permissions: Permissions{
 			Net: p.Net, AllowTCP: nz16(p.AllowTCP),
 			DBPorts: nz16(p.DBPorts), DataDirs: nz(p.DataDirs), ReadOnly: nz(p.ReadOnly), ReadWrite: nz(p.ReadWrite),
 			Env: nz(p.Env), AllowDegraded: nz(p.AllowDegraded), RequireInput: p.RequireInput,

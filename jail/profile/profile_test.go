@@ -42,9 +42,9 @@ func TestParseProfiles(t *testing.T) {
 			parseWant{name: "tool", from: "tool", want: func(p *Profile) {
 				*p = Profile{Name: "tool", Description: "d", Limits: limits.Of(L{limits.Timeout: time.Minute, limits.Grace: 2 * time.Second, limits.Memory: 1 << 30, limits.Swap: 64 << 20,
 					limits.Disk: 2 << 30, limits.Shm: 1 << 20, limits.CPUQuota: 3, limits.PIDs: 90,
-					limits.OutputEntries: 500, limits.OutputBytes: 1 << 30, limits.OutputTime: 30 * time.Second}), Net: promise.NetHost, AllowTCP: []uint16{443, 8080}, DBPorts: []uint16{5432, 3306},
+					limits.OutputEntries: 500, limits.OutputBytes: 1 << 30, limits.OutputTime: 30 * time.Second}), Permissions: Permissions{Net: promise.NetHost, AllowTCP: []uint16{443, 8080}, DBPorts: []uint16{5432, 3306},
 					DataDirs: []string{"x"}, ReadOnly: []string{"/ro"}, ReadWrite: []string{"/rw"}, Env: []string{"A=1"},
-					AllowDegraded: []string{"landlock"}, RequireInput: true}
+					AllowDegraded: []string{"landlock"}, RequireInput: true}}
 			}}},
 		{"output entries 0", `{"profiles": {"x": {"output_entries": 0}}}`, parseWant{errText: "profiles.x.output_entries: 0 entries is refused"}},
 		{"output bytes 0", `{"profiles": {"x": {"output_bytes": "0"}}}`, parseWant{errText: "profiles.x.output_bytes: 0 bytes is refused"}},
