@@ -63,20 +63,7 @@ func TestInitProgram(t *testing.T) {
 				}
 			}
 			root := tmpRoot(t)
-			rep := filepath.Join(t.TempDir(), "report.json")
-			cmd := exec.Command(filepath.Join(dir, "scidex-jail"), "run", "--id", "initprog", "--tmp-root", root, "--report", rep, "--", "/bin/true")
-			out, err := cmd.CombinedOutput()
-			r := result{stderr: string(out)}
-			if err != nil {
-				r.code = err.(*exec.ExitError).ExitCode()
-			}
-			if b, err := os.ReadFile(rep); err == nil {
-				validReport(t, b)
-				r.report = &report.Report{}
-				if err := json.Unmarshal(b, r.report); err != nil {
-					t.Fatalf("report: %v\n%s", err, b)
-				}
-			}
+			r := runCopiedJail(t, dir, root, "initprog")
 			if c.want == "" {
 				wantStatus(t, r, report.StatusOK, 0)
 				return
@@ -90,7 +77,7 @@ func TestInitProgram(t *testing.T) {
 				t.Errorf("tmp-root holds %v after a refused run, want nothing", es)
 			}
 			// check says the same, with the fix.
-			out, _ = exec.Command(filepath.Join(dir, "scidex-jail"), "check", "--tmp-root", root).Output()
+			out, _ := exec.Command(filepath.Join(dir, "scidex-jail"), "check", "--tmp-root", root).Output()
 			if l := parseCheck(t, string(out))["init"]; l.state != "MISSING" || !strings.Contains(l.text, c.want) || l.fix == "" {
 				t.Errorf("check's init line = %+v, want MISSING finding %q, with a fix", l, c.want)
 			}
@@ -151,9 +138,24 @@ func TestInitMalformedMessage(t *testing.T) {
 	copyFile(t, jailBin, filepath.Join(dir, "scidex-jail"))
 	copyFile(t, garbler, filepath.Join(dir, "scidex-jail-init"))
 	root := tmpRoot(t)
+	r := runCopiedJail(t, dir, root, "garbled")
+	wantStatus(t, r, report.StatusSetupError, 125)
+	if se := r.report.SetupError; se == nil || se.Stage != "init" || !strings.Contains(se.Message, `init message "started": pid 0`) {
+		t.Errorf("setup error = %+v, want stage init naming the started message's pid 0", se)
+	}
+	if es := entries(t, root); len(es) != 0 {
+		t.Errorf("tmp-root holds %v after the run, want nothing", es)
+	}
+}
+
+// runCopiedJail runs `run --id id --tmp-root root -- /bin/true` with the
+// scidex-jail in dir (beside whatever init the test put there), and reads
+// its report, if it wrote one.
+func runCopiedJail(t *testing.T, dir, root, id string) result {
+	t.Helper()
 	rep := filepath.Join(t.TempDir(), "report.json")
-	cmd := exec.Command(filepath.Join(dir, "scidex-jail"), "run", "--id", "garbled", "--tmp-root", root, "--report", rep, "--", "/bin/true")
-	out, err = cmd.CombinedOutput()
+	cmd := exec.Command(filepath.Join(dir, "scidex-jail"), "run", "--id", id, "--tmp-root", root, "--report", rep, "--", "/bin/true")
+	out, err := cmd.CombinedOutput()
 	r := result{stderr: string(out)}
 	if err != nil {
 		r.code = err.(*exec.ExitError).ExitCode()
@@ -165,13 +167,7 @@ func TestInitMalformedMessage(t *testing.T) {
 			t.Fatalf("report: %v\n%s", err, b)
 		}
 	}
-	wantStatus(t, r, report.StatusSetupError, 125)
-	if se := r.report.SetupError; se == nil || se.Stage != "init" || !strings.Contains(se.Message, `init message "started": pid 0`) {
-		t.Errorf("setup error = %+v, want stage init naming the started message's pid 0", se)
-	}
-	if es := entries(t, root); len(es) != 0 {
-		t.Errorf("tmp-root holds %v after the run, want nothing", es)
-	}
+	return r
 }
 
 // copyFile copies src to dst (mode 0755), making dst's directories (0755).
