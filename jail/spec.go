@@ -126,7 +126,7 @@ func (s *Spec) optIns() promise.OptIns {
 // by their resolved form (inputs.go, runfiles.CheckDestinations) and defaults the
 // network mode.
 func (s *Spec) check() error {
-	if err := ValidateID(s.ID); err != nil {
+	if err := runfiles.CheckID(s.ID); err != nil {
 		return err
 	}
 	if len(s.Command) == 0 || s.Command[0] == "" {
@@ -177,21 +177,6 @@ func (s *Spec) checkTmpRoot() error {
 		return fmt.Errorf("%w: --tmp-root: %w", ErrBadSpec, err)
 	}
 	return s.validateContainer()
-}
-
-// ValidateID checks an analysis ID.
-func ValidateID(id string) error {
-	switch {
-	case id == "":
-		return fmt.Errorf("%w: --id is empty; give the analysis ID, e.g. --id SDA-2026-0001", ErrBadSpec)
-	case len(id) > MaxIDLength:
-		return fmt.Errorf("%w: --id is %d characters long; at most %d are allowed", ErrBadSpec, len(id), MaxIDLength)
-	case !runfiles.IDChars(id):
-		return fmt.Errorf("%w: --id %q may hold only letters, digits, '.', '_' and '-'", ErrBadSpec, id)
-	case strings.Contains(id, ".."), id == ".":
-		return fmt.Errorf("%w: --id %q must not contain '..' or be '.'", ErrBadSpec, id)
-	}
-	return nil
 }
 
 // ValidateEnv checks one NAME=VALUE entry of the target's environment.

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"os"
 	"regexp"
 	"strings"
@@ -47,9 +48,6 @@ var ErrBadSpec = errors.New("invalid run specification")
 // ErrBusy is wrapped when another live run holds the same analysis ID.
 var ErrBusy = errors.New("analysis ID in use")
 
-// IDChars reports whether s holds only letters, digits, '.', '_' and '-'.
-func IDChars(s string) bool { return NameChars(s, true) }
-
 // NameChars is the one character rule for names the jail takes from users
 // (analysis IDs, profile names): ASCII letters (upper case only if upper),
 // digits, '.', '_' and '-'. Safe in paths, cgroup names and hostnames.
@@ -63,10 +61,20 @@ func NameChars(s string, upper bool) bool {
 	return true
 }
 
-// ValidID reports whether id is an analysis ID the jail accepts
-// (jail.ValidateID says why not).
-func ValidID(id string) bool {
-	return id != "" && len(id) <= MaxIDLength && IDChars(id) && !strings.Contains(id, "..") && id != "."
+// CheckID checks an analysis ID, which names the run directory and the
+// cgroup leaf: the error (wrapping ErrBadSpec) says what is wrong with it.
+func CheckID(id string) error {
+	switch {
+	case id == "":
+		return fmt.Errorf("%w: --id is empty; give the analysis ID, e.g. --id SDA-2026-0001", ErrBadSpec)
+	case len(id) > MaxIDLength:
+		return fmt.Errorf("%w: --id is %d characters long; at most %d are allowed", ErrBadSpec, len(id), MaxIDLength)
+	case !NameChars(id, true):
+		return fmt.Errorf("%w: --id %q may hold only letters, digits, '.', '_' and '-'", ErrBadSpec, id)
+	case strings.Contains(id, ".."), id == ".":
+		return fmt.Errorf("%w: --id %q must not contain '..' or be '.'", ErrBadSpec, id)
+	}
+	return nil
 }
 
 // LeafName is the planned name of the run id's cgroup leaf; Unique makes
@@ -109,7 +117,7 @@ func isTempReportName(name string) bool { return tempReportRe().MatchString(name
 // is one of a valid ID.
 func newDirID(name string) (string, bool) {
 	m := newDirRe().FindStringSubmatch(name)
-	if m == nil || !ValidID(m[1]) {
+	if m == nil || CheckID(m[1]) != nil {
 		return "", false
 	}
 	return m[1], true

@@ -175,7 +175,7 @@ func sweepTmpRoot(tmpRoot string) ([]string, error) {
 	for _, name := range names {
 		var ours func(fd int, st *unix.Stat_t) bool
 		switch {
-		case strings.HasPrefix(name, DirPrefix) && ValidID(name[len(DirPrefix):]):
+		case strings.HasPrefix(name, DirPrefix) && CheckID(name[len(DirPrefix):]) == nil:
 			ours = func(fd int, _ *unix.Stat_t) bool { return hasMark(fd) }
 		case isNewDir(name):
 			ours = func(fd int, st *unix.Stat_t) bool { return int(st.Uid) == os.Geteuid() || hasMark(fd) }
