@@ -167,7 +167,7 @@ func planRun(r *Resolved) RunPlan {
 		Keep: r.Keep, Collect: r.Collect, Report: r.Report,
 	}
 	if r.Keep && r.Limits.Int(limits.Disk) > 0 {
-		p.KeepTo = filepath.Join(r.RealTmpRoot, DirPrefix+r.ID)
+		p.KeepTo = filepath.Join(r.RealTmpRoot, runfiles.DirName(r.ID))
 	}
 	return p
 }

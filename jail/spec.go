@@ -15,12 +15,6 @@ import (
 	"github.com/scidex/scidex-jail/jail/runfiles"
 )
 
-// MaxIDLength bounds an analysis ID (runfiles.MaxIDLength).
-const MaxIDLength = runfiles.MaxIDLength
-
-// DirPrefix is the run directory's name before the ID.
-const DirPrefix = runfiles.DirPrefix
-
 // Defaults of the command line's own flags (a profile supplies the
 // limits, timeout and grace).
 const (
@@ -36,9 +30,6 @@ const (
 // ErrBadSpec is wrapped by every validation error: the caller gave input that
 // cannot be run. The command line maps it to exit status 125.
 var ErrBadSpec = runfiles.ErrBadSpec
-
-// ErrBusy is wrapped when another live run holds the same analysis ID.
-var ErrBusy = runfiles.ErrBusy
 
 // Spec is one run as the caller gives it: everything the supervisor and the init
 // need, as plain values. Build it and hand it to Run, which validates it
@@ -193,7 +184,7 @@ func ValidateEnv(kv string) error {
 
 // RunDir is the run directory's absolute path.
 func (s *Spec) RunDir() string {
-	return filepath.Join(s.TmpRoot, DirPrefix+s.ID)
+	return filepath.Join(s.TmpRoot, runfiles.DirName(s.ID))
 }
 
 // targetEnv is the target's whole environment: a fixed base that does not
@@ -251,7 +242,7 @@ func (s *Spec) validateFS() error {
 	if err := s.normaliseInputs(); err != nil {
 		return err
 	}
-	runDir := filepath.Join(s.resolvedTmpRoot(), DirPrefix+s.ID)
+	runDir := filepath.Join(s.resolvedTmpRoot(), runfiles.DirName(s.ID))
 	for _, l := range []struct {
 		flag  string
 		paths []string

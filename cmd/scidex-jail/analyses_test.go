@@ -19,8 +19,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/scidex/scidex-jail/jail"
 	"github.com/scidex/scidex-jail/jail/report"
+	"github.com/scidex/scidex-jail/jail/runfiles"
 )
 
 // TestAnalysisScriptThenPostProcess runs examples/analysis.py under the
@@ -316,7 +316,7 @@ func TestAnalysisLimits(t *testing.T) {
 			}
 			// Every process of the run is gone when the jail has exited,
 			// Jupyter's kernel too (its command line holds the run directory).
-			waitGone(t, jail.DirPrefix+id, 0)
+			waitGone(t, runfiles.DirPrefix+id, 0)
 		})
 	}
 }

@@ -16,8 +16,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/scidex/scidex-jail/jail"
 	"github.com/scidex/scidex-jail/jail/report"
+	"github.com/scidex/scidex-jail/jail/runfiles"
 )
 
 // sparseReady leaves a 1 TiB sparse file and says so on stdout as it exits:
@@ -185,7 +185,7 @@ print("ready", flush=True)`
 			if line, _ := bufio.NewReader(stdout).ReadString('\n'); line != "ready\n" {
 				t.Fatalf("analysis said %q, want ready", line)
 			}
-			dir := filepath.Join(h.root, jail.DirPrefix+h.id)
+			dir := filepath.Join(h.root, runfiles.DirPrefix+h.id)
 			exited := make(chan error, 1)
 			go func() { exited <- cmd.Wait() }()
 			// Swap from the analysis' end until the whole listing is

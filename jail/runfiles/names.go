@@ -29,6 +29,9 @@ import (
 // DirPrefix is the run directory's name before the ID.
 const DirPrefix = "scidex-analysis-"
 
+// DirName is the name of the run directory of the run id.
+func DirName(id string) string { return DirPrefix + id }
+
 // LeafPrefix starts the name of every run's cgroup leaf.
 const LeafPrefix = "scidex-"
 

@@ -42,7 +42,7 @@ func CreateDir(tmpRoot, id string, uid, gid int) (*Dir, bool, error) {
 	if err != nil {
 		return nil, false, fmt.Errorf("open tmp-root %s: %w", tmpRoot, err)
 	}
-	d := &Dir{path: filepath.Join(tmpRoot, DirPrefix+id), parent: parent, name: DirPrefix + id}
+	d := &Dir{path: filepath.Join(tmpRoot, DirName(id)), parent: parent, name: DirName(id)}
 	ok := false
 	defer func() {
 		if !ok {
