@@ -1,5 +1,8 @@
 // Package landlock is scidex-jail's file and network policy, enforced with
-// the Linux Landlock LSM through github.com/landlock-lsm/go-landlock.
+// the Linux Landlock LSM through its system calls (the constants and
+// wrappers of github.com/landlock-lsm/go-landlock/landlock/syscall; not
+// go-landlock's high-level package, which would bring fmt into the
+// jail's init).
 //
 // The jail's init calls it once, after it has built the run's mount view and
 // dropped to an unprivileged uid with no_new_privs, and before it closes
@@ -23,9 +26,10 @@
 //
 // # What it enforces
 //
-// Restrict applies to the whole process (every thread, through go-landlock:
-// psx before ABI 8, LANDLOCK_RESTRICT_SELF_TSYNC from ABI 8) and to
-// everything it starts afterwards; it cannot be undone. The ruleset handles
+// Restrict applies to the whole process (every thread, through go-landlock's
+// psx-based all-threads system calls) and to everything it starts
+// afterwards; RestrictThread to the calling thread and what it starts. Neither
+// can be undone. The ruleset handles
 // every filesystem right the kernel knows, so anything not granted below is
 // denied, also to root:
 //
@@ -79,6 +83,9 @@
 //     unprivileged uid are what limit them.
 //   - Files opened before Restrict (stdin, stdout, inherited descriptors)
 //     keep the access they were opened with.
+//   - Restrict in a program built with cgo also grants listing
+//     /proc/<pid>/task: libpsx, which carries the system calls to every
+//     thread there, lists it from a thread already restricted.
 //
 // # Kernel ABI
 //
@@ -111,8 +118,9 @@
 // all" when the kernel has no Landlock. A caller that weighed what the
 // kernel offers beforehand (the jail decides per promise, counting
 // Landlock's rights as layers beside the mount view and namespaces) sets
-// MinABI to the ABI it relied on: below it, Restrict refuses all the same. go-landlock's best-effort mode is never used: it can silently
-// fall back to enforcing nothing (GHSA-vv6c-69r6-chg9).
+// MinABI to the ABI it relied on: below it, Restrict refuses all the same.
+// Nothing is left to a library's best-effort mode, which can silently fall
+// back to enforcing nothing (go-landlock's did: GHSA-vv6c-69r6-chg9).
 //
 // # Tests
 //

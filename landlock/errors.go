@@ -2,7 +2,7 @@ package landlock
 
 import (
 	"errors"
-	"fmt"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -45,22 +45,22 @@ func (e *UnsupportedError) Finding() string {
 	var b strings.Builder
 	switch {
 	case e.Found == 0 && errors.Is(e.Err, unix.EOPNOTSUPP):
-		fmt.Fprintf(&b, "Landlock is built into this kernel but not enabled at boot (%v)", e.Err)
+		b.WriteString("Landlock is built into this kernel but not enabled at boot (" + e.Err.Error() + ")")
 	case e.Found == 0 && e.Err != nil:
-		fmt.Fprintf(&b, "this kernel has no Landlock (%v)", e.Err)
+		b.WriteString("this kernel has no Landlock (" + e.Err.Error() + ")")
 	case e.Found == 0:
 		b.WriteString("this kernel has no Landlock")
 	default:
-		fmt.Fprintf(&b, "kernel offers Landlock ABI %d", e.Found)
+		b.WriteString("kernel offers Landlock ABI " + strconv.Itoa(e.Found))
 	}
 	if e.Reason != "" {
-		fmt.Fprintf(&b, " (%s)", e.Reason)
+		b.WriteString(" (" + e.Reason + ")")
 	}
 	if e.Needed > 0 {
-		fmt.Fprintf(&b, ", policy needs ABI %d", e.Needed)
+		b.WriteString(", policy needs ABI " + strconv.Itoa(e.Needed))
 	}
 	if len(e.Lost) > 0 {
-		fmt.Fprintf(&b, "; would lose: %s", strings.Join(e.Lost, "; "))
+		b.WriteString("; would lose: " + strings.Join(e.Lost, "; "))
 	}
 	return b.String()
 }
@@ -85,9 +85,9 @@ func (e *UnsupportedError) kernelHint() string {
 	case e.Found == 0 && errors.Is(e.Err, unix.EOPNOTSUPP):
 		return "boot " + boot
 	case e.Found == 0:
-		return fmt.Sprintf("run %s (Landlock ABI %d) built with CONFIG_SECURITY_LANDLOCK=y and booted %s", kernel, need, boot)
+		return "run " + kernel + " (Landlock ABI " + strconv.Itoa(need) + ") built with CONFIG_SECURITY_LANDLOCK=y and booted " + boot
 	default:
-		return fmt.Sprintf("run %s (Landlock ABI %d)", kernel, need)
+		return "run " + kernel + " (Landlock ABI " + strconv.Itoa(need) + ")"
 	}
 }
 
@@ -106,7 +106,20 @@ var abiKernel = map[int]string{
 // say how to get it: "Linux >= 6.12 (Landlock ABI 6)".
 func KernelFor(abi int) string {
 	if v, ok := abiKernel[abi]; ok {
-		return fmt.Sprintf("Linux >= %s (Landlock ABI %d)", v, abi)
+		return "Linux >= " + v + " (Landlock ABI " + strconv.Itoa(abi) + ")"
 	}
-	return fmt.Sprintf("a Linux with Landlock ABI %d", abi)
+	return "a Linux with Landlock ABI " + strconv.Itoa(abi)
 }
+
+// wrapError is the error "msg: err" that unwraps to err, as
+// fmt.Errorf("msg: %w", err) makes; fmt stays out of the jail's init,
+// which links this package.
+type wrapError struct {
+	msg string
+	err error
+}
+
+func wrap(msg string, err error) error { return &wrapError{msg, err} }
+
+func (e *wrapError) Error() string { return e.msg + ": " + e.err.Error() }
+func (e *wrapError) Unwrap() error { return e.err }

@@ -2,9 +2,9 @@ package landlock
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
 	"path/filepath"
+	"strconv"
 
 	"github.com/scidex/scidex-jail/internal/fspath"
 )
@@ -42,19 +42,19 @@ func (p Policy) open() (opened, error) {
 	for _, l := range p.lists() {
 		for _, path := range l.paths {
 			if !filepath.IsAbs(path) {
-				errs = append(errs, fmt.Errorf("landlock: policy: %s %q: path is not absolute", l.tag, path))
+				errs = append(errs, errors.New("landlock: policy: "+l.tag+" "+strconv.Quote(path)+": path is not absolute"))
 				continue
 			}
 			obj, err := openObject(path)
 			if err != nil {
-				errs = append(errs, fmt.Errorf("landlock: policy: %s %q: %w", l.tag, path, err))
+				errs = append(errs, wrap("landlock: policy: "+l.tag+" "+strconv.Quote(path), err))
 				continue
 			}
 			objs = append(objs, obj)
 			switch l.tag {
 			case "dev":
 				if obj.mode&fs.ModeCharDevice == 0 && !obj.mode.IsDir() {
-					errs = append(errs, fmt.Errorf("landlock: policy: dev %q is %s, want a character device or a directory of them", path, fspath.Kind(obj.mode)))
+					errs = append(errs, errors.New("landlock: policy: dev "+strconv.Quote(path)+" is "+fspath.Kind(obj.mode)+", want a character device or a directory of them"))
 				}
 			case "rw":
 				rw = append(rw, obj.real)
@@ -66,13 +66,13 @@ func (p Policy) open() (opened, error) {
 	for _, in := range inner {
 		for _, outer := range rw {
 			if fspath.Within(in.real, outer) {
-				errs = append(errs, fmt.Errorf("landlock: policy: %s %q lies inside rw %q: Landlock grants the union of rules, so it would be writable", in.tag, in.real, outer))
+				errs = append(errs, errors.New("landlock: policy: "+in.tag+" "+strconv.Quote(in.real)+" lies inside rw "+strconv.Quote(outer)+": Landlock grants the union of rules, so it would be writable"))
 			}
 		}
 	}
 	errs = append(errs, p.validatePorts()...)
 	if p.MinABI < 0 || (p.MinABI > 0 && !p.AllowDegraded) {
-		errs = append(errs, fmt.Errorf("landlock: policy: MinABI %d: only a positive floor with AllowDegraded makes sense", p.MinABI))
+		errs = append(errs, errors.New("landlock: policy: MinABI "+strconv.Itoa(p.MinABI)+": only a positive floor with AllowDegraded makes sense"))
 	}
 	if err := errors.Join(errs...); err != nil {
 		objs.close()

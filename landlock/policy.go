@@ -2,9 +2,7 @@ package landlock
 
 import (
 	"errors"
-	"fmt"
-
-	gll "github.com/landlock-lsm/go-landlock/landlock"
+	"strconv"
 )
 
 // Policy is what the sandboxed process may touch. It is a plain value: build
@@ -42,7 +40,7 @@ type Result struct {
 type list struct {
 	tag    string
 	paths  []string
-	rights gll.AccessFSSet
+	rights accessFS
 }
 
 func (p Policy) lists() []list {
@@ -70,7 +68,7 @@ func (p Policy) Validate() error {
 func (p Policy) validatePorts() []error {
 	var errs []error
 	if !p.HandleTCP && len(p.ConnectTCP) > 0 {
-		errs = append(errs, fmt.Errorf("landlock: policy: ConnectTCP %v given without HandleTCP: TCP would not be restricted at all", p.ConnectTCP))
+		errs = append(errs, errors.New("landlock: policy: ConnectTCP "+portList(p.ConnectTCP)+" given without HandleTCP: TCP would not be restricted at all"))
 	}
 	seen := map[uint16]bool{}
 	for _, port := range p.ConnectTCP {
@@ -78,9 +76,21 @@ func (p Policy) validatePorts() []error {
 		case port == 0:
 			errs = append(errs, errors.New("landlock: policy: tcp-connect port 0 is not a port"))
 		case seen[port]:
-			errs = append(errs, fmt.Errorf("landlock: policy: tcp-connect port %d listed twice", port))
+			errs = append(errs, errors.New("landlock: policy: tcp-connect port "+strconv.Itoa(int(port))+" listed twice"))
 		}
 		seen[port] = true
 	}
 	return errs
+}
+
+// portList writes ports as "[443 8443]".
+func portList(ports []uint16) string {
+	out := "["
+	for i, port := range ports {
+		if i > 0 {
+			out += " "
+		}
+		out += strconv.Itoa(int(port))
+	}
+	return out + "]"
 }

@@ -2,6 +2,7 @@ package landlock
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -92,5 +93,14 @@ func TestRestrictValidates(t *testing.T) {
 	}
 	if errors.Is(err, ErrUnsupported) {
 		t.Errorf("Restrict() with missing path = %v, want not ErrUnsupported", err)
+	}
+}
+
+// TestPortList: the ports in messages read as fmt's %v wrote them.
+func TestPortList(t *testing.T) {
+	for _, ports := range [][]uint16{nil, {443}, {80, 443, 65535}} {
+		if got, want := portList(ports), fmt.Sprint(ports); got != want {
+			t.Errorf("portList(%v) = %s, want %s", ports, got, want)
+		}
 	}
 }

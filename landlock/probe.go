@@ -1,10 +1,10 @@
 package landlock
 
-import "fmt"
+import "strconv"
 
 // kernel is what the probe found.
 type kernel struct {
-	abi      int // effective ABI: what go-landlock will enforce
+	abi      int // effective ABI: what Restrict relies on
 	reported int // ABI the kernel reports
 }
 
@@ -19,7 +19,7 @@ var probe = probeKernel
 //
 // A kernel reporting ABI 6 or later without the fix for Landlock erratum 2
 // (signal scoping, fixed in 6.12 stable kernels) counts as ABI 5, as it
-// does for go-landlock, which would otherwise refuse to scope signals.
+// does for go-landlock: signal scoping is not relied on without the fix.
 func ProbeABI() (int, error) {
 	k, err := probe()
 	return k.abi, err
@@ -28,7 +28,7 @@ func ProbeABI() (int, error) {
 // reason explains a difference between the reported and the effective ABI.
 func (k kernel) reason() string {
 	if k.reported != k.abi {
-		return fmt.Sprintf("the kernel reports ABI %d but lacks the fix for Landlock erratum 2 (signal scoping), so it counts as ABI %d; update to a stable kernel with the fix", k.reported, k.abi)
+		return "the kernel reports ABI " + strconv.Itoa(k.reported) + " but lacks the fix for Landlock erratum 2 (signal scoping), so it counts as ABI " + strconv.Itoa(k.abi) + "; update to a stable kernel with the fix"
 	}
 	return ""
 }

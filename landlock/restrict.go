@@ -2,16 +2,15 @@ package landlock
 
 import (
 	"errors"
-	"fmt"
 	"strconv"
-
-	gll "github.com/landlock-lsm/go-landlock/landlock"
 )
 
 // A plan is the ruleset for one kernel ABI, described as data before it is
-// written to the kernel in one place (Restrict).
+// written to the kernel in one place (applyThread, applyAll).
 type plan struct {
-	config gll.Config
+	fs     accessFS   // filesystem rights handled
+	net    accessNet  // network rights handled
+	scoped scopeSet   // IPC scopes restricted
 	paths  []pathRule // one rule per path, rights masked to what is handled
 	ports  []uint16   // tcp-connect rules (when TCP is handled)
 	descr  []string   // Result.Rules
@@ -19,8 +18,13 @@ type plan struct {
 
 type pathRule struct {
 	path   string
-	rights gll.AccessFSSet
+	rights accessFS
 	fd     int // the path opened O_PATH by Policy.open: the file that was checked
+}
+
+// String describes what the ruleset handles, for error messages.
+func (pl plan) String() string {
+	return "ruleset handling fs " + pl.fs.String() + ", net " + pl.net.String() + ", scopes " + pl.scoped.String()
 }
 
 // newPlan builds the ruleset that enforces p on a kernel with the given ABI
@@ -28,21 +32,17 @@ type pathRule struct {
 // list's rights masked to what is handled and, on files, to file rights.
 // objs are p's paths opened (Policy.open), in the order of its lists.
 func newPlan(p Policy, abi int, objs opened) plan {
-	pl := plan{config: gll.Config{
-		HandledAccessFS:  handledFS(abi),
-		HandledAccessNet: handledNet(p, abi),
-		Scoped:           scoped(p, abi),
-	}}
+	pl := plan{fs: handledFS(abi), net: handledNet(p, abi), scoped: scoped(p, abi)}
 	i := 0
 	for _, l := range p.lists() {
 		for _, path := range l.paths {
 			obj := objs[i]
 			i++
-			rights := pathRights(l.rights, obj.mode.IsDir(), pl.config.HandledAccessFS)
+			rights := pathRights(l.rights, obj.mode.IsDir(), pl.fs)
 			pl.paths = append(pl.paths, pathRule{path, rights, obj.fd})
 		}
 	}
-	if pl.config.HandledAccessNet != 0 {
+	if pl.net != 0 {
 		pl.ports = p.ConnectTCP
 	}
 	pl.descr = p.Rules(abi)
@@ -87,6 +87,8 @@ func (p Policy) Required() int { return required(p) }
 // Restrict validates p and applies it to the calling process, every thread
 // of it, and everything it starts from then on. It cannot be undone. It sets
 // no_new_privs on all threads (Landlock requires it of unprivileged callers).
+// Every thread enters the domain with go-landlock's all-threads system calls
+// (psx: libpsx with cgo, the Go runtime's AllThreadsSyscall without).
 //
 // Fail closed: if the kernel cannot enforce all of p, Restrict changes
 // nothing and returns an error matching ErrUnsupported, unless
@@ -96,24 +98,7 @@ func (p Policy) Required() int { return required(p) }
 // other error also leaves the process unrestricted; the caller must then not
 // run the target.
 func (p Policy) Restrict() (Result, error) {
-	return p.restrict(func(pl plan) error {
-		// Not best effort: the config only holds rights this ABI has, and
-		// if go-landlock disagrees about the ABI it refuses instead of
-		// dropping rights behind our back.
-		return pl.config.Restrict(pl.rules()...)
-	})
-}
-
-// rules are the plan's rules as go-landlock's.
-func (pl plan) rules() []gll.Rule {
-	var out []gll.Rule
-	for _, r := range pl.paths {
-		out = append(out, gll.PathAccess(r.rights, r.path))
-	}
-	for _, port := range pl.ports {
-		out = append(out, gll.ConnectTCP(port))
-	}
-	return out
+	return p.restrict(applyAll)
 }
 
 // RestrictThread is Restrict for the calling OS thread only: the ruleset
@@ -141,7 +126,7 @@ func (p Policy) restrict(apply func(plan) error) (Result, error) {
 	if err != nil {
 		var ue *UnsupportedError
 		if !errors.As(err, &ue) {
-			return res, fmt.Errorf("landlock: probe ABI: %w", err)
+			return res, wrap("landlock: probe ABI", err)
 		}
 		if !p.AllowDegraded || p.MinABI > 0 {
 			ue.Needed, ue.Lost = res.Required, lostFeatures(p, 0)
@@ -162,7 +147,7 @@ func (p Policy) restrict(apply func(plan) error) (Result, error) {
 	}
 	pl := newPlan(p, k.abi, objs)
 	if err := apply(pl); err != nil {
-		return res, fmt.Errorf("landlock: restrict self with %v: %w", pl.config, err)
+		return res, err
 	}
 	res.Rules, res.Degraded = pl.descr, lost
 	return res, nil

@@ -1,10 +1,18 @@
 package landlock
 
 import (
-	"fmt"
+	"strconv"
 
-	gll "github.com/landlock-lsm/go-landlock/landlock"
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
+)
+
+// Sets of Landlock rights as the kernel's bit masks: the
+// LANDLOCK_ACCESS_FS_*, LANDLOCK_ACCESS_NET_* and LANDLOCK_SCOPE_* bits,
+// named by go-landlock's syscall package (llsys).
+type (
+	accessFS  uint64
+	accessNet uint64
+	scopeSet  uint64
 )
 
 // Filesystem rights each kind of Policy entry grants. They are granted on the
@@ -12,15 +20,15 @@ import (
 // the file rights (fileRights), because the kernel rejects directory rights
 // on a file with EINVAL.
 const (
-	rightsReadExec gll.AccessFSSet = llsys.AccessFSExecute | llsys.AccessFSReadFile | llsys.AccessFSReadDir
+	rightsReadExec accessFS = llsys.AccessFSExecute | llsys.AccessFSReadFile | llsys.AccessFSReadDir
 
-	rightsReadOnly gll.AccessFSSet = llsys.AccessFSReadFile | llsys.AccessFSReadDir
+	rightsReadOnly accessFS = llsys.AccessFSReadFile | llsys.AccessFSReadDir
 
 	// Everything a working directory needs, including execute (see the
 	// package doc) and refer (rename and link between its subdirectories).
 	// Not make_char/make_block (device nodes have no place in a run
 	// directory), not ioctl_dev, not resolve_unix.
-	rightsReadWrite gll.AccessFSSet = llsys.AccessFSExecute | llsys.AccessFSWriteFile |
+	rightsReadWrite accessFS = llsys.AccessFSExecute | llsys.AccessFSWriteFile |
 		llsys.AccessFSReadFile | llsys.AccessFSReadDir | llsys.AccessFSRemoveDir |
 		llsys.AccessFSRemoveFile | llsys.AccessFSMakeDir | llsys.AccessFSMakeReg |
 		llsys.AccessFSMakeSock | llsys.AccessFSMakeFifo | llsys.AccessFSMakeSym |
@@ -28,11 +36,11 @@ const (
 
 	// Read, write and ioctl; read_dir so that a device directory such as
 	// /dev/pts can be listed. Not truncate: O_TRUNC is a no-op on devices.
-	rightsDevice gll.AccessFSSet = llsys.AccessFSReadFile | llsys.AccessFSWriteFile |
+	rightsDevice accessFS = llsys.AccessFSReadFile | llsys.AccessFSWriteFile |
 		llsys.AccessFSIoctlDev | llsys.AccessFSReadDir
 
 	// The rights that apply to a non-directory (the kernel's ACCESS_FILE).
-	fileRights gll.AccessFSSet = llsys.AccessFSExecute | llsys.AccessFSWriteFile |
+	fileRights accessFS = llsys.AccessFSExecute | llsys.AccessFSWriteFile |
 		llsys.AccessFSReadFile | llsys.AccessFSTruncate | llsys.AccessFSIoctlDev
 )
 
@@ -41,7 +49,7 @@ const (
 // policy does not grant is denied. Rights of ABI 9 and later (resolve_unix)
 // are hardening the policy does not depend on: handled when the kernel has
 // them, never required and never reported as lost.
-func handledFS(abi int) gll.AccessFSSet {
+func handledFS(abi int) accessFS {
 	switch {
 	case abi >= 9: // + resolve_unix: connect/sendmsg to pathname unix sockets
 		return 1<<17 - 1
@@ -59,7 +67,7 @@ func handledFS(abi int) gll.AccessFSSet {
 
 // handledNet is the set of network rights restricted for p on a kernel with
 // the given ABI. UDP (ABI 10) is left alone: the policy has no UDP rules.
-func handledNet(p Policy, abi int) gll.AccessNetSet {
+func handledNet(p Policy, abi int) accessNet {
 	if !p.HandleTCP || abi < 4 {
 		return 0
 	}
@@ -68,7 +76,7 @@ func handledNet(p Policy, abi int) gll.AccessNetSet {
 
 // scoped is the set of IPC scopes restricted for p on a kernel with the
 // given ABI.
-func scoped(p Policy, abi int) gll.ScopedSet {
+func scoped(p Policy, abi int) scopeSet {
 	if !p.Scope || abi < 6 {
 		return 0
 	}
@@ -129,7 +137,7 @@ func lostFeatures(p Policy, abi int) []string {
 	var lost []string
 	for _, f := range features {
 		if f.wanted(p) && abi < f.abi {
-			lost = append(lost, fmt.Sprintf("%s (needs ABI %d): %s", f.name, f.abi, f.lost))
+			lost = append(lost, f.name+" (needs ABI "+strconv.Itoa(f.abi)+"): "+f.lost)
 		}
 	}
 	return lost
@@ -137,10 +145,44 @@ func lostFeatures(p Policy, abi int) []string {
 
 // pathRights returns the rights a rule on a path grants, given the rights of
 // its list, whether the path is a directory and what the ruleset handles.
-func pathRights(list gll.AccessFSSet, isDir bool, handled gll.AccessFSSet) gll.AccessFSSet {
+func pathRights(list accessFS, isDir bool, handled accessFS) accessFS {
 	r := list & handled
 	if !isDir {
 		r &= fileRights
 	}
 	return r
+}
+
+// The kernel's names of the rights, by bit, for error messages.
+var (
+	fsNames = []string{"execute", "write_file", "read_file", "read_dir",
+		"remove_dir", "remove_file", "make_char", "make_dir", "make_reg",
+		"make_sock", "make_fifo", "make_block", "make_sym", "refer",
+		"truncate", "ioctl_dev", "resolve_unix"}
+	netNames   = []string{"bind_tcp", "connect_tcp", "bind_udp", "connect_send_udp"}
+	scopeNames = []string{"abstract_unix_socket", "signal"}
+)
+
+func (a accessFS) String() string  { return bitNames(uint64(a), fsNames) }
+func (a accessNet) String() string { return bitNames(uint64(a), netNames) }
+func (s scopeSet) String() string  { return bitNames(uint64(s), scopeNames) }
+
+// bitNames lists the set bits of a by name, "{read_file,read_dir}"; a
+// bit without a name shows as its number.
+func bitNames(a uint64, names []string) string {
+	out := "{"
+	for i := range 64 {
+		if a&(1<<i) == 0 {
+			continue
+		}
+		if len(out) > 1 {
+			out += ","
+		}
+		if i < len(names) {
+			out += names[i]
+		} else {
+			out += "bit " + strconv.Itoa(i)
+		}
+	}
+	return out + "}"
 }

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	gll "github.com/landlock-lsm/go-landlock/landlock"
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
 )
 
@@ -111,9 +110,9 @@ func TestLostFeatures(t *testing.T) {
 func TestHandled(t *testing.T) {
 	tests := []struct {
 		abi    int
-		fs     gll.AccessFSSet
-		net    gll.AccessNetSet
-		scoped gll.ScopedSet
+		fs     accessFS
+		net    accessNet
+		scoped scopeSet
 	}{
 		{0, 0, 0, 0},
 		{1, llsys.AccessFSMakeSym<<1 - 1, 0, 0},
@@ -137,7 +136,7 @@ func TestHandled(t *testing.T) {
 			if got := scoped(withAll, tt.abi); got != tt.scoped {
 				t.Errorf("scoped(Scope, %d) = %v, want %v", tt.abi, got, tt.scoped)
 			}
-			if got := handledNet(fsOnly, tt.abi) | gll.AccessNetSet(scoped(fsOnly, tt.abi)); got != 0 {
+			if got := handledNet(fsOnly, tt.abi) | accessNet(scoped(fsOnly, tt.abi)); got != 0 {
 				t.Errorf("handledNet|scoped(fs-only policy, %d) = %v, want none", tt.abi, got)
 			}
 		})
@@ -148,10 +147,10 @@ func TestPathRights(t *testing.T) {
 	all := handledFS(7)
 	tests := []struct {
 		name    string
-		list    gll.AccessFSSet
+		list    accessFS
 		isDir   bool
-		handled gll.AccessFSSet
-		want    gll.AccessFSSet
+		handled accessFS
+		want    accessFS
 	}{
 		{"rx dir", rightsReadExec, true, all, llsys.AccessFSExecute | llsys.AccessFSReadFile | llsys.AccessFSReadDir},
 		{"rx file", rightsReadExec, false, all, llsys.AccessFSExecute | llsys.AccessFSReadFile},
@@ -176,7 +175,7 @@ func TestPathRights(t *testing.T) {
 		})
 	}
 	// What must never be granted anywhere.
-	for _, l := range []gll.AccessFSSet{rightsReadExec, rightsReadOnly, rightsReadWrite, rightsDevice} {
+	for _, l := range []accessFS{rightsReadExec, rightsReadOnly, rightsReadWrite, rightsDevice} {
 		if bad := l & (llsys.AccessFSMakeChar | llsys.AccessFSMakeBlock | llsys.AccessFSResolveUnix); bad != 0 {
 			t.Errorf("list rights %v include %v, want no device creation and no resolve_unix", l, bad)
 		}

@@ -2,8 +2,8 @@ package seccomp
 
 import (
 	"errors"
-	"fmt"
 	"runtime"
+	"strconv"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -22,8 +22,20 @@ type UnsupportedError struct {
 }
 
 func (e *UnsupportedError) Error() string {
-	return fmt.Sprintf("%s unavailable: %s; %s", e.Feature, e.Found, e.Fix)
+	return e.Feature + " unavailable: " + e.Found + "; " + e.Fix
 }
+
+// wrapError is the error "msg: err" plus a note, unwrapping to err: what
+// fmt.Errorf("msg: %w note") makes; fmt stays out of the jail's init,
+// which links this package.
+type wrapError struct {
+	msg  string
+	err  error
+	note string // after the error, with its leading space
+}
+
+func (e *wrapError) Error() string { return e.msg + ": " + e.err.Error() + e.note }
+func (e *wrapError) Unwrap() error { return e.err }
 
 // Is makes errors.Is(err, ErrUnsupported) true.
 func (e *UnsupportedError) Is(target error) bool { return target == ErrUnsupported }
@@ -46,7 +58,7 @@ func (p Program) LoadThread() error { return p.load(0) }
 
 func (p Program) load(flags uintptr) error {
 	if len(p.Filter) == 0 || len(p.Filter) > bpfMaxInsns {
-		return fmt.Errorf("load seccomp program %s: %d instructions (bug: not from Lookup)", p.Policy, len(p.Filter))
+		return errors.New("load seccomp program " + p.Policy.String() + ": " + strconv.Itoa(len(p.Filter)) + " instructions (bug: not from Lookup)")
 	}
 	prog := unix.SockFprog{Len: uint16(len(p.Filter)), Filter: &p.Filter[0]}
 	r, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER,
@@ -58,7 +70,7 @@ func (p Program) load(flags uintptr) error {
 	case errno == 0:
 		// TSYNC returns the id of a thread that could not be synchronised
 		// (it already runs a filter this one does not descend from).
-		return fmt.Errorf("load seccomp program %s: thread %d has a diverging filter", p.Policy, r)
+		return errors.New("load seccomp program " + p.Policy.String() + ": thread " + strconv.FormatUint(uint64(r), 10) + " has a diverging filter")
 	case errno == unix.ENOSYS:
 		return &UnsupportedError{
 			Feature: "seccomp(2)",
@@ -66,7 +78,7 @@ func (p Program) load(flags uintptr) error {
 			Fix:     "use Linux >= 3.17 built with CONFIG_SECCOMP and CONFIG_SECCOMP_FILTER",
 		}
 	case errno == unix.EACCES:
-		return fmt.Errorf("load seccomp program %s: no_new_privs is not set and the caller lacks CAP_SYS_ADMIN: %w", p.Policy, errno)
+		return &wrapError{"load seccomp program " + p.Policy.String() + ": no_new_privs is not set and the caller lacks CAP_SYS_ADMIN", errno, ""}
 	case errno == unix.EINVAL && !filterModeAvailable():
 		return &UnsupportedError{
 			Feature: "seccomp filter mode",
@@ -74,7 +86,7 @@ func (p Program) load(flags uintptr) error {
 			Fix:     "use a kernel built with CONFIG_SECCOMP_FILTER (Linux >= 4.14 for SECCOMP_RET_KILL_PROCESS)",
 		}
 	default:
-		return fmt.Errorf("load seccomp program %s (%d instructions, sha256 %s): %w", p.Policy, len(p.Filter), p.SHA256, errno)
+		return &wrapError{"load seccomp program " + p.Policy.String() + " (" + strconv.Itoa(len(p.Filter)) + " instructions, sha256 " + p.SHA256 + ")", errno, ""}
 	}
 }
 

@@ -4,9 +4,9 @@ import (
 	"embed"
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"io/fs"
 	"runtime"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -68,27 +68,27 @@ func Lookup(p Policy) (Program, error) {
 
 func lookup(p Policy, arch string) (Program, error) {
 	if err := rules.Check(p.Name, string(p.Net)); err != nil {
-		return Program{}, fmt.Errorf("look up seccomp program: %w", err)
+		return Program{}, &wrapError{"look up seccomp program", err, ""}
 	}
 	file := "bpf/" + rules.FileName(p.Name, string(p.Net), arch)
 	raw, err := programs.ReadFile(file)
 	if errors.Is(err, fs.ErrNotExist) {
 		return Program{}, &UnsupportedError{
 			Feature: "seccomp program for " + arch,
-			Found:   fmt.Sprintf("programs are built for %q only", rules.Arches),
+			Found:   "programs are built for " + rules.Quoted(rules.Arches) + " only",
 			Fix:     "add the architecture to rules.Arches and run go generate ./seccomp",
 		}
 	}
 	if err != nil {
-		return Program{}, fmt.Errorf("read embedded seccomp program %s: %w (bug)", file, err)
+		return Program{}, &wrapError{"read embedded seccomp program " + file, err, " (bug)"}
 	}
 	filter, err := decode(raw)
 	if err != nil {
-		return Program{}, fmt.Errorf("decode embedded seccomp program %s: %w (bug)", file, err)
+		return Program{}, &wrapError{"decode embedded seccomp program " + file, err, " (bug)"}
 	}
 	sum, err := generatedDigest(rules.FileName(p.Name, string(p.Net), arch))
 	if err != nil {
-		return Program{}, fmt.Errorf("seccomp program %s: %w (bug: run go generate ./seccomp)", file, err)
+		return Program{}, &wrapError{"seccomp program " + file, err, " (bug: run go generate ./seccomp)"}
 	}
 	return Program{Policy: p, Arch: arch, Filter: filter, SHA256: sum}, nil
 }
@@ -98,7 +98,7 @@ func lookup(p Policy, arch string) (Program, error) {
 func generatedDigest(name string) (string, error) {
 	txt, err := programs.ReadFile("bpf/generated.txt")
 	if err != nil {
-		return "", fmt.Errorf("read the embedded generated.txt: %w", err)
+		return "", &wrapError{"read the embedded generated.txt", err, ""}
 	}
 	for _, line := range strings.Split(string(txt), "\n") {
 		rest, ok := strings.CutPrefix(line, name+" ")
@@ -111,7 +111,7 @@ func generatedDigest(name string) (string, error) {
 			}
 		}
 	}
-	return "", fmt.Errorf("no sha256 for %s in generated.txt", name)
+	return "", errors.New("no sha256 for " + name + " in generated.txt")
 }
 
 // bpfMaxInsns is the kernel's limit on one classic BPF program (BPF_MAXINSNS).
@@ -121,10 +121,10 @@ const bpfMaxInsns = 4096
 func decode(raw []byte) ([]unix.SockFilter, error) {
 	const size = 8 // u16 code, u8 jt, u8 jf, u32 k
 	if len(raw) == 0 || len(raw)%size != 0 {
-		return nil, fmt.Errorf("%d bytes is not a whole number of %d-byte instructions", len(raw), size)
+		return nil, errors.New(strconv.Itoa(len(raw)) + " bytes is not a whole number of " + strconv.Itoa(size) + "-byte instructions")
 	}
 	if n := len(raw) / size; n > bpfMaxInsns {
-		return nil, fmt.Errorf("%d instructions, the kernel takes at most %d", n, bpfMaxInsns)
+		return nil, errors.New(strconv.Itoa(n) + " instructions, the kernel takes at most " + strconv.Itoa(bpfMaxInsns))
 	}
 	out := make([]unix.SockFilter, 0, len(raw)/size)
 	for i := 0; i < len(raw); i += size {
@@ -144,7 +144,7 @@ func (p Program) Denied() []string {
 	groups, err := rules.Heads(p.Policy.Name, string(p.Policy.Net))
 	if err != nil {
 		// Programs come from Lookup, which checked the policy.
-		return []string{fmt.Sprintf("unknown policy %s (bug): %v", p.Policy, err)}
+		return []string{"unknown policy " + p.Policy.String() + " (bug): " + err.Error()}
 	}
 	out := make([]string, 0, len(groups)+1)
 	for _, g := range groups {

@@ -15,7 +15,9 @@
 package rules
 
 import (
-	"fmt"
+	"errors"
+	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -34,6 +36,16 @@ var (
 	NetModes = []string{NetNone, NetLoopback, NetHost}
 	Arches   = []string{"amd64", "arm64"}
 )
+
+// Quoted writes a list of names for messages, each quoted:
+// ["none" "loopback" "host"].
+func Quoted(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	return "[" + strings.Join(q, " ") + "]"
+}
 
 // Cmp matches when (argument[Arg] & Mask) == Value.
 type Cmp struct {
@@ -120,7 +132,7 @@ func Heads(name, net string) ([]Head, error) {
 
 func defs(name, net string) ([]def, error) {
 	if name != "default" {
-		return nil, fmt.Errorf("seccomp policy %q: unknown (known: %q)", name, Names)
+		return nil, errors.New("seccomp policy " + strconv.Quote(name) + ": unknown (known: " + Quoted(Names) + ")")
 	}
 	switch net {
 	case NetNone:
@@ -130,7 +142,7 @@ func defs(name, net string) ([]def, error) {
 		// filter: both need inet sockets.
 		return append(baseDefs(), socketDefs(true)...), nil
 	}
-	return nil, fmt.Errorf("seccomp policy %q: network mode %q unknown (known: %q)", name, net, NetModes)
+	return nil, errors.New("seccomp policy " + strconv.Quote(name) + ": network mode " + strconv.Quote(net) + " unknown (known: " + Quoted(NetModes) + ")")
 }
 
 func names(syscalls ...string) []Rule {

@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 
@@ -163,6 +164,15 @@ func TestHeads(t *testing.T) {
 					t.Errorf("Heads(%s, %s)[%d] = %+v, want %+v", name, net, i, heads[i], want)
 				}
 			}
+		}
+	}
+}
+
+// TestQuoted: the lists in messages read as fmt's %q wrote them.
+func TestQuoted(t *testing.T) {
+	for _, l := range [][]string{nil, Names, NetModes, {"a\"b", "ü\n"}} {
+		if got, want := Quoted(l), fmt.Sprintf("%q", l); got != want {
+			t.Errorf("Quoted(%#v) = %s, want %s", l, got, want)
 		}
 	}
 }
