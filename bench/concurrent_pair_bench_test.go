@@ -4,12 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"testing"
 	"time"
 )
 
 // The concurrency pair (issue 25: 200 concurrent `sleep 0.5`, the jail's
-// batch wall time at most 1.2x nsproto's) is timed by benchConcurrent and
-// printed with the startup pairs.
+// batch wall time at most 1.2x nsproto's, both with their cgroup leaves) is
+// timed by benchConcurrent and printed with the startup pairs.
 
 // concurrentTarget is issue 25's bound on the 200-run batch's A/B.
 const concurrentTarget = 1.2
@@ -17,28 +18,31 @@ const concurrentTarget = 1.2
 // concurrentRow names the pair's row for n runs at once.
 func concurrentRow(n int) string { return fmt.Sprintf("jail-vs-nsproto-conc%d", n) }
 
-// nsprotoConcurrentCg is nsproto's -cg in the concurrency pair, and why.
-// Its v1 leaves (-cg v1) sit at the roots of the memory, cpu and pids
-// hierarchies, which a benchmark may use only when its own cgroups are
-// those roots (nsprotoV1Outside): elsewhere, as on these development
-// machines, nsproto runs with -cg none, everything else on, and so does no
-// cgroup work at all while the jail makes, limits and removes a leaf per
-// run: the ratio then overstates the jail's cost by that work. -cg v2 is no
-// better on a hybrid host: its leaf goes at the root of the cgroup2 mount at
+// concurrentNsproto readies nsproto's side of the concurrency pair:
+// nil when it runs here; or why it cannot (its row says so, the jail and
+// bwrap still run); or done: the whole benchmark ran in a cgroup view,
+// both sides alike, and b has its results. On a hybrid host whose cgroups
+// are not the roots nsproto -cg v1 needs the view (nsprotoNeedsView); -cg
+// v2 is no way out there: its leaf goes at the root of the cgroup2 mount at
 // /sys/fs/cgroup/unified whatever this process' cgroup there, and that
 // hierarchy has no memory, cpu or pids controller to limit with.
-func nsprotoConcurrentCg() (cg, why string) {
-	if why := nsprotoV1Outside(); why != "" {
-		return "none", why
+func concurrentNsproto(b *testing.B, n int) (done bool, why error) {
+	switch {
+	case pairsNsproto() == "":
+		return false, errNoNsproto
+	case !nsprotoNeedsView():
+		return false, nil
 	}
-	return nsprotoCgroup(), ""
+	if err := runInView(b, fmt.Sprintf("^BenchmarkConcurrent%d$", n)); err != nil {
+		return false, err
+	}
+	return true, nil
 }
 
-// nsprotoSleep is nsproto with everything on but, where nsprotoV1Outside
-// says so, the cgroup, running `sleep marker`.
+// nsprotoSleep is nsproto with everything on, its cgroup too, running
+// `sleep marker`.
 func nsprotoSleep(marker string) *exec.Cmd {
-	cg, _ := nsprotoConcurrentCg()
-	return exec.Command(pairsNsproto(), "-ns", "-net", "-mnt", "-landlock", "-seccomp", "-cg", cg, "-pid1", "--",
+	return exec.Command(pairsNsproto(), "-ns", "-net", "-mnt", "-landlock", "-seccomp", "-cg", nsprotoCgroup(), "-pid1", "--",
 		"/usr/bin/sleep", marker)
 }
 
@@ -58,12 +62,11 @@ func concurrentLine(n int, jail, proto batchStats, ratios []float64, ops int, pr
 		target = concurrentTarget
 	}
 	mr := median(ratios)
-	cg, why := nsprotoConcurrentCg()
 	l := fmt.Sprintf("%-24s wall A %7.0f ms  B %7.0f ms  A/B %5.2f  %s  (%d at once, medians of %d interleaved batches)",
 		name, medianMs(jail.walls), medianMs(proto.walls), mr, verdict(mr, target), n, ops)
-	l += fmt.Sprintf("\nbench:   %-24s B: nsproto -ns -net -mnt -landlock -seccomp -cg %s -pid1", "", cg)
-	if why != "" {
-		l += fmt.Sprintf(" (no cgroup: %s)", why)
+	l += fmt.Sprintf("\nbench:   %-24s B: nsproto -ns -net -mnt -landlock -seccomp -cg %s -pid1", "", nsprotoCgroup())
+	if inView() {
+		l += fmt.Sprintf("\nbench:   %-24s %s", "", viewNote())
 	}
 	return l
 }

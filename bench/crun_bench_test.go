@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -31,18 +30,15 @@ import (
 // controller ("cgroups in hybrid mode not supported": hugetlb here), and on
 // cgroup v1 it makes an absolute linux.cgroupsPath below the root of each
 // hierarchy, which for memory is outside this process' cgroup. So crun runs
-// in a view of its own, never the host's: a holder process (unshare -m -C
-// --propagation private) mounts a tmpfs over /sys/fs/cgroup and, from inside
-// its new cgroup namespace, the v1 hierarchies of crunControllers, whose
-// roots are then this process' own cgroups. crun sees a pure cgroup v1 host
-// and "/<leaf>" lands below our cgroups, as the jail's leaves do. Each run
+// in a cgroup view of its own (cgview_test.go), never the host's: a holder
+// process keeps crunView, the v1 hierarchies without cgroup2, whose roots
+// are this process' own cgroups. crun sees a pure cgroup v1 host and
+// "/<leaf>" lands below our cgroups, as the jail's leaves do. Each run
 // enters the view with nsenter, whose exec (0.9 ms here, hyperfine: 1.5 ms
 // against 0.6 for /usr/bin/true alone) is counted in crun's time.
 
-// crunControllers are the hierarchies mounted in crun's view, those the
-// jail makes its v1 leaves in (crun makes leaves only where a hierarchy is
-// mounted).
-var crunControllers = []string{"memory", "cpu", "cpuacct", "pids"}
+// crunView is crun's view: no cgroup2 mount, or crun calls the host hybrid.
+var crunView = cgroupView{V1: viewControllers}
 
 // crunDeny is the seccomp deny-list given to crun (EPERM): the kernel
 // attack surface the jail's own filter denies, in short.
@@ -105,19 +101,12 @@ func (c *crunPeer) prepare(tb testing.TB) error {
 	return c.startHolder(tb)
 }
 
-// crunView is the holder's script: the cgroup v1 view, then a line on
-// stdout, then nothing until killed. The mounts die with its namespace.
-const crunView = `set -e
-mount -t tmpfs -o mode=0755 scidex-bench-cgroups /sys/fs/cgroup
-for c in "$@"; do mkdir /sys/fs/cgroup/$c; mount -t cgroup -o $c cgroup /sys/fs/cgroup/$c; done
-echo ready
-exec sleep infinity`
-
 func (c *crunPeer) startHolder(tb testing.TB) error {
-	args := append([]string{"-m", "-C", "--propagation", "private", "sh", "-c", crunView, "sh"}, crunControllers...)
-	h := exec.Command("unshare", args...)
-	// Gone with the bench even when it is killed before its cleanup.
-	h.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := viewUnavailable(); err != nil {
+		return err
+	}
+	// The view, then a line on stdout, then nothing until killed.
+	h := crunView.cmd("sh", "-c", "echo ready; exec sleep infinity")
 	var stderr strings.Builder
 	h.Stderr = &stderr
 	out, err := h.StdoutPipe()
@@ -139,14 +128,14 @@ func (c *crunPeer) startHolder(tb testing.TB) error {
 }
 
 // removeLeaves removes the leaf crun makes in each of our own cgroups of
-// crunControllers, if a run left it (crun removes it as it ends).
+// crunView, if a run left it (crun removes it as it ends).
 func (c *crunPeer) removeLeaves() {
 	cgs, err := testutil.OwnCgroups()
 	if err != nil {
 		return
 	}
 	for _, cg := range cgs {
-		if cg.Version != 1 || len(cg.Dirs) == 0 || !slices.ContainsFunc(cg.Controllers, func(s string) bool { return slices.Contains(crunControllers, s) }) {
+		if cg.Version != 1 || len(cg.Dirs) == 0 || !slices.ContainsFunc(cg.Controllers, func(s string) bool { return slices.Contains(crunView.V1, s) }) {
 			continue
 		}
 		d := filepath.Join(cg.Dirs[0], c.leaf)

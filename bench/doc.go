@@ -31,8 +31,8 @@
 //     reversed order every other op. Reports the wall time of each batch,
 //     per-run latency (p50, p95) and the jail/bwrap and jail/nsproto wall
 //     ratios; the jail/nsproto pair (target 1.2 for 200) is printed with
-//     the startup pairs, with nsproto's flags (-cg none where its v1 leaves
-//     would sit outside this process' cgroups). Fails if a run failed or
+//     the startup pairs, with nsproto's flags (everything on, its cgroup
+//     leaf too: see the cgroup view below). Fails if a run failed or
 //     anything leaked: a run directory left in the tmp-root, a process
 //     carrying the run's marker, a new mount in /proc/self/mountinfo, a new
 //     scidex-* cgroup below this process's cgroups.
@@ -46,12 +46,24 @@
 //     from ../shared/perf/nsproto; the pair is left out with a note without
 //     it) and against bwrap: the median of each side and of the per-pair
 //     ratio, in wall and in CPU time, printed at the end with the target
-//     beside it. For information, the jail against crun (Debian's crun,
-//     with a bundle the bench writes: the same limits, namespaces and
-//     read-only root, a seccomp deny-list), run in a cgroup v1 view of its
-//     own (a private mount and cgroup namespace, never the host's) so that
-//     its leaves land below this process' cgroups; without crun, or when
-//     it cannot run, its row says why. Inside the vmtest VM (SCIDEX_IN_VM=1: pure cgroup v2, the
+//     beside it. On a hybrid host whose memory cgroup is not the
+//     hierarchy's root (these development machines), nsproto -cg v1 would
+//     make its leaves outside this process' cgroups: there the nsproto
+//     pairs (this one and the concurrency pair) run in a cgroup view, both
+//     sides alike. The benchmark re-executes this test binary once, for
+//     itself alone, in a private mount and cgroup namespace (unshare -m -C
+//     --propagation private, never the host's mounts) with a tmpfs over
+//     /sys/fs/cgroup and the v1 memory, cpu, cpuacct and pids hierarchies
+//     and cgroup2 mounted from inside, their roots this process' own
+//     cgroups; the binary inside hands its rows and metrics back in a file
+//     ($SCIDEX_BENCH_VIEW). Where no view can be made (not root, no
+//     unshare, mounts refused) the row says why. On a cgroup v2 host
+//     nsproto runs -cg v2 with no view. For information, the jail against
+//     crun (Debian's crun, with a bundle the bench writes: the same limits,
+//     namespaces and read-only root, a seccomp deny-list), run in a cgroup
+//     view of its own (v1 only: crun refuses a hybrid host) so that its
+//     leaves land below this process' cgroups; without crun, or when it
+//     cannot run, its row says why. Inside the vmtest VM (SCIDEX_IN_VM=1: pure cgroup v2, the
 //     init born in its leaf with CLONE_INTO_CGROUP) it times the VM's pairs
 //     instead, "vm-jail-vs-nsproto-true" (target 1.2) and
 //     "vm-jail-vs-bwrap-true" (for reference), and prints the median of

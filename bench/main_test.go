@@ -24,6 +24,12 @@ func TestMain(m *testing.M) {
 }
 
 func benchMain(m *testing.M) int {
+	if inView() {
+		if err := enterView(); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			return 2
+		}
+	}
 	cleanup, err := setupBinary()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -31,7 +37,12 @@ func benchMain(m *testing.M) int {
 	}
 	defer cleanup()
 	code := m.Run()
-	printPairs()
+	if !inView() {
+		printPairs()
+	} else if err := leaveView(); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 2
+	}
 	return code
 }
 

@@ -83,9 +83,9 @@ func (p *phaseSums) add(r *report, _ time.Time, wall time.Duration) {
 
 func (p *phaseSums) report(b *testing.B) {
 	for _, k := range append(p.names, "supervisor-sum", "wall") {
-		b.ReportMetric(median(p.us[k]), metricUnit(k, "us"))
+		reportMetric(b, median(p.us[k]), metricUnit(k, "us"))
 	}
-	b.ReportMetric(median(p.us["coverage"]), "coverage-%")
+	reportMetric(b, median(p.us["coverage"]), "coverage-%")
 	if len(p.us["wall"]) > 1 {
 		// Printed, not only reported: benchmark metrics come out on one
 		// long line.
