@@ -18,14 +18,14 @@ func fullConfig() *Config {
 		RunDir: "/tmp/r", Hostname: "h", UID: 1000, GID: -1,
 		Mounts: Mounts{
 			System:   []SystemEntry{{Path: "/usr"}, {Path: "/bin", Symlink: "usr/bin"}},
-			ReadOnly: []string{"/d <&>"}, Files: []File{{Path: "/etc/passwd", Content: "a:x:1:1::/:/bin/sh\n"}},
+			ReadOnly: []string{"/d <&>"}, ReadWrite: []string{"/out"}, Files: []File{{Path: "/etc/passwd", Content: "a:x:1:1::/:/bin/sh\n"}},
 			RunDir: "/tmp/r", RunDirBytes: 1 << 40, ShmBytes: -3, Scratch: "/home/analysis", ScratchTmp: "/home/analysis/tmp",
 			ScratchBytes: 7, KeepScratch: true, Meminfo: "MemTotal: 1 kB\n",
 			Cgroup: &CgroupView{Version: 1, Controllers: []string{"cpu", "memory"}},
 		},
 		Loopback: true, Setgroups: true, Groups: []int{1000, 65534}, CPUs: 2,
 		Security: Security{
-			Landlock: &landlock.Policy{ReadExec: []string{"/usr"}, ReadOnly: []string{}, Devices: []string{"/dev/null"},
+			Landlock: &landlock.Policy{ReadExec: []string{"/usr"}, ReadOnly: []string{}, ReadWrite: []string{"/tmp/r"}, Devices: []string{"/dev/null"},
 				HandleTCP: true, ConnectTCP: []uint16{443, 65535}, Scope: true, AllowDegraded: true, MinABI: 7},
 			Seccomp: &seccomp.Policy{Name: "default", Net: "none"},
 		},
@@ -166,4 +166,24 @@ func mustJSON(t *testing.T, v any) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestFullConfigIsFull: fullConfig sets every field, so that a field
+// added to Config, Mounts or a Policy (omitempty or not) reaches the
+// codec's tests above, which then fail until the codec writes and reads it.
+func TestFullConfigIsFull(t *testing.T) {
+	var walk func(v reflect.Value, path string)
+	walk = func(v reflect.Value, path string) {
+		switch {
+		case v.IsZero():
+			t.Errorf("fullConfig leaves %s zero: set it, and add it to the codec", path)
+		case v.Kind() == reflect.Pointer:
+			walk(v.Elem(), path)
+		case v.Kind() == reflect.Struct:
+			for i := range v.NumField() {
+				walk(v.Field(i), path+"."+v.Type().Field(i).Name)
+			}
+		}
+	}
+	walk(reflect.ValueOf(fullConfig()), "Config")
 }
