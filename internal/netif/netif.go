@@ -15,28 +15,28 @@
 package netif
 
 import (
-	"fmt"
-
 	"golang.org/x/sys/unix"
+
+	"github.com/scidex/scidex-jail/internal/wrap"
 )
 
 // LoopbackUp sets IFF_UP on lo in the calling thread's network namespace.
 func LoopbackUp() error {
 	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return fmt.Errorf("socket for lo: %w", err)
+		return wrap.Error("socket for lo", err)
 	}
 	defer unix.Close(fd)
 	ifr, err := unix.NewIfreq("lo")
 	if err != nil {
-		return fmt.Errorf("ifreq lo: %w", err)
+		return wrap.Error("ifreq lo", err)
 	}
 	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
-		return fmt.Errorf("get flags of lo: %w", err)
+		return wrap.Error("get flags of lo", err)
 	}
 	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
 	if err := unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr); err != nil {
-		return fmt.Errorf("bring lo up: %w", err)
+		return wrap.Error("bring lo up", err)
 	}
 	return nil
 }

@@ -14,10 +14,13 @@
 package sysfile
 
 import (
-	"fmt"
+	"errors"
 	"os"
+	"strconv"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/scidex/scidex-jail/internal/wrap"
 )
 
 // Read reads the whole file at path, whatever size stat gives it. Its
@@ -64,10 +67,10 @@ func Write(path, value string) error {
 		err = cerr
 	}
 	if err == nil && n != len(value) {
-		err = fmt.Errorf("short write: %d of %d bytes", n, len(value))
+		err = errors.New("short write: " + strconv.Itoa(n) + " of " + strconv.Itoa(len(value)) + " bytes")
 	}
 	if err != nil {
-		return fmt.Errorf("write %q to %s: %w", value, path, err)
+		return wrap.Error("write "+strconv.Quote(value)+" to "+path, err)
 	}
 	return nil
 }

@@ -2,7 +2,6 @@ package initconn
 
 import (
 	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -103,11 +102,7 @@ func (c *Conn) Err() error { return c.err }
 
 // SendConfig writes the init's config, one line of JSON.
 func (c *Conn) SendConfig(cfg *protocol.Config) error {
-	line, err := json.Marshal(cfg)
-	if err != nil {
-		return fmt.Errorf("bug: encode the init's config: %w", err)
-	}
-	return c.write(append(line, '\n'))
+	return c.write(protocol.EncodeConfig(cfg))
 }
 
 // Send writes one message to the init.

@@ -10,7 +10,6 @@
 package initmain
 
 import (
-	"fmt"
 	"os"
 
 	"github.com/scidex/scidex-jail/jail/childmode"
@@ -23,7 +22,7 @@ import (
 // run any other way, it says so and exits 125 before doing anything.
 func Main() {
 	if childmode.Of(os.Args) != childmode.Init {
-		fmt.Fprintf(os.Stderr, "%s: this is the jail's internal init, started by `scidex-jail run`; not a command\n", childmode.Init)
+		_, _ = os.Stderr.WriteString(string(childmode.Init) + ": this is the jail's internal init, started by `scidex-jail run`; not a command\n")
 		os.Exit(protocol.ExitSetup)
 	}
 	initproc.Main()

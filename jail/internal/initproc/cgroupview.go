@@ -1,13 +1,13 @@
 package initproc
 
 import (
-	"fmt"
 	"os"
 	"slices"
 	"strings"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/scidex/scidex-jail/internal/wrap"
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
 )
 
@@ -33,13 +33,13 @@ func mountCgroupView(v *protocol.CgroupView) error {
 	// There even if no hierarchy below matches: Landlock's rule for it
 	// needs the path.
 	if err := mkdirAll(dir); err != nil {
-		return fmt.Errorf("create %s: %w", dir, err)
+		return wrap.Error("create "+dir, err)
 	}
 	// The hierarchies, by their co-mounted controller sets, from the
 	// init's own /proc/self/cgroup ("4:cpu,cpuacct:/").
 	data, err := os.ReadFile("/proc/self/cgroup")
 	if err != nil {
-		return fmt.Errorf("read /proc/self/cgroup: %w", err)
+		return wrap.Error("read /proc/self/cgroup", err)
 	}
 	for _, set := range v1Hierarchies(string(data), v.Controllers) {
 		if err := mkdirMount("cgroup", dir+"/"+set, "cgroup", flags, set); err != nil {

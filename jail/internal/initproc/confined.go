@@ -2,12 +2,13 @@ package initproc
 
 import (
 	"bytes"
-	"fmt"
+	"errors"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/scidex/scidex-jail/internal/sysfile"
+	"github.com/scidex/scidex-jail/internal/wrap"
 )
 
 // confined checks, right before the fork, that the thread about to fork
@@ -23,7 +24,7 @@ import (
 func confined(uid, gid int, groups []int, seccomp bool) error {
 	b, err := sysfile.Read("/proc/thread-self/status")
 	if err != nil {
-		return fmt.Errorf("read the forking thread's status: %w", err)
+		return wrap.Error("read the forking thread's status", err)
 	}
 	return checkStatus(b, uid, gid, groups, seccomp)
 }
@@ -64,7 +65,7 @@ func checkStatus(status []byte, uid, gid int, groups []int, seccomp bool) error 
 			got[i] = []byte(sortedIDs(parseIDs(got[i])))
 		}
 		if string(got[i]) != w.val {
-			return fmt.Errorf("bug: the thread forking the target has %s %q, want %q: it is not confined as planned", w.key, got[i], w.val)
+			return errors.New("bug: the thread forking the target has " + w.key + " " + strconv.Quote(string(got[i])) + ", want " + strconv.Quote(w.val) + ": it is not confined as planned")
 		}
 	}
 	return nil

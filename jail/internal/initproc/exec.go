@@ -2,7 +2,6 @@ package initproc
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -40,9 +39,9 @@ func lookCommand(name string, env []string, dir string) (string, int, error) {
 		denied = p
 	}
 	if denied != "" {
-		return "", protocol.ExitCannotExecute, fmt.Errorf("%s: permission denied: it is not executable inside the jail", denied)
+		return "", protocol.ExitCannotExecute, errors.New(denied + ": permission denied: it is not executable inside the jail")
 	}
-	return "", protocol.ExitNotFound, fmt.Errorf("%s: command not found in the jail's PATH %s (the jail sees /usr, /bin, /lib*, /etc, data/ and docs/ and its run directory)", name, path)
+	return "", protocol.ExitNotFound, errors.New(name + ": command not found in the jail's PATH " + path + " (the jail sees /usr, /bin, /lib*, /etc, data/ and docs/ and its run directory)")
 }
 
 func execErrorCode(err error) int {

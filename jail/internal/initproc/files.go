@@ -2,11 +2,11 @@ package initproc
 
 import (
 	"errors"
-	"fmt"
 	"strconv"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/scidex/scidex-jail/internal/wrap"
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
 )
 
@@ -25,25 +25,25 @@ func placeFiles(files []protocol.File) error {
 		// and the view would still show the host's file.
 		var st unix.Stat_t
 		if err := unix.Lstat(dst, &st); err != nil {
-			return fmt.Errorf("stat %s: %w", f.Path, err)
+			return wrap.Error("stat "+f.Path, err)
 		}
 		if st.Mode&unix.S_IFMT != unix.S_IFREG {
-			return fmt.Errorf("%s is not a regular file on this host (mode %#o): the view cannot lay the analysis' own over it", f.Path, st.Mode)
+			return errors.New(f.Path + " is not a regular file on this host (mode 0" + strconv.FormatUint(uint64(st.Mode), 8) + "): the view cannot lay the analysis' own over it")
 		}
 		src := newRoot + "/.scidex-file-" + strconv.Itoa(i)
 		if err := writeNew(src, f.Content); err != nil {
-			return fmt.Errorf("write %s for the view: %w", f.Path, err)
+			return wrap.Error("write "+f.Path+" for the view", err)
 		}
 		err := unix.Mount(src, dst, "", unix.MS_BIND, "")
 		if uerr := unix.Unlink(src); err == nil && uerr != nil {
-			err = fmt.Errorf("unlink %s: %w", src, uerr)
+			err = wrap.Error("unlink "+src, uerr)
 		}
 		if err != nil {
-			return fmt.Errorf("bind the view's own %s: %w", f.Path, err)
+			return wrap.Error("bind the view's own "+f.Path, err)
 		}
 		attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV | unix.MOUNT_ATTR_NOEXEC}
 		if err := unix.MountSetattr(unix.AT_FDCWD, dst, 0, &attr); err != nil {
-			return fmt.Errorf("make %s read-only: %w", f.Path, err)
+			return wrap.Error("make "+f.Path+" read-only", err)
 		}
 	}
 	return nil

@@ -1,10 +1,12 @@
 package initproc
 
 import (
-	"fmt"
+	"strconv"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/scidex/scidex-jail/internal/wrap"
 )
 
 // dropIdentity turns the init's locked thread, the one that forks the
@@ -33,29 +35,29 @@ func dropIdentity(uid, gid int, setgroups bool) error {
 			break
 		}
 		if e != 0 {
-			return fmt.Errorf("drop capability %d from the bounding set: %w", c, e)
+			return wrap.Error("drop capability "+strconv.Itoa(c)+" from the bounding set", e)
 		}
 	}
 	if setgroups {
 		if _, _, e := unix.RawSyscall(unix.SYS_SETGROUPS, 0, 0, 0); e != 0 {
-			return fmt.Errorf("clear supplementary groups: %w", e)
+			return wrap.Error("clear supplementary groups", e)
 		}
 	}
 	if _, _, e := unix.RawSyscall(unix.SYS_SETRESGID, uintptr(gid), uintptr(gid), uintptr(gid)); e != 0 {
-		return fmt.Errorf("setresgid %d: %w", gid, e)
+		return wrap.Error("setresgid "+strconv.Itoa(gid), e)
 	}
 	if _, _, e := unix.RawSyscall(unix.SYS_SETRESUID, uintptr(uid), uintptr(uid), uintptr(uid)); e != 0 {
-		return fmt.Errorf("setresuid %d: %w", uid, e)
+		return wrap.Error("setresuid "+strconv.Itoa(uid), e)
 	}
 	// setresuid has emptied permitted and effective; capset also clears
 	// inheritable (and with it ambient).
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var data [2]unix.CapUserData
 	if _, _, e := unix.RawSyscall(unix.SYS_CAPSET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0); e != 0 {
-		return fmt.Errorf("clear capability sets: %w", e)
+		return wrap.Error("clear capability sets", e)
 	}
 	if _, _, e := unix.RawSyscall6(unix.SYS_PRCTL, unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0, 0); e != 0 {
-		return fmt.Errorf("set no_new_privs: %w", e)
+		return wrap.Error("set no_new_privs", e)
 	}
 	return nil
 }

@@ -18,8 +18,6 @@ package initproc
 
 import (
 	"bufio"
-	"encoding/json"
-	"fmt"
 	"os"
 	"runtime"
 	"syscall"
@@ -29,6 +27,7 @@ import (
 
 	"github.com/scidex/scidex-jail/internal/buildversion"
 	"github.com/scidex/scidex-jail/internal/netif"
+	"github.com/scidex/scidex-jail/internal/wrap"
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
 )
 
@@ -139,7 +138,7 @@ func (c *conn) runStep(s step) bool {
 
 func run(started time.Time) int {
 	if os.Getpid() != 1 {
-		fmt.Fprintln(os.Stderr, "scidex-jail: this is the jail's internal init; use `scidex-jail run`")
+		_, _ = os.Stderr.WriteString("scidex-jail: this is the jail's internal init; use `scidex-jail run`\n")
 		return protocol.ExitSetup
 	}
 	sock := os.NewFile(protocol.SyncFD, "sync")
@@ -213,7 +212,7 @@ func (c *conn) startTarget(cfg *protocol.Config, found *protocol.Started) (pid i
 		})
 		code = execErrorCode(err)
 		if err != nil {
-			err = fmt.Errorf("exec %s: %w", path, err)
+			err = wrap.Error("exec "+path, err)
 		}
 	}
 	if err != nil {
@@ -245,11 +244,11 @@ func exitedMsg(ws unix.WaitStatus, wall time.Duration) protocol.Exited {
 func readConfig(r *bufio.Reader) (*protocol.Config, error) {
 	line, err := protocol.ReadLine(r, protocol.MaxConfigBytes)
 	if err != nil {
-		return nil, fmt.Errorf("read config from supervisor: %w", err)
+		return nil, wrap.Error("read config from supervisor", err)
 	}
-	var cfg protocol.Config
-	if err := json.Unmarshal(line, &cfg); err != nil {
-		return nil, fmt.Errorf("decode config from supervisor: %w", err)
+	cfg, err := protocol.DecodeConfig(line)
+	if err != nil {
+		return nil, wrap.Error("decode config from supervisor", err)
 	}
-	return &cfg, nil
+	return cfg, nil
 }

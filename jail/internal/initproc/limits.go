@@ -1,12 +1,13 @@
 package initproc
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/scidex/scidex-jail/internal/wrap"
 )
 
 // The run's limits as the analysis sees them: its CPUs and its memory.
@@ -24,12 +25,12 @@ import (
 func pinCPUs(n int) (string, error) {
 	var set unix.CPUSet
 	if err := unix.SchedGetaffinity(0, &set); err != nil {
-		return "", fmt.Errorf("sched_getaffinity: %w", err)
+		return "", wrap.Error("sched_getaffinity", err)
 	}
 	if n > 0 && set.Count() > n {
 		set = pickCPUs(set, n, currentCPU())
 		if err := unix.SchedSetaffinity(0, &set); err != nil {
-			return "", fmt.Errorf("sched_setaffinity to %s: %w", cpuList(set), err)
+			return "", wrap.Error("sched_setaffinity to "+cpuList(set), err)
 		}
 	}
 	return cpuList(set), nil
@@ -103,14 +104,14 @@ func writeLimitsView(online, meminfo string) error {
 	}
 	dst := newRoot + "/proc/meminfo"
 	if err := unix.Mount(src, dst, "", unix.MS_BIND, ""); err != nil {
-		return fmt.Errorf("bind the run's meminfo on /proc/meminfo: %w", err)
+		return wrap.Error("bind the run's meminfo on /proc/meminfo", err)
 	}
 	attr := unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV | unix.MOUNT_ATTR_NOEXEC
 	if err := unix.MountSetattr(unix.AT_FDCWD, dst, 0, &unix.MountAttr{Attr_set: uint64(attr)}); err != nil {
-		return fmt.Errorf("make /proc/meminfo read-only: %w", err)
+		return wrap.Error("make /proc/meminfo read-only", err)
 	}
 	if err := unix.Unlink(src); err != nil {
-		return fmt.Errorf("remove %s: %w", src, err)
+		return wrap.Error("remove "+src, err)
 	}
 	return nil
 }
@@ -123,13 +124,13 @@ func writeFile(path, text string) error {
 	}
 	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0o444)
 	if err != nil {
-		return fmt.Errorf("create %s: %w", path, err)
+		return wrap.Error("create "+path, err)
 	}
 	defer unix.Close(fd)
 	for b := []byte(text); len(b) > 0; {
 		n, err := unix.Write(fd, b)
 		if err != nil {
-			return fmt.Errorf("write %s: %w", path, err)
+			return wrap.Error("write "+path, err)
 		}
 		b = b[n:]
 	}

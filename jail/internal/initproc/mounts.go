@@ -2,7 +2,6 @@ package initproc
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -10,6 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/scidex/scidex-jail/internal/wrap"
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
 )
 
@@ -29,7 +29,7 @@ const newRoot = "/tmp"
 func buildMountView(p *protocol.Mounts, online string) error {
 	// Nothing we mount may propagate back to the host (systemd makes / shared).
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		return fmt.Errorf("make / private: %w", err)
+		return wrap.Error("make / private", err)
 	}
 	// Every source is opened before the new root covers /tmp (where a run
 	// directory or a bound path may lie).
@@ -69,10 +69,10 @@ func openSources(p *protocol.Mounts) ([]bind, error) {
 	open := func(path string, attr uint64) error {
 		fd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
 		if errors.Is(err, unix.EACCES) {
-			return fmt.Errorf("open %s: %w: the analysis' uid (--uid) must be able to reach it: give every directory above it search permission for others (chmod o+x)", path, err)
+			return wrap.Around("open "+path+": ", err, ": the analysis' uid (--uid) must be able to reach it: give every directory above it search permission for others (chmod o+x)")
 		}
 		if err != nil {
-			return fmt.Errorf("open %s: %w", path, err)
+			return wrap.Error("open "+path, err)
 		}
 		binds = append(binds, bind{fd, path, path, attr})
 		return nil
@@ -121,12 +121,12 @@ func openSources(p *protocol.Mounts) ([]bind, error) {
 // /dev's own entries, a fresh /proc, and empty socket directories.
 func layRoot(p *protocol.Mounts, binds []bind, online string) error {
 	if err := unix.Mount("tmpfs", newRoot, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755,size=1m"); err != nil {
-		return fmt.Errorf("mount new root tmpfs: %w", err)
+		return wrap.Error("mount new root tmpfs", err)
 	}
 	for _, e := range p.System {
 		if e.Symlink != "" {
 			if err := symlink(e.Symlink, newRoot+e.Path); err != nil {
-				return fmt.Errorf("recreate symlink %s: %w", e.Path, err)
+				return wrap.Error("recreate symlink "+e.Path, err)
 			}
 		}
 	}
@@ -163,7 +163,7 @@ func layRoot(p *protocol.Mounts, binds []bind, online string) error {
 	// D-Bus, ...) are not bound: these stay empty, read-only directories.
 	for _, d := range []string{"/run", "/var/run", "/var/tmp"} {
 		if err := mkdirAll(newRoot + d); err != nil {
-			return fmt.Errorf("create %s: %w", d, err)
+			return wrap.Error("create "+d, err)
 		}
 	}
 	return nil
@@ -217,10 +217,10 @@ func symlink(target, link string) error {
 
 func mkdirMount(src, dst, fstype string, flags uintptr, data string) error {
 	if err := mkdirAll(dst); err != nil {
-		return fmt.Errorf("create %s: %w", dst, err)
+		return wrap.Error("create "+dst, err)
 	}
 	if err := unix.Mount(src, dst, fstype, flags, data); err != nil {
-		return fmt.Errorf("mount %s on %s: %w", fstype, dst, err)
+		return wrap.Error("mount "+fstype+" on "+dst, err)
 	}
 	return nil
 }
@@ -230,27 +230,27 @@ func mkdirMount(src, dst, fstype string, flags uintptr, data string) error {
 func bindAt(b bind, dst string) error {
 	var st unix.Stat_t
 	if err := unix.Fstat(b.fd, &st); err != nil {
-		return fmt.Errorf("stat %s: %w", b.src, err)
+		return wrap.Error("stat "+b.src, err)
 	}
 	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
 		if err := mkdirAll(dst); err != nil {
-			return fmt.Errorf("create mount point %s: %w", dst, err)
+			return wrap.Error("create mount point "+dst, err)
 		}
 	} else if err := mkfile(dst); err != nil {
-		return fmt.Errorf("create mount point %s: %w", dst, err)
+		return wrap.Error("create mount point "+dst, err)
 	}
 	// A bind through /proc/self/fd reaches the object even when its path is
 	// now hidden under the new root tmpfs.
 	srcPath := "/proc/self/fd/" + strconv.Itoa(b.fd)
 	if err := unix.Mount(srcPath, dst, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
-		return fmt.Errorf("bind %s on %s: %w", b.src, dst, err)
+		return wrap.Error("bind "+b.src+" on "+dst, err)
 	}
 	// mount_setattr only adds flags: the locked flags a user namespace
 	// inherits from the host mount (nosuid, nodev, ...) stay as they were,
 	// which a MS_REMOUNT|MS_BIND would have to repeat or fail with EPERM.
 	if b.attr != 0 {
 		if err := unix.MountSetattr(unix.AT_FDCWD, dst, unix.AT_RECURSIVE, &unix.MountAttr{Attr_set: b.attr}); err != nil {
-			return fmt.Errorf("set mount attributes on %s: %w", dst, err)
+			return wrap.Error("set mount attributes on "+dst, err)
 		}
 	}
 	return nil
@@ -262,13 +262,13 @@ func populateDev(dev string, shmBytes int64) error {
 		{"/proc/self/fd/2", "stderr"}, {"pts/ptmx", "ptmx"},
 	} {
 		if err := symlink(l[0], dev+"/"+l[1]); err != nil {
-			return fmt.Errorf("create /dev/%s: %w", l[1], err)
+			return wrap.Error("create /dev/"+l[1], err)
 		}
 	}
 	if err := mkdirMount("devpts", dev+"/pts", "devpts", unix.MS_NOSUID|unix.MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620"); err != nil {
 		return err
 	}
-	shm := fmt.Sprintf("mode=1777,size=%d", shmBytes)
+	shm := "mode=1777,size=" + strconv.FormatInt(shmBytes, 10)
 	if err := mkdirMount("tmpfs", dev+"/shm", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, shm); err != nil {
 		return err
 	}
@@ -279,16 +279,16 @@ func populateDev(dev string, shmBytes int64) error {
 // under the new one; the detach then drops it, so no path leads back.
 func pivotInto(dir string) error {
 	if err := unix.Chdir(dir); err != nil {
-		return fmt.Errorf("chdir to new root: %w", err)
+		return wrap.Error("chdir to new root", err)
 	}
 	if err := unix.PivotRoot(".", "."); err != nil {
-		return fmt.Errorf("pivot_root: %w", err)
+		return wrap.Error("pivot_root", err)
 	}
 	if err := unix.Unmount(".", unix.MNT_DETACH); err != nil {
-		return fmt.Errorf("detach old root: %w", err)
+		return wrap.Error("detach old root", err)
 	}
 	if err := unix.Chdir("/"); err != nil {
-		return fmt.Errorf("chdir /: %w", err)
+		return wrap.Error("chdir /", err)
 	}
 	return nil
 }
@@ -300,7 +300,7 @@ func mountProc() error {
 		// The kernel mounts a new proc in a user namespace only where
 		// an existing one is fully visible (mount_too_revealing):
 		// container runtimes mask parts of theirs.
-		return fmt.Errorf("%w: a fresh /proc for the run's pid namespace is refused while parts of the /proc the jail sees are masked or read-only (as container runtimes do by default): the container must leave /proc unmasked (Kubernetes securityContext.procMount: Unmasked, docker --security-opt systempaths=unconfined)", err)
+		return wrap.Around("", err, ": a fresh /proc for the run's pid namespace is refused while parts of the /proc the jail sees are masked or read-only (as container runtimes do by default): the container must leave /proc unmasked (Kubernetes securityContext.procMount: Unmasked, docker --security-opt systempaths=unconfined)")
 	}
 	return err
 }
@@ -309,13 +309,13 @@ func mountProc() error {
 // root itself read-only: it holds only directories and links.
 func sealAndPivot() error {
 	if err := unix.MountSetattr(unix.AT_FDCWD, newRoot+"/dev", 0, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}); err != nil {
-		return fmt.Errorf("make /dev read-only: %w", err)
+		return wrap.Error("make /dev read-only", err)
 	}
 	if err := pivotInto(newRoot); err != nil {
 		return err
 	}
 	if err := unix.MountSetattr(unix.AT_FDCWD, "/", 0, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}); err != nil {
-		return fmt.Errorf("make new root read-only: %w", err)
+		return wrap.Error("make new root read-only", err)
 	}
 	return nil
 }

@@ -3,15 +3,16 @@ package initproc
 import (
 	"bufio"
 	"errors"
-	"fmt"
 	"os"
 	"os/signal"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/scidex/scidex-jail/internal/wrap"
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
 )
 
@@ -19,10 +20,10 @@ import (
 func waitGo(r *bufio.Reader) error {
 	m, err := readOrder(r)
 	if err != nil {
-		return fmt.Errorf("wait for the supervisor's go: %w", err)
+		return wrap.Error("wait for the supervisor's go", err)
 	}
 	if _, ok := m.(protocol.Go); !ok {
-		return fmt.Errorf("bug: supervisor sent %q before go", m.Kind())
+		return errors.New("bug: supervisor sent " + strconv.Quote(string(m.Kind())) + " before go")
 	}
 	return nil
 }

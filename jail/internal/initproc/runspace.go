@@ -1,10 +1,11 @@
 package initproc
 
 import (
-	"fmt"
+	"strconv"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/scidex/scidex-jail/internal/wrap"
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
 )
 
@@ -24,9 +25,10 @@ const budgetMount = newRoot + "/.scidex-budget"
 // the host's (bound with the other binds) and the scratch a tmpfs of its
 // own, whose pages the kernel charges to the run's memory cgroup.
 func mountRunSpace(p *protocol.Mounts) error {
+	insideOwner := "mode=0700,uid=" + strconv.Itoa(protocol.InsideUID) + ",gid=" + strconv.Itoa(protocol.InsideUID)
 	runDir, scratch := newRoot+p.RunDir, newRoot+p.Scratch
 	if p.RunDirBytes > 0 {
-		opts := fmt.Sprintf("mode=0700,uid=%d,gid=%d,size=%d", protocol.InsideUID, protocol.InsideUID, p.RunDirBytes)
+		opts := insideOwner + ",size=" + strconv.FormatInt(p.RunDirBytes, 10)
 		if err := mkdirMount("tmpfs", budgetMount, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
 			return err
 		}
@@ -41,19 +43,19 @@ func mountRunSpace(p *protocol.Mounts) error {
 		}
 		// The two binds hold the tmpfs; the budget's own mount goes.
 		if err := unix.Unmount(budgetMount, unix.MNT_DETACH); err != nil {
-			return fmt.Errorf("detach %s: %w", budgetMount, err)
+			return wrap.Error("detach "+budgetMount, err)
 		}
 		if err := unix.Rmdir(budgetMount); err != nil {
-			return fmt.Errorf("remove %s: %w", budgetMount, err)
+			return wrap.Error("remove "+budgetMount, err)
 		}
 	} else if p.KeepScratch {
 		if err := bindDir(runDir+"/"+protocol.ScratchKeptName, scratch); err != nil {
 			return err
 		}
 	} else {
-		opts := fmt.Sprintf("mode=0700,uid=%d,gid=%d", protocol.InsideUID, protocol.InsideUID)
+		opts := insideOwner
 		if p.ScratchBytes > 0 {
-			opts += fmt.Sprintf(",size=%d", p.ScratchBytes)
+			opts += ",size=" + strconv.FormatInt(p.ScratchBytes, 10)
 		}
 		if err := mkdirMount("tmpfs", scratch, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
 			return err
@@ -62,7 +64,7 @@ func mountRunSpace(p *protocol.Mounts) error {
 	// TMPDIR must exist: Python's tempfile, finding it missing and /tmp
 	// read-only, falls back to the cwd, the run directory.
 	if err := unix.Mkdir(newRoot+p.ScratchTmp, 0o700); err != nil {
-		return fmt.Errorf("create %s: %w", p.ScratchTmp, err)
+		return wrap.Error("create "+p.ScratchTmp, err)
 	}
 	return nil
 }
@@ -73,13 +75,13 @@ func mountRunSpace(p *protocol.Mounts) error {
 // run yet: an existing entry is an error, never reused.
 func bindDir(src, dst string) error {
 	if err := unix.Mkdir(src, 0o700); err != nil {
-		return fmt.Errorf("create %s: %w", src, err)
+		return wrap.Error("create "+src, err)
 	}
 	if err := mkdirAll(dst); err != nil {
-		return fmt.Errorf("create mount point %s: %w", dst, err)
+		return wrap.Error("create mount point "+dst, err)
 	}
 	if err := unix.Mount(src, dst, "", unix.MS_BIND, ""); err != nil {
-		return fmt.Errorf("bind %s on %s: %w", src, dst, err)
+		return wrap.Error("bind "+src+" on "+dst, err)
 	}
 	return nil
 }

@@ -2,8 +2,8 @@ package initproc
 
 import (
 	"errors"
-	"fmt"
 
+	"github.com/scidex/scidex-jail/internal/wrap"
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
 	"github.com/scidex/scidex-jail/landlock"
 	"github.com/scidex/scidex-jail/seccomp"
@@ -19,7 +19,7 @@ func applyLandlock(pol *landlock.Policy, found *protocol.Started) error {
 	res, err := pol.RestrictThread()
 	if err != nil {
 		if errors.Is(err, landlock.ErrUnsupported) {
-			return fmt.Errorf("%w (the supervisor found more: the promises were decided on it, so the run does not start)", err)
+			return wrap.Around("", err, " (the supervisor found more: the promises were decided on it, so the run does not start)")
 		}
 		return err
 	}

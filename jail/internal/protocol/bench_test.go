@@ -1,7 +1,6 @@
 package protocol
 
 import (
-	"encoding/json"
 	"os"
 	"testing"
 )
@@ -10,14 +9,14 @@ import (
 // Debian host, as they crossed the socket (testdata/*.json): what a run
 // encodes and decodes on each side. Each benchmark reports the bytes of
 // its line; go test -bench . -benchmem ./jail/internal/protocol gives the
-// steady cost per run (a fresh process pays encoding/json's first use of
-// each type on top: the report's phases show it).
+// cost per run (the codec builds nothing on first use: a fresh process
+// pays the same).
 
-func testLine(b *testing.B, name string) []byte {
-	b.Helper()
+func testLine(tb testing.TB, name string) []byte {
+	tb.Helper()
 	line, err := os.ReadFile("testdata/" + name)
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	return line
 }
@@ -25,22 +24,19 @@ func testLine(b *testing.B, name string) []byte {
 // BenchmarkConfig: the supervisor encodes the config, the init decodes it.
 func BenchmarkConfig(b *testing.B) {
 	line := testLine(b, "config.json")
-	var cfg Config
-	if err := json.Unmarshal(line, &cfg); err != nil {
+	cfg, err := DecodeConfig(line)
+	if err != nil {
 		b.Fatal(err)
 	}
 	b.Run("encode", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := json.Marshal(&cfg); err != nil {
-				b.Fatal(err)
-			}
+			EncodeConfig(cfg)
 		}
 		b.ReportMetric(float64(len(line)), "bytes/line")
 	})
 	b.Run("decode", func(b *testing.B) {
 		for b.Loop() {
-			var c Config
-			if err := json.Unmarshal(line, &c); err != nil {
+			if _, err := DecodeConfig(line); err != nil {
 				b.Fatal(err)
 			}
 		}

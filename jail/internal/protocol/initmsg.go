@@ -1,9 +1,11 @@
 package protocol
 
 import (
-	"encoding/json"
-	"fmt"
+	"errors"
 	"slices"
+	"strconv"
+
+	"github.com/scidex/scidex-jail/internal/wrap"
 )
 
 // MaxInitMsgBytes bounds one line of the init's: a longer one is refused
@@ -19,7 +21,8 @@ const MaxInitMsgBytes = 64 << 10
 // type switch; DecodeInitMsg reads them, EncodeInitMsg writes them.
 type InitMsg interface {
 	Kind() Kind
-	initMsg()
+	encode(w *writer)                  // the fields after the kind
+	field(r *reader, key string) error // reads the field key's value
 }
 
 // Hello is the init's first message: the version it was built as. Its
@@ -82,99 +85,55 @@ func (*SetupFailed) Kind() Kind { return KindError }
 func (*Started) Kind() Kind     { return KindStarted }
 func (*Exited) Kind() Kind      { return KindExited }
 
-func (*Hello) initMsg()       {}
-func (*SetupFailed) initMsg() {}
-func (*Started) initMsg()     {}
-func (*Exited) initMsg()      {}
-
-// The messages on the wire: the kind first, then the message's fields.
-type (
-	helloWire struct {
-		Kind Kind `json:"kind"`
-		Hello
-	}
-	setupFailedWire struct {
-		Kind Kind `json:"kind"`
-		SetupFailed
-	}
-	startedWire struct {
-		Kind Kind `json:"kind"`
-		Started
-	}
-	exitedWire struct {
-		Kind Kind `json:"kind"`
-		Exited
-	}
-)
-
-// EncodeInitMsg is m as one line of JSON, newline included.
+// EncodeInitMsg is m as one line of JSON, newline included: the kind
+// first, then the message's fields (initwire.go).
 func EncodeInitMsg(m InitMsg) ([]byte, error) {
-	var w any
-	switch m := m.(type) {
-	case *Hello:
-		w = helloWire{KindHello, *m}
-	case *SetupFailed:
-		w = setupFailedWire{KindError, *m}
-	case *Started:
-		w = startedWire{KindStarted, *m}
-	case *Exited:
-		w = exitedWire{KindExited, *m}
-	default:
-		return nil, fmt.Errorf("bug: encode init message %T", m)
+	if m == nil {
+		return nil, errors.New("bug: encode a nil init message")
 	}
-	b, err := json.Marshal(w)
-	if err != nil {
-		return nil, fmt.Errorf("encode init message %s: %w", m.Kind(), err)
-	}
-	return append(b, '\n'), nil
+	w := writer{b: make([]byte, 0, 256)}
+	w.open()
+	w.str("kind", string(m.Kind()))
+	m.encode(&w)
+	w.close()
+	return w.line(), nil
 }
 
 // DecodeInitMsg reads one message of the init from line (one JSON object,
 // a trailing newline allowed). It refuses, with an error naming what is
 // wrong, a line over MaxInitMsgBytes, one that is not a JSON object of a
-// known kind, one with a field its kind does not have or of the wrong
-// type, and one whose values no init sends (a Stage not in Stages, a
-// negative duration, a pid or signal out of range). The hello alone
-// ignores fields it does not know: it is read by supervisors of other
-// versions, which refuse the init by its version, not its shape.
+// known kind (its first field), one with a field its kind does not have or
+// of the wrong type, and one whose values no init sends (a Stage not in
+// Stages, a negative duration, a pid or signal out of range). The hello
+// alone ignores fields it does not know: it is read by supervisors of
+// other versions, which refuse the init by its version, not its shape.
 func DecodeInitMsg(line []byte) (InitMsg, error) {
 	if len(line) > MaxInitMsgBytes {
-		return nil, fmt.Errorf("init message of %d bytes, over the limit of %d", len(line), MaxInitMsgBytes)
+		return nil, errTooLong("init message", len(line), MaxInitMsgBytes)
 	}
-	kind, err := peekKind(line)
+	kind, err := kindOf(line)
 	if err != nil {
-		return nil, fmt.Errorf("init message: %w", err)
+		return nil, wrap.Error("init message", err)
 	}
 	var m InitMsg
-	var found *Kind // the kind the full decoding found
 	switch kind {
 	case KindHello:
-		var w helloWire
-		err = json.Unmarshal(line, &w)
-		m, found = &w.Hello, &w.Kind
+		m = &Hello{}
 	case KindError:
-		var w setupFailedWire
-		err = decodeStrict(line, &w)
-		m, found = &w.SetupFailed, &w.Kind
+		m = &SetupFailed{}
 	case KindStarted:
-		var w startedWire
-		err = decodeStrict(line, &w)
-		m, found = &w.Started, &w.Kind
+		m = &Started{}
 	case KindExited:
-		var w exitedWire
-		err = decodeStrict(line, &w)
-		m, found = &w.Exited, &w.Kind
+		m = &Exited{}
 	default:
-		return nil, fmt.Errorf("init message of unknown kind %q (want hello, error, started or exited)", kind)
+		return nil, errors.New("init message of unknown kind " + strconv.Quote(string(kind)) + " (want hello, error, started or exited)")
 	}
-	if err == nil {
-		err = sameKind(*found, kind)
-	}
+	err = decodeObject(line, kind, m.field)
 	if err == nil {
 		err = checkInitMsg(m)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("init message %q: %w", kind, err)
+		return nil, wrap.Error("init message "+strconv.Quote(string(kind)), err)
 	}
 	return m, nil
 }
@@ -187,20 +146,21 @@ func checkInitMsg(m InitMsg) error {
 		m.Phases = nilIfEmpty(m.Phases)
 		switch {
 		case !slices.Contains(stages, m.Stage):
-			return fmt.Errorf("unknown stage %q", m.Stage)
+			return errors.New("unknown stage " + strconv.Quote(string(m.Stage)))
 		case m.ExitCode != ExitSetup && m.ExitCode != ExitCannotExecute && m.ExitCode != ExitNotFound:
-			return fmt.Errorf("exit code %d, want %d, %d or %d", m.ExitCode, ExitSetup, ExitCannotExecute, ExitNotFound)
+			return errors.New("exit code " + strconv.Itoa(m.ExitCode) + ", want " + strconv.Itoa(ExitSetup) + ", " +
+				strconv.Itoa(ExitCannotExecute) + " or " + strconv.Itoa(ExitNotFound))
 		}
 		return checkPhases(m.Phases)
 	case *Started:
 		m.Phases = nilIfEmpty(m.Phases)
 		switch {
 		case m.Pid <= 0:
-			return fmt.Errorf("pid %d, want a positive pid", m.Pid)
+			return errors.New("pid " + strconv.Itoa(m.Pid) + ", want a positive pid")
 		case m.Micros < 0:
-			return fmt.Errorf("exec took %d µs, want 0 or more", m.Micros)
+			return errors.New("exec took " + i64(m.Micros) + " µs, want 0 or more")
 		case m.Landlock != nil && m.Landlock.ABI < 0:
-			return fmt.Errorf("the landlock ABI %d, want 0 or more", m.Landlock.ABI)
+			return errors.New("the landlock ABI " + strconv.Itoa(m.Landlock.ABI) + ", want 0 or more")
 		}
 		if m.Landlock != nil {
 			m.Landlock.Degraded = nilIfEmpty(m.Landlock.Degraded)
@@ -215,11 +175,13 @@ func checkInitMsg(m InitMsg) error {
 func checkExited(m *Exited) error {
 	switch {
 	case m.ExitCode < 0 || m.ExitCode > 255:
-		return fmt.Errorf("exit code %d, want 0 to 255", m.ExitCode)
+		return errors.New("exit code " + strconv.Itoa(m.ExitCode) + ", want 0 to 255")
 	case m.Signal < 0 || m.Signal > maxSignal || (m.Exited && m.Signal != 0):
-		return fmt.Errorf("signal %d of a target that exited %v, want 1 to %d for one killed, else 0", m.Signal, m.Exited, maxSignal)
+		return errors.New("signal " + strconv.Itoa(m.Signal) + " of a target that exited " + strconv.FormatBool(m.Exited) +
+			", want 1 to " + strconv.Itoa(maxSignal) + " for one killed, else 0")
 	case m.UserUsec < 0 || m.SysUsec < 0 || m.MaxRSSKB < 0 || m.WallUsec < 0:
-		return fmt.Errorf("negative usage (user %d µs, system %d µs, peak %d KiB, wall %d µs)", m.UserUsec, m.SysUsec, m.MaxRSSKB, m.WallUsec)
+		return errors.New("negative usage (user " + i64(m.UserUsec) + " µs, system " + i64(m.SysUsec) + " µs, peak " +
+			i64(m.MaxRSSKB) + " KiB, wall " + i64(m.WallUsec) + " µs)")
 	}
 	return nil
 }
@@ -227,7 +189,7 @@ func checkExited(m *Exited) error {
 func checkPhases(ps []Phase) error {
 	for _, p := range ps {
 		if p.Name == "" || p.Micros < 0 {
-			return fmt.Errorf("phase %q of %d µs, want a name and 0 µs or more", p.Name, p.Micros)
+			return errors.New("phase " + strconv.Quote(p.Name) + " of " + i64(p.Micros) + " µs, want a name and 0 µs or more")
 		}
 	}
 	return nil
@@ -239,3 +201,5 @@ func nilIfEmpty[T any](s []T) []T {
 	}
 	return s
 }
+
+func i64(n int64) string { return strconv.FormatInt(n, 10) }

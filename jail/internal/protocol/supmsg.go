@@ -1,8 +1,10 @@
 package protocol
 
 import (
-	"encoding/json"
-	"fmt"
+	"errors"
+	"strconv"
+
+	"github.com/scidex/scidex-jail/internal/wrap"
 )
 
 // MaxSupervisorMsgBytes bounds one line of the supervisor's after the
@@ -36,64 +38,60 @@ func (Go) supervisorMsg()     {}
 func (Kill) supervisorMsg()   {}
 func (Signal) supervisorMsg() {}
 
-type (
-	bareWire struct {
-		Kind Kind `json:"kind"`
-	}
-	signalWire struct {
-		Kind Kind `json:"kind"`
-		Signal
-	}
-)
-
-// EncodeSupervisorMsg is m as one line of JSON, newline included.
+// EncodeSupervisorMsg is m as one line of JSON, newline included: the
+// kind first, then a Signal's signal.
 func EncodeSupervisorMsg(m SupervisorMsg) ([]byte, error) {
-	var w any = bareWire{m.Kind()}
+	if m == nil {
+		return nil, errors.New("bug: encode a nil supervisor message")
+	}
+	w := writer{b: make([]byte, 0, 32)}
+	w.open()
+	w.str("kind", string(m.Kind()))
 	if s, ok := m.(Signal); ok {
-		w = signalWire{KindSignal, s}
+		w.int("signal", int64(s.Signal))
 	}
-	b, err := json.Marshal(w)
-	if err != nil {
-		return nil, fmt.Errorf("encode supervisor message %s: %w", m.Kind(), err)
-	}
-	return append(b, '\n'), nil
+	w.close()
+	return w.line(), nil
 }
 
 // DecodeSupervisorMsg reads one message of the supervisor from line (one
 // JSON object, a trailing newline allowed), refusing with an error naming
 // what is wrong a line over MaxSupervisorMsgBytes, one that is not a JSON
-// object of a known kind, one with a field its kind does not have or of
-// the wrong type, and a signal that is not 1 to 64.
+// object of a known kind (its first field), one with a field its kind
+// does not have or of the wrong type, and a signal that is not 1 to 64.
 func DecodeSupervisorMsg(line []byte) (SupervisorMsg, error) {
 	if len(line) > MaxSupervisorMsgBytes {
-		return nil, fmt.Errorf("supervisor message of %d bytes, over the limit of %d", len(line), MaxSupervisorMsgBytes)
+		return nil, errTooLong("supervisor message", len(line), MaxSupervisorMsgBytes)
 	}
-	kind, err := peekKind(line)
+	kind, err := kindOf(line)
 	if err != nil {
-		return nil, fmt.Errorf("supervisor message: %w", err)
+		return nil, wrap.Error("supervisor message", err)
 	}
 	var m SupervisorMsg
 	switch kind {
 	case KindGo, KindKill:
-		var w bareWire
-		if err = decodeStrict(line, &w); err == nil {
-			err = sameKind(w.Kind, kind)
+		m = Go{}
+		if kind == KindKill {
+			m = Kill{}
 		}
-		m = map[Kind]SupervisorMsg{KindGo: Go{}, KindKill: Kill{}}[kind]
+		err = decodeObject(line, kind, func(_ *reader, key string) error { return unknownField(key) })
 	case KindSignal:
-		var w signalWire
-		if err = decodeStrict(line, &w); err == nil {
-			err = sameKind(w.Kind, kind)
-		}
-		m = w.Signal
-		if err == nil && (w.Signal.Signal < 1 || w.Signal.Signal > maxSignal) {
-			err = fmt.Errorf("signal %d, want 1 to %d", w.Signal.Signal, maxSignal)
+		var s Signal
+		err = decodeObject(line, kind, func(r *reader, key string) (err error) {
+			if key != "signal" {
+				return unknownField(key)
+			}
+			s.Signal, err = r.int(`"signal"`)
+			return err
+		})
+		if m = s; err == nil && (s.Signal < 1 || s.Signal > maxSignal) {
+			err = errors.New("signal " + strconv.Itoa(s.Signal) + ", want 1 to " + strconv.Itoa(maxSignal))
 		}
 	default:
-		return nil, fmt.Errorf("supervisor message of unknown kind %q (want go, kill or signal)", kind)
+		return nil, errors.New("supervisor message of unknown kind " + strconv.Quote(string(kind)) + " (want go, kill or signal)")
 	}
 	if err != nil {
-		return nil, fmt.Errorf("supervisor message %q: %w", kind, err)
+		return nil, wrap.Error("supervisor message "+strconv.Quote(string(kind)), err)
 	}
 	return m, nil
 }

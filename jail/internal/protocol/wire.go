@@ -2,67 +2,60 @@ package protocol
 
 import (
 	"bufio"
-	"bytes"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
+	"strconv"
+
+	"github.com/scidex/scidex-jail/internal/wrap"
 )
 
 // maxSignal is the highest signal number Linux has (SIGRTMAX).
 const maxSignal = 64
 
-// peekKind is the kind of the JSON object in line. Our encoders write it
-// first, which is read without parsing the rest; else the whole line is
-// parsed for it, ignoring the other fields. Either way the decoder of the
-// kind parses the line again, strictly, and checks the kind it finds
-// there (sameKind): a line naming two kinds is refused.
-func peekKind(line []byte) (Kind, error) {
-	if rest, ok := bytes.CutPrefix(line, []byte(`{"kind":"`)); ok {
-		if i := bytes.IndexByte(rest, '"'); i > 0 && i+1 < len(rest) && (rest[i+1] == ',' || rest[i+1] == '}') {
-			if k := Kind(rest[:i]); knownKind(k) {
-				return k, nil
-			}
-		}
+// kindOf is the kind of the message in line: the string value of its
+// first field, "kind", which every encoder here writes first; "" when the
+// first field is another. The decoder of the kind then reads the whole
+// line (decodeObject).
+func kindOf(line []byte) (Kind, error) {
+	r := reader{b: line}
+	if r.next() != '{' {
+		return "", r.mismatch("the message", "an object")
 	}
-	var k struct {
-		Kind Kind `json:"kind"`
+	r.i++
+	if r.next() != '"' {
+		return "", nil
 	}
-	if err := json.Unmarshal(line, &k); err != nil {
+	if key, err := r.rawString(); err != nil || key != "kind" {
 		return "", err
 	}
-	return k.Kind, nil
-}
-
-func knownKind(k Kind) bool {
-	switch k {
-	case KindHello, KindError, KindStarted, KindExited, KindGo, KindKill, KindSignal:
-		return true
+	if r.next() != ':' {
+		return "", r.invalid("':'")
 	}
-	return false
+	r.i++
+	k, err := r.string(`"kind"`)
+	return Kind(k), err
 }
 
-// decodeStrict decodes the one JSON value of line into v, refusing a
-// field v does not have and anything after the value but white space.
-func decodeStrict(line []byte, v any) error {
-	d := json.NewDecoder(bytes.NewReader(line))
-	d.DisallowUnknownFields()
-	if err := d.Decode(v); err != nil {
+// decodeObject reads the one JSON object of line, of the given kind,
+// calling field for each field but "kind", and refuses anything after it
+// but white space. A second "kind" is refused: a line naming two kinds.
+func decodeObject(line []byte, kind Kind, field func(r *reader, key string) error) error {
+	r := reader{b: line}
+	kinds := 0
+	err := r.object("the message", func(key string) error {
+		if key != "kind" {
+			return field(&r, key)
+		}
+		k, err := r.string(`"kind"`)
+		if kinds++; err == nil && kinds > 1 {
+			err = errors.New("kind " + strconv.Quote(string(kind)) + ", then " + strconv.Quote(k))
+		}
+		return err
+	})
+	if err != nil {
 		return err
 	}
-	if _, err := d.Token(); err != io.EOF {
-		return errors.New("more than one JSON value on the line")
-	}
-	return nil
-}
-
-// sameKind checks that the kind a strict decoding found is the one the
-// line was decoded as.
-func sameKind(found, want Kind) error {
-	if found != want {
-		return fmt.Errorf("kind %q, then %q", want, found)
-	}
-	return nil
+	return r.end()
 }
 
 // ErrLineTooLong is ReadLine's refusal of a line over its limit.
@@ -77,7 +70,7 @@ func ReadLine(r *bufio.Reader, max int) ([]byte, error) {
 	for {
 		frag, err := r.ReadSlice('\n')
 		if len(line)+len(frag) > max {
-			return nil, fmt.Errorf("%w: over %d bytes", ErrLineTooLong, max)
+			return nil, wrap.Around("", ErrLineTooLong, ": over "+strconv.Itoa(max)+" bytes")
 		}
 		line = append(line, frag...)
 		switch {
