@@ -5,6 +5,8 @@ import (
 
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
+
+	"github.com/scidex/scidex-jail/internal/wrap"
 )
 
 // applyThread enforces pl on the calling thread with the raw system calls:
@@ -18,10 +20,10 @@ func applyThread(pl plan) error {
 	// Per thread, like landlock_restrict_self itself: a raw prctl, not
 	// the Go runtime's all-threads one.
 	if _, _, e := unix.RawSyscall6(unix.SYS_PRCTL, unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0, 0); e != 0 {
-		return wrap("landlock: set no_new_privs on this thread", e)
+		return wrap.Error("landlock: set no_new_privs on this thread", e)
 	}
 	if err := llsys.LandlockRestrictSelf(fd, 0); err != nil {
-		return wrap("landlock: restrict this thread with the "+pl.String(), err)
+		return wrap.Error("landlock: restrict this thread with the "+pl.String(), err)
 	}
 	return nil
 }
@@ -44,10 +46,10 @@ func applyAll(pl plan) error {
 		}
 	}
 	if err := llsys.AllThreadsPrctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return wrap("landlock: set no_new_privs on every thread", err)
+		return wrap.Error("landlock: set no_new_privs on every thread", err)
 	}
 	if err := llsys.AllThreadsLandlockRestrictSelf(fd, 0); err != nil {
-		return wrap("landlock: restrict every thread with the "+pl.String(), err)
+		return wrap.Error("landlock: restrict every thread with the "+pl.String(), err)
 	}
 	return nil
 }
@@ -59,7 +61,7 @@ func (pl plan) create() (int, error) {
 	attr := llsys.RulesetAttr{HandledAccessFS: uint64(pl.fs), HandledAccessNet: uint64(pl.net), Scoped: uint64(pl.scoped)}
 	fd, err := llsys.LandlockCreateRuleset(&attr, 0)
 	if err != nil {
-		return -1, wrap("landlock: create the "+pl.String(), err)
+		return -1, wrap.Error("landlock: create the "+pl.String(), err)
 	}
 	for _, r := range pl.paths {
 		if err := addPath(fd, r); err != nil {
@@ -70,7 +72,7 @@ func (pl plan) create() (int, error) {
 	for _, port := range pl.ports {
 		if err := llsys.LandlockAddNetPortRule(fd, &llsys.NetPortAttr{AllowedAccess: llsys.AccessNetConnectTCP, Port: uint64(port)}, 0); err != nil {
 			unix.Close(fd)
-			return -1, wrap("landlock: add rule tcp-connect "+strconv.Itoa(int(port)), err)
+			return -1, wrap.Error("landlock: add rule tcp-connect "+strconv.Itoa(int(port)), err)
 		}
 	}
 	return fd, nil
@@ -81,13 +83,13 @@ func addPath(fd int, r pathRule) error {
 	if r.fd < 0 {
 		pfd, err := unix.Open(r.path, unix.O_PATH|unix.O_CLOEXEC, 0)
 		if err != nil {
-			return wrap("landlock: open "+r.path+" for a rule", err)
+			return wrap.Error("landlock: open "+r.path+" for a rule", err)
 		}
 		defer unix.Close(pfd)
 		r.fd = pfd
 	}
 	if err := llsys.LandlockAddPathBeneathRule(fd, &llsys.PathBeneathAttr{AllowedAccess: uint64(r.rights), ParentFd: r.fd}, 0); err != nil {
-		return wrap("landlock: add rule "+r.rights.String()+" on "+r.path, err)
+		return wrap.Error("landlock: add rule "+r.rights.String()+" on "+r.path, err)
 	}
 	return nil
 }

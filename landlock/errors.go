@@ -110,16 +110,3 @@ func KernelFor(abi int) string {
 	}
 	return "a Linux with Landlock ABI " + strconv.Itoa(abi)
 }
-
-// wrapError is the error "msg: err" that unwraps to err, as
-// fmt.Errorf("msg: %w", err) makes; fmt stays out of the jail's init,
-// which links this package.
-type wrapError struct {
-	msg string
-	err error
-}
-
-func wrap(msg string, err error) error { return &wrapError{msg, err} }
-
-func (e *wrapError) Error() string { return e.msg + ": " + e.err.Error() }
-func (e *wrapError) Unwrap() error { return e.err }

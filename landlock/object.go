@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/scidex/scidex-jail/internal/fspath"
+	"github.com/scidex/scidex-jail/internal/wrap"
 )
 
 // An object is one path of a policy, opened once: the checks of Validate
@@ -47,7 +48,7 @@ func (p Policy) open() (opened, error) {
 			}
 			obj, err := openObject(path)
 			if err != nil {
-				errs = append(errs, wrap("landlock: policy: "+l.tag+" "+strconv.Quote(path), err))
+				errs = append(errs, wrap.Error("landlock: policy: "+l.tag+" "+strconv.Quote(path), err))
 				continue
 			}
 			objs = append(objs, obj)

@@ -3,6 +3,8 @@ package landlock
 import (
 	"errors"
 	"strconv"
+
+	"github.com/scidex/scidex-jail/internal/wrap"
 )
 
 // A plan is the ruleset for one kernel ABI, described as data before it is
@@ -126,7 +128,7 @@ func (p Policy) restrict(apply func(plan) error) (Result, error) {
 	if err != nil {
 		var ue *UnsupportedError
 		if !errors.As(err, &ue) {
-			return res, wrap("landlock: probe ABI", err)
+			return res, wrap.Error("landlock: probe ABI", err)
 		}
 		if !p.AllowDegraded || p.MinABI > 0 {
 			ue.Needed, ue.Lost = res.Required, lostFeatures(p, 0)

@@ -7,6 +7,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/scidex/scidex-jail/internal/wrap"
 )
 
 // ErrUnsupported is matched (errors.Is) by every error that means the kernel
@@ -24,18 +26,6 @@ type UnsupportedError struct {
 func (e *UnsupportedError) Error() string {
 	return e.Feature + " unavailable: " + e.Found + "; " + e.Fix
 }
-
-// wrapError is the error "msg: err" plus a note, unwrapping to err: what
-// fmt.Errorf("msg: %w note") makes; fmt stays out of the jail's init,
-// which links this package.
-type wrapError struct {
-	msg  string
-	err  error
-	note string // after the error, with its leading space
-}
-
-func (e *wrapError) Error() string { return e.msg + ": " + e.err.Error() + e.note }
-func (e *wrapError) Unwrap() error { return e.err }
 
 // Is makes errors.Is(err, ErrUnsupported) true.
 func (e *UnsupportedError) Is(target error) bool { return target == ErrUnsupported }
@@ -78,7 +68,7 @@ func (p Program) load(flags uintptr) error {
 			Fix:     "use Linux >= 3.17 built with CONFIG_SECCOMP and CONFIG_SECCOMP_FILTER",
 		}
 	case errno == unix.EACCES:
-		return &wrapError{"load seccomp program " + p.Policy.String() + ": no_new_privs is not set and the caller lacks CAP_SYS_ADMIN", errno, ""}
+		return wrap.Error("load seccomp program "+p.Policy.String()+": no_new_privs is not set and the caller lacks CAP_SYS_ADMIN", errno)
 	case errno == unix.EINVAL && !filterModeAvailable():
 		return &UnsupportedError{
 			Feature: "seccomp filter mode",
@@ -86,7 +76,7 @@ func (p Program) load(flags uintptr) error {
 			Fix:     "use a kernel built with CONFIG_SECCOMP_FILTER (Linux >= 4.14 for SECCOMP_RET_KILL_PROCESS)",
 		}
 	default:
-		return &wrapError{"load seccomp program " + p.Policy.String() + " (" + strconv.Itoa(len(p.Filter)) + " instructions, sha256 " + p.SHA256 + ")", errno, ""}
+		return wrap.Error("load seccomp program "+p.Policy.String()+" ("+strconv.Itoa(len(p.Filter))+" instructions, sha256 "+p.SHA256+")", errno)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/scidex/scidex-jail/internal/wrap"
 	"github.com/scidex/scidex-jail/seccomp/internal/rules"
 )
 
@@ -68,7 +69,7 @@ func Lookup(p Policy) (Program, error) {
 
 func lookup(p Policy, arch string) (Program, error) {
 	if err := rules.Check(p.Name, string(p.Net)); err != nil {
-		return Program{}, &wrapError{"look up seccomp program", err, ""}
+		return Program{}, wrap.Error("look up seccomp program", err)
 	}
 	file := "bpf/" + rules.FileName(p.Name, string(p.Net), arch)
 	raw, err := programs.ReadFile(file)
@@ -80,15 +81,15 @@ func lookup(p Policy, arch string) (Program, error) {
 		}
 	}
 	if err != nil {
-		return Program{}, &wrapError{"read embedded seccomp program " + file, err, " (bug)"}
+		return Program{}, wrap.Around("read embedded seccomp program "+file+": ", err, " (bug)")
 	}
 	filter, err := decode(raw)
 	if err != nil {
-		return Program{}, &wrapError{"decode embedded seccomp program " + file, err, " (bug)"}
+		return Program{}, wrap.Around("decode embedded seccomp program "+file+": ", err, " (bug)")
 	}
 	sum, err := generatedDigest(rules.FileName(p.Name, string(p.Net), arch))
 	if err != nil {
-		return Program{}, &wrapError{"seccomp program " + file, err, " (bug: run go generate ./seccomp)"}
+		return Program{}, wrap.Around("seccomp program "+file+": ", err, " (bug: run go generate ./seccomp)")
 	}
 	return Program{Policy: p, Arch: arch, Filter: filter, SHA256: sum}, nil
 }
@@ -98,7 +99,7 @@ func lookup(p Policy, arch string) (Program, error) {
 func generatedDigest(name string) (string, error) {
 	txt, err := programs.ReadFile("bpf/generated.txt")
 	if err != nil {
-		return "", &wrapError{"read the embedded generated.txt", err, ""}
+		return "", wrap.Error("read the embedded generated.txt", err)
 	}
 	for _, line := range strings.Split(string(txt), "\n") {
 		rest, ok := strings.CutPrefix(line, name+" ")
