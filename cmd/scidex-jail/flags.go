@@ -66,34 +66,21 @@ func (v *tcpPort) Decode(ctx *kong.DecodeContext) error {
 type limitFlags struct {
 	Table kong.Plugins `embed:""`
 
-	Net      promise.NetMode `name:"net" placeholder:"MODE"`
-	AllowTCP []tcpPort       `name:"allow-tcp" placeholder:"PORT" sep:","`
-}
-
-// flagHelp is the help of the limit flags, the table's rows' own, and of
-// --net and --allow-tcp (help.go says why it is not in the tags).
-func (l *limitFlags) flagHelp() map[string]string {
-	h := map[string]string{
-		"net":       "Network: none (no network), loopback (lo only, e.g. for notebook kernels), host (the host's network; outbound TCP only to --allow-tcp ports; UDP is not restricted).",
-		"allow-tcp": "Outbound TCP ports allowed with --net host. PostgreSQL's 5432 can never be allowed.",
-	}
-	for _, row := range limits.All {
-		h[row.Flag] = row.Help
-	}
-	return h
+	Net      promise.NetMode `name:"net" placeholder:"MODE" help:"Network: none (no network), loopback (lo only, e.g. for notebook kernels), host (the host's network; outbound TCP only to --allow-tcp ports; UDP is not restricted)."`
+	AllowTCP []tcpPort       `name:"allow-tcp" placeholder:"PORT" sep:"," help:"Outbound TCP ports allowed with --net host. PostgreSQL's 5432 can never be allowed."`
 }
 
 // tableFlags is a new struct of one *limitFlag field per row of rows, with
-// the row's flag name and placeholder in its tag, for kong to embed (its
-// help is added by flagHelp). No kong variables: kong clones its variables
-// for every value it interpolates, which cost a run 1.3 ms.
+// the row's flag name, placeholder and help in its tag, for kong to embed.
+// No kong variables: kong clones its variables for every value it
+// interpolates, which cost a run 1.3 ms.
 func tableFlags(rows []*limits.Limit) any {
 	fields := make([]reflect.StructField, len(rows))
 	for i, l := range rows {
 		fields[i] = reflect.StructField{
 			Name: fmt.Sprintf("Limit%d", i),
 			Type: reflect.TypeFor[*limitFlag](),
-			Tag:  reflect.StructTag(fmt.Sprintf(`name:%q placeholder:%q`, l.Flag, l.Placeholder)),
+			Tag:  reflect.StructTag(fmt.Sprintf(`name:%q placeholder:%q help:%q`, l.Flag, l.Placeholder, l.Help)),
 		}
 	}
 	return reflect.New(reflect.StructOf(fields)).Interface()

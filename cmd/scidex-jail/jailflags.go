@@ -1,16 +1,14 @@
 package main
 
 import (
-	"maps"
 	"strings"
 
 	"github.com/scidex/scidex-jail/jail/profile"
 )
 
 // configFlag names the profiles file, for every command that reads it.
-// The help of this file's flags is in their flagHelp methods (help.go).
 type configFlag struct {
-	Config string `name:"config" placeholder:"FILE"`
+	Config string `name:"config" placeholder:"FILE" help:"Profiles file (JSON). Default: /etc/scidex-jail/profiles.json when it exists."`
 }
 
 // jailFlags are the flags run and check share: which profile, and where
@@ -18,30 +16,12 @@ type configFlag struct {
 // jail.DefaultHostUID (a struct tag cannot name a constant; a test holds
 // them equal).
 type jailFlags struct {
-	Profile string `name:"profile" short:"p" default:"default"`
+	Profile string `name:"profile" short:"p" default:"default" help:"Profile of limits and permissions: default, notebook, post_process, tool, or one from the profiles file (see 'scidex-jail profiles')."`
 	configFlag
-	TmpRoot      string `name:"tmp-root" default:"/tmp" placeholder:"DIR"`
-	CgroupParent string `name:"cgroup-parent" placeholder:"PATH"`
-	UID          int    `name:"uid" default:"65534"`
-	GID          int    `name:"gid" default:"65534"`
-}
-
-func (configFlag) flagHelp() map[string]string {
-	return map[string]string{
-		"config": "Profiles file (JSON). Default: /etc/scidex-jail/profiles.json when it exists.",
-	}
-}
-
-func (f *jailFlags) flagHelp() map[string]string {
-	h := map[string]string{
-		"profile":       "Profile of limits and permissions: default, notebook, post_process, tool, or one from the profiles file (see 'scidex-jail profiles').",
-		"tmp-root":      "Absolute directory that holds the run directories.",
-		"cgroup-parent": "Delegated cgroup under which a run's leaf is made. Default: the jail's own cgroup.",
-		"uid":           "Host uid the analysis runs as when scidex-jail runs as root (never 0).",
-		"gid":           "Host gid the analysis runs as when scidex-jail runs as root (never 0).",
-	}
-	maps.Copy(h, f.configFlag.flagHelp())
-	return h
+	TmpRoot      string `name:"tmp-root" default:"/tmp" placeholder:"DIR" help:"Absolute directory that holds the run directories."`
+	CgroupParent string `name:"cgroup-parent" placeholder:"PATH" help:"Delegated cgroup under which a run's leaf is made. Default: the jail's own cgroup."`
+	UID          int    `name:"uid" default:"65534" help:"Host uid the analysis runs as when scidex-jail runs as root (never 0)."`
+	GID          int    `name:"gid" default:"65534" help:"Host gid the analysis runs as when scidex-jail runs as root (never 0)."`
 }
 
 // profile loads the profiles and picks the one --profile names; from is

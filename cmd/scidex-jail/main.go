@@ -140,7 +140,6 @@ func parse(c *cli, args []string, opts ...kong.Option) (*kong.Context, error) {
 		kong.Description("Run untrusted scientific analyses in a sandbox: namespaces, Landlock, seccomp, cgroup limits, one JSON report."),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
 		kong.Help(func(o kong.HelpOptions, ctx *kong.Context) error {
-			withHelp(ctx.Model.Node)
 			if err := kong.DefaultHelpPrinter(o, ctx); err != nil {
 				return err
 			}

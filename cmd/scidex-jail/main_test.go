@@ -72,7 +72,6 @@ func TestCommandGrammar(t *testing.T) {
 	if err != nil {
 		t.Fatalf("kong.New(cli) = %v", err)
 	}
-	withHelp(full.Model.Node)
 	describe := func(n *kong.Node) []string {
 		out := []string{n.Name, n.Help}
 		for _, f := range n.Flags {
@@ -96,7 +95,6 @@ func TestCommandGrammar(t *testing.T) {
 		if err != nil {
 			t.Fatalf("kong.New(commandGrammar(%s)) = %v", cmd.Name, err)
 		}
-		withHelp(p.Model.Node)
 		if n := len(p.Model.Children); n != 1 {
 			t.Fatalf("commandGrammar(%s) has %d commands, want 1", cmd.Name, n)
 		}
@@ -108,38 +106,6 @@ func TestCommandGrammar(t *testing.T) {
 		var c cli
 		if g, only := commandGrammar(&c, args); g != any(&c) || only != nil {
 			t.Errorf("commandGrammar(%q) = %T, %d options; want the whole cli", args, g, len(only))
-		}
-	}
-}
-
-// TestEveryFlagHasHelp: once withHelp has given the model the help kept
-// out of the tags, every visible flag and argument of every command has
-// its help, so the help printer and the manual page miss none; and the
-// help is kept out of the grammar run builds at every start.
-func TestEveryFlagHasHelp(t *testing.T) {
-	var c cli
-	c.Run.withTable()
-	p, err := kong.New(&c, kong.Name("scidex-jail"))
-	if err != nil {
-		t.Fatalf("kong.New(cli) = %v", err)
-	}
-	run := p.Model.Children[0]
-	for _, f := range run.Flags {
-		if f.Help != "" {
-			t.Errorf("run --%s has its help in its tag, want it in flagHelp only", f.Name)
-		}
-	}
-	withHelp(p.Model.Node)
-	for _, cmd := range p.Model.Children {
-		for _, f := range cmd.Flags {
-			if f.Help == "" && !f.Hidden {
-				t.Errorf("%s --%s has no help", cmd.Name, f.Name)
-			}
-		}
-		for _, a := range cmd.Positional {
-			if a.Help == "" {
-				t.Errorf("%s %s has no help", cmd.Name, a.Name)
-			}
 		}
 	}
 }

@@ -18,7 +18,6 @@ import (
 type manCmd struct{}
 
 func (manCmd) Run(ctx *kong.Context) error {
-	withHelp(ctx.Model.Node)
 	return writeMan(os.Stdout, ctx.Model)
 }
 
