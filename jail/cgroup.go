@@ -35,9 +35,7 @@ func createLeaf(p *CgroupPlan, tmpRoot string) (*cgroupfs.Leaf, []string, error)
 }
 
 // closeLeaf reads the usage, kills whatever is left and removes the leaf,
-// the spawner's thread first (v1). It returns warnings rather than
-// touching a shared list, since it runs beside the run directory's
-// removal.
+// the spawner's thread first (v1), and returns the warnings.
 func closeLeaf(leaf *cgroupfs.Leaf, sp *initconn.Spawner, init *initconn.Conn) (*cgroupfs.Usage, []string) {
 	if leaf == nil {
 		return nil, nil

@@ -86,9 +86,10 @@
 //	                   assemble.go            once from the run's facts;
 //	                                          status, exit code and notes as
 //	                                          one pure function
-//	deliverReport      deliver.go,            atomically; a failed delivery is
-//	                   runfiles/atomic.go,
-//	                                          delivery_failed, exit 122
+//	deliverReport      deliver.go,            atomically, into the file made
+//	                   runfiles/report.go,    as the run began; a failed
+//	                   runfiles/atomic.go     delivery is delivery_failed,
+//	                                          exit 122
 //
 // The other stages a setup_error can name: promises and policy (BuildPlan),
 // rundir (a bug: the directory is not where the plan put it) and init (the

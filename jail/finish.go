@@ -95,21 +95,11 @@ func (sv *supervisor) salvage(c carried) outputsRead {
 	return again
 }
 
-// cleanup removes the leaf (usage first, then whatever is left is killed)
-// and the run directory (or keeps it), at once: they are independent. It
-// returns the leaf's usage and the warnings, the run directory's keep
-// first.
+// cleanup removes the leaf (usage first, then whatever is left is killed),
+// then the run directory (or keeps it). It returns the leaf's usage and
+// the warnings, the run directory's keep first.
 func (sv *supervisor) cleanup() (*cgroupfs.Usage, []string) {
-	type closed struct {
-		usage    *cgroupfs.Usage
-		warnings []string
-	}
-	init := sv.conn
-	leafDone := make(chan closed, 1)
-	go func() {
-		u, w := closeLeaf(sv.res.leaf, sv.res.spawner, init)
-		leafDone <- closed{u, w}
-	}()
+	usage, leafWarnings := closeLeaf(sv.res.leaf, sv.res.spawner, sv.conn)
 	var warnings []string
 	var dirErr error
 	switch dir := sv.res.dir; {
@@ -121,10 +111,9 @@ func (sv *supervisor) cleanup() (*cgroupfs.Usage, []string) {
 	default:
 		dirErr = dir.Remove()
 	}
-	leaf := <-leafDone
-	warnings = append(warnings, leaf.warnings...)
+	warnings = append(warnings, leafWarnings...)
 	if dirErr != nil {
 		warnings = append(warnings, dirErr.Error())
 	}
-	return leaf.usage, warnings
+	return usage, warnings
 }

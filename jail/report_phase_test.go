@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/scidex/scidex-jail/jail/report"
+	"github.com/scidex/scidex-jail/jail/runfiles"
 )
 
 // TestReportPhase: the report phase counts the time since the phase
@@ -18,7 +19,11 @@ func TestReportPhase(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "report.json")
 	start := time.Now().Add(-3 * time.Millisecond)
 	rep := &report.Report{Command: []string{"/bin/true"}, Phases: []report.Phase{{Name: "cleanup", Where: "supervisor", Micros: 5}}}
-	deliverReport(rep, &phaseTimer{last: start}, path)
+	rf, err := runfiles.OpenReport(path, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deliverReport(rep, &phaseTimer{last: start}, rf)
 	if rep.Status == report.StatusDeliveryFailed {
 		t.Fatalf("deliverReport: %v", rep.DeliveryErrors)
 	}

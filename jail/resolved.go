@@ -23,8 +23,10 @@ type Resolved struct {
 
 // Validate checks the spec and returns its resolved copy, or an error
 // wrapping ErrBadSpec that says what is wrong and how to fix it. It
-// creates nothing on disk: the writability of the destinations is probed
-// with unnamed files (O_TMPFILE) that vanish.
+// creates nothing on disk: the writability of --collect is probed with an
+// unnamed file (O_TMPFILE) that vanishes; that of --report is checked by
+// Run, which makes the report's unnamed file first
+// (runfiles.OpenReport).
 func (s *Spec) Validate() (*Resolved, error) {
 	c := s.clone()
 	if err := c.check(); err != nil {

@@ -34,13 +34,21 @@ func Run(given *Spec, sigs <-chan os.Signal) (*report.Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The report's file is made first: the check that it can be written.
+	var rf *runfiles.ReportFile
+	if s.Report != "" {
+		if rf, err = runfiles.OpenReport(s.Report, given.Report); err != nil {
+			return nil, err
+		}
+		defer rf.Close()
+	}
 	if sigs == nil {
 		c := make(chan os.Signal, 8)
 		signal.Notify(c, protocol.Forwarded...)
 		defer signal.Stop(c)
 		sigs = c
 	}
-	sv := &supervisor{spec: s, clock: newPhaseTimer(t0, s.Started), sig: &signalMachine{c: sigs}}
+	sv := &supervisor{spec: s, clock: newPhaseTimer(t0, s.Started), sig: &signalMachine{c: sigs}, report: rf}
 	return sv.run()
 }
 
@@ -56,7 +64,8 @@ type supervisor struct {
 	sig      *signalMachine
 	conn     *initconn.Conn // nil until the init is started
 	res      resources
-	warnings []string // the steps' warnings, in order, until the cleanup
+	warnings []string             // the steps' warnings, in order, until the cleanup
+	report   *runfiles.ReportFile // where the report goes (nil: nowhere)
 }
 
 // resources are what the run made on the host, which the cleanup removes.
@@ -91,7 +100,7 @@ func (sv *supervisor) run() (*report.Report, error) {
 	sv.clock.lap("cleanup")
 	facts.phases = sv.clock.phases
 	rep := assembleReport(facts)
-	deliverReport(rep, sv.clock, sv.plan.Run.Report)
+	deliverReport(rep, sv.clock, sv.report)
 	return rep, nil
 }
 

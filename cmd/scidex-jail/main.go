@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"reflect"
+	"runtime"
 	"strings"
 	"time"
 
@@ -59,6 +60,12 @@ func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code)
 var started time.Time
 
 func main() {
+	// One P: the supervisor mostly waits, on the init, the kernel and its
+	// signals, and runs one step at a time. With a second P the runtime
+	// starts another thread to spin for work each time a goroutine is
+	// made ready (a message, a reaped child, a signal): 4-5% of a run's
+	// CPU for no wall time (docs/performance.md).
+	runtime.GOMAXPROCS(1)
 	// A child mode of this binary (jail/childmode) is selected by its
 	// argv[0], before any of the command line's work.
 	if childmode.Of(os.Args) == childmode.Probe {

@@ -11,40 +11,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// WriteReport writes a report to path with WriteAtomic, naming the report
-// in its error.
-func WriteReport(path string, b []byte) error {
-	if err := WriteAtomic(path, b); err != nil {
-		return fmt.Errorf("write report %s: %w", path, err)
-	}
-	return nil
-}
-
-// WriteAtomic writes b to a new file at path, whole or not at all: readers
-// see the old file or the whole new one, never a part. The new one is
-// written into an unnamed file (O_TMPFILE) that vanishes if the writer
-// dies, locked, given a temporary name only once complete, and renamed over
-// path. Where the file system has no O_TMPFILE, it is written under the
-// temporary name, locked from the moment it is made sure to be ours. On
-// every path this function returns from, no temporary file is left; after
-// a SIGKILL at the wrong moment, at most one, unlocked, which the next run
-// or `gc` removes.
-//
-// The directory is opened without following links: path must be resolved
-// (Spec.Validate does that for Spec.Report).
-func WriteAtomic(path string, b []byte) error {
-	dir, base := filepath.Dir(path), filepath.Base(path)
-	d, err := OpenDirPath(dir, false)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	dfd := int(d.Fd())
-	f, tmp, err := tempFileIn(dfd, base)
-	if err != nil {
-		return err
-	}
-	defer f.Close() // drops the lock, last
+// replaceWith writes b to f, a locked file in dfd (unnamed where tmp is
+// ""), gives it a temporary name once complete, and renames it over base:
+// readers see the old file or the whole new one, never a part. On every
+// path it returns from, no temporary file is left; after a SIGKILL at the
+// wrong moment, at most one, unlocked, which the next run or `gc` removes.
+func replaceWith(dfd int, base string, f *os.File, tmp string, b []byte) error {
 	named := tmp != ""
 	fail := func(err error) error {
 		if named {

@@ -9,6 +9,16 @@ import (
 	"testing"
 )
 
+// writeReport writes b to path as a run does: its report file made, then
+// written.
+func writeReport(path string, b []byte) error {
+	r, err := OpenReport(path, path)
+	if err != nil {
+		return err
+	}
+	return r.Write(b)
+}
+
 // TestWriteAtomic: the file is replaced whole, with mode 0644, and no
 // temporary file is left; a write that cannot be made leaves the last
 // whole file.
@@ -18,7 +28,7 @@ func TestWriteAtomic(t *testing.T) {
 	if err := os.WriteFile(path, []byte("old"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteAtomic(path, []byte("new body\n")); err != nil {
+	if err := writeReport(path, []byte("new body\n")); err != nil {
 		t.Fatalf("WriteAtomic = %v, want nil", err)
 	}
 	if b, _ := os.ReadFile(path); string(b) != "new body\n" {
@@ -30,7 +40,7 @@ func TestWriteAtomic(t *testing.T) {
 	if names := list(t, dir); len(names) != 1 {
 		t.Errorf("directory holds %q, want only the report", names)
 	}
-	if err := WriteAtomic(filepath.Join(path, "x"), []byte("other")); err == nil {
+	if err := writeReport(filepath.Join(path, "x"), []byte("other")); err == nil {
 		t.Errorf("WriteAtomic below a file = nil, want an error")
 	}
 	if b, _ := os.ReadFile(path); string(b) != "new body\n" {
@@ -48,7 +58,7 @@ func TestWriteAtomicNoFollow(t *testing.T) {
 	if err := os.Symlink(elsewhere, filepath.Join(dir, "reports")); err != nil {
 		t.Fatal(err)
 	}
-	err := WriteAtomic(filepath.Join(dir, "reports", "r.json"), []byte("x"))
+	err := writeReport(filepath.Join(dir, "reports", "r.json"), []byte("x"))
 	if err == nil {
 		t.Fatal("WriteAtomic through a link = nil, want an error")
 	}
@@ -91,5 +101,25 @@ func TestCollectNeverOverwritesOrFollows(t *testing.T) {
 	}
 	if errs := Collect(context.Background(), dir, filepath.Join(linked, "out", "x"), outs); len(errs) != 1 {
 		t.Errorf("Collect into a path through a link = %v, want it refused", errs)
+	}
+}
+
+// TestReportFileUnwritten: a report file let go of unwritten leaves
+// nothing in its directory, and one that cannot be made says why, as a
+// bad spec naming --report.
+func TestReportFileUnwritten(t *testing.T) {
+	dir := t.TempDir()
+	r, err := OpenReport(filepath.Join(dir, "r.json"), "r.json")
+	if err != nil {
+		t.Fatalf("OpenReport = %v, want nil", err)
+	}
+	r.Close()
+	r.Close()
+	if names := list(t, dir); len(names) != 0 {
+		t.Errorf("directory holds %q after an unwritten report, want nothing", names)
+	}
+	_, err = OpenReport("/proc/sys/r.json", "/proc/sys/r.json")
+	if !errors.Is(err, ErrBadSpec) || !strings.Contains(err.Error(), `--report "/proc/sys/r.json"`) || !strings.Contains(err.Error(), "pseudo file system") {
+		t.Errorf("OpenReport under /proc = %v, want a bad spec naming --report and the pseudo file system", err)
 	}
 }

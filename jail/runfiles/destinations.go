@@ -120,9 +120,8 @@ func (d Destinations) checkReport() (string, error) {
 	if fi, err := os.Lstat(n); err == nil && !fi.Mode().IsRegular() && fi.Mode()&os.ModeSymlink == 0 {
 		return "", fmt.Errorf("%w: --report %q exists and is %s, not a file: give the path of a file (it is replaced atomically)", ErrBadSpec, d.Report, fspath.Kind(fi.Mode()))
 	}
-	if err := probeWritable(dir); err != nil {
-		return "", fmt.Errorf("%w: --report %q: %w; give a path in a directory this jail can write", ErrBadSpec, d.Report, err)
-	}
+	// That the directory can be written is checked by making the
+	// report's file when the run begins (OpenReport).
 	return n, nil
 }
 
@@ -180,29 +179,43 @@ func (d Destinations) checkCollect() (string, error) {
 
 // probeWritable checks that a file can be made in dir: an unnamed one
 // (O_TMPFILE) that vanishes on close, so the probe never leaves anything.
-// File systems without O_TMPFILE are checked by their mount flags and
-// permissions instead; pseudo file systems are refused by type.
 func probeWritable(dir string) error {
-	var st unix.Statfs_t
-	if err := unix.Statfs(dir, &st); err != nil {
+	dfd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
 		return fmt.Errorf("%s: %w", dir, err)
 	}
-	if name, ok := pseudoFS[int64(st.Type)]; ok {
-		return fmt.Errorf("%s is on %s, a pseudo file system", dir, name)
-	}
-	fd, err := unix.Open(dir, unix.O_TMPFILE|unix.O_WRONLY|unix.O_CLOEXEC, 0o600)
-	if err == nil {
+	defer unix.Close(dfd)
+	fd, err := tmpfileIn(dfd, dir)
+	if fd >= 0 {
 		unix.Close(fd)
-		return nil
+	}
+	return err
+}
+
+// tmpfileIn makes an unnamed file (O_TMPFILE) in the directory dfd (dir,
+// for the messages), or returns -1 and no error where the file system has
+// no O_TMPFILE and its mount flags and permissions let a file be made.
+// Pseudo file systems are refused by type.
+func tmpfileIn(dfd int, dir string) (int, error) {
+	var st unix.Statfs_t
+	if err := unix.Fstatfs(dfd, &st); err != nil {
+		return -1, fmt.Errorf("%s: %w", dir, err)
+	}
+	if name, ok := pseudoFS[int64(st.Type)]; ok {
+		return -1, fmt.Errorf("%s is on %s, a pseudo file system", dir, name)
+	}
+	fd, err := unix.Openat(dfd, ".", unix.O_TMPFILE|unix.O_WRONLY|unix.O_CLOEXEC, 0o600)
+	if err == nil {
+		return fd, nil
 	}
 	if !errors.Is(err, unix.EOPNOTSUPP) && !errors.Is(err, unix.EISDIR) && !errors.Is(err, unix.EINVAL) {
-		return fmt.Errorf("%s cannot be written: %w", dir, err)
+		return -1, fmt.Errorf("%s cannot be written: %w", dir, err)
 	}
 	if st.Flags&unix.ST_RDONLY != 0 {
-		return fmt.Errorf("%s is on a read-only file system", dir)
+		return -1, fmt.Errorf("%s is on a read-only file system", dir)
 	}
-	if err := unix.Access(dir, unix.W_OK|unix.X_OK); err != nil {
-		return fmt.Errorf("%s cannot be written: %w", dir, err)
+	if err := unix.Faccessat(dfd, ".", unix.W_OK|unix.X_OK, 0); err != nil {
+		return -1, fmt.Errorf("%s cannot be written: %w", dir, err)
 	}
-	return nil
+	return -1, nil
 }
