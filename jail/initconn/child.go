@@ -35,11 +35,14 @@ type initChild struct {
 
 // startInitChild forks and execs the opened init program with attr (its
 // namespaces, ID mapping, cgroup), stdio inherited and sync as fd 3.
-func startInitChild(prog *Program, attr *syscall.SysProcAttr, sync *os.File) (*initChild, error) {
+func startInitChild(prog *Program, attr *syscall.SysProcAttr, stdio []*os.File, sync *os.File) (*initChild, error) {
+	if stdio == nil {
+		stdio = []*os.File{os.Stdin, os.Stdout, os.Stderr}
+	}
 	start := time.Now()
 	pid, err := syscall.ForkExec(prog.execPath(), childmode.Init.Argv(), &syscall.ProcAttr{
 		Env:   initEnv,
-		Files: []uintptr{os.Stdin.Fd(), os.Stdout.Fd(), os.Stderr.Fd(), sync.Fd()}, // fd 3 = protocol.SyncFD
+		Files: []uintptr{stdio[0].Fd(), stdio[1].Fd(), stdio[2].Fd(), sync.Fd()}, // fd 3 = protocol.SyncFD
 		Sys:   attr,
 	})
 	if err != nil {
@@ -126,7 +129,7 @@ func IsEnterError(err error) bool {
 }
 
 // startInitInLeaf starts the init from a spawner in leaf (v1).
-func startInitInLeaf(leaf *cgroupfs.Leaf, prog *Program, attr *syscall.SysProcAttr, sync *os.File) (*initChild, *Spawner, error) {
+func startInitInLeaf(leaf *cgroupfs.Leaf, prog *Program, attr *syscall.SysProcAttr, stdio []*os.File, sync *os.File) (*initChild, *Spawner, error) {
 	type result struct {
 		c   *initChild
 		err error
@@ -140,7 +143,7 @@ func startInitInLeaf(leaf *cgroupfs.Leaf, prog *Program, attr *syscall.SysProcAt
 			res <- result{err: &enterError{err}}
 			return
 		}
-		c, err := startInitChild(prog, attr, sync)
+		c, err := startInitChild(prog, attr, stdio, sync)
 		res <- result{c, err}
 		if err == nil {
 			<-sp.release

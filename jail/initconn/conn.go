@@ -36,12 +36,18 @@ type Conn struct {
 	// ended: the init reported the target's end and waits for the
 	// supervisor to read the run directory; set before reading it.
 	ended atomic.Bool
+	// hello: its version was read and checked (an init started ahead of
+	// its run, a slot, is checked before it is handed out).
+	hello bool
 }
 
 // Start starts the init in its new namespaces with attr, in leaf
 // (v1: forked by a spawner thread in it; v2: attr's cgroup fd), reading its
 // end of the sync socket, where it waits for its config.
-func Start(prog *Program, leaf *cgroupfs.Leaf, attr *syscall.SysProcAttr) (*Conn, *Spawner, error) {
+// Its stdio is the supervisor's own, or stdio when given (three files:
+// /dev/null for an init started ahead of its run, whose target's stdio
+// comes with its config: SendConfigStdio).
+func Start(prog *Program, leaf *cgroupfs.Leaf, attr *syscall.SysProcAttr, stdio []*os.File) (*Conn, *Spawner, error) {
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, nil, fmt.Errorf("socketpair: %w", err)
@@ -51,9 +57,9 @@ func Start(prog *Program, leaf *cgroupfs.Leaf, attr *syscall.SysProcAttr) (*Conn
 	c := &Conn{prog: prog, sock: parent, msgs: make(chan protocol.InitMsg, 16)}
 	var sp *Spawner
 	if leaf != nil && leaf.Version() == 1 {
-		c.child, sp, err = startInitInLeaf(leaf, prog, attr, child)
+		c.child, sp, err = startInitInLeaf(leaf, prog, attr, stdio, child)
 	} else {
-		c.child, err = startInitChild(prog, attr, child)
+		c.child, err = startInitChild(prog, attr, stdio, child)
 	}
 	if err != nil {
 		parent.Close()
@@ -114,6 +120,28 @@ func (c *Conn) Send(m protocol.SupervisorMsg) error {
 	return c.write(line)
 }
 
+// SendConfigStdio writes the config with the target's stdin, stdout and
+// stderr attached (SCM_RIGHTS; cfg.Stdio must be set), for an init that
+// was started before they were known.
+func (c *Conn) SendConfigStdio(cfg *protocol.Config, stdio [3]int) error {
+	line := protocol.EncodeConfig(cfg)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	rights := unix.UnixRights(stdio[:]...)
+	fd := int(c.sock.Fd())
+	for len(line) > 0 {
+		n, err := unix.SendmsgN(fd, line, rights, nil, 0)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("send config to init: %w", err)
+		}
+		line, rights = line[n:], nil
+	}
+	return nil
+}
+
 func (c *Conn) write(line []byte) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -133,6 +161,15 @@ func (c *Conn) Forward(sig syscall.Signal) {
 // ends the run) ends the wait; an init that neither speaks nor ends
 // within initHelloTimeout is refused.
 func (c *Conn) AwaitHello(sigs <-chan os.Signal, take func(os.Signal) bool) error {
+	if c.hello {
+		return nil
+	}
+	err := c.awaitHello(sigs, take)
+	c.hello = err == nil
+	return err
+}
+
+func (c *Conn) awaitHello(sigs <-chan os.Signal, take func(os.Signal) bool) error {
 	tm := time.NewTimer(initHelloTimeout)
 	defer tm.Stop()
 	for {

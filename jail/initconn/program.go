@@ -59,6 +59,16 @@ func (p *Program) execPath() string {
 	return "/proc/self/fd/" + strconv.Itoa(int(p.f.Fd()))
 }
 
+// Identity names the opened file: device, inode, size and change time.
+// A file replaced on disk (a new package) has another.
+func (p *Program) Identity() (string, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(int(p.f.Fd()), &st); err != nil {
+		return "", fmt.Errorf("init program %s: stat: %w", p.path, err)
+	}
+	return fmt.Sprintf("%d:%d:%d:%d.%d", st.Dev, st.Ino, st.Size, st.Ctim.Sec, st.Ctim.Nsec), nil
+}
+
 func (p *Program) Close() {
 	if p != nil && p.f != nil {
 		p.f.Close()
@@ -202,7 +212,7 @@ func CheckInit(attr *syscall.SysProcAttr) (InitCheck, error) {
 	}
 	parent, child := os.NewFile(uintptr(fds[0]), "sync"), os.NewFile(uintptr(fds[1]), "sync-init")
 	defer parent.Close()
-	c, err := startInitChild(prog, attr, child)
+	c, err := startInitChild(prog, attr, nil, child)
 	child.Close()
 	if err != nil {
 		return res, explainSpawnError(initExecError(prog.path, err))

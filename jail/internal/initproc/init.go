@@ -143,7 +143,8 @@ func run(started time.Time) int {
 	}
 	sock := os.NewFile(protocol.SyncFD, "sync")
 	unix.CloseOnExec(protocol.SyncFD)
-	c := &conn{sock: sock, r: bufio.NewReader(sock), last: started}
+	rr := newRightsReader(protocol.SyncFD)
+	c := &conn{sock: sock, r: bufio.NewReader(rr), last: started}
 	if started.IsZero() {
 		c.last = time.Now()
 	}
@@ -157,6 +158,9 @@ func run(started time.Time) int {
 	c.lap("runtime")
 
 	cfg, err := readConfig(c.r)
+	if err == nil {
+		err = installStdio(cfg.Stdio, rr.take())
+	}
 	if err != nil {
 		return c.fail(protocol.StageConfig, err, protocol.ExitSetup)
 	}

@@ -30,6 +30,9 @@ func EncodeConfig(c *Config) []byte {
 	w.close()
 	w.bool("loopback", c.Loopback)
 	w.bool("setgroups", c.Setgroups)
+	if c.Stdio {
+		w.bool("stdio", c.Stdio)
+	}
 	if len(c.Groups) > 0 {
 		w.key("groups")
 		w.b = appendInts(w.b, c.Groups)
@@ -85,6 +88,8 @@ func (c *Config) field(r *reader, key string) (err error) {
 		c.Loopback, err = r.boolean(into)
 	case "setgroups":
 		c.Setgroups, err = r.boolean(into)
+	case "stdio":
+		c.Stdio, err = r.boolean(into)
 	case "groups":
 		c.Groups, err = readInts(r, into)
 		c.Groups = nilIfEmpty(c.Groups)

@@ -134,6 +134,11 @@ type Config struct {
 	Mounts    Mounts   `json:"mounts"`
 	Loopback  bool     `json:"loopback"`  // bring lo up in the run's network namespace
 	Setgroups bool     `json:"setgroups"` // false when rootless: setgroups is denied in the namespace
+	// Stdio: the target's stdin, stdout and stderr come with this line,
+	// three descriptors (SCM_RIGHTS) the init puts at 0, 1 and 2. An init
+	// started ahead of its run (a slot of scidex-jail serve) was exec'd
+	// before the run's stdio was known. False: the init's own 0, 1, 2.
+	Stdio bool `json:"stdio,omitempty"`
 	// Groups are the supplementary groups the target keeps, as the run's
 	// user namespace shows them: the run's own gid for the caller's
 	// primary group, the overflow gid (65534) for every other. Empty when
