@@ -24,6 +24,7 @@ type runFacts struct {
 	wall     float64 // the target's wall time, in seconds
 	warnings []string
 	phases   []report.Phase
+	start    string // serve's runs: "slot" or "cold"
 }
 
 // failure is the run's setup failure, in the supervisor or the init: only
@@ -46,6 +47,12 @@ func (sv *supervisor) finish(c carried) runFacts {
 	f.out = sv.salvage(c)
 	var warnings []string
 	f.usage, warnings = sv.cleanup()
+	if f.usage != nil && sv.res.base != nil {
+		// A slot's leaf held its init before the run: the run's own
+		// counters start where the slot's ended.
+		u := f.usage.Since(*sv.res.base)
+		f.usage = &u
+	}
 	f.warnings = append(append(sv.warnings, f.out.warnings...), warnings...)
 	if sv.res.cgroup != nil {
 		cg := *sv.res.cgroup
@@ -64,6 +71,12 @@ func (sv *supervisor) finish(c carried) runFacts {
 		f.wall = time.Since(c.end.tStart).Seconds()
 	}
 	f.sigs = sv.sig.signalFacts
+	if sv.opts.Slots != nil {
+		f.start = "cold"
+		if sv.slot != nil {
+			f.start = "slot"
+		}
+	}
 	return f
 }
 

@@ -29,7 +29,27 @@ import (
 // command line reopens closed ones on /dev/null before anything else, so no
 // file of the jail's can take their numbers).
 func Run(given *Spec, sigs <-chan os.Signal) (*report.Report, error) {
+	return RunWith(given, Options{Signals: sigs})
+}
+
+// Options are what a run takes besides its spec, for a caller that is not
+// the command line's one run per process (scidex-jail serve).
+type Options struct {
+	// Signals: as Run's sigs; nil: Run registers its own.
+	Signals <-chan os.Signal
+	// Stdio is the analysis' stdin, stdout and stderr; nil: the
+	// process's own 0, 1 and 2.
+	Stdio []*os.File
+	// Slots may hand the run a slot prepared ahead; nil: a cold start.
+	Slots Slots
+}
+
+// RunWith is Run with opts.
+func RunWith(given *Spec, opts Options) (*report.Report, error) {
 	t0 := time.Now()
+	if opts.Stdio != nil && len(opts.Stdio) != 3 {
+		return nil, fmt.Errorf("bug: %d stdio files, want 3", len(opts.Stdio))
+	}
 	s, err := given.Validate()
 	if err != nil {
 		return nil, err
@@ -42,13 +62,14 @@ func Run(given *Spec, sigs <-chan os.Signal) (*report.Report, error) {
 		}
 		defer rf.Close()
 	}
+	sigs := opts.Signals
 	if sigs == nil {
 		c := make(chan os.Signal, 8)
 		signal.Notify(c, protocol.Forwarded...)
 		defer signal.Stop(c)
 		sigs = c
 	}
-	sv := &supervisor{spec: s, clock: newPhaseTimer(t0, s.Started), sig: &signalMachine{c: sigs}, report: rf}
+	sv := &supervisor{spec: s, opts: opts, clock: newPhaseTimer(t0, s.Started), sig: &signalMachine{c: sigs}, report: rf}
 	return sv.run()
 }
 
@@ -59,7 +80,9 @@ func Run(given *Spec, sigs <-chan os.Signal) (*report.Report, error) {
 // report at the end (finish.go, assemble.go).
 type supervisor struct {
 	spec     *Resolved // for the plan and the report: the steps consult only the plan
+	opts     Options
 	plan     *Plan
+	slot     *Slot // the slot the run took; nil: a cold start
 	clock    *phaseTimer
 	sig      *signalMachine
 	conn     *initconn.Conn // nil until the init is started
@@ -74,6 +97,7 @@ type resources struct {
 	cgroup  *report.CgroupReport // the leaf as made, for the report
 	spawner *initconn.Spawner    // cgroup v1: the thread the init was forked from, in the leaf
 	dir     *runfiles.Dir
+	base    *cgroupfs.Usage // a slot's leaf: its usage when the run took it, taken off the run's
 }
 
 // run is a run in order, each step a call. The whole run is decided
@@ -136,18 +160,10 @@ type carried struct {
 // use): nothing is left.
 func (sv *supervisor) execute() (carried, error) {
 	var c carried
-	prog, err := initconn.Open()
-	if err != nil {
-		c.fail = failAt(protocol.StageInit, err)
+	if c.fail = sv.start(); c.fail != nil || sv.conn == nil {
 		return c, nil
 	}
-	defer prog.Close()
-	if c.fail = sv.create(); c.fail != nil || sv.sig.poll() {
-		return c, nil
-	}
-	if c.fail = sv.spawn(prog); c.fail != nil {
-		return c, nil
-	}
+	var err error
 	if c.fail, err = sv.makeRunDir(); c.fail != nil || err != nil {
 		return c, err
 	}
@@ -158,6 +174,24 @@ func (sv *supervisor) execute() (carried, error) {
 	c.out = sv.readInPlace(&c.end)
 	sv.hangUp()
 	return c, nil
+}
+
+// start takes a slot prepared ahead when one fits, or makes the leaf and
+// spawns the init into it. No init (sv.conn nil) and no failure: a cancel
+// came first.
+func (sv *supervisor) start() *setupFailure {
+	if sv.takeSlot() {
+		return nil
+	}
+	prog, err := initconn.Open()
+	if err != nil {
+		return failAt(protocol.StageInit, err)
+	}
+	defer prog.Close()
+	if fail := sv.create(); fail != nil || sv.sig.poll() {
+		return fail
+	}
+	return sv.spawn(prog)
 }
 
 // readInPlace reads the outputs through the init's root, if it reported

@@ -37,7 +37,7 @@ func (sv *supervisor) create() *setupFailure {
 
 // spawn starts the init from prog, born in the leaf.
 func (sv *supervisor) spawn(prog *initconn.Program) *setupFailure {
-	conn, sp, err := initconn.Start(prog, sv.res.leaf, sv.sysProcAttr())
+	conn, sp, err := initconn.Start(prog, sv.res.leaf, sv.sysProcAttr(), sv.opts.Stdio)
 	sv.res.spawner = sp
 	if err != nil {
 		if initconn.IsEnterError(err) {
@@ -84,7 +84,14 @@ func (sv *supervisor) configure() *setupFailure {
 		sv.abort()
 		return failAt(protocol.StageMeminfo, err)
 	}
-	err = sv.conn.SendConfig(&cfg)
+	if sv.slot != nil {
+		// The slot's init was started on /dev/null: the run's stdio
+		// comes with its config.
+		cfg.Stdio = true
+		err = sv.conn.SendConfigStdio(&cfg, sv.stdioFDs())
+	} else {
+		err = sv.conn.SendConfig(&cfg)
+	}
 	sv.clock.lap("config")
 	if err != nil {
 		// An init that is gone before reading its config: one that is
@@ -118,6 +125,19 @@ func (sv *supervisor) configure() *setupFailure {
 	}
 	sv.clock.lap("go")
 	return nil
+}
+
+// stdioFDs are the analysis' stdio descriptors: the caller's, or this
+// process's own.
+func (sv *supervisor) stdioFDs() [3]int {
+	if sv.opts.Stdio == nil {
+		return [3]int{0, 1, 2}
+	}
+	var fds [3]int
+	for i, f := range sv.opts.Stdio {
+		fds[i] = int(f.Fd())
+	}
+	return fds
 }
 
 // abort ends an init never told "go", keeping the phases of its error.

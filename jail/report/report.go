@@ -60,6 +60,11 @@ type Report struct {
 	CPUSystemSecs float64 `json:"cpu_system_seconds"`
 	PeakRSSBytes  int64   `json:"peak_rss_bytes"` // largest single process, from rusage
 
+	// Start is how a run of scidex-jail serve began: "slot" (it took an
+	// init prepared ahead) or "cold" (none was ready: as `run` starts);
+	// empty for `run`.
+	Start string `json:"start,omitempty"`
+
 	Limits   LimitsReport   `json:"limits"`
 	Enforced EnforcedReport `json:"enforced"`
 	Phases   []Phase        `json:"phases"`

@@ -1,0 +1,179 @@
+package jail
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/scidex/scidex-jail/cgroupfs"
+	"github.com/scidex/scidex-jail/jail/initconn"
+	"github.com/scidex/scidex-jail/jail/report"
+)
+
+// A Slot is the first half of a run done ahead of its request, for
+// scidex-jail serve: the init exec'd as PID 1 of its own new namespaces,
+// born in its own cgroup leaf, its version checked, waiting for its config.
+// What depends on the request is left: the leaf's limits are written, the
+// run directory made and the config sent (with the analysis' stdio) when a
+// run takes it. A slot serves exactly one run, or is destroyed unused; it
+// is never reset. Nothing is shared between slots: each has its own
+// namespaces, leaf and init process.
+type Slot struct {
+	key     string
+	prog    *initconn.Program
+	leaf    *cgroupfs.Leaf
+	cgroup  *report.CgroupReport
+	spawner *initconn.Spawner
+	conn    *initconn.Conn
+	made    time.Time
+}
+
+// PrepareSlot makes a slot for runs like template (a spec of the profile
+// the slot serves: its namespaces, identity and cgroup controllers; its ID
+// names the leaf). Its limits are written at once, and again by the run
+// that takes it.
+func PrepareSlot(template *Spec) (*Slot, error) {
+	s, err := template.Validate()
+	if err != nil {
+		return nil, err
+	}
+	plan, _, err := BuildPlan(s, LookHost(&s.Spec))
+	if err != nil {
+		return nil, fmt.Errorf("prepare slot: %w", err)
+	}
+	prog, err := initconn.Open()
+	if err != nil {
+		return nil, fmt.Errorf("prepare slot: %w", err)
+	}
+	sl := &Slot{prog: prog, made: time.Now()}
+	if sl.key, err = slotKey(plan, prog); err != nil {
+		prog.Close()
+		return nil, err
+	}
+	if err := sl.start(plan); err != nil {
+		sl.Destroy()
+		return nil, fmt.Errorf("prepare slot: %w", err)
+	}
+	return sl, nil
+}
+
+// start makes the leaf and starts the init in it, stdio on /dev/null (the
+// run's own comes with its config), and checks its version.
+func (sl *Slot) start(plan *Plan) error {
+	leaf, _, err := createLeaf(plan.Cgroup, plan.Run.TmpRoot)
+	if err != nil {
+		return err
+	}
+	if leaf != nil {
+		sl.leaf, sl.cgroup = leaf, leafReport(leaf)
+	}
+	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	defer null.Close()
+	attr := plan.ProcAttr()
+	if leaf != nil {
+		if fd, ok := leaf.FD(); ok {
+			attr.UseCgroupFD, attr.CgroupFD = true, fd
+		}
+	}
+	sl.conn, sl.spawner, err = initconn.Start(sl.prog, leaf, attr, []*os.File{null, null, null})
+	if err != nil {
+		return err
+	}
+	return sl.conn.AwaitHello(nil, nil)
+}
+
+// Key is what a run must match to take the slot (slotKey).
+func (sl *Slot) Key() string { return sl.key }
+
+// Made is when the slot was made.
+func (sl *Slot) Made() time.Time { return sl.made }
+
+// Destroy ends the slot's init and removes its leaf. A slot taken by a
+// run is the run's to end: Destroy is for slots never used.
+func (sl *Slot) Destroy() {
+	if sl.conn != nil {
+		sl.conn.Abort()
+	}
+	closeLeaf(sl.leaf, sl.spawner, sl.conn)
+	sl.prog.Close()
+}
+
+// Slots hands a run a slot made for its key, or nil: the run starts cold.
+type Slots func(key string) *Slot
+
+// slotKey is what a slot fixes of a run before its request: the
+// namespaces and ID map it was born with, its leaf's place and
+// controllers, and the init file it is (device, inode, size, change time:
+// an init replaced on disk, a new package, is another key). The rest of
+// the plan, the host view included, is the request's, built when it comes.
+func slotKey(p *Plan, prog *initconn.Program) (string, error) {
+	var b strings.Builder
+	for _, ns := range p.Namespaces {
+		b.WriteString(ns.Name + ",")
+	}
+	fmt.Fprintf(&b, "|ids=%d:%d:%t:%d", p.IDs.HostUID, p.IDs.HostGID, p.IDs.Setgroups, len(p.IDs.Groups))
+	for _, g := range p.IDs.Groups {
+		fmt.Fprintf(&b, ",%d", g.GID)
+	}
+	if c := p.Cgroup; c != nil {
+		var keys []string
+		for k, v := range c.Limits {
+			if v.N != 0 || v.CPUs != 0 {
+				keys = append(keys, k)
+			}
+		}
+		slices.Sort(keys)
+		fmt.Fprintf(&b, "|cgroup=%s:%s", c.Parent, strings.Join(keys, ","))
+	}
+	id, err := prog.Identity()
+	if err != nil {
+		return "", err
+	}
+	return b.String() + "|init=" + id, nil
+}
+
+// takeSlot adopts a slot for the plan if the caller has one: its leaf gets
+// the run's limits and the usage so far is kept, to be taken off the
+// run's. false: no slot fits (or its limits could not be written, and it
+// is destroyed); the run starts cold.
+func (sv *supervisor) takeSlot() bool {
+	if sv.opts.Slots == nil {
+		return false
+	}
+	prog, err := initconn.Open()
+	if err != nil {
+		return false // the cold path reports it
+	}
+	key, err := slotKey(sv.plan, prog)
+	prog.Close()
+	if err != nil {
+		return false
+	}
+	sl := sv.opts.Slots(key)
+	if sl == nil {
+		return false
+	}
+	if sl.leaf != nil {
+		if err := sl.leaf.SetLimits(sv.plan.Cgroup.Limits); err != nil {
+			sv.warnings = append(sv.warnings, "a prepared slot could not take this run's limits ("+err.Error()+"): started cold")
+			sl.Destroy()
+			return false
+		}
+		base, err := sl.leaf.Usage()
+		if err != nil {
+			sl.Destroy()
+			return false
+		}
+		sv.res.base = &base
+		sv.res.leaf, sv.res.cgroup = sl.leaf, leafReport(sl.leaf)
+	}
+	sv.res.spawner, sv.conn, sv.slot = sl.spawner, sl.conn, sl
+	sl.prog.Close() // exec'd long ago; the connection keeps its path for messages
+	sv.clock.lap("slot")
+	return true
+}
