@@ -34,6 +34,7 @@ type cli struct {
 	Profiles profilesCmd `cmd:"" help:"Print the effective profiles (built-in and from the profiles file)."`
 	Check    checkCmd    `cmd:"" help:"Check what this host can enforce for a profile, and how to fix what it cannot."`
 	GC       gcCmd       `cmd:"" name:"gc" help:"Remove what killed jails left behind (run directories, temporary reports, cgroup leaves): only what provably belongs to a dead jail."`
+	Serve    serveCmd    `cmd:"" help:"Run analyses on request, as a long-lived server: JSON lines on stdin/stdout or a unix socket, inits prepared ahead (docs/serve.md)."`
 	Version  versionCmd  `cmd:"" help:"Print the version."`
 	Schema   schemaCmd   `cmd:"" help:"Print the JSON Schema (draft 2020-12) of the report, whose version is the report's schema field."`
 
@@ -106,7 +107,7 @@ func realMain(args []string) int {
 	args, c.Run.afterDash = cutDash(args)
 	ctx, err := parse(&c, args)
 	if err == nil {
-		if !strings.HasPrefix(ctx.Command(), "run") {
+		if !strings.HasPrefix(ctx.Command(), "run") && ctx.Command() != "serve" {
 			// Only a run handles signals; the rest act on them as any
 			// program does.
 			earlysig.Release()

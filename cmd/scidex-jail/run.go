@@ -50,16 +50,21 @@ func bad(format string, args ...any) error {
 
 // spec resolves the profile, then the flags over it, into a validated Spec.
 func (c *runCmd) spec() (*jail.Spec, error) {
+	cwd, err := os.Getwd()
+	if err != nil {
+		return nil, bad("cannot read the current directory: %w", err)
+	}
+	return c.specIn(cwd)
+}
+
+// specIn is spec with relative paths taken from cwd (serve: the request's).
+func (c *runCmd) specIn(cwd string) (*jail.Spec, error) {
 	p, _, err := c.profile()
 	if err != nil {
 		return nil, err
 	}
 	if len(c.Command) > 0 {
 		return nil, bad("%q given before '--': put the command after '--', e.g. scidex-jail run --id %s -- %s", c.Command[0], c.ID, c.Command[0])
-	}
-	cwd, err := os.Getwd()
-	if err != nil {
-		return nil, bad("cannot read the current directory: %w", err)
 	}
 	// Not filepath.Join: it would clean "a/../b" lexically, where the
 	// jail resolves paths as the kernel walks them (links first).

@@ -1,0 +1,161 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/alecthomas/kong"
+
+	"github.com/scidex/scidex-jail/cmd/scidex-jail/internal/earlysig"
+	"github.com/scidex/scidex-jail/internal/buildversion"
+	"github.com/scidex/scidex-jail/jail"
+	"github.com/scidex/scidex-jail/jail/server"
+)
+
+// serveCmd is `scidex-jail serve` (docs/serve.md).
+type serveCmd struct {
+	Socket       string        `name:"socket" placeholder:"PATH" help:"Listen on a unix socket made at PATH (mode 0600; connections from this uid and root only) instead of JSON lines on stdin/stdout."`
+	MaxRuns      int           `name:"max-runs" placeholder:"N" help:"Runs at once; more wait in the queue. Default: the number of CPUs."`
+	Queue        int           `name:"queue" default:"64" placeholder:"N" help:"Requests waiting for a run place; beyond, a request is refused with the reason."`
+	Slots        int           `name:"slots" default:"2" placeholder:"N" help:"Slots (inits prepared ahead, each used once) kept ready per slot profile; 0: every run starts cold."`
+	SlotProfiles []string      `name:"slot-profile" sep:"none" placeholder:"NAME" help:"A profile slots are prepared for (repeatable). Default: default."`
+	SlotIdle     time.Duration `name:"slot-idle" default:"5m" placeholder:"DURATION" help:"A slot unused this long is destroyed and made anew."`
+	configFlag
+}
+
+func (c *serveCmd) Run() error {
+	if c.MaxRuns == 0 {
+		c.MaxRuns = runtime.NumCPU()
+	}
+	switch {
+	case c.MaxRuns < 0:
+		return bad("--max-runs %d: give at least 1", c.MaxRuns)
+	case c.Queue < 0:
+		return bad("--queue %d: give 0 or more", c.Queue)
+	case c.Slots < 0:
+		return bad("--slots %d: give 0 or more", c.Slots)
+	case c.SlotIdle <= 0:
+		return bad("--slot-idle %v: give a positive duration, e.g. 5m", c.SlotIdle)
+	}
+	// Runs at once each have goroutines of their own to wake: the
+	// supervisor's one P (main) would serialise them.
+	runtime.GOMAXPROCS(runtime.NumCPU())
+	templates, err := c.templates()
+	if err != nil {
+		return err
+	}
+	srv := server.New(server.Config{MaxRuns: c.MaxRuns, Queue: c.Queue, Parse: c.parseRequest, Version: buildversion.Version,
+		Pool: server.PoolConfig{Templates: templates, PerTemplate: c.Slots, Idle: c.SlotIdle,
+			Warn: func(s string) { fmt.Fprintf(os.Stderr, "scidex-jail serve: %s\n", s) }}})
+	served := make(chan struct{})
+	var stop func()
+	if c.Socket != "" {
+		l, err := server.Listen(c.Socket)
+		if err != nil {
+			srv.Shutdown()
+			return bad("%v", err)
+		}
+		stop = func() { l.Close() }
+		go func() { srv.ServeSocket(l); close(served) }()
+	} else {
+		in, err := stdin()
+		if err != nil {
+			srv.Shutdown()
+			return err
+		}
+		go func() { srv.Serve(in, os.Stdout); close(served) }()
+	}
+	for done := false; !done; {
+		select {
+		case s := <-earlysig.C:
+			done = s == syscall.SIGTERM || s == syscall.SIGINT || s == syscall.SIGHUP
+		case <-served:
+			done = true
+		}
+	}
+	if stop != nil {
+		stop()
+	}
+	srv.Shutdown()
+	return nil
+}
+
+// stdin is what requests come on: a unix socket (a socketpair end the
+// caller made, over which descriptors can come) or a plain stream.
+func stdin() (io.Reader, error) {
+	if fc, err := net.FileConn(os.Stdin); err == nil {
+		if uc, ok := fc.(*net.UnixConn); ok {
+			return uc, nil
+		}
+		fc.Close()
+	}
+	return os.Stdin, nil
+}
+
+// templates are the slot profiles' specs: a run with the profile's
+// defaults, as a request naming only --profile would have.
+func (c *serveCmd) templates() ([]*jail.Spec, error) {
+	names := c.SlotProfiles
+	if len(names) == 0 {
+		names = []string{"default"}
+	}
+	var out []*jail.Spec
+	for _, n := range names {
+		args := []string{"--id", "slot", "--profile", n}
+		if c.Config != "" {
+			args = append(args, "--config", c.Config)
+		}
+		s, err := c.parseRequest(&server.Request{Op: "run", Req: "slot", Cwd: "/", Args: args, Command: []string{"/usr/bin/true"}}, time.Time{})
+		if err != nil {
+			return nil, fmt.Errorf("--slot-profile %s: %w", n, err)
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// parseMu: one kong parse at a time.
+var parseMu sync.Mutex
+
+// notInServe are run's flags that mean nothing for a request.
+var notInServe = []string{"--summary", "--ready-fd", "--help", "-h"}
+
+// parseRequest reads a run request's args as `run` reads its command
+// line, into a spec: the same checks, the same messages.
+func (c *serveCmd) parseRequest(r *server.Request, received time.Time) (*jail.Spec, error) {
+	for _, a := range r.Args {
+		for _, no := range notInServe {
+			if a == no || strings.HasPrefix(a, no+"=") {
+				return nil, bad("%s has no meaning in a request to scidex-jail serve: leave it out (the reply carries the report)", no)
+			}
+		}
+		if a == "--" {
+			return nil, bad("\"--\" in args: give the analysis' argv in \"command\"")
+		}
+	}
+	var cl cli
+	cl.Run.afterDash = r.Command
+	parseMu.Lock()
+	_, err := parse(&cl, append([]string{"run"}, r.Args...), kong.Writers(io.Discard, io.Discard))
+	parseMu.Unlock()
+	if err != nil {
+		if errors.Is(err, errHelpShown) {
+			err = bad("help has no meaning in a request")
+		}
+		return nil, err
+	}
+	s, err := cl.Run.specIn(r.Cwd)
+	if err != nil {
+		return nil, err
+	}
+	s.Started = received
+	return s, nil
+}

@@ -1,0 +1,259 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/scidex/scidex-jail/internal/testutil"
+	"github.com/scidex/scidex-jail/jail/report"
+)
+
+// slotLeaves are the leaves of slots below this process's cgroups that
+// were not there before (newSlotLeaves).
+type slotLeaves map[string]bool
+
+func newSlotLeaves(t *testing.T) slotLeaves {
+	t.Helper()
+	before := slotLeaves{}
+	for _, l := range allSlotLeaves(t) {
+		before[l] = true
+	}
+	return before
+}
+
+func (before slotLeaves) added(t *testing.T) []string {
+	t.Helper()
+	var added []string
+	for _, l := range allSlotLeaves(t) {
+		if !before[l] {
+			added = append(added, l)
+		}
+	}
+	return added
+}
+
+func allSlotLeaves(t *testing.T) []string {
+	t.Helper()
+	cgs, err := testutil.OwnCgroups()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found []string
+	for _, cg := range cgs {
+		for _, d := range cg.Dirs {
+			m, _ := filepath.Glob(filepath.Join(d, "scidex-slot-*"))
+			found = append(found, m...)
+		}
+	}
+	return found
+}
+
+// TestServeRun: a run through the server gets its stdio, its exit status
+// and its report, and once the pool is ready, starts from a slot.
+func TestServeRun(t *testing.T) {
+	root := tmpRoot(t)
+	c := startServe(t, "--slots", "1")
+	var sawSlot bool
+	for i := 0; i < 40 && !sawSlot; i++ {
+		fds, output := stdioPipes(t)
+		name := "r" + strconv.Itoa(i)
+		c.send(runReq(name, root, []string{"--id", "serve-run-" + name, "--tmp-root", root},
+			"/bin/sh", "-c", "echo out; echo err >&2; echo kept > f.txt; exit 3"), fds...)
+		r := c.await(name)
+		got := output()
+		if r.Event != "done" || r.ExitCode == nil || *r.ExitCode != 3 {
+			t.Fatalf("reply = %+v, want done with exit_code 3", r)
+		}
+		rep := r.report(t)
+		if rep.Status != report.StatusExitNonzero || rep.ExitCode != 3 || len(rep.Outputs) != 1 || rep.Outputs[0].Path != "f.txt" {
+			t.Fatalf("report: status %s, exit %d, outputs %+v; want exit_nonzero, 3, [f.txt]", rep.Status, rep.ExitCode, rep.Outputs)
+		}
+		if got != "out\nerr\n" {
+			t.Errorf("the analysis' stdout+stderr = %q, want %q", got, "out\nerr\n")
+		}
+		switch rep.Start {
+		case "slot":
+			sawSlot = true
+		case "cold":
+			time.Sleep(100 * time.Millisecond) // the pool is being filled
+		default:
+			t.Fatalf("report.start = %q, want slot or cold", rep.Start)
+		}
+	}
+	if !sawSlot {
+		t.Fatalf("no run took a slot in 40 runs with --slots 1; server stderr: %s", c.stderr)
+	}
+	if e := entries(t, root); len(e) != 0 {
+		t.Errorf("tmp root after the runs holds %v, want nothing", e)
+	}
+}
+
+// TestServeBadRequests: what a client can get wrong gets an error reply
+// naming it, and the server goes on.
+func TestServeBadRequests(t *testing.T) {
+	root := tmpRoot(t)
+	// The message run prints for the same flag, without its prefix.
+	want := runJail(t, runOpts{}, "run", "--id", "x", "--tmp-root", root, "--cpus", "0", "--", "/bin/true").stderr
+	want = strings.TrimSpace(strings.TrimPrefix(want, "scidex-jail: "))
+	c := startServe(t, "--slots", "0")
+	cases := []struct {
+		name, line, req, wantErr string
+	}{
+		{"not JSON", "{nope\n", "", "malformed request"},
+		{"unknown field", `{"op":"run","req":"a","cwd":"/","command":["x"],"evil":1}` + "\n", "", "unknown field"},
+		{"bad name", `{"op":"run","req":"a b","cwd":"/","command":["x"]}` + "\n", "", "bad request name"},
+		{"unknown op", `{"op":"exec","req":"b"}` + "\n", "b", "unknown op"},
+		{"no command", `{"op":"run","req":"c","cwd":"/"}` + "\n", "c", "no command"},
+		{"relative cwd", `{"op":"run","req":"d","cwd":"x","command":["x"]}` + "\n", "d", "absolute"},
+		{"stdio without fds", `{"op":"run","req":"e","cwd":"/","command":["x"],"stdio":3}` + "\n", "e", "came with 0 descriptors"},
+		{"summary", `{"op":"run","req":"f","cwd":"/","args":["--id","f","--summary","none"],"command":["x"]}` + "\n", "f", "--summary has no meaning"},
+		{"cpus 0, as run says", `{"op":"run","req":"g","cwd":"` + root + `","args":["--id","g","--tmp-root","` + root + `","--cpus","0"],"command":["/bin/true"]}` + "\n", "g", want},
+		{"too long", `{"op":"run","req":"h","cwd":"/","command":["` + strings.Repeat("x", 2<<20) + `"]}` + "\n", "", "over 1048576 bytes"},
+	}
+	for _, tc := range cases {
+		c.sendLine([]byte(tc.line))
+		r := c.next()
+		if r.Event != "error" || r.Req != tc.req || !strings.Contains(r.Error, tc.wantErr) || r.ExitCode == nil || *r.ExitCode != 125 {
+			t.Errorf("%s: reply = %+v, want an error for %q with exit_code 125 containing %q", tc.name, r, tc.req, tc.wantErr)
+		}
+	}
+	// And it still runs what is right.
+	c.send(runReq("ok", root, []string{"--id", "serve-bad-ok", "--tmp-root", root}, "/bin/true"))
+	if r := c.await("ok"); r.Event != "done" || *r.ExitCode != 0 {
+		t.Fatalf("after the bad requests: %+v, want done 0", r)
+	}
+}
+
+// TestServeCancel: a cancel ends the run as SIGTERM ends run: cancelled,
+// 143, the tree dead.
+func TestServeCancel(t *testing.T) {
+	root := tmpRoot(t)
+	c := startServe(t, "--slots", "0")
+	m := marker(t)
+	c.send(runReq("s", root, []string{"--id", "serve-cancel", "--tmp-root", root}, "/bin/sleep", m))
+	if r := c.next(); r.Event != "accepted" || r.Req != "s" {
+		t.Fatalf("first reply %+v, want accepted", r)
+	}
+	waitFor(t, func() bool { return len(testutil.ProcessesWith(m)) > 0 }, "the sleep to start")
+	c.send(map[string]any{"op": "cancel", "req": "s"})
+	r := c.await("s")
+	if rep := r.report(t); rep.Status != report.StatusCancelled || *r.ExitCode != 143 {
+		t.Fatalf("cancelled run: status %s exit %d, want cancelled 143", rep.Status, *r.ExitCode)
+	}
+	waitGone(t, m, 5*time.Second)
+}
+
+// TestServeAdmission: past --max-runs and --queue a request is refused
+// with the reason, never dropped.
+func TestServeAdmission(t *testing.T) {
+	root := tmpRoot(t)
+	c := startServe(t, "--slots", "0", "--max-runs", "1", "--queue", "1")
+	m := marker(t)
+	c.send(runReq("a", root, []string{"--id", "serve-adm-a", "--tmp-root", root}, "/bin/sleep", m))
+	c.send(runReq("b", root, []string{"--id", "serve-adm-b", "--tmp-root", root}, "/bin/true"))
+	c.send(runReq("c", root, []string{"--id", "serve-adm-c", "--tmp-root", root}, "/bin/true"))
+	r := c.await("c")
+	if r.Event != "error" || !strings.Contains(r.Error, "refused") || !strings.Contains(r.Error, "--max-runs") {
+		t.Fatalf("third request: %+v, want refused naming --max-runs", r)
+	}
+	c.send(map[string]any{"op": "cancel", "req": "a"})
+	got := map[string]serveReply{}
+	for len(got) < 2 {
+		r := c.next()
+		if r.Event == "done" || r.Event == "error" {
+			got[r.Req] = r
+		}
+	}
+	if got["a"].report(t).Status != report.StatusCancelled || got["b"].report(t).Status != report.StatusOK {
+		t.Fatalf("a: %s, b: %s; want a cancelled, b ok (it waited its turn)", got["a"].report(t).Status, got["b"].report(t).Status)
+	}
+}
+
+// TestServeShutdown: SIGTERM to the server cancels its runs (their reports
+// are sent) and removes every slot; nothing is left.
+func TestServeShutdown(t *testing.T) {
+	root := tmpRoot(t)
+	before := newSlotLeaves(t)
+	c := startServe(t, "--slots", "2")
+	waitFor(t, func() bool { return len(before.added(t)) >= 2 }, "two slots to be ready")
+	m := marker(t)
+	c.send(runReq("s", root, []string{"--id", "serve-term", "--tmp-root", root}, "/bin/sleep", m))
+	waitFor(t, func() bool { return len(testutil.ProcessesWith(m)) > 0 }, "the sleep to start")
+	c.cmd.Process.Signal(syscall.SIGTERM)
+	r := c.await("s")
+	if rep := r.report(t); rep.Status != report.StatusCancelled {
+		t.Fatalf("run at the server's SIGTERM: %s, want cancelled", rep.Status)
+	}
+	if err := c.cmd.Wait(); err != nil {
+		t.Fatalf("server after SIGTERM: %v, want exit 0; stderr: %s", err, c.stderr)
+	}
+	waitGone(t, m, 5*time.Second)
+	if l := before.added(t); len(l) != 0 {
+		t.Errorf("slot leaves left after the server ended: %v", l)
+	}
+	if e := entries(t, root); len(e) != 0 {
+		t.Errorf("tmp root holds %v, want nothing", e)
+	}
+}
+
+// TestServeIsolation: from inside a run, the slots prepared beside it are
+// out of sight: no other process, no other leaf.
+func TestServeIsolation(t *testing.T) {
+	root := tmpRoot(t)
+	before := newSlotLeaves(t)
+	c := startServe(t, "--slots", "2")
+	waitFor(t, func() bool { return len(before.added(t)) >= 2 }, "two slots to be ready")
+	fds, output := stdioPipes(t)
+	c.send(runReq("i", root, []string{"--id", "serve-iso", "--tmp-root", root},
+		"/bin/sh", "-c", "ls /proc | grep -c '^[0-9]'; ls -R /sys/fs/cgroup | grep -c scidex-"), fds...)
+	r := c.await("i")
+	out := strings.Fields(output())
+	if r.report(t).Start != "slot" {
+		t.Fatalf("the run started %q with two slots ready, want slot", r.report(t).Start)
+	}
+	// PID 1 (the init), sh, ls and grep; no leaf of any slot or run.
+	if len(out) != 2 || out[1] != "0" {
+		t.Fatalf("inside: %q; want a few pids and no scidex- cgroup in sight", out)
+	}
+	if n, _ := strconv.Atoi(out[0]); n > 4 {
+		t.Errorf("inside, /proc lists %d processes, want at most 4 (init, sh, ls, grep)", n)
+	}
+}
+
+// TestServeSocket: --socket makes a 0600 socket for this uid, and an
+// analysis' request over it runs; the socket goes with the server.
+func TestServeSocket(t *testing.T) {
+	requireRoot(t)
+	root := tmpRoot(t)
+	dir := t.TempDir()
+	sock := filepath.Join(dir, "s.sock")
+	srv := startServeSocket(t, sock)
+	fi, err := os.Stat(sock)
+	if err != nil || fi.Mode().Perm() != 0o600 || fi.Mode()&os.ModeSocket == 0 {
+		t.Fatalf("socket %s: %v, %v; want a socket of mode 0600", sock, fi.Mode(), err)
+	}
+	// nobody cannot reach it.
+	nobody := exec.Command("/usr/bin/python3", "-c", "import socket; socket.socket(socket.AF_UNIX).connect('"+sock+"')")
+	nobody.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	if err := nobody.Run(); err == nil {
+		t.Errorf("uid 65534 connected to the server's socket, want permission denied")
+	}
+	c := dialServe(t, sock)
+	c.send(runReq("k", root, []string{"--id", "serve-sock", "--tmp-root", root}, "/bin/true"))
+	if r := c.await("k"); r.Event != "done" || *r.ExitCode != 0 {
+		t.Fatalf("over the socket: %+v, want done 0", r)
+	}
+	srv.Process.Signal(syscall.SIGTERM)
+	if err := srv.Wait(); err != nil {
+		t.Fatalf("server: %v", err)
+	}
+	if _, err := os.Lstat(sock); !os.IsNotExist(err) {
+		t.Errorf("socket after the server ended: %v, want it gone", err)
+	}
+}

@@ -1,0 +1,157 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/scidex/scidex-jail/jail"
+)
+
+// start admits a run request: its spec parsed, a place among the runs at
+// once taken or one in the queue, else refused with the reason. The run
+// itself goes on in its own goroutine.
+func (c *conn) start(req *Request, fds []int) {
+	received := time.Now()
+	files := stdioFiles(fds)
+	if files == nil {
+		c.fail(req.Req, errors.New("open /dev/null for the analysis' stdio failed"))
+		return
+	}
+	spec, err := c.s.cfg.Parse(req, received)
+	if err != nil {
+		closeFiles(files)
+		c.fail(req.Req, err)
+		return
+	}
+	r := &run{req: req.Req, cancel: make(chan os.Signal, 8)}
+	c.mu.Lock()
+	if _, dup := c.runs[req.Req]; dup {
+		c.mu.Unlock()
+		closeFiles(files)
+		c.fail(req.Req, errors.New("request "+req.Req+": a run of that name is not answered yet: name each request anew"))
+		return
+	}
+	if err := c.s.admit(r); err != nil {
+		c.mu.Unlock()
+		closeFiles(files)
+		c.fail(req.Req, err)
+		return
+	}
+	c.runs[req.Req] = r
+	c.wg.Add(1)
+	c.mu.Unlock()
+	c.reply(Reply{Event: "accepted", Req: req.Req})
+	go func() {
+		defer c.wg.Done()
+		defer closeFiles(files)
+		c.carryOut(r, spec, files)
+		c.mu.Lock()
+		delete(c.runs, r.req)
+		c.mu.Unlock()
+	}()
+}
+
+// carryOut waits for a place, runs and replies.
+func (c *conn) carryOut(r *run, spec *jail.Spec, files []*os.File) {
+	s := c.s
+	defer s.leave(r)
+	// A place, or a cancel while waiting for one: then the run ends at
+	// its first step, with its report (cancelled, nothing made), as a
+	// cancel right after `run --ready-fd` does. A free place goes first.
+	select {
+	case s.slots <- struct{}{}:
+		defer func() { <-s.slots }()
+	default:
+		select {
+		case s.slots <- struct{}{}:
+			defer func() { <-s.slots }()
+		case sig := <-r.cancel:
+			r.cancel <- sig
+		}
+	}
+	s.unqueue()
+	rep, err := jail.RunWith(spec, jail.Options{Signals: r.cancel, Stdio: files, Slots: s.pool.take})
+	s.pool.kick()
+	if err != nil {
+		c.fail(r.req, err)
+		return
+	}
+	b, err := json.Marshal(rep)
+	if err != nil {
+		c.fail(r.req, errors.New("bug: the report could not be encoded: "+err.Error()))
+		return
+	}
+	code := rep.ExitCode
+	c.reply(Reply{Event: "done", Req: r.req, ExitCode: &code, Report: b})
+}
+
+// admit counts r in the queue, or refuses it: the queue is full, or the
+// server is ending.
+func (s *Server) admit(r *run) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		return errors.New("refused: the server is shutting down")
+	}
+	if s.queued >= s.cfg.Queue+s.cfg.MaxRuns-len(s.slots) {
+		return errors.New("refused: " + strconv.Itoa(s.cfg.MaxRuns) + " runs at once and " + strconv.Itoa(s.cfg.Queue) +
+			" waiting, the most this server takes (--max-runs, --queue): try again later")
+	}
+	s.queued++
+	s.runs[r] = struct{}{}
+	s.wg.Add(1)
+	return nil
+}
+
+func (s *Server) unqueue() {
+	s.mu.Lock()
+	s.queued--
+	s.mu.Unlock()
+}
+
+func (s *Server) leave(r *run) {
+	s.mu.Lock()
+	delete(s.runs, r)
+	s.mu.Unlock()
+	s.wg.Done()
+}
+
+// Shutdown refuses new runs, cancels every run (queued ones get an error
+// reply, running ones end cancelled, with their reports), waits for them
+// and destroys every slot.
+func (s *Server) Shutdown() {
+	s.mu.Lock()
+	s.closing = true
+	for r := range s.runs {
+		r.stop()
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+	s.pool.close()
+}
+
+// stdioFiles are the analysis' stdin, stdout and stderr: the request's,
+// or /dev/null, never the server's own (its protocol, on stdio).
+func stdioFiles(fds []int) []*os.File {
+	if len(fds) == 0 {
+		null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+		if err != nil {
+			return nil
+		}
+		return []*os.File{null, null, null}
+	}
+	files := make([]*os.File, len(fds))
+	for i, fd := range fds {
+		files[i] = os.NewFile(uintptr(fd), "stdio-"+strconv.Itoa(i))
+	}
+	return files
+}
+
+func closeFiles(files []*os.File) {
+	for _, f := range files {
+		f.Close() // a second Close of a shared /dev/null is harmless
+	}
+}

@@ -1,0 +1,82 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"sync"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// Listen makes the unix socket at path with mode 0600 (made so, not
+// changed after). A path that exists is refused, unless it is a socket
+// nobody answers on (one a dead server left), which is replaced.
+func Listen(path string) (*net.UnixListener, error) {
+	if fi, err := os.Lstat(path); err == nil {
+		if fi.Mode()&os.ModeSocket == 0 {
+			return nil, fmt.Errorf("--socket %s: exists and is not a socket: give a new path", path)
+		}
+		if c, err := net.Dial("unix", path); err == nil {
+			c.Close()
+			return nil, fmt.Errorf("--socket %s: a server already answers there: stop it or give another path", path)
+		}
+		if err := os.Remove(path); err != nil {
+			return nil, fmt.Errorf("--socket %s: remove the dead server's socket: %w", path, err)
+		}
+	}
+	old := unix.Umask(0o177)
+	l, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	unix.Umask(old)
+	if err != nil {
+		return nil, fmt.Errorf("--socket %s: %w", path, err)
+	}
+	l.SetUnlinkOnClose(true)
+	return l, nil
+}
+
+// ServeSocket serves each connection on l whose peer is this process's
+// uid or root (SO_PEERCRED); any other is closed unanswered. It returns
+// when l is closed, once every connection's runs have ended.
+func (s *Server) ServeSocket(l *net.UnixListener) {
+	var conns sync.WaitGroup
+	for {
+		c, err := l.AcceptUnix()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				break
+			}
+			continue
+		}
+		if !allowedPeer(c) {
+			c.Close()
+			continue
+		}
+		conns.Add(1)
+		go func() {
+			defer conns.Done()
+			s.Serve(c, c)
+			c.Close()
+		}()
+	}
+	conns.Wait()
+}
+
+// allowedPeer: the peer runs as our uid or as root. A request runs with
+// the server's privileges, so no other user may make one.
+func allowedPeer(c *net.UnixConn) bool {
+	raw, err := c.SyscallConn()
+	if err != nil {
+		return false
+	}
+	var cred *unix.Ucred
+	var cerr error
+	if err := raw.Control(func(fd uintptr) {
+		cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
+	}); err != nil || cerr != nil {
+		return false
+	}
+	return cred.Uid == 0 || int(cred.Uid) == syscall.Getuid()
+}

@@ -1,0 +1,161 @@
+package server
+
+import (
+	"sync"
+	"time"
+
+	"github.com/scidex/scidex-jail/jail"
+)
+
+// PoolConfig says which slots are kept ready.
+type PoolConfig struct {
+	// Templates are specs of the slot profiles: a slot is made for each
+	// (jail.PrepareSlot) and serves a run whose plan has its key.
+	Templates   []*jail.Spec
+	PerTemplate int           // slots kept ready of each
+	Idle        time.Duration // a slot unused this long is made anew
+	// Warn gets what went wrong making a slot (the server's stderr).
+	Warn func(string)
+}
+
+// pool keeps slots ready, made one at a time and only while a run place is
+// free, so that making them does not compete with running analyses.
+type pool struct {
+	cfg  PoolConfig
+	busy func() bool
+
+	mu     sync.Mutex
+	ready  [][]*jail.Slot // by template
+	closed bool
+	wake   chan struct{}
+	done   chan struct{}
+}
+
+func newPool(cfg PoolConfig, busy func() bool) *pool {
+	p := &pool{cfg: cfg, busy: busy, ready: make([][]*jail.Slot, len(cfg.Templates)),
+		wake: make(chan struct{}, 1), done: make(chan struct{})}
+	go p.refill()
+	p.kick()
+	return p
+}
+
+// kick asks the refill loop to look again.
+func (p *pool) kick() {
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+}
+
+// take hands out a ready slot of key, or nil; it is the taker's from then.
+func (p *pool) take(key string) *jail.Slot {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i, slots := range p.ready {
+		for j, sl := range slots {
+			if sl.Key() == key {
+				p.ready[i] = append(slots[:j:j], slots[j+1:]...)
+				p.kick()
+				return sl
+			}
+		}
+	}
+	return nil
+}
+
+// refill makes what is missing, one slot at a time, and recycles slots
+// idle too long, until close.
+func (p *pool) refill() {
+	defer close(p.done)
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-p.wake:
+		case <-tick.C:
+		}
+		if !p.refillOnce() {
+			return
+		}
+	}
+}
+
+// refillOnce recycles idle slots and fills the pool while no run waits for
+// a place; false once the pool is closed.
+func (p *pool) refillOnce() bool {
+	for {
+		p.mu.Lock()
+		if p.closed {
+			p.mu.Unlock()
+			return false
+		}
+		stale := p.takeStale()
+		i := p.missing()
+		p.mu.Unlock()
+		for _, sl := range stale {
+			sl.Destroy()
+		}
+		if i < 0 || p.busy() {
+			return true
+		}
+		sl, err := jail.PrepareSlot(p.cfg.Templates[i])
+		if err != nil {
+			if p.cfg.Warn != nil {
+				p.cfg.Warn("slot for profile " + p.cfg.Templates[i].Profile + ": " + err.Error() + "; runs start cold")
+			}
+			return true // tried again at the next tick
+		}
+		p.mu.Lock()
+		if p.closed {
+			p.mu.Unlock()
+			sl.Destroy()
+			return false
+		}
+		p.ready[i] = append(p.ready[i], sl)
+		p.mu.Unlock()
+	}
+}
+
+// missing is a template short of slots, or -1.
+func (p *pool) missing() int {
+	for i, slots := range p.ready {
+		if len(slots) < p.cfg.PerTemplate {
+			return i
+		}
+	}
+	return -1
+}
+
+// takeStale removes the slots idle longer than Idle.
+func (p *pool) takeStale() []*jail.Slot {
+	var stale []*jail.Slot
+	for i, slots := range p.ready {
+		kept := slots[:0]
+		for _, sl := range slots {
+			if p.cfg.Idle > 0 && time.Since(sl.Made()) > p.cfg.Idle {
+				stale = append(stale, sl)
+			} else {
+				kept = append(kept, sl)
+			}
+		}
+		p.ready[i] = kept
+	}
+	return stale
+}
+
+// close stops the refill and destroys every ready slot.
+func (p *pool) close() {
+	p.mu.Lock()
+	p.closed = true
+	var all []*jail.Slot
+	for i, slots := range p.ready {
+		all = append(all, slots...)
+		p.ready[i] = nil
+	}
+	p.mu.Unlock()
+	p.kick()
+	<-p.done
+	for _, sl := range all {
+		sl.Destroy()
+	}
+}

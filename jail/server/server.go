@@ -1,0 +1,165 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/scidex/scidex-jail/jail"
+)
+
+// exitSetup is the exit status of a run that could not start (as `run`).
+const exitSetup = 125
+
+// Config is a server's settings.
+type Config struct {
+	MaxRuns int // runs at once; at least 1
+	Queue   int // requests waiting beyond MaxRuns; 0: none wait
+	// Parse turns a run request into a spec, as `run` would its command
+	// line (the same checks, the same messages): the command line's.
+	Parse   func(r *Request, received time.Time) (*jail.Spec, error)
+	Version string
+	Pool    PoolConfig
+}
+
+// Server runs requests from any number of connections.
+type Server struct {
+	cfg   Config
+	slots chan struct{} // a token per run at once
+	pool  *pool
+
+	mu       sync.Mutex
+	queued   int
+	closing  bool
+	runs     map[*run]struct{}
+	wg       sync.WaitGroup
+	stopping chan struct{}
+}
+
+// New makes a server and starts preparing its slots.
+func New(cfg Config) *Server {
+	if cfg.MaxRuns < 1 {
+		cfg.MaxRuns = 1
+	}
+	s := &Server{cfg: cfg, slots: make(chan struct{}, cfg.MaxRuns), runs: map[*run]struct{}{}, stopping: make(chan struct{})}
+	s.pool = newPool(cfg.Pool, s.busy)
+	return s
+}
+
+// busy says whether every run place is taken: slots are not made then.
+func (s *Server) busy() bool { return len(s.slots) >= s.cfg.MaxRuns }
+
+// run is one request's run.
+type run struct {
+	req    string
+	cancel chan os.Signal // SIGTERM cancels, as for `run`
+}
+
+func (r *run) stop() {
+	select {
+	case r.cancel <- syscall.SIGTERM:
+	default:
+	}
+}
+
+// conn is one client: its replies and its runs not yet answered.
+type conn struct {
+	s    *Server
+	w    io.Writer
+	wmu  sync.Mutex
+	mu   sync.Mutex
+	runs map[string]*run
+	wg   sync.WaitGroup
+}
+
+func (c *conn) reply(r Reply) {
+	line, err := json.Marshal(r)
+	if err != nil {
+		line, _ = json.Marshal(Reply{Event: "error", Req: r.Req, Error: "bug: reply could not be encoded: " + err.Error()})
+	}
+	c.wmu.Lock()
+	_, err = c.w.Write(append(line, '\n'))
+	c.wmu.Unlock()
+	if err != nil {
+		// The client is gone: nobody waits for its runs any more.
+		c.cancelAll()
+	}
+}
+
+func (c *conn) cancelAll() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, r := range c.runs {
+		r.stop()
+	}
+}
+
+func (c *conn) fail(req string, err error) {
+	code := exitSetup
+	c.reply(Reply{Event: "error", Req: req, ExitCode: &code, Error: err.Error()})
+}
+
+// Serve answers one client reading from r and writing to w until r ends,
+// and returns once its runs are answered. A reply that cannot be written
+// (the client is gone) cancels the client's runs.
+// r may be a *net.UnixConn, over which requests can send descriptors.
+func (s *Server) Serve(r io.Reader, w io.Writer) {
+	c := &conn{s: s, w: w, runs: map[string]*run{}}
+	c.reply(Reply{Event: "hello", Version: s.cfg.Version, Protocol: ProtocolVersion})
+	lr := newLineReader(r)
+	defer lr.close()
+	for {
+		line, err := lr.next()
+		if errors.Is(err, errTooLong) {
+			c.fail("", err)
+			continue
+		}
+		if err != nil {
+			break
+		}
+		c.handle(lr, line)
+	}
+	// No more requests: the runs made go on, and are answered.
+	c.wg.Wait()
+}
+
+// handle acts on one line.
+func (c *conn) handle(lr *lineReader, line []byte) {
+	fds := lr.take()
+	req, err := DecodeRequest(line)
+	if err == nil && req.Stdio != len(fds) {
+		err = fmt.Errorf("request %s: \"stdio\": %d, but the line came with %d descriptors: send it in one sendmsg with them (SCM_RIGHTS), over a unix socket", req.Req, req.Stdio, len(fds))
+	}
+	if err != nil {
+		closeFDs(fds)
+		name := ""
+		if req != nil && reqName.MatchString(req.Req) {
+			name = req.Req
+		}
+		c.fail(name, err)
+		return
+	}
+	if req.Op == "cancel" {
+		c.mu.Lock()
+		r := c.runs[req.Req]
+		c.mu.Unlock()
+		if r != nil {
+			r.stop()
+		}
+		return
+	}
+	c.start(req, fds)
+}
+
+func closeFDs(fds []int) {
+	for _, fd := range fds {
+		unix.Close(fd)
+	}
+}

@@ -1,0 +1,163 @@
+package server
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+func TestDecodeRequest(t *testing.T) {
+	cases := []struct {
+		name, line, wantErr string
+	}{
+		{"run", `{"op":"run","req":"r-1.x_y","cwd":"/a","args":["--id","a"],"command":["true"],"stdio":3}`, ""},
+		{"cancel", `{"op":"cancel","req":"r1"}`, ""},
+		{"not json", `{`, "malformed request"},
+		{"two values", `{"op":"cancel","req":"r1"} {}`, "more than one JSON value"},
+		{"unknown field", `{"op":"cancel","req":"r1","x":1}`, "unknown field"},
+		{"no name", `{"op":"cancel"}`, "bad request name"},
+		{"long name", `{"op":"cancel","req":"` + strings.Repeat("a", 65) + `"}`, "bad request name"},
+		{"slash in name", `{"op":"cancel","req":"a/b"}`, "bad request name"},
+		{"unknown op", `{"op":"kill","req":"r"}`, "unknown op"},
+		{"no command", `{"op":"run","req":"r","cwd":"/"}`, "no command"},
+		{"relative cwd", `{"op":"run","req":"r","cwd":"a","command":["x"]}`, "absolute"},
+		{"no cwd", `{"op":"run","req":"r","command":["x"]}`, "absolute"},
+		{"stdio 2", `{"op":"run","req":"r","cwd":"/","command":["x"],"stdio":2}`, "send 0 or 3"},
+		{"wrong type", `{"op":"run","req":"r","cwd":"/","command":"x"}`, "malformed request"},
+	}
+	for _, tc := range cases {
+		_, err := DecodeRequest([]byte(tc.line))
+		switch {
+		case tc.wantErr == "" && err != nil:
+			t.Errorf("%s: DecodeRequest(%s) = %v, want no error", tc.name, tc.line, err)
+		case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+			t.Errorf("%s: DecodeRequest(%s) = %v, want an error with %q", tc.name, tc.line, err, tc.wantErr)
+		}
+	}
+}
+
+// FuzzDecodeRequest: whatever a client sends, the decoder returns, and
+// what it accepts holds the rules the server relies on.
+func FuzzDecodeRequest(f *testing.F) {
+	f.Add([]byte(`{"op":"run","req":"r1","cwd":"/a","args":["--id","a"],"command":["true"],"stdio":3}`))
+	f.Add([]byte(`{"op":"cancel","req":"r1"}`))
+	f.Add([]byte(`{"op":"run","req":"r1","cwd":"/","command":[""],"stdio":-1}`))
+	f.Add([]byte("\x00{}"))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		r, err := DecodeRequest(line)
+		if err != nil {
+			return
+		}
+		if !reqName.MatchString(r.Req) {
+			t.Fatalf("accepted name %q", r.Req)
+		}
+		if r.Op == "run" && (len(r.Command) == 0 || !strings.HasPrefix(r.Cwd, "/") || (r.Stdio != 0 && r.Stdio != 3)) {
+			t.Fatalf("accepted run %+v", r)
+		}
+		if r.Op != "run" && r.Op != "cancel" {
+			t.Fatalf("accepted op %q", r.Op)
+		}
+	})
+}
+
+// socketPair is a connected pair: the server's end as a *net.UnixConn and
+// the client's as a raw fd.
+func socketPair(t *testing.T) (*net.UnixConn, int) {
+	t.Helper()
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := os.NewFile(uintptr(fds[0]), "server")
+	c, err := net.FileConn(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close(); unix.Close(fds[1]) })
+	return c.(*net.UnixConn), fds[1]
+}
+
+func openFDs(t *testing.T, n int) []int {
+	t.Helper()
+	var fds []int
+	for range n {
+		fd, err := unix.Open(os.DevNull, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fds = append(fds, fd)
+		t.Cleanup(func() { unix.Close(fd) })
+	}
+	return fds
+}
+
+// TestLineReaderClaims: each line gets the descriptors sent with it, and
+// none of another's; those sent with a line too long are closed.
+func TestLineReaderClaims(t *testing.T) {
+	srv, cli := socketPair(t)
+	send := func(line string, fds []int) {
+		var oob []byte
+		if len(fds) > 0 {
+			oob = unix.UnixRights(fds...)
+		}
+		if err := unix.Sendmsg(cli, []byte(line), oob, nil, 0); err != nil {
+			t.Error(err)
+		}
+	}
+	three, two, one := openFDs(t, 3), openFDs(t, 2), openFDs(t, 1)
+	// The long line fills the socket's buffer: the reader reads meanwhile.
+	go func() {
+		send("plain\n", nil)
+		send("three\n", three)
+		send("long"+strings.Repeat("x", MaxLine+10)+"\n", two)
+		send("one\n", one)
+		send("half", nil)
+		send(" more\n", nil)
+		send("over"+strings.Repeat("x", MaxLine)+"\n", nil)
+		unix.Shutdown(cli, unix.SHUT_WR)
+	}()
+	lr := newLineReader(srv)
+	var got []string
+	for {
+		line, err := lr.next()
+		if errors.Is(err, errTooLong) {
+			got = append(got, "too long")
+			continue
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		fds := lr.take()
+		got = append(got, string(line)+":"+strings.Repeat("f", len(fds)))
+		closeFDs(fds)
+	}
+	lr.close()
+	want := []string{"plain:", "three:fff", "too long", "one:f", "half more:", "too long"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("lines with their descriptors = %q, want %q", got, want)
+	}
+}
+
+// TestLineReaderPipe: over a plain stream, lines come without descriptors.
+func TestLineReaderPipe(t *testing.T) {
+	lr := newLineReader(bytes.NewReader([]byte("a\nb\n")))
+	for _, want := range []string{"a", "b"} {
+		line, err := lr.next()
+		if err != nil || string(line) != want || len(lr.take()) != 0 {
+			t.Fatalf("next() = %q, %v, want %q", line, err, want)
+		}
+	}
+	if _, err := lr.next(); err != io.EOF {
+		t.Fatalf("at the end: %v, want io.EOF", err)
+	}
+}
