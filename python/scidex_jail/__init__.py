@@ -43,6 +43,12 @@ cancelling its task cancels the run. A KeyboardInterrupt during
 :func:`run` cancels the run, waits for the jail to clean up, and
 propagates.
 
+Many runs: :class:`Server` keeps ``scidex-jail serve`` resident (its
+child, or one listening on a unix socket) and runs analyses through it
+with the same arguments, results and errors (``server.run``,
+``server.start``, ``server.run_async``); the server prepares what a run
+needs ahead of the request.
+
 The platform's runtime interface (``run_python_script`` returning a
 ``RuntimeResult``) is :mod:`scidex_jail.forge`; committing a run's outputs
 to PostgreSQL is :func:`scidex_jail.post_process.commit_outputs`.
@@ -57,7 +63,7 @@ when the jail could not start the analysis (exit 125; ``stage`` and
 """
 
 from ._client import Jail, run, run_async, start
-from ._errors import JailError, JailNotFoundError, JailSetupError
+from ._errors import JailError, JailNotFoundError, JailSetupError, ServerRefusedError
 from ._limits import LimitError
 from ._options import BINARY_ENV, find_binary
 from ._prepared import StdinArg
@@ -75,6 +81,8 @@ from ._report import (
 from ._schema import ReportSchemaError, report_schema, schema_text, validate_report
 from ._result import Result
 from ._run import Run
+from ._server import Server
+from ._server_run import ServerRun
 from ._streams import CAPTURE, DEVNULL, Destination
 
 __all__ = [
@@ -102,6 +110,9 @@ __all__ = [
     "Result",
     "Run",
     "Seccomp",
+    "Server",
+    "ServerRefusedError",
+    "ServerRun",
     "SetupError",
     "StdinArg",
     "Usage",

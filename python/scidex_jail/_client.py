@@ -100,7 +100,9 @@ class Jail:
             f"validate={self.validate!r})"
         )
 
-    def _prepare(self, argv: Sequence[str], analysis_id: str, options: RunOptions) -> Prepared:
+    def _prepare(
+        self, argv: Sequence[str], analysis_id: str, options: RunOptions, *, report_file: bool = True
+    ) -> Prepared:
         check_keywords(options, RUN_KEYWORDS, self.binary)
         spec_options = cast(SpecOptions, {k: v for k, v in options.items() if k not in ("stdin", "stdout", "stderr")})
         spec = build_spec(
@@ -109,8 +111,9 @@ class Jail:
             **spec_options,
         )  # fmt: skip
         return Prepared(
-            spec, options.get("stdin"), options.get("stdout"), options.get("stderr"), validate=self.validate
-        )
+            spec, options.get("stdin"), options.get("stdout"), options.get("stderr"),
+            validate=self.validate, report_file=report_file,
+        )  # fmt: skip
 
     def start(self, argv: Sequence[str], *, analysis_id: str, **options: Unpack[RunOptions]) -> Run:
         """Start ``argv`` as an analysis in the jail and return its :class:`Run`.

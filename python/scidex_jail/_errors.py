@@ -84,3 +84,10 @@ class JailNotFoundError(JailError, FileNotFoundError):
 
     def __str__(self) -> str:
         return self._message
+
+
+class ServerRefusedError(JailError):
+    """``scidex-jail serve`` refused a run without starting it (its reply
+    begins ``refused:``): its queue is full (``--max-runs`` runs going and
+    ``--queue`` waiting: try again later) or it is shutting down. Nothing
+    of the run exists."""

@@ -96,7 +96,15 @@ class Spec:
         with ``-`` can never be read as another flag; the analysis' own
         argv follows ``--`` untouched.
         """
-        cmd = [self.binary, "run", f"--id={self.analysis_id}", f"--report={report}"]
+        return [self.binary, "run", *self.flags(report), "--", *self.argv]
+
+    def flags(self, report: Optional[str] = None) -> list[str]:
+        """The flags of ``scidex-jail run`` (what :meth:`command` puts
+        before ``--``), writing the report to ``report`` when given: the
+        ``args`` of a request to ``scidex-jail serve``."""
+        cmd = [f"--id={self.analysis_id}"]
+        if report is not None:
+            cmd.append(f"--report={report}")
         for flag, value in (
             ("profile", self.profile),
             ("config", self.config),
@@ -125,8 +133,6 @@ class Spec:
         cmd += [f"--unsafe-disable={layer}" for layer in self.unsafe_disable]
         if self.keep:
             cmd.append("--keep")
-        cmd.append("--")
-        cmd += self.argv
         return cmd
 
 

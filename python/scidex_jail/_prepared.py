@@ -33,7 +33,14 @@ class Prepared:
     blocking and the asyncio runner."""
 
     def __init__(
-        self, spec: Spec, stdin: StdinArg, stdout: Destination, stderr: Destination, *, validate: bool = False
+        self,
+        spec: Spec,
+        stdin: StdinArg,
+        stdout: Destination,
+        stderr: Destination,
+        *,
+        validate: bool = False,
+        report_file: bool = True,
     ) -> None:
         check_destination("stdout", stdout)
         check_destination("stderr", stderr)
@@ -57,9 +64,10 @@ class Prepared:
         self.spec = spec
         self.validate = validate
         # The report goes to a directory only this process can read; the
-        # jail (the supervisor, as the caller's user) writes it there.
-        self.dir = tempfile.mkdtemp(prefix="scidex-jail-report-")
-        self.report_path = os.path.join(self.dir, "report.json")
+        # jail (the supervisor, as the caller's user) writes it there. A run
+        # through ``scidex-jail serve`` gets it in the reply: no file.
+        self.dir = tempfile.mkdtemp(prefix="scidex-jail-report-") if report_file else ""
+        self.report_path = os.path.join(self.dir, "report.json") if report_file else ""
         self.tail = Tail()
         self.out: Optional[Plan] = None
         self.err: Optional[Plan] = None
@@ -101,11 +109,19 @@ class Prepared:
     def finish(self, returncode: int) -> Result:
         """Read the report of a run that ended with ``returncode`` (the jail's
         own; negative when the jail itself died of a signal)."""
+        self._raise_sink_error()
+        return self.conclude(returncode, read_report(self.report_path))
+
+    def _raise_sink_error(self) -> None:
         for plan in (self.out, self.err):
             err = plan.error() if plan is not None else None
             if err is not None:
                 raise err
-        data = read_report(self.report_path)
+
+    def conclude(self, returncode: int, data: Optional[Dict[str, Any]]) -> Result:
+        """The Result (or the error) of a run that ended with
+        ``returncode`` and the report ``data`` (None: it wrote none)."""
+        self._raise_sink_error()
         tail = self.tail.text() or ""
         if data is None:
             if returncode == EXIT_SETUP:
@@ -134,7 +150,8 @@ class Prepared:
 
     def cleanup(self) -> None:
         """Remove the report's directory."""
-        shutil.rmtree(self.dir, ignore_errors=True)
+        if self.dir:
+            shutil.rmtree(self.dir, ignore_errors=True)
 
 
 def read_report(path: str) -> Optional[Dict[str, Any]]:

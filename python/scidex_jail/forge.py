@@ -24,19 +24,21 @@ notebook among the outputs.
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import stat
 import tempfile
 import time
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Mapping, Optional, Sequence, Tuple, Union
 
 from ._client import Jail
 from ._limits import CountArg, CPUsArg, DurationArg, SizeArg
 from ._options import PathArg, _check_id
 from ._report import Output, Report
 from ._result import Result
+from ._server import Server
 from ._streams import CAPTURE, Destination
 
 #: The interpreter scripts run with: Debian's, whose libraries the jail's
@@ -137,6 +139,22 @@ def _client(jail: Optional[Jail], binary: Optional[PathArg], tmp_root: Optional[
     return jail
 
 
+def _runner(
+    jail: Optional[Jail], binary: Optional[PathArg], tmp_root: Optional[PathArg], server: Optional[Server]
+) -> Callable[..., Result]:
+    """What a forge call runs with: ``server.run`` (with ``tmp_root`` for
+    each run), or the ``run`` of :func:`_client`'s client."""
+    if server is None:
+        return _client(jail, binary, tmp_root).run
+    if not isinstance(server, Server):
+        raise ValueError(f"server {server!r}: give a scidex_jail.Server")
+    if jail is not None or binary is not None:
+        raise ValueError("give server= or jail=/binary=, not both: the server runs its own binary and settings")
+    if tmp_root is not None:
+        return functools.partial(server.run, tmp_root=tmp_root)
+    return server.run
+
+
 def _check_readable_by_analysis(path: str) -> None:
     """When this process is root the analysis runs as an unprivileged uid:
     every directory on the way to ``path`` must be searchable by others and
@@ -215,6 +233,7 @@ def run_python_script(
     binary: Optional[PathArg] = None,
     tmp_root: Optional[PathArg] = None,
     jail: Optional[Jail] = None,
+    server: Optional[Server] = None,
 ) -> RuntimeResult:
     """Run a Python script as analysis ``analysis_id`` and return a :class:`RuntimeResult`.
 
@@ -232,7 +251,9 @@ def run_python_script(
     profile's limits; ``timeout`` etc. override them. The other arguments
     are those of :func:`scidex_jail.run`; ``jail``, a :class:`scidex_jail.Jail`,
     runs it with that client's settings (then leave ``binary`` and
-    ``tmp_root`` out). stdout/stderr are captured by default; stream long
+    ``tmp_root`` out); ``server``, a :class:`scidex_jail.Server`, runs it
+    through that resident server (then leave ``jail`` and ``binary``
+    out; ``tmp_root`` still applies). stdout/stderr are captured by default; stream long
     logs to a file or callback instead.
 
     Raises ValueError (bad arguments, an unreadable script),
@@ -244,7 +265,7 @@ def run_python_script(
         raise ValueError("give the script's path or, as source=, its text: exactly one of them")
     if source is not None and (not isinstance(source, str) or not source.strip()):
         raise ValueError(f"source {source!r}: give the script's text, a non-empty str")
-    client = _client(jail, binary, tmp_root)
+    run = _runner(jail, binary, tmp_root, server)
     path = _script_path(script) if script is not None else None
     tmpdir: Optional[str] = None
     try:
@@ -261,7 +282,7 @@ def run_python_script(
         if isinstance(args, str) or any(not isinstance(a, str) for a in args):
             raise ValueError(f"args {args!r}: give a sequence of strings")
         start = time.monotonic()
-        r = client.run(
+        r = run(
             [python, path, *args],
             analysis_id=analysis_id, profile=profile, timeout=timeout, memory=memory, cpus=cpus,
             pids=pids, disk=disk, net=net, allow_tcp=allow_tcp, root=root, ro=(path, *ro), rw=rw,
@@ -298,6 +319,7 @@ def run_notebook(
     binary: Optional[PathArg] = None,
     tmp_root: Optional[PathArg] = None,
     jail: Optional[Jail] = None,
+    server: Optional[Server] = None,
 ) -> RuntimeResult:
     """Execute a Jupyter notebook as analysis ``analysis_id`` and return a :class:`RuntimeResult`.
 
@@ -310,9 +332,10 @@ def run_notebook(
     ``collect``), as are files its cells wrote. A cell that raises fails
     the run (``status`` ``exit_nonzero``; nbconvert's traceback is in
     ``stderr``). ``kernel`` picks a kernel other than the notebook's own;
-    ``jail`` a :class:`scidex_jail.Jail` to run it with.
+    ``jail`` a :class:`scidex_jail.Jail` to run it with, ``server`` a
+    :class:`scidex_jail.Server` to run it through.
     """
-    client = _client(jail, binary, tmp_root)
+    run = _runner(jail, binary, tmp_root, server)
     p = os.path.abspath(os.fspath(notebook))
     if not os.path.isfile(p):
         raise ValueError(f"notebook {p} does not exist or is not a file")
@@ -327,7 +350,7 @@ def run_notebook(
         cmd.append(f"--ExecutePreprocessor.kernel_name={kernel}")
     cmd.append(name)
     start = time.monotonic()
-    r = client.run(
+    r = run(
         cmd,
         analysis_id=analysis_id, profile=profile, timeout=timeout, memory=memory, cpus=cpus, pids=pids,
         disk=disk, root=root, ro=(p, *ro), inputs=inputs, env={**_NOTEBOOK_ENV, **(env or {})},

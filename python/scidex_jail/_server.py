@@ -1,0 +1,386 @@
+"""The client of ``scidex-jail serve``, the resident server (docs/serve.md):
+:class:`Server` starts it as a child or connects to one listening on a unix
+socket, and runs analyses through it with the semantics and results of
+:func:`scidex_jail.run`, :func:`~scidex_jail.start` and
+:func:`~scidex_jail.run_async`."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import socket as _socket
+import struct
+import subprocess
+import sys
+import threading
+from typing import TYPE_CHECKING, Any, Dict, Optional, Sequence, cast
+
+from ._client import JAIL_KEYWORDS, RUN_KEYWORDS, Jail, JailRunOptions, RunOptions
+from ._errors import JailError
+from ._limits import DurationArg, _duration
+from ._options import JailOptions, PathArg, _absolute, check_keywords, find_binary
+from ._prepared import Prepared, describe_exit
+from ._result import Result
+from ._run import _pump
+from ._server_async import run_async_on
+from ._server_run import Message, ServerRun, Tracker, wait_or_abort
+from ._streams import Destination, Tail, check_destination, plan_stderr
+
+if TYPE_CHECKING:
+    if sys.version_info >= (3, 11):
+        from typing import Unpack
+    else:
+        from typing_extensions import Unpack
+
+#: The protocol version this client speaks.
+PROTOCOL = 1
+#: The longest line the server reads.
+MAX_LINE = 1 << 20
+
+
+def _serve_flags(
+    max_runs: Optional[int], queue: Optional[int], slots: Optional[int], profiles: Sequence[str], idle: Optional[DurationArg]
+) -> list[str]:
+    flags = []
+    for name, value in (("max-runs", max_runs), ("queue", queue), ("slots", slots)):
+        if value is not None:
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"{name.replace('-', '_')} {value!r}: give a count (an int, 0 or more)")
+            flags.append(f"--{name}={value}")
+    if isinstance(profiles, str):
+        raise ValueError(f"slot_profiles {profiles!r}: give a sequence of profile names, e.g. ({profiles!r},)")
+    for p in profiles:
+        if not isinstance(p, str) or not p or p.startswith("-") or "\0" in p:
+            raise ValueError(f"slot_profiles entry {p!r}: give a profile name such as 'default'")
+        flags.append(f"--slot-profile={p}")
+    text = _duration("slot_idle", idle)
+    if text is not None:
+        flags.append(f"--slot-idle={text}")
+    return flags
+
+
+class Server:
+    """``scidex-jail serve``, and runs through it.
+
+    ``Server()`` starts the server as its child, speaking on a socket pair
+    given as its stdin and stdout (binary found as :class:`Jail` finds it);
+    ``Server(socket="/run/scidex/jail.sock")`` connects to one already
+    listening (``scidex-jail serve --socket PATH``, as this process' user or
+    root). ``config``, ``tmp_root``, ``cgroup_parent``, ``unsafe_disable``
+    and ``validate`` are the settings of :class:`Jail`, for every run (a run
+    may override the first four); ``max_runs``, ``queue``, ``slots``,
+    ``slot_profiles`` and ``slot_idle`` are the child server's flags (it
+    gets ``config`` too, for its slots' profiles);
+    ``stderr`` (a :data:`Destination`, default: this process' stderr) gets
+    its own messages. Use it as a context manager::
+
+        with scidex_jail.Server(tmp_root="/srv/runs") as server:
+            r = server.run(["/usr/bin/python3", "a.py"], analysis_id="a42", ro=["a.py"])
+            run = server.start(["/bin/sleep", "30"], analysis_id="a43")
+            run.cancel(); run.wait().status   # "cancelled"
+
+    :meth:`run`, :meth:`start` and :meth:`run_async` take the arguments of
+    :func:`scidex_jail.run` and give the same results and errors; the
+    analysis' stdin, stdout and stderr travel with the request as
+    descriptors. Share one server between threads and tasks. Leaving the
+    block (:meth:`close`) cancels the runs still going, waits for their
+    ends, and ends the child server (or the connection).
+    """
+
+    def __init__(
+        self,
+        binary: Optional[PathArg] = None,
+        config: Optional[PathArg] = None,
+        tmp_root: Optional[PathArg] = None,
+        cgroup_parent: Optional[PathArg] = None,
+        *,
+        socket: Optional[PathArg] = None,
+        unsafe_disable: Sequence[str] = (),
+        validate: bool = False,
+        max_runs: Optional[int] = None,
+        queue: Optional[int] = None,
+        slots: Optional[int] = None,
+        slot_profiles: Sequence[str] = (),
+        slot_idle: Optional[DurationArg] = None,
+        stderr: Destination = None,
+        timeout: float = 60.0,
+    ) -> None:
+        flags = _serve_flags(max_runs, queue, slots, slot_profiles, slot_idle)
+        check_destination("stderr", stderr)
+        self.socket_path = _absolute("socket", socket) if socket is not None else None
+        if self.socket_path is not None and flags:
+            raise ValueError("max_runs, queue, slots, slot_profiles and slot_idle are flags of the server that listens on socket")
+        if self.socket_path is None:
+            binary = find_binary(binary)  # runs check their limits against it too
+        self._jail = Jail(binary, config, tmp_root, cgroup_parent, unsafe_disable=unsafe_disable, validate=validate)
+        self.binary = self._jail.binary
+        self._lock = threading.Condition()
+        self._send_lock = threading.Lock()
+        self._ids = itertools.count(1)
+        self._pending: Dict[str, Tracker] = {}
+        self._unacked: Dict[str, None] = {}  # requests yet to be accepted or refused, in order
+        self._closed = False
+        self._gone: Optional[JailError] = None
+        self._proc: Optional[subprocess.Popen[bytes]] = None
+        self._tail = Tail()
+        self._stderr_thread: Optional[threading.Thread] = None
+        if self.socket_path is None:
+            self._sock = self._spawn(flags, stderr)
+        else:
+            self._sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+            try:
+                self._sock.connect(self.socket_path)
+            except OSError as e:
+                self._sock.close()
+                raise JailError(f"connect to scidex-jail serve at {self.socket_path}: {e}") from e
+        self._file = self._sock.makefile("rb")
+        try:
+            hello = self._hello(timeout)
+        except BaseException:
+            self._kill()
+            raise
+        self.version: str = str(hello.get("version", ""))
+        self._reader = threading.Thread(target=self._read, name="scidex-jail-serve-reader", daemon=True)
+        self._reader.start()
+
+    def __repr__(self) -> str:
+        where = f"socket={self.socket_path!r}" if self.socket_path else f"binary={self.binary!r}, pid={self.pid}"
+        return f"Server({where}, version={self.version!r}, closed={self._closed})"
+
+    @property
+    def pid(self) -> Optional[int]:
+        """The server's process id: the child's, or the peer's on a socket."""
+        if self._proc is not None:
+            return self._proc.pid
+        try:
+            creds = self._sock.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, struct.calcsize("3i"))
+        except OSError:
+            return None
+        pid: int = struct.unpack("3i", creds)[0]
+        return pid
+
+    # --- the connection ---------------------------------------------------
+
+    def _spawn(self, flags: list[str], stderr: Destination) -> _socket.socket:
+        assert self.binary is not None
+        if self._jail.config is not None:  # for its slots' profiles; each request names it too
+            flags = [*flags, f"--config={self._jail.config}"]
+        mine, theirs = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_STREAM)
+        plan = plan_stderr(stderr, self._tail)
+        try:
+            # Its own session: a Ctrl-C for this process is this process'
+            # to handle (leaving the block ends the server and its runs).
+            self._proc = subprocess.Popen(
+                [self.binary, "serve", *flags], stdin=theirs.fileno(), stdout=theirs.fileno(),
+                stderr=subprocess.PIPE, close_fds=True, start_new_session=True,
+            )  # fmt: skip
+        except BaseException:
+            mine.close()
+            if plan.sink is not None:
+                plan.sink.close()
+            raise
+        finally:
+            theirs.close()
+        assert self._proc.stderr is not None and plan.sink is not None
+        self._stderr_thread = threading.Thread(target=_pump, args=(self._proc.stderr.fileno(), plan.sink), daemon=True)
+        self._stderr_thread.start()
+        return mine
+
+    def _why_gone(self, what: str) -> str:
+        """``what``, and how the child ended with the end of its stderr."""
+        if self._proc is None:
+            return f"scidex-jail serve at {self.socket_path} {what}"
+        try:
+            rc: Optional[int] = self._proc.wait(5)
+        except subprocess.TimeoutExpired:
+            rc = None
+        if self._stderr_thread is not None:
+            self._stderr_thread.join(1)
+        ended = describe_exit(rc) if rc is not None else "is still running"
+        return f"scidex-jail serve {what} (it {ended}); its stderr ends: {(self._tail.text() or '')[-2000:]!r}"
+
+    def _hello(self, timeout: float) -> Message:
+        self._sock.settimeout(timeout)
+        try:
+            line = self._file.readline()
+        except OSError as e:
+            raise JailError(self._why_gone(f"said no hello in {timeout} s ({e})")) from None
+        self._sock.settimeout(None)
+        msg = _decode(line)
+        if msg is None or msg.get("event") != "hello":
+            said = f"said {line[:200]!r} instead of its hello" if line else "closed the connection before its hello"
+            raise JailError(self._why_gone(said))
+        if msg.get("protocol") != PROTOCOL:
+            raise JailError(f"scidex-jail serve speaks protocol {msg.get('protocol')!r}; this package speaks {PROTOCOL}")
+        return msg
+
+    def _read(self) -> None:
+        """The reader thread: hand each reply to the request it names."""
+        try:
+            while True:
+                line = self._file.readline()
+                if not line:
+                    break
+                msg = _decode(line)
+                if msg is not None:
+                    self._dispatch(msg)
+        except (OSError, ValueError):
+            pass
+        finally:
+            with self._lock:
+                closing = self._closed
+                self._closed = True
+            err = JailError(self._why_gone("was closed" if closing else "went away") + " before the run ended")
+            with self._lock:
+                self._gone = err
+                lost, self._pending = list(self._pending.values()), {}
+                self._lock.notify_all()
+            for t in lost:
+                t.on_lost(err)
+
+    def _dispatch(self, msg: Message) -> None:
+        req, event = msg.get("req"), msg.get("event")
+        with self._lock:
+            if not req:
+                # A line the server could not read: ours, in order, so the
+                # oldest request not yet answered.
+                if event != "error" or not self._unacked:
+                    return
+                req = next(iter(self._unacked))
+            if not isinstance(req, str):
+                return
+            self._unacked.pop(req, None)
+            tracker = self._pending.get(req)
+            if event in ("done", "error"):
+                self._pending.pop(req, None)
+                self._lock.notify_all()
+        if tracker is not None:
+            tracker.on_reply(msg)
+
+    def submit(self, tracker: Tracker, fields: Message, fds: Sequence[int]) -> str:
+        """Send a ``run`` request with ``fields`` and the descriptors
+        ``fds`` in one ``sendmsg``; the replies go to ``tracker``."""
+        with self._lock:
+            if self._closed:
+                raise self._gone or JailError("the Server is closed: start runs before leaving its block")
+            req = f"r{next(self._ids)}"
+            data = (json.dumps({"op": "run", "req": req, **fields}, separators=(",", ":")) + "\n").encode()
+            if len(data) > MAX_LINE:
+                raise ValueError(f"the run's request is {len(data)} bytes; the server reads lines up to {MAX_LINE}")
+            tracker.req = req
+            self._pending[req] = tracker
+            self._unacked[req] = None
+        try:
+            with self._send_lock:
+                n = _socket.send_fds(self._sock, [data], list(fds), _socket.MSG_NOSIGNAL)
+                if n < len(data):
+                    self._sock.sendall(data[n:], _socket.MSG_NOSIGNAL)
+        except OSError as e:
+            with self._lock:
+                self._pending.pop(req, None)
+                self._unacked.pop(req, None)
+            raise JailError(f"send the run's request to scidex-jail serve: {e}") from e
+        return req
+
+    def send_cancel(self, req: str) -> None:
+        """Send ``cancel`` for the request ``req``."""
+        data = (json.dumps({"op": "cancel", "req": req}, separators=(",", ":")) + "\n").encode()
+        with self._send_lock:
+            self._sock.sendall(data, _socket.MSG_NOSIGNAL)
+
+    # --- runs -------------------------------------------------------------
+
+    def _prepare(self, argv: Sequence[str], analysis_id: str, options: JailRunOptions) -> Prepared:
+        check_keywords(options, RUN_KEYWORDS | JAIL_KEYWORDS, self.binary)
+        given = cast(Dict[str, Any], {k: v for k, v in options.items() if k in JAIL_KEYWORDS})
+        b = given.get("binary")
+        if self._proc is not None and b is not None and _absolute("binary", b) != os.path.abspath(self.binary or ""):
+            raise ValueError(f"binary {b!r}: this server runs {self.binary}; leave binary out")
+        j = self._jail
+        settings: Dict[str, Any] = {"binary": j.binary, "config": j.config, "tmp_root": j.tmp_root,
+                                    "cgroup_parent": j.cgroup_parent, "unsafe_disable": j.unsafe_disable}  # fmt: skip
+        settings.update(given)
+        jail = Jail(**cast(JailOptions, settings), validate=j.validate)
+        run_options = cast(RunOptions, {k: v for k, v in options.items() if k not in JAIL_KEYWORDS})
+        return jail._prepare(argv, analysis_id, run_options, report_file=False)
+
+    def start(self, argv: Sequence[str], *, analysis_id: str, **options: Unpack[JailRunOptions]) -> ServerRun:
+        """:func:`scidex_jail.start` through the server: returns a
+        :class:`ServerRun` (``wait()``, ``cancel()``, ``poll()``) once the
+        request is sent. Raises TypeError, ValueError and JailNotFoundError
+        as :func:`scidex_jail.start`, JailError when the server is gone."""
+        return ServerRun(self, self._prepare(argv, analysis_id, options))
+
+    def run(self, argv: Sequence[str], *, analysis_id: str, **options: Unpack[JailRunOptions]) -> Result:
+        """:func:`scidex_jail.run` through the server: the same arguments,
+        :class:`Result` and errors (see :meth:`Jail.run`). On
+        KeyboardInterrupt the run is cancelled and waited for."""
+        return wait_or_abort(self.start(argv, analysis_id=analysis_id, **options))
+
+    async def run_async(self, argv: Sequence[str], *, analysis_id: str, **options: Unpack[JailRunOptions]) -> Result:
+        """:func:`scidex_jail.run_async` through the server: cancelling the
+        task cancels the run, waits for its end, and re-raises."""
+        return await run_async_on(self, self._prepare(argv, analysis_id, options))
+
+    # --- the end ----------------------------------------------------------
+
+    def close(self) -> None:
+        """Cancel the runs still going and wait for their replies, then end
+        the connection and, for a child, the server (end of its input: it
+        destroys its slots and exits). Safe to call again."""
+        with self._lock:
+            self._closed = True
+            going = list(self._pending.values())
+        try:
+            for t in going:
+                t.cancel()
+            with self._lock:
+                self._lock.wait_for(lambda: not self._pending or not self._reader.is_alive())
+            try:
+                self._sock.shutdown(_socket.SHUT_WR)
+            except OSError:
+                pass
+            if self._proc is None:
+                try:
+                    self._sock.shutdown(_socket.SHUT_RDWR)
+                except OSError:
+                    pass
+            self._reader.join()
+            if self._proc is not None:
+                self._proc.wait()
+        finally:
+            self._kill()
+
+    def _kill(self) -> None:
+        """End what is left: the child (SIGTERM: it cancels its runs and
+        exits), the socket, the stderr reader."""
+        if self._proc is not None and self._proc.poll() is None:
+            self._proc.terminate()
+            try:
+                self._proc.wait(60)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait()
+        try:
+            self._sock.shutdown(_socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self._file.close()
+        self._sock.close()
+        if self._stderr_thread is not None:
+            self._stderr_thread.join()
+
+    def __enter__(self) -> "Server":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _decode(line: bytes) -> Optional[Message]:
+    try:
+        msg = json.loads(line)
+    except ValueError:
+        return None
+    return msg if isinstance(msg, dict) else None

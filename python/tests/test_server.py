@@ -1,0 +1,324 @@
+"""scidex_jail.Server through the real binary (``scidex-jail serve``,
+docs/serve.md): a run through the server is the run of the module
+functions, with the same results and errors, and leaves nothing behind."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from typing import Any, Dict, Iterator, Tuple
+
+import pytest
+
+import scidex_jail
+from conftest import PYTHON, leftovers, new_id, wait_for, write
+from scidex_jail import forge
+
+WRITES = (
+    "import sys\n"
+    "print('out', sys.argv[1:])\n"
+    "print('err', file=sys.stderr)\n"
+    "open('r.csv', 'w').write('a,b\\n1,2\\n')\n"
+)
+
+
+@pytest.fixture
+def tmp_root() -> Iterator[str]:
+    """A tmp root of the test's own, checked empty at the end."""
+    d = tempfile.mkdtemp(prefix="sj-serve-root-")
+    os.chmod(d, 0o755)
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
+
+
+@pytest.fixture
+def server(tmp_root: str) -> Iterator[scidex_jail.Server]:
+    """A child server whose runs go to ``tmp_root``, reports validated."""
+    with scidex_jail.Server(tmp_root=tmp_root, validate=True) as s:
+        yield s
+    assert os.listdir(tmp_root) == [], "the server left something in its tmp root"
+
+
+def _same(a: scidex_jail.Result, b: scidex_jail.Result) -> None:
+    assert (a.status, a.exit_code, a.signal) == (b.status, b.exit_code, b.signal), (a.completion_notes, b.completion_notes)
+    assert (a.stdout, a.stderr) == (b.stdout, b.stderr)
+    assert [(o.path, o.type, o.size, o.sha256) for o in a.outputs] == [(o.path, o.type, o.size, o.sha256) for o in b.outputs]
+    assert a.limits["profile"] == b.limits["profile"]
+    assert a.enforced["host_uid"] == b.enforced["host_uid"] and a.enforced["net"] == b.enforced["net"]
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        WRITES,
+        "raise SystemExit(3)\n",
+        "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n",
+        "import sys\nfor i in range(2048):\n    sys.stdout.write('x' * 1023 + '\\n')\nsys.stderr.write('no newline')\n",
+    ],
+    ids=["ok", "exit3", "sigkill", "2MiB"],
+)
+def test_same_result_as_the_module_function(server: scidex_jail.Server, tmp_root: str, work: str, code: str) -> None:
+    script = write(work, "s.py", code)
+    opts: Dict[str, Any] = dict(ro=[script], stdout=scidex_jail.CAPTURE, stderr=scidex_jail.CAPTURE, memory="512M")
+    aid_s, aid_m = new_id("srv"), new_id("mod")
+    via_server = server.run([PYTHON, script, "x"], analysis_id=aid_s, **opts)
+    via_module = scidex_jail.run([PYTHON, script, "x"], analysis_id=aid_m, tmp_root=tmp_root, **opts)
+    _same(via_server, via_module)
+    assert via_server.analysis_id == aid_s and via_server.report["id"] == aid_s
+    assert via_server.run_dir == os.path.join(tmp_root, f"scidex-analysis-{aid_s}")
+    assert leftovers(aid_s, dict(via_server.report), tmp_root) == []
+
+
+def test_collect_streams_and_stdin(server: scidex_jail.Server, work: str) -> None:
+    script = write(work, "s.py", WRITES)
+    out = os.path.join(work, "stdout.log")
+    lines: list[str] = []
+    r = server.run([PYTHON, script], analysis_id=new_id("srvstream"), ro=[script], stdout=out,
+                   stderr=lines.append, collect=os.path.join(work, "out"))  # fmt: skip
+    assert r.status == "ok", r.completion_notes
+    assert (r.stdout, r.stderr) == (None, None)
+    with open(out) as f:
+        assert f.read() == "out []\n"
+    assert lines == ["err\n"]
+    assert r.collected_to == os.path.join(work, "out") and os.path.isfile(os.path.join(work, "out", "r.csv"))
+    r = server.run([PYTHON, "-c", "import sys; print(sys.stdin.read().upper())"], analysis_id=new_id("srvstdin"),
+                   stdin=b"hello", stdout=scidex_jail.CAPTURE)  # fmt: skip
+    assert r.stdout == "HELLO\n"
+    with open(write(work, "in.txt", "from a file"), "rb") as f:
+        r = server.run([PYTHON, "-c", "import sys; print(sys.stdin.read())"], analysis_id=new_id("srvstdin"),
+                       stdin=f, stdout=scidex_jail.CAPTURE)  # fmt: skip
+    assert r.stdout == "from a file\n"
+
+
+def test_cancel_a_sleep(server: scidex_jail.Server, tmp_root: str) -> None:
+    aid = new_id("srvcancel")
+    run = server.start(["/bin/sleep", "30"], analysis_id=aid)
+    assert isinstance(run, scidex_jail.ServerRun) and run.analysis_id == aid
+    wait_for(lambda: os.path.exists(os.path.join(tmp_root, f"scidex-analysis-{aid}")), "the run directory")
+    t0 = time.monotonic()
+    run.cancel()
+    r = run.wait(60)
+    assert (r.status, r.exit_code) == ("cancelled", 143), r.completion_notes
+    assert time.monotonic() - t0 < 20
+    assert run.poll() and run.wait() is r
+    assert leftovers(aid, dict(r.report), tmp_root) == []
+    run.cancel()  # after the end: a no-op
+
+
+def test_cancel_right_after_the_start_is_never_lost(server: scidex_jail.Server, tmp_root: str) -> None:
+    # docs/serve.md: from the "accepted" reply, a cancel gives a report
+    # (the client holds a cancel until then), as a cancel of `run` does.
+    for i in range(30):
+        aid = new_id(f"srvatonce{i}")
+        with server.start(["/bin/sleep", "60"], analysis_id=aid) as run:
+            run.cancel()
+            r = run.wait(60)
+        assert (r.status, r.exit_code) == ("cancelled", 143), (i, r.completion_notes)
+        assert leftovers(aid, dict(r.report), tmp_root) == [], i
+
+
+def test_bad_profile_is_the_same_setup_error(server: scidex_jail.Server) -> None:
+    errors = []
+    for run in (server.run, scidex_jail.run):
+        aid = new_id("srvbadprof")
+        with pytest.raises(scidex_jail.JailSetupError) as e:
+            run(["/bin/true"], analysis_id=aid, profile="no-such-profile")
+        assert (e.value.stage, e.value.exit_code) == ("command line", 125)
+        assert leftovers(aid) == []
+        errors.append(e.value.message)
+    assert "no such profile" in errors[0] and errors[0] == errors[1], errors
+
+
+@pytest.mark.parametrize("kwargs", [{"cpus": 0}, {"memory": "1M"}, {"ro": ["/nonexistent/x"]}, {"memroy": "1G"}])
+def test_bad_option_is_the_same_error(server: scidex_jail.Server, kwargs: Dict[str, Any]) -> None:
+    errors = []
+    for run in (server.run, scidex_jail.run):
+        with pytest.raises((ValueError, TypeError)) as e:
+            run(["/bin/true"], analysis_id=new_id("srvbad"), **kwargs)
+        errors.append((type(e.value), str(e.value)))
+    assert errors[0] == errors[1]
+
+
+def test_many_runs_one_after_another(server: scidex_jail.Server, tmp_root: str) -> None:
+    for i in range(25):
+        r = server.run([PYTHON, "-c", f"print({i} * 2)"], analysis_id=new_id(f"srvseq{i}"), stdout=scidex_jail.CAPTURE)
+        assert (r.status, r.stdout) == ("ok", f"{i * 2}\n"), (i, r.completion_notes)
+        assert leftovers(r.analysis_id, dict(r.report), tmp_root) == []
+
+
+def test_runs_at_once_from_threads(server: scidex_jail.Server) -> None:
+    results: Dict[int, scidex_jail.Result] = {}
+
+    def one(i: int) -> None:
+        results[i] = server.run([PYTHON, "-c", f"print({i})"], analysis_id=new_id(f"srvpar{i}"), stdout=scidex_jail.CAPTURE)
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert {i: (r.status, r.stdout) for i, r in results.items()} == {i: ("ok", f"{i}\n") for i in range(8)}
+
+
+def test_run_async_and_its_cancel(server: scidex_jail.Server, tmp_root: str) -> None:
+    aid_ok, aid_cancel = new_id("srvasync"), new_id("srvasynccancel")
+
+    async def main() -> Tuple[scidex_jail.Result, list[str]]:
+        r = await server.run_async([PYTHON, "-c", "import sys; print(sys.stdin.read())"], analysis_id=aid_ok,
+                                   stdin="piped", stdout=scidex_jail.CAPTURE, stderr=scidex_jail.CAPTURE)  # fmt: skip
+        started = asyncio.Event()
+        lines: list[str] = []
+
+        def on_line(line: str) -> None:
+            lines.append(line)
+            started.set()
+
+        task = asyncio.ensure_future(server.run_async(
+            [PYTHON, "-c", "import time; print('started', flush=True); time.sleep(60)"],
+            analysis_id=aid_cancel, stdout=on_line,
+        ))  # fmt: skip
+        await asyncio.wait_for(started.wait(), 60)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return r, lines
+
+    r, lines = asyncio.run(main())
+    assert (r.status, r.stdout, r.stderr) == ("ok", "piped\n", "")
+    assert lines == ["started\n"]
+    assert leftovers(aid_cancel, None, tmp_root) == []
+
+
+def test_forge_through_the_server(server: scidex_jail.Server, tmp_root: str) -> None:
+    aid = new_id("srvforge")
+    rr = forge.run_python_script(source="print(6 * 7)\n", analysis_id=aid, server=server)
+    assert (rr.returncode, rr.status, rr.stdout) == (0, "ok", "42\n"), rr.completion_notes
+    assert rr.report.run_dir == os.path.join(tmp_root, f"scidex-analysis-{aid}")
+    with pytest.raises(ValueError, match="not both"):
+        forge.run_python_script(source="print(1)\n", analysis_id=new_id("srvforge"), server=server, binary="/bin/true")
+
+
+def test_closing_cancels_what_is_going(tmp_root: str) -> None:
+    aid = new_id("srvclose")
+    with scidex_jail.Server(tmp_root=tmp_root, validate=True) as s:
+        run = s.start(["/bin/sleep", "60"], analysis_id=aid)
+        wait_for(lambda: os.path.exists(os.path.join(tmp_root, f"scidex-analysis-{aid}")), "the run directory")
+    r = run.wait(0)
+    assert r.status == "cancelled", r.completion_notes
+    assert leftovers(aid, dict(r.report), tmp_root) == [] and os.listdir(tmp_root) == []
+    with pytest.raises(scidex_jail.JailError, match="closed"):
+        s.run(["/bin/true"], analysis_id=new_id("srvclosed"))
+
+
+def test_over_a_socket(jail_bin: str, tmp_root: str) -> None:
+    sockdir = tempfile.mkdtemp(prefix="sj-serve-sock-")
+    path = os.path.join(sockdir, "serve.sock")
+    proc = subprocess.Popen([jail_bin, "serve", "--socket", path, "--slots", "1"], stderr=subprocess.PIPE)
+    try:
+        wait_for(lambda: os.path.exists(path) or proc.poll() is not None, "the server's socket")
+        assert proc.poll() is None, proc.communicate()[1]
+        assert os.stat(path).st_mode & 0o777 == 0o600
+        for _ in range(2):  # two connections, one after the other
+            with scidex_jail.Server(socket=path, tmp_root=tmp_root, validate=True) as s:
+                assert s.pid == proc.pid
+                r = s.run([PYTHON, "-c", "print('hi')"], analysis_id=new_id("srvsock"), stdout=scidex_jail.CAPTURE)
+                assert (r.status, r.stdout) == ("ok", "hi\n"), r.completion_notes
+                aid = new_id("srvsockcancel")
+                run = s.start(["/bin/sleep", "30"], analysis_id=aid)
+                wait_for(lambda: os.path.exists(os.path.join(tmp_root, f"scidex-analysis-{aid}")), "the run directory")
+                run.cancel()
+                assert run.wait(60).status == "cancelled"
+                with pytest.raises(scidex_jail.JailSetupError, match="no such profile"):
+                    s.run(["/bin/true"], analysis_id=new_id("srvsock"), profile="no-such-profile")
+        assert proc.poll() is None, "the server ended with a connection"
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+        shutil.rmtree(sockdir, ignore_errors=True)
+    assert proc.returncode == 0, err
+    assert os.listdir(tmp_root) == []
+
+
+def test_missing_server_socket_says_where() -> None:
+    with pytest.raises(scidex_jail.JailError, match="/nonexistent/serve.sock"):
+        scidex_jail.Server(socket="/nonexistent/serve.sock")
+
+
+def test_keyboard_interrupt_cancels_the_run(server: scidex_jail.Server, tmp_root: str) -> None:
+    aid = new_id("srvsigint")
+
+    def on_line(line: str) -> None:
+        if line.startswith("started"):
+            os.kill(os.getpid(), signal.SIGINT)  # what Ctrl-C does; run() waits in the main thread
+
+    with pytest.raises(KeyboardInterrupt):
+        server.run([PYTHON, "-c", "import time; print('started', flush=True); time.sleep(60)"],
+                   analysis_id=aid, stdout=on_line)  # fmt: skip
+    assert leftovers(aid, None, tmp_root) == []
+    r = server.run(["/bin/true"], analysis_id=new_id("srvafter"))  # the server carries on
+    assert r.status == "ok", r.completion_notes
+
+
+def test_a_binary_without_serve_says_so() -> None:
+    with pytest.raises(scidex_jail.JailError, match="before its hello.*exited 0"):
+        scidex_jail.Server(binary="/bin/true")
+
+
+def test_a_server_that_dies_fails_its_runs(jail_bin: str, tmp_root: str) -> None:
+    aid = new_id("srvdies")
+    with scidex_jail.Server(tmp_root=tmp_root) as s:
+        run = s.start(["/bin/sleep", "60"], analysis_id=aid)
+        wait_for(lambda: os.path.exists(os.path.join(tmp_root, f"scidex-analysis-{aid}")), "the run directory")
+        assert s.pid is not None
+        os.kill(s.pid, signal.SIGKILL)
+        with pytest.raises(scidex_jail.JailError, match="went away.*SIGKILL"):
+            run.wait(60)
+        with pytest.raises(scidex_jail.JailError, match="went away"):
+            s.run(["/bin/true"], analysis_id=new_id("srvdead"))
+    # What a killed server leaves is gc's (docs/serve.md).
+    subprocess.run([jail_bin, "gc", f"--tmp-root={tmp_root}"], check=False, capture_output=True, timeout=120)
+
+
+def test_server_flags_queue_and_refusal(tmp_root: str) -> None:
+    with scidex_jail.Server(tmp_root=tmp_root, max_runs=1, queue=1, slots=0, slot_idle=60) as s:
+        aids = [new_id(f"srvq{i}") for i in range(3)]
+        first = s.start(["/bin/sleep", "30"], analysis_id=aids[0])
+        wait_for(lambda: os.path.exists(os.path.join(tmp_root, f"scidex-analysis-{aids[0]}")), "the first run")
+        queued = s.start(["/bin/sleep", "30"], analysis_id=aids[1])
+        refused = s.start(["/bin/sleep", "30"], analysis_id=aids[2])
+        with pytest.raises(scidex_jail.ServerRefusedError, match="refused: .*try again later") as e:
+            refused.wait(60)
+        assert not isinstance(e.value, scidex_jail.JailSetupError), e.value
+        queued.cancel()
+        # Cancelled while queued: a report all the same, nothing made.
+        assert queued.wait(60).status == "cancelled"
+        first.cancel()
+        assert first.wait(60).status == "cancelled"
+    assert os.listdir(tmp_root) == [] and all(leftovers(a, None, tmp_root) == [] for a in aids)
+
+
+@pytest.mark.unit
+def test_server_flags_are_checked_before_anything_starts() -> None:
+    with pytest.raises(ValueError, match="max_runs"):
+        scidex_jail.Server(binary="/bin/true", max_runs=-1)
+    with pytest.raises(ValueError, match="slot_idle"):
+        scidex_jail.Server(binary="/bin/true", slot_idle="soon")
+    with pytest.raises(ValueError, match="flags of the server"):
+        scidex_jail.Server(socket="/nonexistent/serve.sock", slots=1)
+
+
+def test_callback_error_raised_after_the_run(server: scidex_jail.Server, tmp_root: str) -> None:
+    aid = new_id("srvcberr")
+
+    def boom(line: str) -> None:
+        raise RuntimeError("callback bug")
+
+    with pytest.raises(RuntimeError, match="callback bug"):
+        server.run([PYTHON, "-c", "print('a'); print('b')"], analysis_id=aid, stdout=boom)
+    assert leftovers(aid, None, tmp_root) == []
