@@ -257,3 +257,43 @@ func TestServeSocket(t *testing.T) {
 		t.Errorf("socket after the server ended: %v, want it gone", err)
 	}
 }
+
+// TestServeKilled: a server killed with SIGKILL, with slots ready and a
+// run going, leaves nothing that gc cannot prove dead and remove.
+func TestServeKilled(t *testing.T) {
+	root := tmpRoot(t)
+	before := newSlotLeaves(t)
+	c := startServe(t, "--slots", "2")
+	waitFor(t, func() bool { return len(before.added(t)) >= 2 }, "two slots to be ready")
+	m := marker(t)
+	c.send(runReq("s", root, []string{"--id", "serve-killed", "--tmp-root", root}, "/bin/sleep", m))
+	waitFor(t, func() bool { return len(testutil.ProcessesWith(m)) > 0 }, "the sleep to start")
+	c.cmd.Process.Kill()
+	c.cmd.Wait()
+	// Every init dies with the server (its parent-death signal), and with
+	// each its namespace's processes.
+	waitGone(t, m, 5*time.Second)
+	waitFor(t, func() bool {
+		for _, l := range before.added(t) {
+			if b, err := os.ReadFile(filepath.Join(l, "cgroup.procs")); err == nil && len(b) > 0 {
+				return false
+			}
+		}
+		return true
+	}, "the slots' leaves to be empty")
+	// gc takes leaves older than runfiles.StaleLeafAge only.
+	time.Sleep(2500 * time.Millisecond)
+	gc := runJail(t, runOpts{}, "gc", "--tmp-root", root)
+	if gc.code != 0 {
+		t.Fatalf("gc: exit %d: %s", gc.code, gc.stderr)
+	}
+	if l := before.added(t); len(l) != 0 {
+		t.Errorf("after gc, slot leaves left: %v", l)
+	}
+	if e := entries(t, root); len(e) != 0 {
+		t.Errorf("after gc, the tmp root holds %v", e)
+	}
+	if !strings.Contains(gc.stdout, "removed") {
+		t.Errorf("gc removed nothing (stdout %q); want the dead server's leaves and run directory", gc.stdout)
+	}
+}
