@@ -103,6 +103,21 @@ func (sl *Slot) Destroy() {
 	sl.prog.Close()
 }
 
+// InitIdentity names the init program a run would exec now (its file's
+// device, inode, size and change time): a slot made from another, an init
+// replaced on disk since, is no longer of this key and is destroyed.
+func InitIdentity() (string, error) {
+	prog, err := initconn.Open()
+	if err != nil {
+		return "", err
+	}
+	defer prog.Close()
+	return prog.Identity()
+}
+
+// MadeFrom says whether the slot's init is the one identity names.
+func (sl *Slot) MadeFrom(identity string) bool { return strings.HasSuffix(sl.key, "|init="+identity) }
+
 // Slots hands a run a slot made for its key, or nil: the run starts cold.
 type Slots func(key string) *Slot
 

@@ -297,3 +297,25 @@ func TestServeKilled(t *testing.T) {
 		t.Errorf("gc removed nothing (stdout %q); want the dead server's leaves and run directory", gc.stdout)
 	}
 }
+
+// TestServeSlotsFollowTheInit: slots made from an init that has since been
+// replaced on disk (a new package) are destroyed and made anew.
+func TestServeSlotsFollowTheInit(t *testing.T) {
+	before := newSlotLeaves(t)
+	startServe(t, "--slots", "1")
+	waitFor(t, func() bool { return len(before.added(t)) >= 1 }, "a slot to be ready")
+	first := before.added(t)[0]
+	init := filepath.Join(filepath.Dir(jailBin), "scidex-jail-init")
+	fi, err := os.Stat(init)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same mode again: a new change time, as a replaced file has.
+	if err := os.Chmod(init, fi.Mode().Perm()); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool {
+		_, err := os.Stat(first)
+		return os.IsNotExist(err) && len(before.added(t)) >= 1
+	}, "the old slot to go and a new one to be made")
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"strconv"
 	"sync"
 	"syscall"
 
@@ -54,14 +55,43 @@ func (s *Server) ServeSocket(l *net.UnixListener) {
 			c.Close()
 			continue
 		}
+		if !s.connect() {
+			// The server's memory is bounded: so many clients at once
+			// are refused, with the reason.
+			c.Write([]byte(`{"event":"error","req":"","exit_code":125,"error":"refused: ` + strconv.Itoa(MaxConns) + ` clients connected, the most this server takes: try again later"}` + "\n"))
+			c.Close()
+			continue
+		}
 		conns.Add(1)
 		go func() {
 			defer conns.Done()
+			defer s.disconnect()
 			s.Serve(c, c)
 			c.Close()
 		}()
 	}
 	conns.Wait()
+}
+
+// MaxConns bounds the clients connected at once (each holds a read
+// buffer of up to MaxLine): with --max-runs and --queue, what bounds the
+// server's own memory.
+const MaxConns = 64
+
+func (s *Server) connect() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.conns >= MaxConns {
+		return false
+	}
+	s.conns++
+	return true
+}
+
+func (s *Server) disconnect() {
+	s.mu.Lock()
+	s.conns--
+	s.mu.Unlock()
 }
 
 // allowedPeer: the peer runs as our uid or as root. A request runs with

@@ -89,7 +89,7 @@ func (p *pool) refillOnce() bool {
 			p.mu.Unlock()
 			return false
 		}
-		stale := p.takeStale()
+		stale := p.takeStale(currentInit())
 		i := p.missing()
 		p.mu.Unlock()
 		for _, sl := range stale {
@@ -126,13 +126,24 @@ func (p *pool) missing() int {
 	return -1
 }
 
-// takeStale removes the slots idle longer than Idle.
-func (p *pool) takeStale() []*jail.Slot {
+// currentInit is the init program's identity now, "" when it cannot be
+// read (then the slots are kept: a run reports the missing init).
+func currentInit() string {
+	id, err := jail.InitIdentity()
+	if err != nil {
+		return ""
+	}
+	return id
+}
+
+// takeStale removes the slots idle longer than Idle, and those made from
+// another init than the one there now (a new package).
+func (p *pool) takeStale(init string) []*jail.Slot {
 	var stale []*jail.Slot
 	for i, slots := range p.ready {
 		kept := slots[:0]
 		for _, sl := range slots {
-			if p.cfg.Idle > 0 && time.Since(sl.Made()) > p.cfg.Idle {
+			if (p.cfg.Idle > 0 && time.Since(sl.Made()) > p.cfg.Idle) || (init != "" && !sl.MadeFrom(init)) {
 				stale = append(stale, sl)
 			} else {
 				kept = append(kept, sl)

@@ -37,6 +37,7 @@ type Server struct {
 
 	mu       sync.Mutex
 	queued   int
+	conns    int // clients connected on the socket
 	closing  bool
 	runs     map[*run]struct{}
 	wg       sync.WaitGroup
