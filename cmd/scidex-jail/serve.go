@@ -45,9 +45,10 @@ func (c *serveCmd) Run() error {
 	case c.SlotIdle <= 0:
 		return bad("--slot-idle %v: give a positive duration, e.g. 5m", c.SlotIdle)
 	}
-	// Runs at once each have goroutines of their own to wake: the
-	// supervisor's one P (main) would serialise them.
-	runtime.GOMAXPROCS(runtime.NumCPU())
+	// The one P main set stays: the server's runs mostly wait on the
+	// kernel, which hands the P on; a second P made a served run of
+	// true 1 ms slower (its cleanup 1.8 ms against 0.8), its threads
+	// spinning for work at every wake-up.
 	templates, err := c.templates()
 	if err != nil {
 		return err

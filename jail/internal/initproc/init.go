@@ -63,10 +63,12 @@ type conn struct {
 }
 
 // lap records the phase that ends now.
-func (c *conn) lap(name string) {
-	now := time.Now()
-	c.phases = append(c.phases, protocol.Phase{Name: name, Micros: now.Sub(c.last).Microseconds()})
-	c.last = now
+func (c *conn) lap(name string) { c.lapAt(name, time.Now()) }
+
+// lapAt records the phase that ended at t.
+func (c *conn) lapAt(name string, t time.Time) {
+	c.phases = append(c.phases, protocol.Phase{Name: name, Micros: t.Sub(c.last).Microseconds()})
+	c.last = t
 }
 
 func (c *conn) send(m protocol.InitMsg) {
@@ -163,6 +165,11 @@ func run(started time.Time) int {
 	}
 	if err != nil {
 		return c.fail(protocol.StageConfig, err, protocol.ExitSetup)
+	}
+	if cfg.Stdio {
+		// A slot's init, started ahead: its wait for a run is the
+		// slot's idle time, no part of the run's.
+		c.lapAt("slot", rr.first)
 	}
 	c.lap(string(protocol.StageConfig))
 	found := &protocol.Started{}

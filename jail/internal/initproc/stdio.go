@@ -3,6 +3,7 @@ package initproc
 import (
 	"errors"
 	"io"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -17,7 +18,8 @@ type rightsReader struct {
 	fd    int
 	oob   []byte
 	fds   []int
-	taken bool // the config's have been taken: close what comes after
+	taken bool      // the config's have been taken: close what comes after
+	first time.Time // when the first bytes came: the config's arrival
 }
 
 func newRightsReader(fd int) *rightsReader {
@@ -34,6 +36,9 @@ func (r *rightsReader) Read(p []byte) (int, error) {
 			return 0, err
 		}
 		r.keep(r.oob[:oobn])
+		if r.first.IsZero() {
+			r.first = time.Now()
+		}
 		if n == 0 {
 			return 0, io.EOF
 		}
