@@ -53,26 +53,23 @@ func (c *serveCmd) Run() error {
 	if err != nil {
 		return err
 	}
+	// The socket first: its mode comes from a umask set around its
+	// bind, which nothing else of ours may meet (the pool makes cgroup
+	// directories as soon as the server exists).
+	var l *net.UnixListener
+	if c.Socket != "" {
+		if l, err = server.Listen(c.Socket); err != nil {
+			return bad("%v", err)
+		}
+	}
 	srv := server.New(server.Config{MaxRuns: c.MaxRuns, Queue: c.Queue, Parse: c.parseRequest, Version: buildversion.Version,
 		Pool: server.PoolConfig{Templates: templates, PerTemplate: c.Slots, Idle: c.SlotIdle,
 			Warn: func(s string) { fmt.Fprintf(os.Stderr, "scidex-jail serve: %s\n", s) }}})
 	served := make(chan struct{})
-	var stop func()
-	if c.Socket != "" {
-		l, err := server.Listen(c.Socket)
-		if err != nil {
-			srv.Shutdown()
-			return bad("%v", err)
-		}
-		stop = func() { l.Close() }
+	if l != nil {
 		go func() { srv.ServeSocket(l); close(served) }()
 	} else {
-		in, err := stdin()
-		if err != nil {
-			srv.Shutdown()
-			return err
-		}
-		go func() { srv.Serve(in, os.Stdout); close(served) }()
+		go func() { srv.Serve(stdin(), os.Stdout); close(served) }()
 	}
 	for done := false; !done; {
 		select {
@@ -82,8 +79,8 @@ func (c *serveCmd) Run() error {
 			done = true
 		}
 	}
-	if stop != nil {
-		stop()
+	if l != nil {
+		l.Close()
 	}
 	srv.Shutdown()
 	return nil
@@ -91,14 +88,14 @@ func (c *serveCmd) Run() error {
 
 // stdin is what requests come on: a unix socket (a socketpair end the
 // caller made, over which descriptors can come) or a plain stream.
-func stdin() (io.Reader, error) {
+func stdin() io.Reader {
 	if fc, err := net.FileConn(os.Stdin); err == nil {
 		if uc, ok := fc.(*net.UnixConn); ok {
-			return uc, nil
+			return uc
 		}
 		fc.Close()
 	}
-	return os.Stdin, nil
+	return os.Stdin
 }
 
 // templates are the slot profiles' specs: a run with the profile's

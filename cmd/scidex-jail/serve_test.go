@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -27,7 +28,21 @@ func newSlotLeaves(t *testing.T) slotLeaves {
 	return before
 }
 
+// added are the slots (by leaf name: a v1 leaf has a directory in each
+// hierarchy) whose leaves were not there before.
 func (before slotLeaves) added(t *testing.T) []string {
+	t.Helper()
+	var added []string
+	for _, l := range allSlotLeaves(t) {
+		if !before[l] && !slices.Contains(added, filepath.Base(l)) {
+			added = append(added, filepath.Base(l))
+		}
+	}
+	return added
+}
+
+// addedDirs are the directories of the slots' leaves made since before.
+func (before slotLeaves) addedDirs(t *testing.T) []string {
 	t.Helper()
 	var added []string
 	for _, l := range allSlotLeaves(t) {
@@ -274,7 +289,7 @@ func TestServeKilled(t *testing.T) {
 	// each its namespace's processes.
 	waitGone(t, m, 5*time.Second)
 	waitFor(t, func() bool {
-		for _, l := range before.added(t) {
+		for _, l := range before.addedDirs(t) {
 			if b, err := os.ReadFile(filepath.Join(l, "cgroup.procs")); err == nil && len(b) > 0 {
 				return false
 			}
@@ -315,7 +330,7 @@ func TestServeSlotsFollowTheInit(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, func() bool {
-		_, err := os.Stat(first)
-		return os.IsNotExist(err) && len(before.added(t)) >= 1
+		now := before.added(t)
+		return !slices.Contains(now, first) && len(now) >= 1
 	}, "the old slot to go and a new one to be made")
 }
