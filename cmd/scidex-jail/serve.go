@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -107,7 +108,8 @@ func (c *serveCmd) templates() ([]*jail.Spec, error) {
 	}
 	var out []*jail.Spec
 	for _, n := range names {
-		args := []string{"--id", "slot", "--profile", n}
+		// The leaves are scidex-slot-<pid>-<random>: whose they are.
+		args := []string{"--id", "slot-" + strconv.Itoa(os.Getpid()), "--profile", n}
 		if c.Config != "" {
 			args = append(args, "--config", c.Config)
 		}

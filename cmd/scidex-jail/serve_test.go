@@ -15,58 +15,31 @@ import (
 	"github.com/scidex/scidex-jail/jail/report"
 )
 
-// slotLeaves are the leaves of slots below this process's cgroups that
-// were not there before (newSlotLeaves).
-type slotLeaves map[string]bool
+// slotLeaves are the slot leaves of the servers whose pids it holds (a
+// server names its slots' leaves scidex-slot-<pid>-*): their names, and
+// with dirs, their directories (a v1 leaf has one per hierarchy).
+type slotLeaves []int
 
-func newSlotLeaves(t *testing.T) slotLeaves {
+func (c *serveClient) slots() slotLeaves { return slotLeaves{c.cmd.Process.Pid} }
+
+func (s slotLeaves) dirs(t *testing.T) []string {
 	t.Helper()
-	before := slotLeaves{}
-	for _, l := range allSlotLeaves(t) {
-		before[l] = true
+	var dirs []string
+	for _, pid := range s {
+		dirs = append(dirs, leavesOf(t, "slot-"+strconv.Itoa(pid))...)
 	}
-	return before
+	return dirs
 }
 
-// added are the slots (by leaf name: a v1 leaf has a directory in each
-// hierarchy) whose leaves were not there before.
-func (before slotLeaves) added(t *testing.T) []string {
+func (s slotLeaves) added(t *testing.T) []string {
 	t.Helper()
-	var added []string
-	for _, l := range allSlotLeaves(t) {
-		if !before[l] && !slices.Contains(added, filepath.Base(l)) {
-			added = append(added, filepath.Base(l))
+	var names []string
+	for _, d := range s.dirs(t) {
+		if !slices.Contains(names, filepath.Base(d)) {
+			names = append(names, filepath.Base(d))
 		}
 	}
-	return added
-}
-
-// addedDirs are the directories of the slots' leaves made since before.
-func (before slotLeaves) addedDirs(t *testing.T) []string {
-	t.Helper()
-	var added []string
-	for _, l := range allSlotLeaves(t) {
-		if !before[l] {
-			added = append(added, l)
-		}
-	}
-	return added
-}
-
-func allSlotLeaves(t *testing.T) []string {
-	t.Helper()
-	cgs, err := testutil.OwnCgroups()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var found []string
-	for _, cg := range cgs {
-		for _, d := range cg.Dirs {
-			m, _ := filepath.Glob(filepath.Join(d, "scidex-slot-*"))
-			found = append(found, m...)
-		}
-	}
-	return found
+	return names
 }
 
 // TestServeRun: a run through the server gets its stdio, its exit status
@@ -194,8 +167,8 @@ func TestServeAdmission(t *testing.T) {
 // are sent) and removes every slot; nothing is left.
 func TestServeShutdown(t *testing.T) {
 	root := tmpRoot(t)
-	before := newSlotLeaves(t)
 	c := startServe(t, "--slots", "2")
+	before := c.slots()
 	waitFor(t, func() bool { return len(before.added(t)) >= 2 }, "two slots to be ready")
 	m := marker(t)
 	c.send(runReq("s", root, []string{"--id", "serve-term", "--tmp-root", root}, "/bin/sleep", m))
@@ -221,8 +194,8 @@ func TestServeShutdown(t *testing.T) {
 // out of sight: no other process, no other leaf.
 func TestServeIsolation(t *testing.T) {
 	root := tmpRoot(t)
-	before := newSlotLeaves(t)
 	c := startServe(t, "--slots", "2")
+	before := c.slots()
 	waitFor(t, func() bool { return len(before.added(t)) >= 2 }, "two slots to be ready")
 	fds, output := stdioPipes(t)
 	c.send(runReq("i", root, []string{"--id", "serve-iso", "--tmp-root", root},
@@ -277,8 +250,8 @@ func TestServeSocket(t *testing.T) {
 // run going, leaves nothing that gc cannot prove dead and remove.
 func TestServeKilled(t *testing.T) {
 	root := tmpRoot(t)
-	before := newSlotLeaves(t)
 	c := startServe(t, "--slots", "2")
+	before := c.slots()
 	waitFor(t, func() bool { return len(before.added(t)) >= 2 }, "two slots to be ready")
 	m := marker(t)
 	c.send(runReq("s", root, []string{"--id", "serve-killed", "--tmp-root", root}, "/bin/sleep", m))
@@ -289,7 +262,7 @@ func TestServeKilled(t *testing.T) {
 	// each its namespace's processes.
 	waitGone(t, m, 5*time.Second)
 	waitFor(t, func() bool {
-		for _, l := range before.addedDirs(t) {
+		for _, l := range before.dirs(t) {
 			if b, err := os.ReadFile(filepath.Join(l, "cgroup.procs")); err == nil && len(b) > 0 {
 				return false
 			}
@@ -316,8 +289,7 @@ func TestServeKilled(t *testing.T) {
 // TestServeSlotsFollowTheInit: slots made from an init that has since been
 // replaced on disk (a new package) are destroyed and made anew.
 func TestServeSlotsFollowTheInit(t *testing.T) {
-	before := newSlotLeaves(t)
-	startServe(t, "--slots", "1")
+	before := startServe(t, "--slots", "1").slots()
 	waitFor(t, func() bool { return len(before.added(t)) >= 1 }, "a slot to be ready")
 	first := before.added(t)[0]
 	init := filepath.Join(filepath.Dir(jailBin), "scidex-jail-init")
