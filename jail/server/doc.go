@@ -13,7 +13,7 @@
 //
 // Usage, as the command line does it:
 //
-//	srv := server.New(server.Config{MaxRuns: 2, Queue: 64, Parse: parse, Version: v})
+//	srv := server.New(server.Config{MaxRuns: 2, Queue: 64, Parse: parse, Version: v, Pool: pool})
 //	defer srv.Shutdown()
-//	srv.ServeStdio(os.Stdin, os.Stdout)
+//	srv.Serve(os.Stdin, os.Stdout) // or ServeSocket(l), l from Listen(path)
 package server
