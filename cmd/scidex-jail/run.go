@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -31,6 +32,8 @@ type runCmd struct {
 	Collect      string   `name:"collect" placeholder:"DIR" help:"Copy the regular files of the run directory to DIR before it is removed (links are never followed). DIR must be new or empty, outside every run directory and every input."`
 	CollectMerge bool     `name:"collect-merge" help:"Let --collect DIR already hold files; one of the same name as an output is an error (delivery_failed), never overwritten."`
 	Env          []string `name:"env" sep:"none" placeholder:"K=V" help:"Set an environment variable for the analysis (repeatable). The host's environment is not passed in."`
+
+	Server string `name:"server" placeholder:"SOCKET" help:"Have the resident server listening at SOCKET (scidex-jail serve --socket SOCKET) carry out the run, with the same flags, stdio, report, summary and exit status; a SIGTERM, SIGINT or SIGHUP cancels it there (docs/serve.md)."`
 
 	ReadyFD int `name:"ready-fd" placeholder:"FD" help:"Write one byte to FD (an inherited pipe) and close it as soon as a SIGTERM, SIGINT or SIGHUP to the jail cancels the run with a report; before, one can kill the jail with no report. For callers that may cancel right after the start: wait for the byte (or the jail's exit) before signalling."`
 
@@ -107,6 +110,9 @@ func (c *runCmd) specIn(cwd string) (*jail.Spec, error) {
 }
 
 func (c *runCmd) Run() error {
+	if c.Server != "" {
+		return c.runVia() // client.go
+	}
 	// First: from here on (earlysig registered in its package init, before
 	// main) a cancel gives a report.
 	if c.ReadyFD != 0 {
@@ -126,13 +132,19 @@ func (c *runCmd) Run() error {
 	if err != nil {
 		return err
 	}
+	tell(summary, rep)
+	return exitError{rep.ExitCode}
+}
+
+// tell writes the summary line where --summary says; with a report that
+// may not have reached --report at all (delivery_failed), the report in
+// full after it, on stderr when no summary was asked for.
+func tell(summary io.Writer, rep *report.Report) {
 	var msg []byte
 	if summary != nil {
 		msg = []byte(rep.Summary() + "\n")
 	}
 	if rep.Status == report.StatusDeliveryFailed {
-		// The report may not have reached --report at all: the caller
-		// gets it in full here, on stderr when it asked for no summary.
 		b, _ := json.MarshalIndent(rep, "", "  ")
 		msg = append(msg, append(b, '\n')...)
 		if summary == nil {
@@ -142,7 +154,6 @@ func (c *runCmd) Run() error {
 	if len(msg) > 0 {
 		say(summary, msg, stderrWait)
 	}
-	return exitError{rep.ExitCode}
 }
 
 // ready writes the --ready-fd byte and closes fd, so that neither the init
