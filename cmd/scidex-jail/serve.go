@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -126,7 +127,7 @@ func (c *serveCmd) templates() ([]*jail.Spec, error) {
 var parseMu sync.Mutex
 
 // notInServe are run's flags that mean nothing for a request.
-var notInServe = []string{"--summary", "--ready-fd", "--help", "-h"}
+var notInServe = []string{"--summary", "--ready-fd", "--server", "--help", "-h"}
 
 // parseRequest reads a run request's args as `run` reads its command
 // line, into a spec: the same checks, the same messages.
@@ -151,6 +152,9 @@ func (c *serveCmd) parseRequest(r *server.Request, received time.Time) (*jail.Sp
 			err = bad("help has no meaning in a request")
 		}
 		return nil, err
+	}
+	if c := &cl.Run.Config; *c != "" && !filepath.IsAbs(*c) {
+		*c = filepath.Join(r.Cwd, *c) // the client's, as every other path
 	}
 	s, err := cl.Run.specIn(r.Cwd)
 	if err != nil {

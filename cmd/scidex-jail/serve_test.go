@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/scidex/scidex-jail/internal/testutil"
 	"github.com/scidex/scidex-jail/jail/report"
 )
@@ -305,4 +307,34 @@ func TestServeSlotsFollowTheInit(t *testing.T) {
 		now := before.added(t)
 		return !slices.Contains(now, first) && len(now) >= 1
 	}, "the old slot to go and a new one to be made")
+}
+
+// TestServeClientGone: a client that closes its connection (or dies) with
+// a run going gets it cancelled; its report still reaches --report. One
+// that only shuts its writing side is answered.
+func TestServeClientGone(t *testing.T) {
+	root := tmpRoot(t)
+	sock := filepath.Join(t.TempDir(), "s.sock")
+	startServeSocket(t, sock)
+	rep := filepath.Join(t.TempDir(), "r.json")
+	m := marker(t)
+	c := dialServe(t, sock)
+	c.send(runReq("g", root, []string{"--id", "serve-gone", "--tmp-root", root, "--report", rep}, "/bin/sleep", m))
+	if r := c.next(); r.Event != "accepted" {
+		t.Fatalf("reply %+v, want accepted", r)
+	}
+	waitFor(t, func() bool { return len(testutil.ProcessesWith(m)) > 0 }, "the sleep to start")
+	unix.Close(c.fd)
+	waitGone(t, m, 5*time.Second)
+	waitFor(t, func() bool {
+		b, err := os.ReadFile(rep)
+		return err == nil && strings.Contains(string(b), `"cancelled"`)
+	}, "a cancelled report in "+rep)
+
+	half := dialServe(t, sock)
+	half.send(runReq("h", root, []string{"--id", "serve-half", "--tmp-root", root}, "/bin/sh", "-c", "sleep 0.2"))
+	unix.Shutdown(half.fd, unix.SHUT_WR)
+	if r := half.await("h"); r.Event != "done" || r.report(t).Status != report.StatusOK {
+		t.Fatalf("after shutting its writing side: %+v, want done ok", r)
+	}
 }

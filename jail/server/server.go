@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"sync"
 	"syscall"
@@ -127,8 +128,43 @@ func (s *Server) Serve(r io.Reader, w io.Writer) {
 		}
 		c.handle(lr, line)
 	}
-	// No more requests: the runs made go on, and are answered.
+	// No more requests: the runs made go on, and are answered, unless the
+	// client is gone altogether (not only done writing): then nobody
+	// waits for them.
+	done := make(chan struct{})
+	if lr.sock != nil {
+		go c.cancelWhenGone(lr.sock, done)
+	}
 	c.wg.Wait()
+	close(done)
+}
+
+// cancelWhenGone cancels the client's runs once its socket hangs up both
+// ways (the client closed it or died; a client that only shut its
+// writing side is still there to read), until done.
+func (c *conn) cancelWhenGone(sock *net.UnixConn, done <-chan struct{}) {
+	raw, err := sock.SyscallConn()
+	if err != nil {
+		return
+	}
+	for {
+		select {
+		case <-done:
+			return
+		default:
+		}
+		var hup bool
+		raw.Control(func(fd uintptr) {
+			p := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLHUP}}
+			if n, err := unix.Poll(p, 100); err == nil && n > 0 && p[0].Revents&unix.POLLHUP != 0 {
+				hup = true
+			}
+		})
+		if hup {
+			c.cancelAll()
+			return
+		}
+	}
 }
 
 // handle acts on one line.
