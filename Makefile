@@ -99,6 +99,7 @@ test-host: build nsproto ## unit and end-to-end tests on this kernel (root), eac
 	CGO_ENABLED=0 $(GO) test -count=1 ./deploy/
 	$(BENCH_ENV) $(GO) test -count=1 -run '^$$' -bench 'Run|Concurrent|Memory' -benchtime 1x ./bench/
 	$(BENCH_ENV) $(GO) test -count=1 -run '^$$' -bench 'Pairs' -benchtime 20x ./bench/
+	$(BENCH_ENV) SCIDEX_SERVE_PAIRS=20 SCIDEX_SERVE_SEQUENTIAL=100 SCIDEX_SERVE_BURST=20 $(GO) test -count=1 -run '^$$' -bench 'Serve' -benchtime 1x ./bench/
 
 nsproto: ## build ../shared/perf/nsproto into bin/ when it is there
 	@if [ -d $(NSPROTO_SRC) ]; then \
@@ -129,6 +130,7 @@ bench-compare: deps build nsproto $(VMTEST) ## startup targets (interleaved pair
 	$(BENCH_ENV) $(GO) test -run '^$$' -bench 'Pairs' -benchtime 100x ./bench/
 	JAIL=$(BIN) bench/vmpairs.sh $(VMTEST) $(VM_PAIRS)
 	$(BENCH_ENV) $(GO) test -run '^$$' -bench 'Concurrent200|Memory' -benchtime 5x ./bench/
+	$(BENCH_ENV) $(GO) test -run '^$$' -bench 'Serve' -benchtime 1x ./bench/
 	bench/compare.sh $(BIN)
 
 clean:

@@ -70,6 +70,30 @@
 //     each phase of the jail's reports. vmpairs.sh runs them there (make bench-vm, bench-compare;
 //     .ci/vmtests a short version).
 //
+//   - BenchmarkServeStartup, BenchmarkServeSequential, BenchmarkServeBurst,
+//     BenchmarkServeIdle: the resident mode's targets (docs/serve.md),
+//     printed at the end under "resident mode", each row with its target,
+//     never enforced. The runs go through the Python client,
+//     scidex_jail.Server, from serve_pairs.py (Debian's /usr/bin/python3,
+//     PYTHONPATH=../python), against bubblewrap (bwrapArgs) started by the
+//     same Python process with subprocess.run: interleaved pairs of
+//     /usr/bin/true (target: served/bwrap <= 0.5) and python3 -c pass
+//     (<= 0.8), medians and p99, each side after the server idled with its
+//     slots ready, and the median of each phase of the served runs'
+//     reports; `scidex-jail run --server SOCK -- /usr/bin/true` against
+//     bwrap from Go (<= 1.0; the row says so when run has no --server);
+//     runs of true back to back through one server against bwrap from the
+//     same loop (runs per second, target >= 2x); a burst of requests at
+//     once with --slots 8 ready (those past the pool start cold) against
+//     as many `scidex-jail run` at once, wall and per-run p50 and p99; the
+//     idle server's and each ready slot's init's resident memory. They
+//     fail on a failed run or a leak: a run directory left in the private
+//     tmp-root, a cgroup leaf the server used (named in the reports and by
+//     the slots' inits) or made below a cgroup of ours that is not a
+//     hierarchy's root. The counts come from SCIDEX_SERVE_PAIRS (default
+//     100), SCIDEX_SERVE_SEQUENTIAL (1000) and SCIDEX_SERVE_BURST (100),
+//     not from b.N: each measures once per process.
+//
 // BenchmarkRunTrue and BenchmarkRunPythonPass also print the median of every
 // phase of the report and the share of the caller's wall time the
 // supervisor's phases account for.
@@ -88,7 +112,8 @@
 //	go test -run '^$' -bench . -benchtime 1x ./bench/    # CI smoke: each once
 //	make bench                                            # -benchtime 200x
 //	SCIDEX_JAIL_BIN=$PWD/bin/scidex-jail go test -run '^$' -bench RunTrue ./bench/
-//	make bench-compare                                    # pairs here and in the VM, bench/compare.sh
+//	make bench-compare                                    # pairs here and in the VM, the resident mode, bench/compare.sh
+//	SCIDEX_SERVE_PAIRS=20 go test -run '^$' -bench Serve -benchtime 1x ./bench/
 //	make bench-vm VM_PAIRS=40                             # bench/vmpairs.sh bin/scidex-vmtest 40
 //	PIN=1 bench/compare.sh bin/scidex-jail                # all on CPU 0 (taskset -c 0)
 package bench

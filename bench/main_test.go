@@ -39,6 +39,7 @@ func benchMain(m *testing.M) int {
 	code := m.Run()
 	if !inView() {
 		printPairs()
+		printServe()
 	} else if err := leaveView(); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		return 2
