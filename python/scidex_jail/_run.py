@@ -6,7 +6,7 @@ import os
 import signal
 import subprocess
 import threading
-from typing import IO, Optional
+from typing import IO, Optional, Protocol
 
 from ._errors import JailError
 from ._prepared import Prepared
@@ -229,7 +229,15 @@ class Run:
             self.abort()
 
 
-def wait_or_abort(handle: Run) -> Result:
+class _Handle(Protocol):
+    """What wait_or_abort needs of a started run: a Run, or a ServerRun."""
+
+    def wait(self, timeout: Optional[float] = None) -> Result: ...
+
+    def abort(self) -> None: ...
+
+
+def wait_or_abort(handle: _Handle) -> Result:
     """``handle.wait()``; on KeyboardInterrupt (or any exception but the
     jail's own errors) cancel the run, wait for the jail, and re-raise."""
     try:

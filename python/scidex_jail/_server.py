@@ -22,9 +22,9 @@ from ._limits import DurationArg, _duration
 from ._options import JailOptions, PathArg, _absolute, check_keywords, find_binary
 from ._prepared import Prepared, describe_exit
 from ._result import Result
-from ._run import _pump
+from ._run import _pump, wait_or_abort
 from ._server_async import run_async_on
-from ._server_run import Message, ServerRun, Tracker, wait_or_abort
+from ._server_run import Message, ServerRun, Tracker
 from ._streams import Destination, Tail, check_destination, plan_stderr
 
 if TYPE_CHECKING:

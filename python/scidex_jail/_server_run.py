@@ -340,15 +340,3 @@ class ServerRun(Tracker):
     def __exit__(self, *exc: object) -> None:
         if not self.poll():
             self.abort()
-
-
-def wait_or_abort(handle: ServerRun) -> Result:
-    """``handle.wait()``; on KeyboardInterrupt (or any exception but the
-    jail's own errors) cancel the run, wait for its end, and re-raise."""
-    try:
-        return handle.wait()
-    except (JailError, OSError):
-        raise
-    except BaseException:
-        handle.abort()
-        raise
