@@ -42,12 +42,18 @@ func (h *hierarchy) ownDir() (string, error) {
 }
 
 // parentDir is the directory leaves go in: parent resolved under h, or this
-// process's own cgroup when parent is "". An absolute parent inside the
-// mount is taken as a directory; anything else as a cgroup path relative to
-// the mount.
+// process's own cgroup when parent is "" (the one it moved out of, when it
+// is in its supervisor leaf: a long-lived process, scidex-jail serve, makes
+// every leaf beside the first, not one level deeper each time). An
+// absolute parent inside the mount is taken as a directory; anything else
+// as a cgroup path relative to the mount.
 func (h *hierarchy) parentDir(parent string) (string, error) {
 	if parent == "" {
-		return h.ownDir()
+		own, err := h.ownDir()
+		if err == nil && filepath.Base(own) == supervisorLeaf && own != h.mount {
+			return filepath.Dir(own), nil
+		}
+		return own, err
 	}
 	if slices.Contains(strings.Split(parent, "/"), "..") {
 		return "", fmt.Errorf("cgroupfs: parent %q: must not contain \"..\"", parent)

@@ -113,6 +113,7 @@ func TestParentDir(t *testing.T) {
 		{"dotdot", "/sys/fs/cgroup/../../etc", "", true},
 		{"dotdot relative", "../x", "", true},
 	}
+	moved := &hierarchy{mount: "/sys/fs/cgroup", root: "/", own: "/system.slice/scidex.service/" + supervisorLeaf}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := h.parentDir(tt.parent)
@@ -120,6 +121,11 @@ func TestParentDir(t *testing.T) {
 				t.Errorf("parentDir(%q) = %q, %v, want %q, error %v", tt.parent, got, err, tt.want, tt.wantErr)
 			}
 		})
+	}
+	// A process that moved itself into its supervisor leaf (v2) makes its
+	// next leaves where it made the first, beside that leaf.
+	if got, err := moved.parentDir(""); got != "/sys/fs/cgroup/system.slice/scidex.service" || err != nil {
+		t.Errorf("parentDir(\"\") from %s = %q, %v, want /sys/fs/cgroup/system.slice/scidex.service", moved.own, got, err)
 	}
 }
 
