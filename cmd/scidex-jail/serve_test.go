@@ -338,3 +338,53 @@ func TestServeClientGone(t *testing.T) {
 		t.Fatalf("after shutting its writing side: %+v, want done ok", r)
 	}
 }
+
+// TestServeCgroupV2Parent: serve --cgroup-parent puts its slots below a
+// delegated parent, and a request naming the same parent takes one, its
+// leaf directly below it.
+func TestServeCgroupV2Parent(t *testing.T) {
+	requireRoot(t)
+	requireCgroup2(t)
+	if !testutil.Cgroup2Required() {
+		t.Skipf("creates a cgroup at the root of the hierarchy: runs only in the VM harness (%s=1)", testutil.RequireCgroup2Env)
+	}
+	mounts, err := testutil.ReadMounts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	parent := filepath.Join(testutil.Cgroup2Mount(mounts), "scidex-test-serve-parent")
+	if err := os.Mkdir(parent, 0o755); err != nil {
+		t.Fatalf("mkdir %s: %v", parent, err)
+	}
+	t.Cleanup(func() {
+		if err := os.Remove(parent); err != nil {
+			t.Errorf("rmdir %s: %v", parent, err)
+		}
+	})
+	if err := os.WriteFile(filepath.Join(parent, "cgroup.subtree_control"), []byte("+memory +cpu +pids"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	root := tmpRoot(t)
+	c := startServe(t, "--slots", "1", "--cgroup-parent", parent)
+	waitFor(t, func() bool {
+		m, _ := filepath.Glob(filepath.Join(parent, "scidex-slot-"+strconv.Itoa(c.cmd.Process.Pid)+"-*"))
+		return len(m) == 1
+	}, "a slot below "+parent)
+	// The leaf is there before its init is ready: a run may start cold
+	// meanwhile, and the next one takes the slot.
+	var rep *report.Report
+	for i := 0; i < 20 && (rep == nil || rep.Start != "slot"); i++ {
+		name := "p" + strconv.Itoa(i)
+		c.send(runReq(name, root, []string{"--id", "serve-parent-" + name, "--tmp-root", root, "--cgroup-parent", parent}, "/bin/true"))
+		if rep = c.await(name).report(t); rep.Status != report.StatusOK {
+			t.Fatalf("run: %s (%s), want ok", rep.Status, rep.CompletionNotes)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if rep.Start != "slot" {
+		t.Fatalf("no run took the slot below %s in 20", parent)
+	}
+	if cg := rep.Enforced.Cgroup; cg == nil || len(cg.Paths) != 1 || filepath.Dir(cg.Paths[0]) != parent {
+		t.Errorf("the run's leaf: %+v, want one directly below %s", rep.Enforced.Cgroup, parent)
+	}
+}

@@ -166,6 +166,8 @@ class Server:
         assert self.binary is not None
         if self._jail.config is not None:  # for its slots' profiles; each request names it too
             flags = [*flags, f"--config={self._jail.config}"]
+        if self._jail.cgroup_parent is not None:  # where its slots go: each request names it too
+            flags = [*flags, f"--cgroup-parent={self._jail.cgroup_parent}"]
         mine, theirs = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_STREAM)
         plan = plan_stderr(stderr, self._tail)
         try:
