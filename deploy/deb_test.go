@@ -24,6 +24,7 @@ var debFiles = []string{
 	"/usr/share/doc/scidex-jail/copyright",
 	"/usr/share/doc/scidex-jail/README.md.gz",
 	"/usr/share/doc/scidex-jail/examples/systemd/scidex-jail-runner.service",
+	"/usr/share/doc/scidex-jail/examples/systemd/scidex-jail-serve.service",
 	"/usr/share/doc/scidex-jail/examples/apparmor/scidex-jail",
 	"/usr/share/doc/scidex-jail/examples/slurm/scidex-analyses.sbatch",
 	"/usr/share/doc/scidex-jail/examples/kubernetes/scidex-analysis-job.yaml",
@@ -165,14 +166,18 @@ print(s.__file__, r.status, s.schema_text() == open("/usr/share/scidex-jail/repo
 	}
 
 	// The unit files as systemd reads them: the slice as installed, the
-	// example service as an administrator would install it.
+	// example services as an administrator would install them.
 	units := t.TempDir()
-	svc, err := os.ReadFile("/usr/share/doc/scidex-jail/examples/systemd/scidex-jail-runner.service")
-	if err != nil {
-		t.Fatal(err)
+	verify := []string{"/usr/lib/systemd/system/scidex-jail.slice"}
+	for _, name := range []string{"scidex-jail-runner.service", "scidex-jail-serve.service"} {
+		svc, err := os.ReadFile(filepath.Join("/usr/share/doc/scidex-jail/examples/systemd", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(units, name), string(svc), 0o644)
+		verify = append(verify, filepath.Join(units, name))
 	}
-	writeFile(t, filepath.Join(units, "scidex-jail-runner.service"), string(svc), 0o644)
-	for _, unit := range []string{"/usr/lib/systemd/system/scidex-jail.slice", filepath.Join(units, "scidex-jail-runner.service")} {
+	for _, unit := range verify {
 		v := exec.Command("systemd-analyze", "verify", "--man=yes", unit)
 		if o, err := v.CombinedOutput(); err != nil || len(bytes.TrimSpace(o)) > 0 {
 			t.Errorf("systemd-analyze verify %s = %v:\n%s", unit, err, o)

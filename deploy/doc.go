@@ -9,8 +9,10 @@
 // the VM harness (cmd/vmtest, .ci/vmtests), as do those of real accounts
 // (made with useradd, in supplementary groups, deleted afterwards; entered
 // with setpriv --init-groups as systemd's User= does, and with su) and the
-// service test, where the machine's systemd boots as a container's init in
-// the VM and runs the package's example unit as such an account, calling
-// the Python API; they change /etc/passwd and install the package, so they
-// run only there, in the VM's throw-away overlay.
+// service tests, where the machine's systemd boots as a container's init in
+// the VM and runs the package's example units as such an account: the
+// runner's, calling the Python API, and the resident server's (scidex-jail
+// serve on a socket), sent a run request as the account; they change
+// /etc/passwd and install the package, so they run only there, in the VM's
+// throw-away overlay.
 package deploy

@@ -115,7 +115,7 @@ print("analysed", len(rows), "rows")
 // container's cgroup ($CG) and a cgroup namespace rooted there, then
 // what a container manager gives systemd (a fresh /proc, a read-only
 // /sys with the cgroup namespace's cgroup2 on /sys/fs/cgroup, fresh /run
-// and /tmp), then systemd, booting into the service alone (and what its
+// and /tmp), then systemd, booting into the unit $UNIT alone (and what its
 // default dependencies pull in: sysinit.target, where
 // systemd-tmpfiles-setup makes the package's /run/scidex-jail).
 const containerInit = `set -e
@@ -128,7 +128,7 @@ umount /sys/fs/cgroup
 mount -t cgroup2 cgroup2 /sys/fs/cgroup
 mount -t tmpfs -o mode=0755 tmpfs /run
 mount -t tmpfs -o mode=1777 tmpfs /tmp
-exec /lib/systemd/systemd --unit=` + serviceUnit + ` --show-status=0 --log-target=kmsg
+exec /lib/systemd/systemd --unit="$UNIT" --show-status=0 --log-target=kmsg
 '`
 
 // TestVMSystemdService: in the VM, the Debian package installed (dpkg -i of
@@ -146,31 +146,7 @@ func TestVMSystemdService(t *testing.T) {
 	requireVM(t, "boots systemd, installs the Debian package and adds an account")
 	requireCommands(t, map[string]string{"dpkg": "dpkg", "unshare": "util-linux", "/lib/systemd/systemd": "systemd", "/usr/bin/python3": "python3"})
 
-	deb := os.Getenv("SCIDEX_DEB")
-	if deb == "" {
-		out := sharedDir(t, "scidex-svc-deb-")
-		build := exec.Command(filepath.Join(repoRoot, "packaging", "deb", "build.sh"), jailBin, "0.0~vmtest", out)
-		build.Stderr = os.Stderr
-		b, err := build.Output()
-		if err != nil {
-			t.Fatalf("packaging/deb/build.sh: %v", err)
-		}
-		deb = strings.TrimSpace(string(b))
-	}
-	if s := status(t); s != "" && !strings.Contains(s, "not-installed") {
-		t.Fatalf("scidex-jail is already known to dpkg (%s): this test installs its own build", s)
-	}
-	// man-db's trigger would rebuild the whole manual database after
-	// dpkg -i and again after the purge, 3 minutes each under emulation,
-	// for nothing this test reads: off, as debconf's man-db/auto-update
-	// false turns it off (the flag file it checks), in the VM's overlay.
-	if err := os.Remove(manDBAutoUpdate); err != nil && !os.IsNotExist(err) {
-		t.Fatal(err)
-	} else if err == nil {
-		t.Cleanup(func() { writeFile(t, manDBAutoUpdate, "", 0o644) })
-	}
-	t.Cleanup(func() { dpkg(t, "--purge", "scidex-jail") })
-	dpkg(t, "-i", deb)
+	installPackage(t)
 
 	a := newAccount(t, "scidexsvc", "users", "scidexsvclab")
 
@@ -208,27 +184,12 @@ func TestVMSystemdService(t *testing.T) {
 	writeFile(t, filepath.Join(unit+".d", "vmtest.conf"), dropIn, 0o644)
 	t.Cleanup(func() { os.RemoveAll(unit + ".d"); os.Remove(unit) })
 
-	// systemd as a container's init, in a cgroup of its own.
-	cg := filepath.Join(mount, "scidex-vmtest-systemd")
-	if err := os.Mkdir(cg, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { removeCgroupTree(t, cg) })
-	// Not a timed assertion: a guard against a boot that hangs, far above
-	// what it takes (about 15 s under emulation).
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	boot := exec.CommandContext(ctx, "unshare", "--pid", "--fork", "--kill-child", "--mount", "--propagation", "private",
-		"--uts", "--ipc", "/bin/sh", "-c", containerInit)
-	boot.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "container=scidex-vmtest", "CG=" + cg}
-	out, err := boot.CombinedOutput()
-	code := boot.ProcessState.ExitCode()
+	out, code, err := bootSystemd(t, mount, "scidex-vmtest-systemd", serviceUnit)
 	svcOut, _ := os.ReadFile(filepath.Join(w, "service.out"))
 	svcErr, _ := os.ReadFile(filepath.Join(w, "service.err"))
 	if err != nil || code != 0 {
-		log, _ := exec.Command("dmesg").Output()
 		t.Fatalf("systemd with %s: %v (exit %d): %s\nservice stdout:\n%s\nservice stderr:\n%s\nsystemd's log:\n%s",
-			serviceUnit, err, code, out, svcOut, svcErr, systemdLines(string(log)))
+			serviceUnit, err, code, out, svcOut, svcErr, systemdLog())
 	}
 
 	// What the runner saw, as the service.
@@ -310,6 +271,66 @@ func TestVMSystemdService(t *testing.T) {
 	if ps := processesOf(a.UID); len(ps) > 0 {
 		t.Errorf("processes of %s left after systemd exited: %v", a.Name, ps)
 	}
+}
+
+// installPackage installs the Debian package of the jail built here
+// (SCIDEX_DEB, as .ci/vmtests builds it, or built now with
+// packaging/deb/build.sh) with dpkg -i; purged at cleanup.
+func installPackage(t *testing.T) {
+	t.Helper()
+	deb := os.Getenv("SCIDEX_DEB")
+	if deb == "" {
+		out := sharedDir(t, "scidex-svc-deb-")
+		build := exec.Command(filepath.Join(repoRoot, "packaging", "deb", "build.sh"), jailBin, "0.0~vmtest", out)
+		build.Stderr = os.Stderr
+		b, err := build.Output()
+		if err != nil {
+			t.Fatalf("packaging/deb/build.sh: %v", err)
+		}
+		deb = strings.TrimSpace(string(b))
+	}
+	if s := status(t); s != "" && !strings.Contains(s, "not-installed") {
+		t.Fatalf("scidex-jail is already known to dpkg (%s): this test installs its own build", s)
+	}
+	// man-db's trigger would rebuild the whole manual database after
+	// dpkg -i and again after the purge, 3 minutes each under emulation,
+	// for nothing this test reads: off, as debconf's man-db/auto-update
+	// false turns it off (the flag file it checks), in the VM's overlay.
+	if err := os.Remove(manDBAutoUpdate); err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	} else if err == nil {
+		t.Cleanup(func() { writeFile(t, manDBAutoUpdate, "", 0o644) })
+	}
+	t.Cleanup(func() { dpkg(t, "--purge", "scidex-jail") })
+	dpkg(t, "-i", deb)
+}
+
+// bootSystemd boots the machine's systemd as the init of a container
+// (containerInit) in a cgroup of its own, name, below mount, into unit,
+// and waits for it to exit; it returns systemd's output and exit status.
+func bootSystemd(t *testing.T, mount, name, unit string) ([]byte, int, error) {
+	t.Helper()
+	cg := filepath.Join(mount, name)
+	if err := os.Mkdir(cg, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { removeCgroupTree(t, cg) })
+	// Not a timed assertion: a guard against a boot that hangs, far above
+	// what it takes (about 15 s under emulation).
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	boot := exec.CommandContext(ctx, "unshare", "--pid", "--fork", "--kill-child", "--mount", "--propagation", "private",
+		"--uts", "--ipc", "/bin/sh", "-c", containerInit)
+	boot.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "container=scidex-vmtest", "CG=" + cg, "UNIT=" + unit}
+	out, err := boot.CombinedOutput()
+	return out, boot.ProcessState.ExitCode(), err
+}
+
+// systemdLog is systemd's part of the kernel log (its log target in the
+// container).
+func systemdLog() string {
+	log, _ := exec.Command("dmesg").Output()
+	return systemdLines(string(log))
 }
 
 // systemdLines keeps the kernel log's lines from systemd and its units.

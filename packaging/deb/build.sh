@@ -23,6 +23,9 @@
 #	/usr/lib/python3/dist-packages/scidex_jail/       the Python package for Debian's python3, as its
 #	/usr/lib/python3/dist-packages/scidex_jail-*.dist-info  wheel lays it out (built by flit_core)
 #	/usr/share/doc/scidex-jail/                       README, docs/, CHANGELOG, copyright, changelog, examples
+#	                                                  (examples/systemd/: scidex-jail-runner.service and
+#	                                                  scidex-jail-serve.service, installed by the administrator
+#	                                                  with User= set, neither enabled by the package)
 set -euo pipefail
 
 if (($# != 3)); then
@@ -84,7 +87,7 @@ install -d "$doc/docs"
 install -m 0644 README.md CHANGELOG.md packaging/deb/copyright "$doc/"
 install -m 0644 docs/*.md "$doc/docs/"
 gzip -9n "$doc/README.md" "$doc/CHANGELOG.md" "$doc"/docs/*.md
-install -m 0644 packaging/systemd/scidex-jail-runner.service "$doc/examples/systemd/"
+install -m 0644 packaging/systemd/scidex-jail-runner.service packaging/systemd/scidex-jail-serve.service "$doc/examples/systemd/"
 install -m 0644 packaging/apparmor/scidex-jail "$doc/examples/apparmor/"
 install -m 0644 examples/slurm/* "$doc/examples/slurm/"
 install -m 0644 examples/kubernetes/* "$doc/examples/kubernetes/"
@@ -115,8 +118,9 @@ Description: sandbox for untrusted scientific analyses
  .
  The package ships the built-in profiles as /etc/scidex-jail/profiles.json,
  a systemd slice for the services that start analyses, a helper that lays
- out a delegated cgroup for such a service, and examples for systemd,
- Slurm and Kubernetes; the report's JSON Schema; and the Python package
+ out a delegated cgroup for such a service, and examples for systemd (a
+ runner's service and the resident server's, scidex-jail serve), Slurm
+ and Kubernetes; the report's JSON Schema; and the Python package
  scidex_jail for Debian's python3 (import scidex_jail), which runs the jail
  and reads its reports (post_process needs python3-psycopg, report
  validation python3-jsonschema).
