@@ -192,28 +192,42 @@ func TestServeShutdown(t *testing.T) {
 	}
 }
 
-// TestServeIsolation: from inside a run, the slots prepared beside it are
-// out of sight: no other process, no other leaf.
+// TestServeIsolation: from inside a run, the slots prepared beside it and
+// another run going at the same time are out of sight: no other process,
+// unix socket, run directory or cgroup leaf.
 func TestServeIsolation(t *testing.T) {
 	root := tmpRoot(t)
-	c := startServe(t, "--slots", "2")
+	c := startServe(t, "--slots", "2", "--max-runs", "3")
 	before := c.slots()
 	waitFor(t, func() bool { return len(before.added(t)) >= 2 }, "two slots to be ready")
+	// The other run: a process and a listening unix socket of its own, in
+	// a run directory on the host's disk (--disk 0), where this test sees it.
+	m := marker(t)
+	c.send(runReq("o", root, []string{"--id", "serve-iso-other", "--tmp-root", root, "--net", "loopback", "--disk", "0"},
+		"/usr/bin/python3", "-c", "import socket,time; s=socket.socket(socket.AF_UNIX); s.bind('sock'); s.listen(); time.sleep(float('"+m+"'))"))
+	waitFor(t, func() bool { return len(testutil.ProcessesWith(m)) > 0 }, "the other run to start")
+	other := filepath.Join(root, "scidex-analysis-serve-iso-other")
+	waitFor(t, func() bool { _, err := os.Stat(filepath.Join(other, "sock")); return err == nil }, "the other run's socket")
 	fds, output := stdioPipes(t)
 	c.send(runReq("i", root, []string{"--id", "serve-iso", "--tmp-root", root},
-		"/bin/sh", "-c", "ls /proc | grep -c '^[0-9]'; ls -R /sys/fs/cgroup | grep -c scidex-"), fds...)
+		"/bin/sh", "-c", "ls /proc | grep -c '^[0-9]'; ls -R /sys/fs/cgroup | grep -c scidex-; "+
+			"tail -n +2 /proc/net/unix | wc -l; test -e "+other+" && echo seen || echo unseen"), fds...)
 	r := c.await("i")
 	out := strings.Fields(output())
 	if r.report(t).Start != "slot" {
 		t.Fatalf("the run started %q with two slots ready, want slot", r.report(t).Start)
 	}
-	// PID 1 (the init), sh, ls and grep; no leaf of any slot or run.
-	if len(out) != 2 || out[1] != "0" {
-		t.Fatalf("inside: %q; want a few pids and no scidex- cgroup in sight", out)
+	// PID 1 (the init), sh, ls and grep; no leaf of any slot or run, no
+	// unix socket, the other run's directory not there.
+	if len(out) != 4 || out[1] != "0" || out[2] != "0" || out[3] != "unseen" {
+		t.Fatalf("inside: %q; want a few pids, no scidex- cgroup, no unix socket, and the other run's directory unseen", out)
 	}
 	if n, _ := strconv.Atoi(out[0]); n > 4 {
 		t.Errorf("inside, /proc lists %d processes, want at most 4 (init, sh, ls, grep)", n)
 	}
+	c.send(map[string]any{"op": "cancel", "req": "o"})
+	c.await("o")
+	waitGone(t, m, 5*time.Second)
 }
 
 // TestServeSocket: --socket makes a 0600 socket for this uid, and an
