@@ -3,6 +3,7 @@ package landlock
 import (
 	"io/fs"
 	"path/filepath"
+	"strconv"
 
 	"golang.org/x/sys/unix"
 )
@@ -13,8 +14,8 @@ import (
 // The common case is one openat2 with RESOLVE_NO_SYMLINKS: it succeeds
 // only when no component is a symbolic link, and then the resolved path is
 // the cleaned path itself. A path through a link (ELOOP), or a kernel or
-// seccomp policy without openat2 (Linux < 5.6), takes the plain open and
-// resolves the path by walking it.
+// seccomp policy without openat2 (Linux < 5.6), takes the plain open, and
+// the resolved path is what the kernel says it opened.
 func openObject(path string) (object, error) {
 	real := filepath.Clean(path)
 	fd, err := unix.Openat2(unix.AT_FDCWD, path, &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_SYMLINKS})
@@ -22,7 +23,7 @@ func openObject(path string) (object, error) {
 		if fd, err = unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0); err != nil {
 			return object{fd: -1}, &fs.PathError{Op: "open", Path: path, Err: err}
 		}
-		if real, err = filepath.EvalSymlinks(path); err != nil {
+		if real, err = resolved(fd, path); err != nil {
 			unix.Close(fd)
 			return object{fd: -1}, err
 		}
@@ -33,6 +34,20 @@ func openObject(path string) (object, error) {
 		return object{fd: -1}, &fs.PathError{Op: "fstat", Path: path, Err: err}
 	}
 	return object{fd: fd, mode: fileType(st.Mode), real: real}, nil
+}
+
+// resolved is the path the kernel opened as fd (its /proc/self/fd link):
+// the file Landlock's rule is about, whatever links path went through.
+// Not filepath.EvalSymlinks, which walks the path again (a second look
+// that may differ) and brings os.Lstat's FileInfo, and with it time's
+// formatting, into the init program.
+func resolved(fd int, path string) (string, error) {
+	buf := make([]byte, unix.PathMax)
+	n, err := unix.Readlink("/proc/self/fd/"+strconv.Itoa(fd), buf)
+	if err != nil {
+		return "", &fs.PathError{Op: "resolve", Path: path, Err: err}
+	}
+	return string(buf[:n]), nil
 }
 
 func closeObject(o object) {

@@ -1,10 +1,8 @@
 package seccomp
 
 import (
-	"embed"
 	"encoding/binary"
 	"errors"
-	"io/fs"
 	"runtime"
 	"strconv"
 	"strings"
@@ -26,8 +24,9 @@ import (
 // its digest in every run: crypto/sha256 brings 14 packages to initialise
 // and 150 KB of binary.
 //
-//go:embed bpf/*.bpf bpf/generated.txt
-var programs embed.FS
+// Each file is a string of its own (programs.go), not an embed.FS: an
+// embed.FS brings io/fs's FileInfo and with it time's formatting, 80 KB of
+// the init program, paid in every run's resident size.
 
 // NetMode is what the run may do on the network, as far as the filter is
 // concerned. The network namespace is set up by the jail, not here.
@@ -72,18 +71,15 @@ func lookup(p Policy, arch string) (Program, error) {
 		return Program{}, wrap.Error("look up seccomp program", err)
 	}
 	file := "bpf/" + rules.FileName(p.Name, string(p.Net), arch)
-	raw, err := programs.ReadFile(file)
-	if errors.Is(err, fs.ErrNotExist) {
+	raw, ok := programs[rules.FileName(p.Name, string(p.Net), arch)]
+	if !ok {
 		return Program{}, &UnsupportedError{
 			Feature: "seccomp program for " + arch,
 			Found:   "programs are built for " + rules.Quoted(rules.Arches) + " only",
 			Fix:     "add the architecture to rules.Arches and run go generate ./seccomp",
 		}
 	}
-	if err != nil {
-		return Program{}, wrap.Around("read embedded seccomp program "+file+": ", err, " (bug)")
-	}
-	filter, err := decode(raw)
+	filter, err := decode([]byte(raw))
 	if err != nil {
 		return Program{}, wrap.Around("decode embedded seccomp program "+file+": ", err, " (bug)")
 	}
@@ -97,11 +93,7 @@ func lookup(p Policy, arch string) (Program, error) {
 // generatedDigest is the sha256 that bpf/generated.txt gives for the
 // program file name: its line is "<name> instructions=<n> sha256=<hex>".
 func generatedDigest(name string) (string, error) {
-	txt, err := programs.ReadFile("bpf/generated.txt")
-	if err != nil {
-		return "", wrap.Error("read the embedded generated.txt", err)
-	}
-	for _, line := range strings.Split(string(txt), "\n") {
+	for _, line := range strings.Split(generatedTxt, "\n") {
 		rest, ok := strings.CutPrefix(line, name+" ")
 		if !ok {
 			continue

@@ -1,12 +1,12 @@
 package initproc
 
 import (
-	"os"
 	"slices"
 	"strings"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/scidex/scidex-jail/internal/sysfile"
 	"github.com/scidex/scidex-jail/internal/wrap"
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
 )
@@ -37,7 +37,7 @@ func mountCgroupView(v *protocol.CgroupView) error {
 	}
 	// The hierarchies, by their co-mounted controller sets, from the
 	// init's own /proc/self/cgroup ("4:cpu,cpuacct:/").
-	data, err := os.ReadFile("/proc/self/cgroup")
+	data, err := sysfile.Read("/proc/self/cgroup")
 	if err != nil {
 		return wrap.Error("read /proc/self/cgroup", err)
 	}

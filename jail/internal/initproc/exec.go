@@ -2,7 +2,6 @@ package initproc
 
 import (
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -29,8 +28,8 @@ func lookCommand(name string, env []string, dir string) (string, int, error) {
 	denied := ""
 	for _, d := range filepath.SplitList(path) {
 		p := filepath.Join(d, name)
-		fi, err := os.Stat(p)
-		if err != nil || fi.IsDir() {
+		var st unix.Stat_t
+		if err := unix.Stat(p, &st); err != nil || st.Mode&unix.S_IFMT == unix.S_IFDIR {
 			continue
 		}
 		if unix.Access(p, unix.X_OK) == nil {

@@ -146,6 +146,12 @@ func run(started time.Time) int {
 	sock := os.NewFile(protocol.SyncFD, "sync")
 	unix.CloseOnExec(protocol.SyncFD)
 	rr := newRightsReader(protocol.SyncFD)
+	var arrival time.Time // of the config's first bytes
+	rr.arrived = func() {
+		if arrival.IsZero() {
+			arrival = time.Now()
+		}
+	}
 	c := &conn{sock: sock, r: bufio.NewReader(rr), last: started}
 	if started.IsZero() {
 		c.last = time.Now()
@@ -169,7 +175,7 @@ func run(started time.Time) int {
 	if cfg.Stdio {
 		// A slot's init, started ahead: its wait for a run is the
 		// slot's idle time, no part of the run's.
-		c.lapAt("slot", rr.first)
+		c.lapAt("slot", arrival)
 	}
 	c.lap(string(protocol.StageConfig))
 	found := &protocol.Started{}

@@ -3,7 +3,6 @@ package initproc
 import (
 	"errors"
 	"io"
-	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -18,8 +17,11 @@ type rightsReader struct {
 	fd    int
 	oob   []byte
 	fds   []int
-	taken bool      // the config's have been taken: close what comes after
-	first time.Time // when the first bytes came: the config's arrival
+	taken bool // the config's have been taken: close what comes after
+	// arrived is called as bytes come (a func, not a time.Time field:
+	// a time in a type used as an io.Reader links time's formatting
+	// into the init).
+	arrived func()
 }
 
 func newRightsReader(fd int) *rightsReader {
@@ -36,8 +38,8 @@ func (r *rightsReader) Read(p []byte) (int, error) {
 			return 0, err
 		}
 		r.keep(r.oob[:oobn])
-		if r.first.IsZero() {
-			r.first = time.Now()
+		if r.arrived != nil {
+			r.arrived()
 		}
 		if n == 0 {
 			return 0, io.EOF
