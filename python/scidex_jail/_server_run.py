@@ -257,11 +257,13 @@ class ServerRun(Tracker):
         stdio = submit_run(link, self, prep)
         try:
             while stdio.reads:
-                fd, sink = stdio.reads[0]
+                # The fd is the pump's before it starts: a Ctrl-C inside
+                # start() (the thread may run already) must not make
+                # close_all close what the thread reads.
+                fd, sink = stdio.reads.pop(0)
                 t = threading.Thread(target=_pump, args=(fd, sink, self._stop), daemon=True)
-                t.start()
-                stdio.reads.pop(0)
                 self._threads.append(t)
+                t.start()
             if stdio.stdin_w is not None:
                 w, stdio.stdin_w = stdio.stdin_w, None
                 self._feeder = start_feed(w, prep.stdin_data or b"")

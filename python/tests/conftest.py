@@ -8,6 +8,12 @@ Run as root with a built jail: ``make test-python`` (or
 Tests marked ``unit`` need neither root, nor the binary, nor PostgreSQL:
 ``make unit`` runs them alone, as an unprivileged user (``-m unit``).
 Nothing here skips: a missing prerequisite fails with what to install.
+
+The ``jail`` fixture runs a test twice: through the module functions (one
+``scidex-jail run`` per analysis, id ``[run]``) and through one resident
+``scidex-jail serve`` shared by the session (``scidex_jail.Server``, id
+``[server]``; docs/serve.md): both have ``.run``, ``.start`` and
+``.run_async`` with the same options and results.
 """
 
 from __future__ import annotations
@@ -21,9 +27,13 @@ import tempfile
 import time
 import uuid
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Optional, Sequence
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, Optional, Sequence, Union
 
 import pytest
+
+if TYPE_CHECKING:
+    import scidex_jail
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PYTHON = "/usr/bin/python3"
@@ -71,6 +81,62 @@ def jail_bin() -> str:
     return os.environ["SCIDEX_JAIL_BIN"]
 
 
+# --- run and server: the two ways a test's analyses run -----------------
+
+
+@pytest.fixture(scope="session")
+def jail_server(jail_bin: str) -> Iterator["scidex_jail.Server"]:
+    """One ``scidex-jail serve`` (a child, slots on their defaults) for the
+    whole session, reports validated. At the end it is closed, and must
+    have exited 0 and removed every slot it prepared (their leaves, their
+    inits): nothing of it is left."""
+    import scidex_jail
+
+    with scidex_jail.Server(validate=True) as server:
+        assert server.pid is not None
+        pid = server.pid
+        yield server
+        # Its slots now: the leaves holding processes the server started.
+        slots = _leaves_holding(lambda p: _ppid(p) == pid)
+    proc = server._proc
+    assert proc is not None and proc.returncode == 0, f"scidex-jail serve ended with {proc and proc.returncode}"
+    # Those, and any leaf of a slot of this server (scidex-slot-<its pid>-*:
+    # also one a run took, and left behind empty), must be gone.
+    for d in _own_cgroup_dirs():
+        try:
+            slots += [os.path.join(d, n) for n in os.listdir(d) if n.startswith(f"scidex-slot-{pid}-")]
+        except OSError:
+            pass
+    left = sorted({p for p in slots if os.path.exists(p)})
+    assert left == [], f"scidex-jail serve left cgroup leaves of its slots: {left}"
+
+
+#: What the ``jail`` fixture gives, used alike: the ``scidex_jail`` module
+#: or a ``scidex_jail.Server`` (``.run``, ``.start``, ``.run_async``).
+Jailish = Union[ModuleType, "scidex_jail.Server"]
+
+
+@pytest.fixture(params=["run", "server"])
+def jail(request: pytest.FixtureRequest) -> Jailish:
+    """How the test runs its analyses: ``scidex_jail`` itself (``run``: a
+    ``scidex-jail run`` per analysis) or the session's ``Server``
+    (``server``). Either has ``.run``, ``.start`` and ``.run_async``."""
+    if request.param == "server":
+        server: Jailish = request.getfixturevalue("jail_server")
+        return server
+    import scidex_jail
+
+    return scidex_jail
+
+
+def through(jail: Jailish) -> Dict[str, Any]:
+    """The keywords that make a forge call run as ``jail`` does:
+    ``server=`` for a Server, none for the module."""
+    import scidex_jail
+
+    return {"server": jail} if isinstance(jail, scidex_jail.Server) else {}
+
+
 def new_id(tag: str) -> str:
     """A fresh analysis ID for one run: unique per process and call."""
     return f"py-{tag}-{os.getpid()}-{next(_ids)}"
@@ -113,11 +179,43 @@ def _own_cgroup_dirs() -> list[str]:
     return out
 
 
+def _ppid(pid: int) -> Optional[int]:
+    """The parent of process ``pid``, None once it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def _leaves_holding(pred: Callable[[int], bool]) -> list[str]:
+    """The ``scidex-*`` cgroup leaves below this process' cgroups with a
+    process ``pid`` in them for which ``pred(pid)``."""
+    found = []
+    for d in _own_cgroup_dirs():
+        try:
+            names = [n for n in os.listdir(d) if n.startswith("scidex-")]
+        except OSError:
+            continue
+        for n in names:
+            try:
+                with open(os.path.join(d, n, "cgroup.procs")) as f:
+                    pids = [int(x) for x in f.read().split()]
+            except (OSError, ValueError):
+                continue
+            if any(pred(p) for p in pids):
+                found.append(os.path.join(d, n))
+    return found
+
+
 def leftovers(analysis_id: str, report: Optional[dict[str, Any]] = None, tmp_root: str = "/tmp") -> list[str]:
     """Everything of run ``analysis_id`` still on the host: processes whose
-    command line names it, cgroup leaves (the report's, and any
-    ``scidex-<id>-*`` below this process' cgroups), the run directory."""
+    command line names it, cgroup leaves (the report's, any
+    ``scidex-<id>-*`` below this process' cgroups, and any ``scidex-*``
+    leaf there holding one of those processes: a run through the server
+    may be in a slot's leaf, ``scidex-slot-*``), the run directory."""
     found = []
+    named: set[int] = set()
     me = os.getpid()
     for pid in os.listdir("/proc"):
         if not pid.isdigit() or int(pid) == me:
@@ -128,6 +226,7 @@ def leftovers(analysis_id: str, report: Optional[dict[str, Any]] = None, tmp_roo
         except OSError:
             continue
         if any(analysis_id.encode() in a for a in args):
+            named.add(int(pid))
             found.append(f"process {pid}: {b' '.join(args).decode(errors='replace')[:200]}")
     enforced = (report or {}).get("enforced") or {}
     paths = list((enforced.get("cgroup") or {}).get("paths") or [])
@@ -136,7 +235,9 @@ def leftovers(analysis_id: str, report: Optional[dict[str, Any]] = None, tmp_roo
             paths += [os.path.join(d, n) for n in os.listdir(d) if n.startswith(f"scidex-{analysis_id}-")]
         except OSError:
             pass
-    found += [f"cgroup {p}" for p in paths if os.path.exists(p)]
+    if named:
+        paths += _leaves_holding(named.__contains__)
+    found += [f"cgroup {p}" for p in dict.fromkeys(paths) if os.path.exists(p)]
     run_dir = (report or {}).get("run_dir") or os.path.join(tmp_root, f"scidex-analysis-{analysis_id}")
     if os.path.lexists(run_dir):
         found.append(f"run directory {run_dir}")

@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from conftest import leftovers, new_id, write
+from conftest import Jailish, leftovers, new_id, through, write
 from scidex_jail import JailSetupError, forge
 
 SCRIPT = (
@@ -20,10 +20,11 @@ SCRIPT = (
 )
 
 
-def test_run_python_script_source_text(work: str) -> None:
+def test_run_python_script_source_text(jail: Jailish, work: str) -> None:
     aid = new_id("src")
     before = set(glob.glob("/tmp/scidex-script-*"))
-    rr = forge.run_python_script(source=SCRIPT, analysis_id=aid, args=["alpha", "be ta"], collect=os.path.join(work, "out"))
+    rr = forge.run_python_script(source=SCRIPT, analysis_id=aid, args=["alpha", "be ta"], collect=os.path.join(work, "out"),
+                                 **through(jail))  # fmt: skip
     assert (rr.returncode, rr.status) == (0, "ok"), rr.completion_notes
     assert rr.ok
     assert rr.stdout == f"cwd /tmp/scidex-analysis-{aid}\n"
@@ -40,10 +41,10 @@ def test_run_python_script_source_text(work: str) -> None:
     assert leftovers(aid, dict(rr.report)) == []
 
 
-def test_run_python_script_path(work: str) -> None:
+def test_run_python_script_path(jail: Jailish, work: str) -> None:
     path = write(work, "analysis.py", SCRIPT)
     aid = new_id("path")
-    rr = forge.run_python_script(path, aid, args=["x"])
+    rr = forge.run_python_script(path, aid, args=["x"], **through(jail))
     assert (rr.returncode, rr.status) == (0, "ok"), rr.stderr
     assert [(o.path, o.size) for o in rr.outputs] == [("table.csv", len("arg,value\r\nx,1\r\n"))]
     # Only the script is bound, read-only.
@@ -51,20 +52,21 @@ def test_run_python_script_path(work: str) -> None:
     assert f"ro {path}" in rr.report["enforced"]["landlock"]["rules"]
 
 
-def test_run_python_script_failures(work: str) -> None:
-    rr = forge.run_python_script(source="import sys\nsys.exit('bad input')\n", analysis_id=new_id("fail"), timeout=30)
+def test_run_python_script_failures(jail: Jailish, work: str) -> None:
+    rr = forge.run_python_script(source="import sys\nsys.exit('bad input')\n", analysis_id=new_id("fail"), timeout=30,
+                                 **through(jail))  # fmt: skip
     assert (rr.returncode, rr.status, rr.stderr) == (1, "exit_nonzero", "bad input\n")
-    rr = forge.run_python_script(source="import time\ntime.sleep(60)\n", analysis_id=new_id("slow"), timeout=0.5)
+    rr = forge.run_python_script(source="import time\ntime.sleep(60)\n", analysis_id=new_id("slow"), timeout=0.5, **through(jail))
     assert rr.status == "timeout" and "timeout" in rr.completion_notes
     with pytest.raises(ValueError, match="looks like a path"):
-        forge.run_python_script(os.path.join(work, "missing.py"), new_id("x"))
+        forge.run_python_script(os.path.join(work, "missing.py"), new_id("x"), **through(jail))
     secret = os.path.join(work, "private")
     os.mkdir(secret, 0o700)
     p = write(secret, "s.py", "print(1)\n")
     with pytest.raises(ValueError, match="not searchable by other users"):
-        forge.run_python_script(p, new_id("x"))
+        forge.run_python_script(p, new_id("x"), **through(jail))
     with pytest.raises(JailSetupError, match="no such profile"):
-        forge.run_python_script(source="print(1)\n", analysis_id=new_id("x"), profile="nope")
+        forge.run_python_script(source="print(1)\n", analysis_id=new_id("x"), profile="nope", **through(jail))
 
 
 NOTEBOOK = {
@@ -81,10 +83,10 @@ NOTEBOOK = {
 }  # fmt: skip
 
 
-def test_run_notebook(work: str) -> None:
+def test_run_notebook(jail: Jailish, work: str) -> None:
     nb = write(work, "study.ipynb", json.dumps(NOTEBOOK))
     aid = new_id("nb")
-    rr = forge.run_notebook(nb, aid, timeout=300, collect=os.path.join(work, "out"))
+    rr = forge.run_notebook(nb, aid, timeout=300, collect=os.path.join(work, "out"), **through(jail))
     assert (rr.returncode, rr.status) == (0, "ok"), rr.stderr[-3000:]
     assert rr.report["limits"]["profile"] == "notebook" and rr.report["enforced"]["net"] == "loopback"
     assert sorted(o.path for o in rr.outputs) == ["cell.txt", "study.ipynb"]

@@ -1,5 +1,7 @@
 """scidex_jail.run/start through the real binary: results, streams, limits,
-errors, concurrency."""
+errors, concurrency. Tests taking ``jail`` run twice: through the module
+functions (a ``scidex-jail run`` each) and through the session's
+``scidex_jail.Server`` (conftest.py); the rest are about ``run`` alone."""
 
 from __future__ import annotations
 
@@ -12,14 +14,14 @@ from typing import Any, Dict
 import pytest
 
 import scidex_jail
-from conftest import PYTHON, leftovers, new_id, write
+from conftest import PYTHON, Jailish, leftovers, new_id, write
 
 
-def test_ok_run_result(work: str) -> None:
+def test_ok_run_result(jail: Jailish, work: str) -> None:
     aid = new_id("ok")
     script = write(work, "ok.py", "import sys\nprint('out')\nprint('err', file=sys.stderr)\nopen('r.csv','w').write('a,b\\n1,2\\n')\n")
-    r = scidex_jail.run([PYTHON, script], analysis_id=aid, ro=[script], collect=os.path.join(work, "out"),
-                        stdout=scidex_jail.CAPTURE, stderr=scidex_jail.CAPTURE)  # fmt: skip
+    r = jail.run([PYTHON, script], analysis_id=aid, ro=[script], collect=os.path.join(work, "out"),
+                 stdout=scidex_jail.CAPTURE, stderr=scidex_jail.CAPTURE)  # fmt: skip
     assert (r.status, r.exit_code, r.signal) == ("ok", 0, None), r.completion_notes
     assert r.ok
     assert r.stdout == "out\n"
@@ -48,19 +50,19 @@ def test_ok_run_result(work: str) -> None:
         ("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)", "signaled", 137, "SIGKILL"),
     ],
 )
-def test_exit_and_signal(work: str, code: str, status: str, exit_code: int, signal: str) -> None:
+def test_exit_and_signal(jail: Jailish, work: str, code: str, status: str, exit_code: int, signal: str) -> None:
     script = write(work, "s.py", code + "\n")
-    r = scidex_jail.run([PYTHON, script], analysis_id=new_id("exit"), ro=[script])
+    r = jail.run([PYTHON, script], analysis_id=new_id("exit"), ro=[script])
     assert (r.status, r.exit_code, r.signal) == (status, exit_code, signal), r.completion_notes
 
 
-def test_command_not_found_is_a_result() -> None:
-    r = scidex_jail.run(["/nonexistent/prog"], analysis_id=new_id("enoent"), stderr=scidex_jail.DEVNULL)
+def test_command_not_found_is_a_result(jail: Jailish) -> None:
+    r = jail.run(["/nonexistent/prog"], analysis_id=new_id("enoent"), stderr=scidex_jail.DEVNULL)
     assert (r.status, r.exit_code) == ("setup_error", 127)
     assert r.report["setup_error"]["stage"] == "exec"
 
 
-def test_streams_to_files_callbacks_and_objects(work: str) -> None:
+def test_streams_to_files_callbacks_and_objects(jail: Jailish, work: str) -> None:
     # 2 MiB of stdout into a file, stderr line by line into a callback.
     script = write(work, "s.py", (
         "import sys\n"
@@ -70,39 +72,39 @@ def test_streams_to_files_callbacks_and_objects(work: str) -> None:
     ))  # fmt: skip
     out = os.path.join(work, "stdout.log")
     lines: list[str] = []
-    r = scidex_jail.run([PYTHON, script], analysis_id=new_id("stream"), ro=[script], stdout=out, stderr=lines.append)
+    r = jail.run([PYTHON, script], analysis_id=new_id("stream"), ro=[script], stdout=out, stderr=lines.append)
     assert r.status == "ok", r.completion_notes
     assert r.stdout is None and r.stderr is None
     assert os.path.getsize(out) == 2048 * 1024
     assert lines == ["line 0\n", "line 1\n", "line 2\n", "no newline"]
 
     buf, text = io.BytesIO(), io.StringIO()
-    r = scidex_jail.run([PYTHON, "-c", "import sys; print('b'); print('t', file=sys.stderr)"],
-                        analysis_id=new_id("stream"), stdout=buf, stderr=text)  # fmt: skip
+    r = jail.run([PYTHON, "-c", "import sys; print('b'); print('t', file=sys.stderr)"],
+                 analysis_id=new_id("stream"), stdout=buf, stderr=text)  # fmt: skip
     assert (buf.getvalue(), text.getvalue()) == (b"b\n", "t\n")
 
     with open(os.path.join(work, "fd.log"), "wb") as f:
-        scidex_jail.run([PYTHON, "-c", "print('via fd')"], analysis_id=new_id("stream"), stdout=f)
+        jail.run([PYTHON, "-c", "print('via fd')"], analysis_id=new_id("stream"), stdout=f)
     with open(os.path.join(work, "fd.log")) as f:
         assert f.read() == "via fd\n"
 
 
-def test_stdin_and_env(work: str) -> None:
-    r = scidex_jail.run(
+def test_stdin_and_env(jail: Jailish, work: str) -> None:
+    r = jail.run(
         [PYTHON, "-c", "import os, sys; print(sys.stdin.read().upper(), os.environ['GREETING'], os.environ.get('HOSTNAME_LEAK'))"],
         analysis_id=new_id("stdin"), stdin=b"hello", env={"GREETING": "hi"}, stdout=scidex_jail.CAPTURE,
     )  # fmt: skip
     assert r.stdout == "HELLO hi None\n"
 
 
-def test_callback_error_raised_after_the_run(work: str) -> None:
+def test_callback_error_raised_after_the_run(jail: Jailish, work: str) -> None:
     aid = new_id("cberr")
 
     def boom(line: str) -> None:
         raise RuntimeError("callback bug")
 
     with pytest.raises(RuntimeError, match="callback bug"):
-        scidex_jail.run([PYTHON, "-c", "print('a'); print('b')"], analysis_id=aid, stdout=boom)
+        jail.run([PYTHON, "-c", "print('a'); print('b')"], analysis_id=aid, stdout=boom)
     assert leftovers(aid) == []
 
 
@@ -122,31 +124,34 @@ def test_callback_error_raised_after_the_run(work: str) -> None:
     ],
     ids=["timeout", "oom", "pids"],
 )
-def test_limits_named_in_status_and_notes(work: str, kwargs: Dict[str, Any], status: str, note: str) -> None:
+def test_limits_named_in_status_and_notes(
+    jail: Jailish, work: str, kwargs: Dict[str, Any], status: str, note: str
+) -> None:
+    kwargs = dict(kwargs)  # the parameter's dict serves both ways of running
     code = kwargs.pop("code")
     script = write(work, "limit.py", code)
     aid = new_id(status.replace("_", "-"))
-    r = scidex_jail.run([PYTHON, script, aid], analysis_id=aid, ro=[script], stderr=scidex_jail.DEVNULL, **kwargs)
+    r = jail.run([PYTHON, script, aid], analysis_id=aid, ro=[script], stderr=scidex_jail.DEVNULL, **kwargs)
     assert r.status == status, r.completion_notes
     assert note in r.completion_notes, r.completion_notes
     assert leftovers(aid, dict(r.report)) == []
 
 
-def test_bad_profile_raises_setup_error_with_jails_message() -> None:
+def test_bad_profile_raises_setup_error_with_jails_message(jail: Jailish) -> None:
     aid = new_id("badprof")
     with pytest.raises(scidex_jail.JailSetupError) as e:
-        scidex_jail.run(["/bin/true"], analysis_id=aid, profile="no-such-profile")
+        jail.run(["/bin/true"], analysis_id=aid, profile="no-such-profile")
     assert e.value.exit_code == 125
     assert "no such profile" in e.value.message and "no-such-profile" in e.value.message, e.value.message
     assert "known: default" in str(e.value)
     assert leftovers(aid) == []
 
 
-def test_setup_failure_after_the_report_started_carries_its_stage() -> None:
+def test_setup_failure_after_the_report_started_carries_its_stage(jail: Jailish) -> None:
     # The jail gets past the command line and fails creating the cgroup leaf.
     aid = new_id("badcg")
     with pytest.raises(scidex_jail.JailSetupError) as e:
-        scidex_jail.run(["/bin/true"], analysis_id=aid, cgroup_parent="/nonexistent/cgroup")
+        jail.run(["/bin/true"], analysis_id=aid, cgroup_parent="/nonexistent/cgroup")
     assert (e.value.stage, e.value.exit_code) == ("cgroup", 125)
     assert "/nonexistent/cgroup" in e.value.message
     assert e.value.report is not None and e.value.report["status"] == "setup_error"
@@ -154,6 +159,8 @@ def test_setup_failure_after_the_report_started_carries_its_stage() -> None:
 
 
 def test_missing_binary_names_the_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The module functions' binary= and $SCIDEX_JAIL_BIN: a Server has its
+    # binary from its start (test_server.py).
     missing = "/nonexistent/dir/scidex-jail"
     with pytest.raises(scidex_jail.JailNotFoundError) as e:
         scidex_jail.run(["/bin/true"], analysis_id=new_id("nobin"), binary=missing)
@@ -189,25 +196,30 @@ def test_missing_binary_names_the_path(monkeypatch: pytest.MonkeyPatch) -> None:
     ],
 )
 def test_bad_arguments_raise_before_anything_starts(
-    monkeypatch: pytest.MonkeyPatch, argv: object, kwargs: Dict[str, Any], needle: str
+    jail: Jailish, monkeypatch: pytest.MonkeyPatch, argv: object, kwargs: Dict[str, Any], needle: str
 ) -> None:
     def no_popen(*a: object, **k: object) -> None:
         raise AssertionError("a process was started for bad arguments")
 
+    def no_request(*a: object, **k: object) -> None:
+        raise AssertionError("a request was sent to the server for bad arguments")
+
     monkeypatch.setattr(subprocess, "Popen", no_popen)
+    if isinstance(jail, scidex_jail.Server):
+        monkeypatch.setattr(scidex_jail.Server, "submit", no_request)
     kwargs = {"analysis_id": new_id("bad"), **kwargs}
     with pytest.raises(ValueError, match=needle):
-        scidex_jail.run(argv, **kwargs)  # type: ignore[arg-type]
+        jail.run(argv, **kwargs)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match=needle):
-        scidex_jail.start(argv, **kwargs)  # type: ignore[arg-type]
+        jail.start(argv, **kwargs)  # type: ignore[arg-type]
 
 
-def test_twenty_runs_from_a_thread_pool(work: str) -> None:
+def test_twenty_runs_from_a_thread_pool(jail: Jailish, work: str) -> None:
     script = write(work, "n.py", "import sys\nopen('n.txt', 'w').write(sys.argv[1])\nprint(sys.argv[1])\n")
 
     def one(i: int) -> scidex_jail.Result:
-        return scidex_jail.run([PYTHON, script, str(i)], analysis_id=new_id(f"pool{i}"), ro=[script],
-                               stdout=scidex_jail.CAPTURE, stderr=scidex_jail.CAPTURE)  # fmt: skip
+        return jail.run([PYTHON, script, str(i)], analysis_id=new_id(f"pool{i}"), ro=[script],
+                        stdout=scidex_jail.CAPTURE, stderr=scidex_jail.CAPTURE)  # fmt: skip
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=20) as pool:
         results = list(pool.map(one, range(20)))

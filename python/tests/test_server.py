@@ -5,6 +5,7 @@ functions, with the same results and errors, and leaves nothing behind."""
 from __future__ import annotations
 
 import asyncio
+import glob
 import os
 import shutil
 import signal
@@ -17,7 +18,7 @@ from typing import Any, Dict, Iterator, Tuple
 import pytest
 
 import scidex_jail
-from conftest import PYTHON, leftovers, new_id, wait_for, write
+from conftest import PYTHON, _own_cgroup_dirs, leftovers, new_id, wait_for, write
 from scidex_jail import forge
 
 WRITES = (
@@ -281,8 +282,14 @@ def test_a_server_that_dies_fails_its_runs(jail_bin: str, tmp_root: str) -> None
             run.wait(60)
         with pytest.raises(scidex_jail.JailError, match="went away"):
             s.run(["/bin/true"], analysis_id=new_id("srvdead"))
-    # What a killed server leaves is gc's (docs/serve.md).
-    subprocess.run([jail_bin, "gc", f"--tmp-root={tmp_root}"], check=False, capture_output=True, timeout=120)
+        dead = s.pid
+    # What a killed server leaves is gc's (docs/serve.md), once its leaves
+    # are older than gc's margin (2 s) for a live jail to lock a new one.
+    time.sleep(2.5)
+    gc = subprocess.run([jail_bin, "gc", f"--tmp-root={tmp_root}"], capture_output=True, text=True, timeout=120)
+    assert gc.returncode == 0, gc.stderr
+    left = [d for c in _own_cgroup_dirs() for d in glob.glob(os.path.join(c, f"scidex-slot-{dead}-*"))]
+    assert left == [] and os.listdir(tmp_root) == [], (left, os.listdir(tmp_root), gc.stdout)
 
 
 def test_server_flags_queue_and_refusal(tmp_root: str) -> None:
