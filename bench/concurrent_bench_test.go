@@ -130,13 +130,19 @@ func launch(n int, start func(i int) (wait func() error, err error)) (batch, err
 }
 
 func jailBatch(d dirs, n int) (batch, error) {
+	marker := sleepMarker()
+	return jailsAtOnce(d, n, marker, "/usr/bin/sleep", marker)
+}
+
+// jailsAtOnce runs n jails of command at once and fails on a leak: a run
+// directory, a leaf of ours, and with marker, a process that carries it.
+func jailsAtOnce(d dirs, n int, marker string, command ...string) (batch, error) {
 	before, err := snapshot(d.TmpRoot)
 	if err != nil {
 		return batch{}, err
 	}
-	marker := sleepMarker()
 	bt, err := launch(n, func(i int) (func() error, error) {
-		j := newJailCmd(d, newID(batchIDPrefix()), nil, "/usr/bin/sleep", marker)
+		j := newJailCmd(d, newID(batchIDPrefix()), nil, command...)
 		if err := j.Cmd.Start(); err != nil {
 			return nil, fmt.Errorf("start jail %s: %w", j.ID, err)
 		}
@@ -157,8 +163,10 @@ func jailBatch(d dirs, n int) (batch, error) {
 		return bt, err
 	}
 	left := leaks(ownLeaves(before), ownLeaves(after))
-	if pids := testutil.ProcessesWith(marker); len(pids) > 0 {
-		left = append(left, fmt.Sprintf("processes still running with marker %s: pids %v", marker, pids))
+	if marker != "" {
+		if pids := testutil.ProcessesWith(marker); len(pids) > 0 {
+			left = append(left, fmt.Sprintf("processes still running with marker %s: pids %v", marker, pids))
+		}
 	}
 	if len(left) > 0 {
 		return bt, fmt.Errorf("%d jails at once leaked:\n%s", n, joinLines(left))

@@ -124,33 +124,7 @@ func BenchmarkServeBurst(b *testing.B) {
 
 // trueBatch is n `scidex-jail run -- /usr/bin/true` at once, checked as
 // jailBatch checks its own.
-func trueBatch(d dirs, n int) (batch, error) {
-	before, err := snapshot(d.TmpRoot)
-	if err != nil {
-		return batch{}, err
-	}
-	bt, err := launch(n, func(int) (func() error, error) {
-		j := newJailCmd(d, newID(batchIDPrefix()), nil, "/usr/bin/true")
-		if err := j.Cmd.Start(); err != nil {
-			return nil, fmt.Errorf("start jail %s: %w", j.ID, err)
-		}
-		return func() error {
-			_, err := j.Finish(j.Cmd.Wait(), "")
-			return err
-		}, nil
-	})
-	if err != nil {
-		return bt, fmt.Errorf("%d jails at once: %w", n, err)
-	}
-	after, err := snapshot(d.TmpRoot)
-	if err != nil {
-		return bt, err
-	}
-	if left := leaks(ownLeaves(before), ownLeaves(after)); len(left) > 0 {
-		return bt, fmt.Errorf("%d jails at once leaked:\n%s", n, joinLines(left))
-	}
-	return bt, nil
-}
+func trueBatch(d dirs, n int) (batch, error) { return jailsAtOnce(d, n, "", "/usr/bin/true") }
 
 // BenchmarkServeIdle: the server idle with --slots 8 ready: the resident
 // memory of the server and of each slot's init (VmRSS, RssAnon, Pss from

@@ -64,29 +64,7 @@ func TestCgroupV2DelegatedParent(t *testing.T) {
 	if !testutil.Cgroup2Required() {
 		t.Skipf("creates a cgroup at the root of the hierarchy: runs only in the VM harness (%s=1)", testutil.RequireCgroup2Env)
 	}
-	mounts, err := testutil.ReadMounts()
-	if err != nil {
-		t.Fatal(err)
-	}
-	mount := testutil.Cgroup2Mount(mounts)
-	if mount == "" {
-		t.Fatalf("no cgroup2 mount of the whole hierarchy found in mountinfo")
-	}
-	parent := filepath.Join(mount, "scidex-test-parent")
-	if err := os.Mkdir(parent, 0o755); err != nil {
-		t.Fatalf("mkdir %s: %v", parent, err)
-	}
-	t.Cleanup(func() {
-		if err := os.Remove(parent); err != nil {
-			t.Errorf("rmdir %s: %v", parent, err)
-		}
-	})
-	// The root enables every controller for its children (the harness's
-	// init); the parent passes them on to its own.
-	ctl := filepath.Join(parent, "cgroup.subtree_control")
-	if err := os.WriteFile(ctl, []byte("+memory +cpu +pids"), 0o644); err != nil {
-		t.Fatalf("write %s: %v", ctl, err)
-	}
+	parent := delegatedV2Parent(t, "scidex-test-parent")
 
 	id := runID(t, "deleg")
 	r := runJail(t, runOpts{}, "run", "--id", id, "--tmp-root", tmpRoot(t), "--cgroup-parent", parent, "--memory", "128M", "--pids", "32", "--", "/bin/true")
@@ -104,4 +82,36 @@ func TestCgroupV2DelegatedParent(t *testing.T) {
 		t.Errorf("written memory.max = %q, want 134217728", v)
 	}
 	wantNoLeaf(t, id, r, parent)
+}
+
+// delegatedV2Parent makes a cgroup named name at the root of the v2
+// hierarchy (the VM's: never the host's), passing the memory, cpu and pids
+// controllers on to its children, as a service manager delegates one; it
+// is removed when the test ends.
+func delegatedV2Parent(t *testing.T, name string) string {
+	t.Helper()
+	mounts, err := testutil.ReadMounts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mount := testutil.Cgroup2Mount(mounts)
+	if mount == "" {
+		t.Fatalf("no cgroup2 mount of the whole hierarchy found in mountinfo")
+	}
+	parent := filepath.Join(mount, name)
+	if err := os.Mkdir(parent, 0o755); err != nil {
+		t.Fatalf("mkdir %s: %v", parent, err)
+	}
+	t.Cleanup(func() {
+		if err := os.Remove(parent); err != nil {
+			t.Errorf("rmdir %s: %v", parent, err)
+		}
+	})
+	// The root enables every controller for its children (the harness's
+	// init); the parent passes them on to its own.
+	ctl := filepath.Join(parent, "cgroup.subtree_control")
+	if err := os.WriteFile(ctl, []byte("+memory +cpu +pids"), 0o644); err != nil {
+		t.Fatalf("write %s: %v", ctl, err)
+	}
+	return parent
 }

@@ -362,22 +362,7 @@ func TestServeCgroupV2Parent(t *testing.T) {
 	if !testutil.Cgroup2Required() {
 		t.Skipf("creates a cgroup at the root of the hierarchy: runs only in the VM harness (%s=1)", testutil.RequireCgroup2Env)
 	}
-	mounts, err := testutil.ReadMounts()
-	if err != nil {
-		t.Fatal(err)
-	}
-	parent := filepath.Join(testutil.Cgroup2Mount(mounts), "scidex-test-serve-parent")
-	if err := os.Mkdir(parent, 0o755); err != nil {
-		t.Fatalf("mkdir %s: %v", parent, err)
-	}
-	t.Cleanup(func() {
-		if err := os.Remove(parent); err != nil {
-			t.Errorf("rmdir %s: %v", parent, err)
-		}
-	})
-	if err := os.WriteFile(filepath.Join(parent, "cgroup.subtree_control"), []byte("+memory +cpu +pids"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	parent := delegatedV2Parent(t, "scidex-test-serve-parent")
 	root := tmpRoot(t)
 	c := startServe(t, "--slots", "1", "--cgroup-parent", parent)
 	waitFor(t, func() bool {
