@@ -29,7 +29,18 @@ type pool struct {
 	closed bool
 	wake   chan struct{}
 	done   chan struct{}
+
+	// After a slot could not be made: no other try before retryAt, the
+	// wait doubling up to maxBackoff, and a warning only when the reason
+	// changes (a host that cannot hold slots says so once, not every
+	// second). Only the refill goroutine uses them.
+	backoff  time.Duration
+	retryAt  time.Time
+	lastWarn string
 }
+
+// maxBackoff bounds the wait between tries to make a slot that failed.
+const maxBackoff = 5 * time.Minute
 
 func newPool(cfg PoolConfig, busy func() bool) *pool {
 	p := &pool{cfg: cfg, busy: busy, ready: make([][]*jail.Slot, len(cfg.Templates)),
@@ -95,16 +106,15 @@ func (p *pool) refillOnce() bool {
 		for _, sl := range stale {
 			sl.Destroy()
 		}
-		if i < 0 || p.busy() {
+		if i < 0 || p.busy() || time.Now().Before(p.retryAt) {
 			return true
 		}
 		sl, err := jail.PrepareSlot(p.cfg.Templates[i])
 		if err != nil {
-			if p.cfg.Warn != nil {
-				p.cfg.Warn("slot for profile " + p.cfg.Templates[i].Profile + ": " + err.Error() + "; runs start cold")
-			}
-			return true // tried again at the next tick
+			p.failed("slot for profile " + p.cfg.Templates[i].Profile + ": " + err.Error() + "; runs start cold")
+			return true
 		}
+		p.backoff, p.lastWarn = 0, ""
 		p.mu.Lock()
 		if p.closed {
 			p.mu.Unlock()
@@ -114,6 +124,17 @@ func (p *pool) refillOnce() bool {
 		p.ready[i] = append(p.ready[i], sl)
 		p.mu.Unlock()
 	}
+}
+
+// failed puts the next try off, twice as long as the last (1 s first),
+// and warns when the reason is new.
+func (p *pool) failed(why string) {
+	p.backoff = min(max(2*p.backoff, time.Second), maxBackoff)
+	p.retryAt = time.Now().Add(p.backoff)
+	if why != p.lastWarn && p.cfg.Warn != nil {
+		p.cfg.Warn(why)
+	}
+	p.lastWarn = why
 }
 
 // missing is a template short of slots, or -1.
