@@ -91,7 +91,12 @@ func (c Config) validate() error {
 	if !validName(c.Name) {
 		return fmt.Errorf("cgroupfs: leaf name %q: want letters, digits, '.', '_', '-', not starting with '.', 1-200 bytes", c.Name)
 	}
-	for key, v := range c.Limits {
+	return c.Limits.validate()
+}
+
+// validate checks every limit against the controller file that declares it.
+func (l Limits) validate() error {
+	for key, v := range l {
 		ctl := controllerOf(key)
 		switch {
 		case ctl == nil:
@@ -99,7 +104,7 @@ func (c Config) validate() error {
 		case v.N < 0:
 			return fmt.Errorf("cgroupfs: limits: %s %d: negative", key, v.N)
 		case ctl.check != nil:
-			if err := ctl.check(c.Limits); err != nil {
+			if err := ctl.check(l); err != nil {
 				return err
 			}
 		}

@@ -13,7 +13,7 @@ import (
 // controller limits names (Controllers), since a v1 leaf has a directory
 // only in the hierarchies it was made for.
 func (l *Leaf) SetLimits(lim Limits) error {
-	if err := (Config{Name: "x", Limits: lim}).validate(); err != nil {
+	if err := lim.validate(); err != nil {
 		return err
 	}
 	settings := Settings(l.version, lim)

@@ -180,14 +180,14 @@ func (sv *supervisor) execute() (carried, error) {
 // spawns the init into it. No init (sv.conn nil) and no failure: a cancel
 // came first.
 func (sv *supervisor) start() *setupFailure {
-	if sv.takeSlot() {
-		return nil
-	}
 	prog, err := initconn.Open()
 	if err != nil {
 		return failAt(protocol.StageInit, err)
 	}
 	defer prog.Close()
+	if sv.takeSlot(prog) {
+		return nil
+	}
 	if fail := sv.create(); fail != nil || sv.sig.poll() {
 		return fail
 	}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/scidex/scidex-jail/cgroupfs"
 	"github.com/scidex/scidex-jail/jail/initconn"
-	"github.com/scidex/scidex-jail/jail/report"
 )
 
 // A Slot is the first half of a run done ahead of its request, for
@@ -24,7 +23,6 @@ type Slot struct {
 	key     string
 	prog    *initconn.Program
 	leaf    *cgroupfs.Leaf
-	cgroup  *report.CgroupReport
 	spawner *initconn.Spawner
 	conn    *initconn.Conn
 	made    time.Time
@@ -66,21 +64,13 @@ func (sl *Slot) start(plan *Plan) error {
 	if err != nil {
 		return err
 	}
-	if leaf != nil {
-		sl.leaf, sl.cgroup = leaf, leafReport(leaf)
-	}
+	sl.leaf = leaf
 	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
 	if err != nil {
 		return err
 	}
 	defer null.Close()
-	attr := plan.ProcAttr()
-	if leaf != nil {
-		if fd, ok := leaf.FD(); ok {
-			attr.UseCgroupFD, attr.CgroupFD = true, fd
-		}
-	}
-	sl.conn, sl.spawner, err = initconn.Start(sl.prog, leaf, attr, []*os.File{null, null, null})
+	sl.conn, sl.spawner, err = initconn.Start(sl.prog, leaf, procAttrIn(plan, leaf), []*os.File{null, null, null})
 	if err != nil {
 		return err
 	}
@@ -152,20 +142,16 @@ func slotKey(p *Plan, prog *initconn.Program) (string, error) {
 	return b.String() + "|init=" + id, nil
 }
 
-// takeSlot adopts a slot for the plan if the caller has one: its leaf gets
+// takeSlot adopts a slot for the plan (and prog, the init a cold start
+// would exec) if the caller has one: its leaf gets
 // the run's limits and the usage so far is kept, to be taken off the
 // run's. false: no slot fits (or its limits could not be written, and it
 // is destroyed); the run starts cold.
-func (sv *supervisor) takeSlot() bool {
+func (sv *supervisor) takeSlot(prog *initconn.Program) bool {
 	if sv.opts.Slots == nil {
 		return false
 	}
-	prog, err := initconn.Open()
-	if err != nil {
-		return false // the cold path reports it
-	}
 	key, err := slotKey(sv.plan, prog)
-	prog.Close()
 	if err != nil {
 		return false
 	}

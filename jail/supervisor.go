@@ -6,6 +6,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/scidex/scidex-jail/cgroupfs"
 	"github.com/scidex/scidex-jail/jail/initconn"
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
 	"github.com/scidex/scidex-jail/jail/runfiles"
@@ -143,10 +144,13 @@ func (sv *supervisor) stdioFDs() [3]int {
 // abort ends an init never told "go", keeping the phases of its error.
 func (sv *supervisor) abort() { sv.clock.add("init", sv.conn.Abort()...) }
 
-func (sv *supervisor) sysProcAttr() *syscall.SysProcAttr {
-	attr := sv.plan.ProcAttr()
-	if sv.res.leaf != nil {
-		if fd, ok := sv.res.leaf.FD(); ok {
+func (sv *supervisor) sysProcAttr() *syscall.SysProcAttr { return procAttrIn(sv.plan, sv.res.leaf) }
+
+// procAttrIn is the plan's ProcAttr for an init born in leaf (nil: none).
+func procAttrIn(p *Plan, leaf *cgroupfs.Leaf) *syscall.SysProcAttr {
+	attr := p.ProcAttr()
+	if leaf != nil {
+		if fd, ok := leaf.FD(); ok {
 			// cgroup v2: born inside the leaf, never a moment unlimited.
 			attr.UseCgroupFD, attr.CgroupFD = true, fd
 		}

@@ -62,12 +62,12 @@ func (c *conn) carryOut(r *run, spec *jail.Spec, files []*os.File) {
 	// its first step, with its report (cancelled, nothing made), as a
 	// cancel right after `run --ready-fd` does. A free place goes first.
 	select {
-	case s.slots <- struct{}{}:
-		defer func() { <-s.slots }()
+	case s.places <- struct{}{}:
+		defer func() { <-s.places }()
 	default:
 		select {
-		case s.slots <- struct{}{}:
-			defer func() { <-s.slots }()
+		case s.places <- struct{}{}:
+			defer func() { <-s.places }()
 		case sig := <-r.cancel:
 			r.cancel <- sig
 		}
@@ -96,7 +96,7 @@ func (s *Server) admit(r *run) error {
 	if s.closing {
 		return errors.New("refused: the server is shutting down")
 	}
-	if s.queued >= s.cfg.Queue+s.cfg.MaxRuns-len(s.slots) {
+	if s.queued >= s.cfg.Queue+s.cfg.MaxRuns-len(s.places) {
 		return errors.New("refused: " + strconv.Itoa(s.cfg.MaxRuns) + " runs at once and " + strconv.Itoa(s.cfg.Queue) +
 			" waiting, the most this server takes (--max-runs, --queue): try again later")
 	}

@@ -14,10 +14,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/scidex/scidex-jail/jail"
+	"github.com/scidex/scidex-jail/jail/internal/protocol"
 )
-
-// exitSetup is the exit status of a run that could not start (as `run`).
-const exitSetup = 125
 
 // Config is a server's settings.
 type Config struct {
@@ -32,17 +30,16 @@ type Config struct {
 
 // Server runs requests from any number of connections.
 type Server struct {
-	cfg   Config
-	slots chan struct{} // a token per run at once
-	pool  *pool
+	cfg    Config
+	places chan struct{} // a token per run at once
+	pool   *pool
 
-	mu       sync.Mutex
-	queued   int
-	conns    int // clients connected on the socket
-	closing  bool
-	runs     map[*run]struct{}
-	wg       sync.WaitGroup
-	stopping chan struct{}
+	mu      sync.Mutex
+	queued  int
+	conns   int // clients connected on the socket
+	closing bool
+	runs    map[*run]struct{}
+	wg      sync.WaitGroup
 }
 
 // New makes a server and starts preparing its slots.
@@ -50,13 +47,13 @@ func New(cfg Config) *Server {
 	if cfg.MaxRuns < 1 {
 		cfg.MaxRuns = 1
 	}
-	s := &Server{cfg: cfg, slots: make(chan struct{}, cfg.MaxRuns), runs: map[*run]struct{}{}, stopping: make(chan struct{})}
+	s := &Server{cfg: cfg, places: make(chan struct{}, cfg.MaxRuns), runs: map[*run]struct{}{}}
 	s.pool = newPool(cfg.Pool, s.busy)
 	return s
 }
 
 // busy says whether every run place is taken: slots are not made then.
-func (s *Server) busy() bool { return len(s.slots) >= s.cfg.MaxRuns }
+func (s *Server) busy() bool { return len(s.places) >= s.cfg.MaxRuns }
 
 // run is one request's run.
 type run struct {
@@ -104,7 +101,7 @@ func (c *conn) cancelAll() {
 }
 
 func (c *conn) fail(req string, err error) {
-	code := exitSetup
+	code := protocol.ExitSetup
 	c.reply(Reply{Event: "error", Req: req, ExitCode: &code, Error: err.Error()})
 }
 
