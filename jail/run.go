@@ -204,6 +204,7 @@ func (sv *supervisor) readInPlace(e *ending) *outputsRead {
 	}
 	out := sv.postRun(fmt.Sprintf("/proc/%d/root%s", sv.conn.Pid(), sv.res.dir.Path()), e.started != nil)
 	sv.clock.lap("outputs")
+	sv.sig.awaitCompanion(e.exited)
 	sv.release(e)
 	return &out
 }

@@ -8,6 +8,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/scidex/scidex-jail/jail/initconn"
+	"github.com/scidex/scidex-jail/jail/internal/protocol"
 )
 
 // cancelSignals end the run when the jail receives them; the rest of
@@ -128,6 +129,33 @@ func (sm *signalMachine) stop(sig syscall.Signal, started bool, conn *initconn.C
 func (sm *signalMachine) disarm() {
 	if sm.killTimer != nil {
 		sm.killTimer.Stop()
+	}
+}
+
+// companionWait bounds how long the jail waits for its own copy of a
+// cancel signal that killed the analysis: a batch system (Slurm's scancel,
+// a time limit) or a terminal's Ctrl-C signals every process of the job
+// at once, the analysis perhaps first, and the run is then cancelled, not
+// "killed by SIGTERM (not by the jail)". Only an analysis killed by
+// SIGTERM, SIGINT or SIGHUP that the jail did not send pays it.
+const companionWait = 250 * time.Millisecond
+
+// awaitCompanion waits, at most companionWait, for the jail's own copy of
+// the cancel signal that killed the analysis (see companionWait); it
+// takes it as a cancel with the analysis' own end.
+func (sm *signalMachine) awaitCompanion(x *protocol.Exited) {
+	if x == nil || sm.Cancelled || sm.TimedOut || !cancelSignals[syscall.Signal(x.Signal)] {
+		return
+	}
+	t := time.NewTimer(companionWait)
+	defer t.Stop()
+	for !sm.Cancelled {
+		select {
+		case s := <-sm.c:
+			sm.take(s)
+		case <-t.C:
+			return
+		}
 	}
 }
 

@@ -226,3 +226,34 @@ func TestJailSIGKILLLeavesNothing(t *testing.T) {
 		t.Errorf("tmp-root after the second run holds %v, want nothing", got)
 	}
 }
+
+// TestJobWideSignal: a batch system (Slurm's scancel, its time limit) or a
+// terminal signals every process of a job, the analysis perhaps before the
+// jail. An analysis killed by SIGTERM whose jail gets its own SIGTERM a
+// moment later is cancelled, not "killed by SIGTERM (not by the jail)";
+// one killed by SIGTERM alone is still signaled.
+func TestJobWideSignal(t *testing.T) {
+	requireRoot(t)
+	for _, tc := range []struct {
+		name   string
+		toJail bool
+		status report.Status
+	}{{"analysis then jail", true, report.StatusCancelled}, {"analysis alone", false, report.StatusSignaled}} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd, wait := startJail(t, "run", "--id", "jobwide", "--tmp-root", tmpRoot(t), "--", "/bin/sh", "-c", "echo ready; exec sleep 1000")
+			init := initOf(t, cmd.Process.Pid)
+			analysis, ok := childOf(t, init)
+			if !ok {
+				t.Fatalf("init %d has no child", init)
+			}
+			syscall.Kill(analysis, syscall.SIGTERM)
+			if tc.toJail {
+				// Later than the jail takes to list an empty run directory.
+				time.Sleep(30 * time.Millisecond)
+				cmd.Process.Signal(syscall.SIGTERM)
+			}
+			r := wait()
+			wantStatus(t, r, tc.status, 128+int(syscall.SIGTERM))
+		})
+	}
+}
