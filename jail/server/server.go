@@ -174,7 +174,7 @@ func (c *conn) handle(lr *lineReader, line []byte) {
 	if err != nil {
 		closeFDs(fds)
 		name := ""
-		if req != nil && reqName.MatchString(req.Req) {
+		if req != nil && validName(req.Req) {
 			name = req.Req
 		}
 		c.fail(name, err)

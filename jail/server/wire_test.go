@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -42,6 +43,17 @@ func TestDecodeRequest(t *testing.T) {
 	}
 }
 
+// nameOracle is the rule validName implements, as a regexp.
+var nameOracle = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+
+func TestValidName(t *testing.T) {
+	for _, s := range []string{"", "a", "r1", "A.b_c-9", strings.Repeat("x", 64), strings.Repeat("x", 65), "a b", "a/b", "ä", "a\n", "\x00", "r1\n", "-", "..", "Z@"} {
+		if got, want := validName(s), nameOracle.MatchString(s); got != want {
+			t.Errorf("validName(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
+
 // FuzzDecodeRequest: whatever a client sends, the decoder returns, and
 // what it accepts holds the rules the server relies on.
 func FuzzDecodeRequest(f *testing.F) {
@@ -54,7 +66,7 @@ func FuzzDecodeRequest(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if !reqName.MatchString(r.Req) {
+		if !nameOracle.MatchString(r.Req) {
 			t.Fatalf("accepted name %q", r.Req)
 		}
 		if r.Op == "run" && (len(r.Command) == 0 || !strings.HasPrefix(r.Cwd, "/") || (r.Stdio != 0 && r.Stdio != 3)) {
