@@ -137,10 +137,24 @@ var errHelpShown = errors.New("help shown")
 // a bad command line, errHelpShown, or the status kong asked to exit with.
 // Tests add options (kong.Writers).
 func parse(c *cli, args []string, opts ...kong.Option) (*kong.Context, error) {
-	// Kong exits only after its help or version flags, and this grammar
-	// has no version flag and its help printer fails with errHelpShown
-	// first; should it exit anyway, the status is kept, not acted on here.
-	exit := -1
+	p, err := newParser(c, args, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return p.parse(args)
+}
+
+// parser is kong's model of a cli (see commandGrammar), bound to its
+// fields, with the status kong asked to exit with.
+type parser struct {
+	k    *kong.Kong
+	exit int
+}
+
+// newParser builds kong's model of c for a command line that starts as
+// args does.
+func newParser(c *cli, args []string, opts ...kong.Option) (*parser, error) {
+	p := &parser{}
 	c.Run.withTable()
 	grammar, only := commandGrammar(c, args)
 	options := []kong.Option{
@@ -154,20 +168,32 @@ func parse(c *cli, args []string, opts ...kong.Option) (*kong.Context, error) {
 			return errHelpShown
 		}),
 		kong.Exit(func(code int) {
-			if exit < 0 {
-				exit = code
+			if p.exit < 0 {
+				p.exit = code
 			}
 		}),
 	}
-	parser, err := kong.New(grammar, append(append(options, only...), opts...)...)
+	k, err := kong.New(grammar, append(append(options, only...), opts...)...)
 	if err != nil {
 		return nil, fmt.Errorf("bug: building the command line: %w", err)
 	}
-	ctx, err := parser.Parse(args)
+	p.k = k
+	return p, nil
+}
+
+// parse reads args into the cli the parser was built on. Kong sets every
+// flag of the model to its default before it reads args (Context.Reset),
+// so a parser can read one command line after another.
+func (p *parser) parse(args []string) (*kong.Context, error) {
+	// Kong exits only after its help or version flags, and this grammar
+	// has no version flag and its help printer fails with errHelpShown
+	// first; should it exit anyway, the status is kept, not acted on here.
+	p.exit = -1
+	ctx, err := p.k.Parse(args)
 	switch {
-	case exit == 0:
+	case p.exit == 0:
 		return nil, errHelpShown
-	case exit > 0:
+	case p.exit > 0:
 		return nil, exitError{exitSetup}
 	}
 	return ctx, err

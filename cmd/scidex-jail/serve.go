@@ -34,9 +34,12 @@ type serveCmd struct {
 	SlotUID      int           `name:"uid" default:"65534" help:"Host uid the slots' analyses run as when the server runs as root; a request takes a slot when its --uid is the same."`
 	SlotGID      int           `name:"gid" default:"65534" help:"Host gid, as --uid."`
 	configFlag
+
+	requests *requestParser // made as Run starts
 }
 
 func (c *serveCmd) Run() error {
+	c.requests = new(requestParser)
 	if c.MaxRuns == 0 {
 		c.MaxRuns = runtime.NumCPU()
 	}
@@ -130,9 +133,6 @@ func (c *serveCmd) templates() ([]*jail.Spec, error) {
 	return out, nil
 }
 
-// parseMu: one kong parse at a time.
-var parseMu sync.Mutex
-
 // notInServe are run's flags that mean nothing for a request.
 var notInServe = []string{"--summary", "--ready-fd", "--server", "--help", "-h"}
 
@@ -149,24 +149,49 @@ func (c *serveCmd) parseRequest(r *server.Request, received time.Time) (*jail.Sp
 			return nil, bad("\"--\" in args: give the analysis' argv in \"command\"")
 		}
 	}
-	var cl cli
-	cl.Run.afterDash = r.Command
-	parseMu.Lock()
-	_, err := parse(&cl, append([]string{"run"}, r.Args...), kong.Writers(io.Discard, io.Discard))
-	parseMu.Unlock()
+	s, err := c.requests.spec(r)
 	if err != nil {
 		if errors.Is(err, errHelpShown) {
 			err = bad("help has no meaning in a request")
 		}
 		return nil, err
 	}
-	if c := &cl.Run.Config; *c != "" && !filepath.IsAbs(*c) {
-		*c = filepath.Join(r.Cwd, *c) // the client's, as every other path
-	}
-	s, err := cl.Run.specIn(r.Cwd)
-	if err != nil {
-		return nil, err
-	}
 	s.Started = received
 	return s, nil
+}
+
+// requestParser reads run requests with one model of run's grammar, built
+// at the first: kong builds a model by reading every struct tag and help
+// text, which done per request was a tenth of the server's CPU. A request
+// gets only its own flags: kong sets every flag of the model to its
+// default before each parse, and TestRequestParserForgets holds every flag
+// of run to that. One request at a time.
+type requestParser struct {
+	mu sync.Mutex
+	cl *cli
+	p  *parser
+}
+
+// spec is the spec of the run request r, read as `run` reads its command
+// line, relative paths from r's cwd.
+func (rp *requestParser) spec(r *server.Request) (*jail.Spec, error) {
+	rp.mu.Lock()
+	defer rp.mu.Unlock()
+	if rp.p == nil {
+		rp.cl = new(cli)
+		p, err := newParser(rp.cl, []string{"run"}, kong.Writers(io.Discard, io.Discard))
+		if err != nil {
+			return nil, err
+		}
+		rp.p = p
+	}
+	run := &rp.cl.Run
+	run.afterDash = r.Command
+	if _, err := rp.p.parse(append([]string{"run"}, r.Args...)); err != nil {
+		return nil, err
+	}
+	if c := &run.Config; *c != "" && !filepath.IsAbs(*c) {
+		*c = filepath.Join(r.Cwd, *c) // the client's, as every other path
+	}
+	return run.specIn(r.Cwd)
 }
