@@ -63,13 +63,25 @@ func (sv *supervisor) handle(e *ending, m protocol.InitMsg) {
 		e.started, e.tStart = m, time.Now()
 		sv.clock.add("init", protocol.Phase{Name: "exec", Micros: m.Micros})
 		sv.sig.started(sv.conn)
+		sv.running(true)
 	case *protocol.Exited:
 		sv.clock.lap("analysis") // the target's run, as the supervisor saw it
 		e.exited = m
 		sv.conn.MarkEnded()
 		sv.sig.disarm()
+		if e.started != nil {
+			sv.running(false)
+		}
 	}
 	// A second hello is no news: the handshake took the first.
+}
+
+// running tells the caller's Options.Running that the target started
+// (true) or ended (false).
+func (sv *supervisor) running(on bool) {
+	if sv.opts.Running != nil {
+		sv.opts.Running(on)
+	}
 }
 
 // malformed records, once the init's messages have ended, a line of the

@@ -42,6 +42,10 @@ type Options struct {
 	Stdio []*os.File
 	// Slots may hand the run a slot prepared ahead; nil: a cold start.
 	Slots Slots
+	// Running, if set, is called with true when the target has started
+	// and with false when it has ended (the supervisor's work after it
+	// follows): a server keeps its own work off a run's start and end.
+	Running func(bool)
 }
 
 // RunWith is Run with opts.

@@ -58,6 +58,8 @@ func (c *conn) start(req *Request, fds []int) {
 func (c *conn) carryOut(r *run, spec *jail.Spec, files []*os.File) {
 	s := c.s
 	defer s.leave(r)
+	// The run's end makes room for a slot, once its place is free.
+	defer s.pool.kick()
 	// A place, or a cancel while waiting for one: then the run ends at
 	// its first step, with its report (cancelled, nothing made), as a
 	// cancel right after `run --ready-fd` does. A free place goes first.
@@ -73,8 +75,9 @@ func (c *conn) carryOut(r *run, spec *jail.Spec, files []*os.File) {
 		}
 	}
 	s.unqueue()
-	rep, err := jail.RunWith(spec, jail.Options{Signals: r.cancel, Stdio: files, Slots: s.pool.take})
-	s.pool.kick()
+	e := s.enter()
+	defer e.done()
+	rep, err := jail.RunWith(spec, jail.Options{Signals: r.cancel, Stdio: files, Slots: s.pool.take, Running: e.running})
 	if err != nil {
 		c.fail(r.req, err)
 		return

@@ -18,8 +18,11 @@ type PoolConfig struct {
 	Warn func(string)
 }
 
-// pool keeps slots ready, made one at a time and only while a run place is
-// free, so that making them does not compete with running analyses.
+// pool keeps slots ready, made one at a time and only while busy says no
+// (a run place is free, and no run is at its start or its end), so that
+// making them competes neither with running analyses nor with a run's
+// way in and out. The server asks for a refill at the end of each run,
+// and beside a run whose target has run longRun.
 type pool struct {
 	cfg  PoolConfig
 	busy func() bool
@@ -66,7 +69,6 @@ func (p *pool) take(key string) *jail.Slot {
 		for j, sl := range slots {
 			if sl.Key() == key {
 				p.ready[i] = append(slots[:j:j], slots[j+1:]...)
-				p.kick()
 				return sl
 			}
 		}

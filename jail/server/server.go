@@ -36,6 +36,7 @@ type Server struct {
 
 	mu      sync.Mutex
 	queued  int
+	aside   int // runs at their start or end (see around)
 	conns   int // clients connected on the socket
 	closing bool
 	runs    map[*run]struct{}
@@ -52,8 +53,65 @@ func New(cfg Config) *Server {
 	return s
 }
 
-// busy says whether every run place is taken: slots are not made then.
-func (s *Server) busy() bool { return len(s.places) >= s.cfg.MaxRuns }
+// busy says whether slots are not to be made now: every run place is
+// taken, or a run is at its start or its end.
+func (s *Server) busy() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.places) >= s.cfg.MaxRuns || s.aside > 0
+}
+
+// edge is one run's place in the count of runs at their start (from
+// their place to their target's start) or their end (from the target's
+// end to the reply). No slot is made while any run is there: on the
+// server's one P, a slot's clone and exec stalled a run's start by a
+// millisecond and more.
+type edge struct {
+	s     *Server
+	aside bool // counted: at the start or the end
+}
+
+// enter counts a run that took its place: it is at its start.
+func (s *Server) enter() *edge {
+	s.around(1)
+	return &edge{s: s, aside: true}
+}
+
+// running is the run's jail.Options.Running: its target started (the
+// start is over; the pool is asked to refill once the target has run
+// longRun) or ended (the end begins). RunWith calls it on the goroutine
+// that called RunWith, the one that calls done.
+func (e *edge) running(on bool) {
+	switch {
+	case on && e.aside:
+		e.aside = false
+		e.s.around(-1)
+		time.AfterFunc(longRun, e.s.pool.kick)
+	case !on && !e.aside:
+		e.aside = true
+		e.s.around(1)
+	}
+}
+
+// done uncounts the run: it has replied.
+func (e *edge) done() {
+	if e.aside {
+		e.aside = false
+		e.s.around(-1)
+	}
+}
+
+// around adds d to the count of runs at their start or end.
+func (s *Server) around(d int) {
+	s.mu.Lock()
+	s.aside += d
+	s.mu.Unlock()
+}
+
+// longRun is how long a run's target has run when the pool is asked to
+// refill beside it: a short run (the most a server sees back to back)
+// has ended by then, and its end is not shared with a slot being made.
+const longRun = 100 * time.Millisecond
 
 // run is one request's run.
 type run struct {
