@@ -77,7 +77,7 @@ func (c *serveCmd) Run() error {
 	if l != nil {
 		go func() { srv.ServeSocket(l); close(served) }()
 	} else {
-		go func() { srv.Serve(stdin(), os.Stdout); close(served) }()
+		go func() { srv.Serve(stdin(), stdout()); close(served) }()
 	}
 	for done := false; !done; {
 		select {
@@ -92,6 +92,19 @@ func (c *serveCmd) Run() error {
 	}
 	srv.Shutdown()
 	return nil
+}
+
+// stdout is where replies go: a socket (the caller's socketpair end,
+// most often the one stdin is too) through a net.Conn, which waits when
+// the socket is full. Reading stdin through a net.Conn makes the socket
+// non-blocking, for stdout as well when they are one; a plain write to
+// it then failed with EAGAIN once the client fell behind, and the reply
+// was lost (TestServeSlowReader).
+func stdout() io.Writer {
+	if fc, err := net.FileConn(os.Stdout); err == nil {
+		return fc
+	}
+	return os.Stdout
 }
 
 // stdin is what requests come on: a unix socket (a socketpair end the
