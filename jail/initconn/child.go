@@ -34,15 +34,17 @@ type initChild struct {
 }
 
 // startInitChild forks and execs the opened init program with attr (its
-// namespaces, ID mapping, cgroup), stdio inherited and sync as fd 3.
+// namespaces, ID mapping, cgroup), stdio inherited, sync as fd 3 and the
+// program's file as fd 4.
 func startInitChild(prog *Program, attr *syscall.SysProcAttr, stdio []*os.File, sync *os.File) (*initChild, error) {
 	if stdio == nil {
 		stdio = []*os.File{os.Stdin, os.Stdout, os.Stderr}
 	}
 	start := time.Now()
 	pid, err := syscall.ForkExec(prog.execPath(), childmode.Init.Argv(), &syscall.ProcAttr{
-		Env:   initEnv,
-		Files: []uintptr{stdio[0].Fd(), stdio[1].Fd(), stdio[2].Fd(), sync.Fd()}, // fd 3 = protocol.SyncFD
+		Env: initEnv,
+		// fd 3 = protocol.SyncFD, 4 = protocol.ProgFD (execPath)
+		Files: []uintptr{stdio[0].Fd(), stdio[1].Fd(), stdio[2].Fd(), sync.Fd(), prog.f.Fd()},
 		Sys:   attr,
 	})
 	if err != nil {

@@ -51,12 +51,16 @@ type Program struct {
 	f    *os.File
 }
 
-// execPath is the path that execs the opened file from the forked child
-// (which inherits the fd until its exec; O_CLOEXEC closes it then): the
-// same as execveat(fd, "", AT_EMPTY_PATH), which syscall.ForkExec cannot
-// call.
+// execPath is the path that execs the opened file from the forked child,
+// which gets it as fd protocol.ProgFD beside its stdio and the sync
+// socket (childFiles): the same as execveat(fd, "", AT_EMPTY_PATH), which
+// syscall.ForkExec cannot call. Not the fd's own number: ForkExec moves
+// its error pipe in the child to the fd above the highest one it passes,
+// and when the program's fd was that one (a server's cold run, whose
+// stdio came in just before the program was opened), the child execed
+// the pipe, EACCES (TestStartInitAboveChildFiles).
 func (p *Program) execPath() string {
-	return "/proc/self/fd/" + strconv.Itoa(int(p.f.Fd()))
+	return "/proc/self/fd/" + strconv.Itoa(protocol.ProgFD)
 }
 
 // Identity names the opened file: device, inode, size and change time.
@@ -96,9 +100,6 @@ func Open() (*Program, error) {
 			tried = append(tried, path)
 			continue
 		}
-		if err == nil {
-			fd, err = aboveChildFDs(fd)
-		}
 		if err != nil {
 			return nil, &InitError{Path: path, Found: fmt.Sprintf("open: %v", err), Fix: "make it readable by the user running scidex-jail"}
 		}
@@ -111,19 +112,6 @@ func Open() (*Program, error) {
 	}
 	return nil, &InitError{Path: fmt.Sprintf("%s (nor %s)", tried[0], tried[1:]), Found: "not found",
 		Fix: fmt.Sprintf("install it beside the jail: make build puts both into bin/, the Debian package puts it in /usr/libexec/scidex-jail/; it must be the %s of the same build (version %s)", InitName, buildversion.Version)}
-}
-
-// aboveChildFDs moves fd above the numbers the forked child fills before
-// its exec (stdio and the sync socket, 0 to protocol.SyncFD): at one of
-// them (a caller that closed fd 3, as --ready-fd does), the exec of
-// /proc/self/fd/N would run what was put there instead.
-func aboveChildFDs(fd int) (int, error) {
-	if fd > protocol.SyncFD {
-		return fd, nil
-	}
-	nfd, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, protocol.SyncFD+1)
-	unix.Close(fd)
-	return nfd, err
 }
 
 // checkInitFile checks the opened init file as the user euid.

@@ -143,6 +143,9 @@ func run(started time.Time) int {
 		_, _ = os.Stderr.WriteString("scidex-jail: this is the jail's internal init; use `scidex-jail run`\n")
 		return protocol.ExitSetup
 	}
+	// Our own file, which the supervisor execed us by: nothing more to do
+	// with it, and no host file stays open in the view.
+	unix.Close(protocol.ProgFD)
 	sock := os.NewFile(protocol.SyncFD, "sync")
 	unix.CloseOnExec(protocol.SyncFD)
 	rr := newRightsReader(protocol.SyncFD)

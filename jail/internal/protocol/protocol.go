@@ -74,6 +74,9 @@ import (
 const (
 	// SyncFD is the socket's fd number in the init.
 	SyncFD = 3
+	// ProgFD is the init program's own file as the forked child holds
+	// it: the supervisor execs /proc/self/fd/4. The init closes it first.
+	ProgFD = 4
 	// InsideUID is the uid and gid of the target inside its user namespace.
 	InsideUID = 1000
 	// AnalysisHome is the analysis' HOME inside the view: its per-run
