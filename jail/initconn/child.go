@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/scidex/scidex-jail/cgroupfs"
 	"github.com/scidex/scidex-jail/internal/osthread"
 	"github.com/scidex/scidex-jail/jail/childmode"
+	"github.com/scidex/scidex-jail/jail/internal/protocol"
 )
 
 // initChild is the init as the supervisor holds it: the supervisor's own
@@ -33,6 +35,17 @@ type initChild struct {
 	wall   time.Duration // from the start to the reaping
 }
 
+// initExecPath execs the opened init program from the forked child, which
+// gets its file as fd protocol.ProgFD beside its stdio and the sync
+// socket: the same as execveat(fd, "", AT_EMPTY_PATH), which
+// syscall.ForkExec cannot call. Not the fd's own number in this process:
+// ForkExec moves its error pipe, in the child, to the fd above the
+// highest one it passes, and when the program's fd was that one (a
+// server's cold run, whose stdio came in just before the program was
+// opened), the child execed the pipe: EACCES
+// (TestStartInitAboveChildFiles).
+var initExecPath = "/proc/self/fd/" + strconv.Itoa(protocol.ProgFD)
+
 // startInitChild forks and execs the opened init program with attr (its
 // namespaces, ID mapping, cgroup), stdio inherited, sync as fd 3 and the
 // program's file as fd 4.
@@ -41,9 +54,9 @@ func startInitChild(prog *Program, attr *syscall.SysProcAttr, stdio []*os.File, 
 		stdio = []*os.File{os.Stdin, os.Stdout, os.Stderr}
 	}
 	start := time.Now()
-	pid, err := syscall.ForkExec(prog.execPath(), childmode.Init.Argv(), &syscall.ProcAttr{
+	pid, err := syscall.ForkExec(initExecPath, childmode.Init.Argv(), &syscall.ProcAttr{
 		Env: initEnv,
-		// fd 3 = protocol.SyncFD, 4 = protocol.ProgFD (execPath)
+		// fd 3 = protocol.SyncFD, 4 = protocol.ProgFD (initExecPath)
 		Files: []uintptr{stdio[0].Fd(), stdio[1].Fd(), stdio[2].Fd(), sync.Fd(), prog.f.Fd()},
 		Sys:   attr,
 	})

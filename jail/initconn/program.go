@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"syscall"
 	"time"
 
@@ -49,18 +48,6 @@ func (e *InitError) Error() string {
 type Program struct {
 	path string
 	f    *os.File
-}
-
-// execPath is the path that execs the opened file from the forked child,
-// which gets it as fd protocol.ProgFD beside its stdio and the sync
-// socket (childFiles): the same as execveat(fd, "", AT_EMPTY_PATH), which
-// syscall.ForkExec cannot call. Not the fd's own number: ForkExec moves
-// its error pipe in the child to the fd above the highest one it passes,
-// and when the program's fd was that one (a server's cold run, whose
-// stdio came in just before the program was opened), the child execed
-// the pipe, EACCES (TestStartInitAboveChildFiles).
-func (p *Program) execPath() string {
-	return "/proc/self/fd/" + strconv.Itoa(protocol.ProgFD)
 }
 
 // Identity names the opened file: device, inode, size and change time.
