@@ -6,7 +6,7 @@ import os
 import signal
 import subprocess
 import threading
-from typing import IO, Optional, Protocol
+from typing import IO, Callable, Optional, Protocol
 
 from ._errors import JailError
 from ._prepared import Prepared
@@ -209,17 +209,7 @@ class Run:
     def abort(self) -> None:
         """Cancel and wait for the jail to exit, through further interrupts:
         what ``run()`` does on KeyboardInterrupt before re-raising it."""
-        self.cancel()
-        while True:
-            try:
-                self._proc.wait()
-                break
-            except KeyboardInterrupt:
-                self.cancel()
-        try:
-            self.wait()
-        except (JailError, OSError):
-            pass
+        abort_run(self.cancel, self._proc.wait, self.wait)
 
     def __enter__(self) -> "Run":
         return self
@@ -235,6 +225,23 @@ class _Handle(Protocol):
     def wait(self, timeout: Optional[float] = None) -> Result: ...
 
     def abort(self) -> None: ...
+
+
+def abort_run(cancel: Callable[[], None], until_ended: Callable[[], object], wait: Callable[[], object]) -> None:
+    """Cancel a run and wait for its end (``until_ended``), cancelling again
+    at each further KeyboardInterrupt; then settle it (``wait``), its own
+    errors dropped: the abort of a :class:`Run` and a ``ServerRun``."""
+    cancel()
+    while True:
+        try:
+            until_ended()
+            break
+        except KeyboardInterrupt:
+            cancel()
+    try:
+        wait()
+    except (JailError, OSError):
+        pass
 
 
 def wait_or_abort(handle: _Handle) -> Result:

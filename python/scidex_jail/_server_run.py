@@ -15,7 +15,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from ._errors import JailError, JailSetupError, ServerRefusedError
 from ._prepared import EXIT_SETUP, Prepared, jail_message
 from ._result import Result
-from ._run import _feed
+from ._run import _feed, abort_run
 from ._streams import Sink
 
 #: A JSON object of the protocol.
@@ -323,18 +323,11 @@ class ServerRun(Tracker):
 
     def abort(self) -> None:
         """Cancel and wait for the run's end through further interrupts."""
-        self.cancel()
-        while True:
-            try:
-                with self.cond:
-                    self.cond.wait_for(self.ended)
-                break
-            except KeyboardInterrupt:
-                self.cancel()
-        try:
-            self.wait()
-        except (JailError, OSError):
-            pass
+        abort_run(self.cancel, self._until_ended, self.wait)
+
+    def _until_ended(self) -> None:
+        with self.cond:
+            self.cond.wait_for(self.ended)
 
     def __enter__(self) -> "ServerRun":
         return self
