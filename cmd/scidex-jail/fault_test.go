@@ -180,11 +180,7 @@ func (g gate) allow(ev unix.FanotifyEventMetadata) {
 // to lock a new leaf), so they are checked once, after the last trial.
 func TestFaultInjection(t *testing.T) {
 	requireRoot(t)
-	seed := int64(14)
-	if s := os.Getenv("SCIDEX_FAULT_SEED"); s != "" {
-		seed, _ = strconv.ParseInt(s, 10, 64)
-	}
-	rng := rand.New(rand.NewSource(seed))
+	seed, rng := faultRand(14)
 	const trials = 50
 	root := tmpRoot(t)
 	reports := t.TempDir()
@@ -256,4 +252,13 @@ func TestFaultInjection(t *testing.T) {
 	if left := leavesOf(t, prefix); len(left) != 0 {
 		t.Errorf("cgroup leaves of the killed jails left after gc: %v", left)
 	}
+}
+
+// faultRand is a fault test's seed and random source: seed, or
+// SCIDEX_FAULT_SEED to replay another run's moments.
+func faultRand(seed int64) (int64, *rand.Rand) {
+	if s := os.Getenv("SCIDEX_FAULT_SEED"); s != "" {
+		seed, _ = strconv.ParseInt(s, 10, 64)
+	}
+	return seed, rand.New(rand.NewSource(seed))
 }

@@ -2,9 +2,7 @@ package main
 
 import (
 	"fmt"
-	"math/rand"
 	"os"
-	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -21,11 +19,7 @@ import (
 // tmp-root empty. Leaves are checked once, after the last trial (gc takes
 // them 2 s after they were made).
 func TestServeFaultInjection(t *testing.T) {
-	seed := int64(27)
-	if s := os.Getenv("SCIDEX_FAULT_SEED"); s != "" {
-		seed, _ = strconv.ParseInt(s, 10, 64)
-	}
-	rng := rand.New(rand.NewSource(seed))
+	seed, rng := faultRand(27)
 	const trials = 12
 	root := tmpRoot(t)
 	var servers slotLeaves
