@@ -59,11 +59,6 @@ func TestCgroupV2BornInLeaf(t *testing.T) {
 // one out: it holds no processes (the no-internal-process rule lets it
 // enable controllers for its children) and the jail's leaf goes below it.
 func TestCgroupV2DelegatedParent(t *testing.T) {
-	requireRoot(t)
-	requireCgroup2(t)
-	if !testutil.Cgroup2Required() {
-		t.Skipf("creates a cgroup at the root of the hierarchy: runs only in the VM harness (%s=1)", testutil.RequireCgroup2Env)
-	}
 	parent := delegatedV2Parent(t, "scidex-test-parent")
 
 	id := runID(t, "deleg")
@@ -87,9 +82,15 @@ func TestCgroupV2DelegatedParent(t *testing.T) {
 // delegatedV2Parent makes a cgroup named name at the root of the v2
 // hierarchy (the VM's: never the host's), passing the memory, cpu and pids
 // controllers on to its children, as a service manager delegates one; it
-// is removed when the test ends.
+// is removed when the test ends. Only in the VM harness: a test that
+// needs one skips elsewhere.
 func delegatedV2Parent(t *testing.T, name string) string {
 	t.Helper()
+	requireRoot(t)
+	requireCgroup2(t)
+	if !testutil.Cgroup2Required() {
+		t.Skipf("creates a cgroup at the root of the hierarchy: runs only in the VM harness (%s=1)", testutil.RequireCgroup2Env)
+	}
 	mounts, err := testutil.ReadMounts()
 	if err != nil {
 		t.Fatal(err)

@@ -357,11 +357,6 @@ func TestServeClientGone(t *testing.T) {
 // delegated parent, and a request naming the same parent takes one, its
 // leaf directly below it.
 func TestServeCgroupV2Parent(t *testing.T) {
-	requireRoot(t)
-	requireCgroup2(t)
-	if !testutil.Cgroup2Required() {
-		t.Skipf("creates a cgroup at the root of the hierarchy: runs only in the VM harness (%s=1)", testutil.RequireCgroup2Env)
-	}
 	parent := delegatedV2Parent(t, "scidex-test-serve-parent")
 	root := tmpRoot(t)
 	c := startServe(t, "--slots", "1", "--cgroup-parent", parent)
