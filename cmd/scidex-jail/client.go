@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -74,6 +75,11 @@ func (c *runCmd) runVia() error {
 	}
 	defer s.conn.Close()
 	r, err := s.run(req, c.ReadyFD)
+	var lost runLost
+	if errors.As(err, &lost) {
+		fmt.Fprintf(os.Stderr, "scidex-jail: %v\n", err)
+		return exitError{exitLost}
+	}
 	if err != nil {
 		return err
 	}
@@ -153,12 +159,13 @@ func absIn(cwd, p string) string {
 
 // session is run's connection to a server.
 type session struct {
-	sock    string
-	conn    *net.UnixConn
-	replies <-chan server.Reply
-	end     *error // why replies was closed, once it is
-	sent    bool   // the request is sent: a cancel can follow it
-	cancel  bool   // a cancel is asked for
+	sock     string
+	conn     *net.UnixConn
+	replies  <-chan server.Reply
+	end      *error // why replies was closed, once it is
+	sent     bool   // the request is sent: a cancel can follow it
+	accepted bool   // the server accepted it: the run may have started
+	cancel   bool   // a cancel is asked for
 }
 
 // dialServer connects to the server at sock and reads its hello.
@@ -167,10 +174,21 @@ func dialServer(sock string) (*session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--server %s: no server answers there: %w; start one with `scidex-jail serve --socket %s`, or run without --server", sock, err, sock)
 	}
+	// Checked before anything is sent, the hello read or not.
+	if err := checkServer(sock, conn); err != nil {
+		conn.Close()
+		return nil, err
+	}
 	s := &session{sock: sock, conn: conn, end: new(error)}
 	s.replies = readReplies(conn, s.end)
 	h, err := s.next()
-	if err == nil && (h.Event != "hello" || h.Protocol != server.ProtocolVersion) {
+	switch {
+	case err != nil:
+	case h.Event == "error":
+		// A server at its limit of clients greets so, with the reason
+		// (refused: ... try again later), and closes.
+		err = fmt.Errorf("--server %s: %s", sock, cmp.Or(h.Error, "the server greeted with an error and no reason"))
+	case h.Event != "hello" || h.Protocol != server.ProtocolVersion:
 		err = fmt.Errorf("--server %s: the server greeted with %q, protocol %d; want hello, protocol %d: start a server of this version (scidex-jail serve --socket %s)",
 			sock, h.Event, h.Protocol, server.ProtocolVersion, sock)
 	}
@@ -227,6 +245,7 @@ func (s *session) run(req server.Request, readyFD int) (server.Reply, error) {
 		}
 		switch r.Event {
 		case "accepted":
+			s.accepted = true
 			if readyFD != 0 {
 				if readyErr = ready(readyFD); readyErr != nil {
 					s.askCancel() // the caller cannot know when to signal
@@ -252,7 +271,7 @@ func (s *session) next() (server.Reply, error) {
 		select {
 		case r, ok := <-s.replies:
 			if !ok {
-				return server.Reply{}, fmt.Errorf("--server %s: the connection ended before the run's reply: %w; the server's stderr says why", s.sock, *s.end)
+				return server.Reply{}, s.ended()
 			}
 			return r, nil
 		case sig := <-earlysig.C:

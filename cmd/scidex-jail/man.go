@@ -41,6 +41,9 @@ when the analysis ran but its outputs or its report could not be delivered (stat
 .TP
 .B 123
 when the analysis ran but what it left went over an output budget (status output_limit; its own status and exit code are in the report's analysis_status and analysis_exit_code).
+.TP
+.B 121
+with \fB\-\-server\fR only: when the server accepted the run and the connection ended before its reply (the server was killed): the run may have started, its outcome is unknown, no report came; \fBscidex-jail gc\fR removes what the server left.
 .PP
 Why a run ended is in the report's \fBstatus\fR field (ok, exit_nonzero, signaled, timeout, cancelled, oom_killed, pids_limit, disk_limit, output_limit, setup_error, delivery_failed), not only in the code. A setup_error names the stage that failed; the README's section "Troubleshooting" says, for each stage, what to check and how to fix it, and \fBscidex-jail check\fR tests the host's part.
 .SH FILES

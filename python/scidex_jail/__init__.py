@@ -59,11 +59,14 @@ the jail refuses is a :class:`LimitError`, a ValueError and a
 binary's ``profiles --schema``),
 :class:`JailNotFoundError` for a missing binary, :class:`JailSetupError`
 when the jail could not start the analysis (exit 125; ``stage`` and
-``message`` say why), :class:`JailError` for a jail that wrote no report.
+``message`` say why), :class:`JailError` for a jail that wrote no report; through a
+:class:`Server`, :class:`ServerRefusedError` for a run or a connection
+the server refused (try again later) and :class:`RunLostError` for a run
+the server accepted and then went away without answering.
 """
 
 from ._client import Jail, run, run_async, start
-from ._errors import JailError, JailNotFoundError, JailSetupError, ServerRefusedError
+from ._errors import JailError, JailNotFoundError, JailSetupError, RunLostError, ServerRefusedError
 from ._limits import LimitError
 from ._options import BINARY_ENV, find_binary
 from ._prepared import StdinArg
@@ -109,6 +112,7 @@ __all__ = [
     "ReportSchemaError",
     "Result",
     "Run",
+    "RunLostError",
     "Seccomp",
     "Server",
     "ServerRefusedError",

@@ -90,4 +90,16 @@ class ServerRefusedError(JailError):
     """``scidex-jail serve`` refused a run without starting it (its reply
     begins ``refused:``): its queue is full (``--max-runs`` runs going and
     ``--queue`` waiting: try again later) or it is shutting down. Nothing
-    of the run exists."""
+    of the run exists. Raised by :class:`Server` itself when the server
+    refuses the connection (the most clients it takes are connected: try
+    again later)."""
+
+
+class RunLostError(JailError):
+    """``scidex-jail serve`` accepted the run, then went away (it was
+    killed, or dropped the connection) before its reply: the run may have
+    started, and its outcome is unknown; no report came. An analysis the
+    server ran died with it (or was cancelled, when only the connection
+    ended); ``scidex-jail gc`` removes what a killed server left.
+    ``exit_code`` is 121, what ``scidex-jail run --server`` exits with
+    then: not 125, which says the run never started."""

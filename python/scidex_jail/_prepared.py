@@ -183,6 +183,9 @@ EXIT_DELIVERY_FAILED = 122
 #: The jail's exit status when what the analysis left went over an output
 #: budget (status ``output_limit``).
 EXIT_OUTPUT_LIMIT = 123
+#: ``run --server``'s exit status when the server accepted the run and went
+#: away before its reply (:class:`RunLostError`): the run may have started.
+EXIT_LOST = 121
 
 
 def describe_exit(returncode: int) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import pwd
 import socket as _socket
 import struct
 import subprocess
@@ -17,10 +18,10 @@ import threading
 from typing import TYPE_CHECKING, Any, Dict, Optional, Sequence, cast
 
 from ._client import JAIL_KEYWORDS, RUN_KEYWORDS, Jail, JailRunOptions, RunOptions
-from ._errors import JailError
+from ._errors import JailError, ServerRefusedError
 from ._limits import DurationArg, _duration
 from ._options import JailOptions, PathArg, _absolute, check_keywords, find_binary
-from ._prepared import Prepared, describe_exit
+from ._prepared import EXIT_SETUP, Prepared, describe_exit
 from ._result import Result
 from ._run import _pump, wait_or_abort
 from ._server_async import run_async_on
@@ -67,7 +68,8 @@ class Server:
     given as its stdin and stdout (binary found as :class:`Jail` finds it);
     ``Server(socket="/run/scidex/jail.sock")`` connects to one already
     listening (``scidex-jail serve --socket PATH``, as this process' user or
-    root). ``config``, ``tmp_root``, ``cgroup_parent``, ``unsafe_disable``
+    root: the server's uid is checked before anything is sent, and one of
+    another account is refused with a :class:`JailError`). ``config``, ``tmp_root``, ``cgroup_parent``, ``unsafe_disable``
     and ``validate`` are the settings of :class:`Jail`, for every run (a run
     may override the first four); ``max_runs``, ``queue``, ``slots``,
     ``slot_profiles`` and ``slot_idle`` are the child server's flags (it
@@ -131,9 +133,13 @@ class Server:
             self._sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
             try:
                 self._sock.connect(self.socket_path)
+                _check_server(self._sock, self.socket_path)
             except OSError as e:
                 self._sock.close()
                 raise JailError(f"connect to scidex-jail serve at {self.socket_path}: {e}") from e
+            except BaseException:
+                self._sock.close()
+                raise
         self._file = self._sock.makefile("rb")
         try:
             hello = self._hello(timeout)
@@ -210,6 +216,13 @@ class Server:
             raise JailError(self._why_gone(f"said no hello in {timeout} s ({e})")) from None
         self._sock.settimeout(None)
         msg = _decode(line)
+        if msg is not None and msg.get("event") == "error":
+            # A server at its limit of clients greets so, with its reason.
+            text = str(msg.get("error") or "an error with no reason")
+            where = f"scidex-jail serve at {self.socket_path}" if self.socket_path else "scidex-jail serve"
+            if text.startswith("refused:"):
+                raise ServerRefusedError(f"{where} {text}", exit_code=EXIT_SETUP)
+            raise JailError(f"{where} greeted with {text}", exit_code=EXIT_SETUP)
         if msg is None or msg.get("event") != "hello":
             said = f"said {line[:200]!r} instead of its hello" if line else "closed the connection before its hello"
             raise JailError(self._why_gone(said))
@@ -233,13 +246,13 @@ class Server:
             with self._lock:
                 closing = self._closed
                 self._closed = True
-            err = JailError(self._why_gone("was closed" if closing else "went away") + " before the run ended")
+            gone = self._why_gone(("was closed" if closing else "went away") + " before the run's reply")
             with self._lock:
-                self._gone = err
+                self._gone = JailError(gone)
                 lost, self._pending = list(self._pending.values()), {}
                 self._lock.notify_all()
             for t in lost:
-                t.on_lost(err)
+                t.on_lost(gone)
 
     def _dispatch(self, msg: Message) -> None:
         req, event = msg.get("req"), msg.get("event")
@@ -378,6 +391,28 @@ class Server:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _check_server(sock: _socket.socket, path: str) -> None:
+    """Refuse a server that runs as neither this process' uid nor root,
+    before anything is sent to it: it would get the analysis' stdin,
+    stdout and stderr and could forge the report (a process of another
+    account listening on a socket in a shared directory). The server
+    checks its clients the same way. SO_PEERCRED is the effective uid of
+    the process that called listen(2)."""
+    creds = sock.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, struct.calcsize("iII"))
+    pid, uid, _ = struct.unpack("iII", creds)
+    if uid in (0, os.getuid()):
+        return
+    try:
+        who = f"uid {uid} ({pwd.getpwuid(uid).pw_name})"
+    except KeyError:
+        who = f"uid {uid}"
+    raise JailError(
+        f"scidex-jail serve at {path} runs as {who} (pid {pid}), neither this user (uid {os.getuid()}) nor root: "
+        "nothing was sent to it (it would get the analysis' stdin, stdout and stderr and could forge the report); "
+        "use a server of your own account or root's, on a socket in a directory only its owner can write"
+    )
 
 
 def _decode(line: bytes) -> Optional[Message]:

@@ -12,8 +12,8 @@ import threading
 import time
 from typing import Any, Dict, List, Optional, Tuple
 
-from ._errors import JailError, JailSetupError, ServerRefusedError
-from ._prepared import EXIT_SETUP, Prepared, jail_message
+from ._errors import JailError, JailSetupError, RunLostError, ServerRefusedError
+from ._prepared import EXIT_LOST, EXIT_SETUP, Prepared, jail_message
 from ._result import Result
 from ._run import _feed, abort_run
 from ._streams import Sink
@@ -62,11 +62,12 @@ class Tracker:
             threading.Thread(target=self._send_cancel, daemon=True).start()
         self.changed()
 
-    def on_lost(self, error: JailError) -> None:
-        """Called by the reader thread when the server went away."""
+    def on_lost(self, gone: str) -> None:
+        """Called by the reader thread when the server went away (``gone``
+        says how): the run's error says what is known of the run."""
         with self.cond:
             if not self.ended():
-                self.lost = error
+                self.lost = lost_run(gone, self.accepted)
             self.cond.notify_all()
         self.changed()
 
@@ -89,6 +90,21 @@ class Tracker:
             self.link.send_cancel(self.req)
         except (JailError, OSError):
             pass  # the server is gone: on_lost says so
+
+
+def lost_run(gone: str, accepted: bool) -> JailError:
+    """The error of a run whose server went away (``gone``) before its
+    reply. The server replies ``accepted`` before it starts anything of the
+    run: until then the run never started (exit 125, as ``run --server``);
+    after, it may have (:class:`RunLostError`, exit 121)."""
+    if accepted:
+        return RunLostError(
+            f"the run was accepted and may have started, but {gone}: an analysis the server ran died with it "
+            "(or was cancelled, if only the connection ended); no report came; "
+            "`scidex-jail gc` removes what a killed server left",
+            exit_code=EXIT_LOST,
+        )
+    return JailError(f"{gone}, before it accepted the run: the run never started, nothing of it exists", exit_code=EXIT_SETUP)
 
 
 def request_fields(prep: Prepared) -> Message:

@@ -278,8 +278,10 @@ def test_a_server_that_dies_fails_its_runs(jail_bin: str, tmp_root: str) -> None
         wait_for(lambda: os.path.exists(os.path.join(tmp_root, f"scidex-analysis-{aid}")), "the run directory")
         assert s.pid is not None
         os.kill(s.pid, signal.SIGKILL)
-        with pytest.raises(scidex_jail.JailError, match="went away.*SIGKILL"):
+        # Accepted (its run directory exists): it may have started.
+        with pytest.raises(scidex_jail.RunLostError, match="accepted and may have started.*went away.*SIGKILL.*scidex-jail gc") as e:
             run.wait(60)
+        assert e.value.exit_code == 121
         with pytest.raises(scidex_jail.JailError, match="went away"):
             s.run(["/bin/true"], analysis_id=new_id("srvdead"))
         dead = s.pid
