@@ -138,8 +138,17 @@ func (c *serveCmd) templates() ([]*jail.Spec, error) {
 			args = append(args, "--config", c.Config)
 		}
 		s, err := c.parseRequest(&server.Request{Op: "run", Req: "slot", Cwd: "/", Args: args, Command: []string{"/usr/bin/true"}}, time.Time{})
-		if err != nil {
+		if err == nil {
+			// What `run` refuses with these settings (a host uid of 0,
+			// a cgroup parent that is not there) is refused now, with
+			// run's message, not warned at every slot and run cold.
+			err = jail.CheckSlot(s)
+		}
+		switch {
+		case errors.Is(err, jail.ErrBadSpec):
 			return nil, fmt.Errorf("--slot-profile %s: %w", n, err)
+		case err != nil: // the host cannot hold the slot: exit 125 all the same
+			return nil, bad("--slot-profile %s: %w", n, err)
 		}
 		out = append(out, s)
 	}
