@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/alecthomas/kong"
+	"golang.org/x/sys/unix"
 
 	"github.com/scidex/scidex-jail/cmd/scidex-jail/internal/earlysig"
 	"github.com/scidex/scidex-jail/internal/buildversion"
@@ -96,13 +97,17 @@ func (c *serveCmd) Run() error {
 
 // stdout is where replies go: a socket (the caller's socketpair end,
 // most often the one stdin is too) through a net.Conn, which waits when
-// the socket is full. Reading stdin through a net.Conn makes the socket
-// non-blocking, for stdout as well when they are one; a plain write to
-// it then failed with EAGAIN once the client fell behind, and the reply
-// was lost (TestServeSlowReader).
+// the socket is full and whose writes the server bounds (a deadline).
+// Reading stdin through a net.Conn makes the socket non-blocking, for
+// stdout as well when they are one; a plain write to it then failed with
+// EAGAIN once the client fell behind, and the reply was lost
+// (TestServeSlowReader). Anything else (a pipe, a file) is written as it
+// is.
 func stdout() io.Writer {
-	if fc, err := net.FileConn(os.Stdout); err == nil {
-		return fc
+	if isSocket(os.Stdout) {
+		if fc, err := net.FileConn(os.Stdout); err == nil {
+			return fc
+		}
 	}
 	return os.Stdout
 }
@@ -110,13 +115,25 @@ func stdout() io.Writer {
 // stdin is what requests come on: a unix socket (a socketpair end the
 // caller made, over which descriptors can come) or a plain stream.
 func stdin() io.Reader {
-	if fc, err := net.FileConn(os.Stdin); err == nil {
-		if uc, ok := fc.(*net.UnixConn); ok {
-			return uc
+	if isSocket(os.Stdin) {
+		if fc, err := net.FileConn(os.Stdin); err == nil {
+			if uc, ok := fc.(*net.UnixConn); ok {
+				return uc
+			}
+			fc.Close()
 		}
-		fc.Close()
 	}
 	return os.Stdin
+}
+
+// isSocket says whether f is a socket. Only a socket is handed to
+// net.FileConn: it makes the file non-blocking before it looks at what it
+// is, and a pipe left so (the flag is the open file's, shared with the
+// os.File) failed its next read with EAGAIN as soon as the client paused,
+// which ended the server with exit 0 (TestServeStdioLongLine).
+func isSocket(f *os.File) bool {
+	var st unix.Stat_t
+	return unix.Fstat(int(f.Fd()), &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFSOCK
 }
 
 // templates are the slot profiles' specs: a run with the profile's

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
+	"io"
 	"os/exec"
 	"strings"
 	"testing"
@@ -53,5 +55,53 @@ func TestServeBadSlotFlags(t *testing.T) {
 				t.Errorf("serve %v left %v in its tmp-root, want nothing (no socket)", c.flags, left)
 			}
 		})
+	}
+}
+
+// TestServeStdioLongLine: over stdin and stdout pipes, a request line
+// over 1 MiB gets the error reply, the rest of the line is dropped, and
+// the server carries on, as over a socket. It ended silently (exit 0, no
+// reply): net.FileConn, tried on the pipe, left it non-blocking, and the
+// read after the long line met EAGAIN once the client paused.
+func TestServeStdioLongLine(t *testing.T) {
+	requireRoot(t)
+	cmd := exec.Command(jailBin, "serve", "--slots", "0")
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	c := &serveClient{t: t, r: bufio.NewReader(out), stderr: &stderr}
+	if h := c.next(); h.Event != "hello" {
+		t.Fatalf("first line = %+v, want the hello", h)
+	}
+	long := `{"op":"cancel","req":"` + strings.Repeat("x", 2<<20) + `"}` + "\n"
+	if _, err := io.WriteString(in, long); err != nil {
+		t.Fatal(err)
+	}
+	if r := c.next(); r.Event != "error" || !strings.Contains(r.Error, "over 1048576 bytes") {
+		t.Fatalf("reply to a 2 MiB line = %+v, want the error that it is over 1 MiB", r)
+	}
+	// After a pause (the reply read), the server still reads requests.
+	for _, name := range []string{"after", "later"} {
+		if _, err := io.WriteString(in, `{"op":"bogus","req":"`+name+`"}`+"\n"); err != nil {
+			t.Fatalf("send request %s: %v, want the server still reading; stderr: %s", name, err, &stderr)
+		}
+		if r := c.next(); r.Event != "error" || r.Req != name || !strings.Contains(r.Error, "unknown op") {
+			t.Fatalf("reply to request %s = %+v, want its error (unknown op); server stderr: %s", name, r, &stderr)
+		}
+	}
+	in.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("serve after its input ended = %v, want exit 0; stderr: %s", err, &stderr)
 	}
 }
