@@ -32,6 +32,7 @@ type serveCmd struct {
 	SlotProfiles []string      `name:"slot-profile" sep:"none" placeholder:"NAME" help:"A profile slots are prepared for (repeatable). Default: default."`
 	SlotIdle     time.Duration `name:"slot-idle" default:"5m" placeholder:"DURATION" help:"A slot unused this long is destroyed and made anew."`
 	SlotCgroup   string        `name:"cgroup-parent" placeholder:"PATH" help:"Delegated cgroup the slots' leaves go below; a request takes a slot when it gives the same --cgroup-parent. Default: the server's own cgroup."`
+	ReplyTimeout time.Duration `name:"reply-timeout" default:"30s" placeholder:"DURATION" help:"How long a reply may wait for its client to read it; a client that has not read it by then is dropped, its runs cancelled, and its replies logged on stderr."`
 	SlotUID      int           `name:"uid" default:"65534" help:"Host uid the slots' analyses run as when the server runs as root; a request takes a slot when its --uid is the same."`
 	SlotGID      int           `name:"gid" default:"65534" help:"Host gid, as --uid."`
 	configFlag
@@ -53,6 +54,8 @@ func (c *serveCmd) Run() error {
 		return bad("--slots %d: give 0 or more", c.Slots)
 	case c.SlotIdle <= 0:
 		return bad("--slot-idle %v: give a positive duration, e.g. 5m", c.SlotIdle)
+	case c.ReplyTimeout <= 0:
+		return bad("--reply-timeout %v: give a positive duration, e.g. 30s", c.ReplyTimeout)
 	}
 	// The one P main set stays: the server's runs mostly wait on the
 	// kernel, which hands the P on; a second P made a served run of
@@ -71,9 +74,10 @@ func (c *serveCmd) Run() error {
 			return bad("%v", err)
 		}
 	}
+	logf := func(s string) { fmt.Fprintf(os.Stderr, "scidex-jail serve: %s\n", s) }
 	srv := server.New(server.Config{MaxRuns: c.MaxRuns, Queue: c.Queue, Parse: c.parseRequest, Version: buildversion.Version,
-		Pool: server.PoolConfig{Templates: templates, PerTemplate: c.Slots, Idle: c.SlotIdle,
-			Warn: func(s string) { fmt.Fprintf(os.Stderr, "scidex-jail serve: %s\n", s) }}})
+		ReplyWait: c.ReplyTimeout, Log: logf,
+		Pool: server.PoolConfig{Templates: templates, PerTemplate: c.Slots, Idle: c.SlotIdle, Warn: logf}})
 	served := make(chan struct{})
 	if l != nil {
 		go func() { srv.ServeSocket(l); close(served) }()

@@ -5,10 +5,18 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/scidex/scidex-jail/internal/testutil"
 )
 
 // TestServeBadSlotFlags: slot settings that `run` refuses end serve at its
@@ -104,4 +112,102 @@ func TestServeStdioLongLine(t *testing.T) {
 	if err := cmd.Wait(); err != nil {
 		t.Errorf("serve after its input ended = %v, want exit 0; stderr: %s", err, &stderr)
 	}
+}
+
+// TestServeStalledClient: a client that sends runs and never reads its
+// replies cannot hold up another client's run. A run's place is freed
+// when it ends, not when its reply has gone; a reply that waits longer
+// than --reply-timeout drops its client: its runs are cancelled, each
+// writes its --report, and each undelivered reply is logged on the
+// server's stderr. Before, the stalled replies held every place for ever
+// and the other client's run never started.
+func TestServeStalledClient(t *testing.T) {
+	requireRoot(t)
+	root := tmpRoot(t)
+	sock := filepath.Join(t.TempDir(), "s.sock")
+	srv := exec.Command(jailBin, "serve", "--socket", sock, "--slots", "0", "--max-runs", "4", "--queue", "200", "--reply-timeout", "2s")
+	var stderr syncBuffer
+	srv.Stderr = &stderr
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Process.Kill(); srv.Wait() })
+	waitFor(t, func() bool { _, err := os.Stat(sock); return err == nil }, "the socket "+sock)
+
+	// The stalled client: two long runs, then 30 whose reports (80 files
+	// each, about 20 kB) fill the socket many times over. It never reads.
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Close(fd) })
+	if err := unix.Connect(fd, &unix.SockaddrUnix{Name: sock}); err != nil {
+		t.Fatal(err)
+	}
+	stalled := &serveClient{t: t, fd: fd}
+	m := marker(t)
+	reps := map[string]string{}
+	for _, name := range []string{"long0", "long1"} {
+		reps[name] = filepath.Join(t.TempDir(), name+".json")
+		stalled.send(runReq(name, root, []string{"--id", "stall-" + name, "--tmp-root", root, "--report", reps[name]}, "/bin/sleep", m))
+	}
+	for i := range 30 {
+		name := "many" + strconv.Itoa(i)
+		stalled.send(runReq(name, root, []string{"--id", "stall-" + name, "--tmp-root", root}, "/bin/sh", "-c",
+			"i=0; while [ $i -lt 80 ]; do : > output-file-number-$i-with-a-long-name.txt; i=$((i+1)); done"))
+	}
+	waitFor(t, func() bool { return len(testutil.ProcessesWith(m)) == 2 }, "the stalled client's two long runs to start")
+
+	// Another client's run is served, whatever the stalled one does (a
+	// failure detector: before, it never was).
+	other := exec.Command(jailBin, "run", "--server", sock, "--id", "stall-other", "--tmp-root", root, "--", "/usr/bin/true")
+	other.WaitDelay = time.Second
+	done := make(chan error, 1)
+	if err := other.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { done <- other.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("another client's run = %v, want exit 0; server stderr: %s", err, &stderr)
+		}
+	case <-time.After(30 * time.Second):
+		other.Process.Kill()
+		t.Fatalf("another client's run not served in 30 s beside a client that does not read; server stderr: %s", &stderr)
+	}
+
+	// The stalled client is dropped: its long runs cancelled, with their
+	// reports, and its replies logged.
+	waitGone(t, m, 30*time.Second)
+	for name, path := range reps {
+		waitFor(t, func() bool {
+			return strings.Contains(stderr.String(), "reply not delivered: request "+name+" done, status cancelled")
+		}, "the log of "+name+"'s undelivered cancelled reply")
+		b, err := os.ReadFile(path)
+		if err != nil || !strings.Contains(string(b), `"status": "cancelled"`) && !strings.Contains(string(b), `"status":"cancelled"`) {
+			t.Errorf("report of %s = %s, %v; want status cancelled", name, b, err)
+		}
+	}
+	if !strings.Contains(stderr.String(), "the client is dropped") {
+		t.Errorf("server stderr = %s, want the stalled client's drop", &stderr)
+	}
+}
+
+// syncBuffer is a bytes.Buffer a process writes while the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
