@@ -71,7 +71,8 @@ func (s *Server) busy() bool {
 
 // edge is one run's place in the count of runs at their start (from
 // their place to their target's start) or their end (from the target's
-// end to the reply). No slot is made while any run is there: on the
+// end to the run's report; its reply, which may wait for a slow client,
+// is not counted). No slot is made while any run is there: on the
 // server's one P, a slot's clone and exec stalled a run's start by a
 // millisecond and more.
 type edge struct {
@@ -101,7 +102,7 @@ func (e *edge) running(on bool) {
 	}
 }
 
-// done uncounts the run: it has replied.
+// done uncounts the run: it has its report.
 func (e *edge) done() {
 	if e.aside {
 		e.aside = false
