@@ -57,6 +57,37 @@ func PrepareSlot(template *Spec) (*Slot, error) {
 	return sl, nil
 }
 
+// CheckSlot checks that slots like template can be made, as a run of it
+// would be checked, without making one: the spec (Validate), its plan
+// (BuildPlan) and, when the template names a cgroup parent, its cgroup
+// leaf, made and removed at once. A server checks its slot profiles so at
+// its start: a setting `run` refuses is refused there, with run's
+// message, not met at every slot it tries. Without a named parent the
+// leaf is not tried: a rootless server on a host with no delegated
+// cgroup starts, and its runs say why they cannot have one (or degrade,
+// when a request allows it), as before.
+func CheckSlot(template *Spec) error {
+	s, err := template.Validate()
+	if err != nil {
+		return err
+	}
+	plan, _, err := BuildPlan(s, LookHost(&s.Spec))
+	if err != nil {
+		return err
+	}
+	if template.CgroupParent == "" {
+		return nil
+	}
+	leaf, _, err := createLeaf(plan.Cgroup, plan.Run.TmpRoot)
+	if err != nil {
+		return err
+	}
+	if _, warn := closeLeaf(leaf, nil, nil); len(warn) > 0 {
+		return fmt.Errorf("check slot: %s", strings.Join(warn, "; "))
+	}
+	return nil
+}
+
 // start makes the leaf and starts the init in it, stdio on /dev/null (the
 // run's own comes with its config), and checks its version.
 func (sl *Slot) start(plan *Plan) error {

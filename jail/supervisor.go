@@ -100,7 +100,9 @@ func (sv *supervisor) configure() *setupFailure {
 		if herr := sv.conn.AwaitHello(sv.sig.c, sv.sig.take); herr != nil {
 			err = herr
 		}
-		sv.abort()
+		if f := sv.abortReported(); f != nil {
+			return f
+		}
 		if _, ok := err.(*initconn.InitError); ok {
 			return failAt(protocol.StageInit, err)
 		}
@@ -121,7 +123,12 @@ func (sv *supervisor) configure() *setupFailure {
 		return nil
 	}
 	if err := sv.conn.Send(protocol.Go{}); err != nil {
-		sv.abort()
+		// The init may have failed its setup (it applies Landlock on
+		// its config, before "go") and exited while "go" was on its
+		// way: its report is the run's failure, not our broken pipe.
+		if f := sv.abortReported(); f != nil {
+			return f
+		}
 		return failAt(protocol.StageSpawn, fmt.Errorf("send go to init: %w", err))
 	}
 	sv.clock.lap("go")
@@ -143,6 +150,17 @@ func (sv *supervisor) stdioFDs() [3]int {
 
 // abort ends an init never told "go", keeping the phases of its error.
 func (sv *supervisor) abort() { sv.clock.add("init", sv.conn.Abort()...) }
+
+// abortReported is abort after a message to the init failed: the setup
+// error the init reported before it ended, if it did (nil: none).
+func (sv *supervisor) abortReported() *setupFailure {
+	phases, failed := sv.conn.AbortReported()
+	sv.clock.add("init", phases...)
+	if failed == nil {
+		return nil
+	}
+	return initFailure(failed)
+}
 
 func (sv *supervisor) sysProcAttr() *syscall.SysProcAttr { return procAttrIn(sv.plan, sv.res.leaf) }
 

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/alecthomas/kong"
+	"golang.org/x/sys/unix"
 
 	"github.com/scidex/scidex-jail/cmd/scidex-jail/internal/earlysig"
 	"github.com/scidex/scidex-jail/internal/buildversion"
@@ -31,6 +32,7 @@ type serveCmd struct {
 	SlotProfiles []string      `name:"slot-profile" sep:"none" placeholder:"NAME" help:"A profile slots are prepared for (repeatable). Default: default."`
 	SlotIdle     time.Duration `name:"slot-idle" default:"5m" placeholder:"DURATION" help:"A slot unused this long is destroyed and made anew."`
 	SlotCgroup   string        `name:"cgroup-parent" placeholder:"PATH" help:"Delegated cgroup the slots' leaves go below; a request takes a slot when it gives the same --cgroup-parent. Default: the server's own cgroup."`
+	ReplyTimeout time.Duration `name:"reply-timeout" default:"30s" placeholder:"DURATION" help:"How long a reply may wait for its client to read it; a client that has not read it by then is dropped, its runs cancelled, and its replies logged on stderr."`
 	SlotUID      int           `name:"uid" default:"65534" help:"Host uid the slots' analyses run as when the server runs as root; a request takes a slot when its --uid is the same."`
 	SlotGID      int           `name:"gid" default:"65534" help:"Host gid, as --uid."`
 	configFlag
@@ -52,6 +54,8 @@ func (c *serveCmd) Run() error {
 		return bad("--slots %d: give 0 or more", c.Slots)
 	case c.SlotIdle <= 0:
 		return bad("--slot-idle %v: give a positive duration, e.g. 5m", c.SlotIdle)
+	case c.ReplyTimeout <= 0:
+		return bad("--reply-timeout %v: give a positive duration, e.g. 30s", c.ReplyTimeout)
 	}
 	// The one P main set stays: the server's runs mostly wait on the
 	// kernel, which hands the P on; a second P made a served run of
@@ -70,9 +74,10 @@ func (c *serveCmd) Run() error {
 			return bad("%v", err)
 		}
 	}
+	logf := func(s string) { fmt.Fprintf(os.Stderr, "scidex-jail serve: %s\n", s) }
 	srv := server.New(server.Config{MaxRuns: c.MaxRuns, Queue: c.Queue, Parse: c.parseRequest, Version: buildversion.Version,
-		Pool: server.PoolConfig{Templates: templates, PerTemplate: c.Slots, Idle: c.SlotIdle,
-			Warn: func(s string) { fmt.Fprintf(os.Stderr, "scidex-jail serve: %s\n", s) }}})
+		ReplyWait: c.ReplyTimeout, Log: logf,
+		Pool: server.PoolConfig{Templates: templates, PerTemplate: c.Slots, Idle: c.SlotIdle, Warn: logf}})
 	served := make(chan struct{})
 	if l != nil {
 		go func() { srv.ServeSocket(l); close(served) }()
@@ -96,13 +101,17 @@ func (c *serveCmd) Run() error {
 
 // stdout is where replies go: a socket (the caller's socketpair end,
 // most often the one stdin is too) through a net.Conn, which waits when
-// the socket is full. Reading stdin through a net.Conn makes the socket
-// non-blocking, for stdout as well when they are one; a plain write to
-// it then failed with EAGAIN once the client fell behind, and the reply
-// was lost (TestServeSlowReader).
+// the socket is full and whose writes the server bounds (a deadline).
+// Reading stdin through a net.Conn makes the socket non-blocking, for
+// stdout as well when they are one; a plain write to it then failed with
+// EAGAIN once the client fell behind, and the reply was lost
+// (TestServeSlowReader). Anything else (a pipe, a file) is written as it
+// is.
 func stdout() io.Writer {
-	if fc, err := net.FileConn(os.Stdout); err == nil {
-		return fc
+	if isSocket(os.Stdout) {
+		if fc, err := net.FileConn(os.Stdout); err == nil {
+			return fc
+		}
 	}
 	return os.Stdout
 }
@@ -110,13 +119,25 @@ func stdout() io.Writer {
 // stdin is what requests come on: a unix socket (a socketpair end the
 // caller made, over which descriptors can come) or a plain stream.
 func stdin() io.Reader {
-	if fc, err := net.FileConn(os.Stdin); err == nil {
-		if uc, ok := fc.(*net.UnixConn); ok {
-			return uc
+	if isSocket(os.Stdin) {
+		if fc, err := net.FileConn(os.Stdin); err == nil {
+			if uc, ok := fc.(*net.UnixConn); ok {
+				return uc
+			}
+			fc.Close()
 		}
-		fc.Close()
 	}
 	return os.Stdin
+}
+
+// isSocket says whether f is a socket. Only a socket is handed to
+// net.FileConn: it makes the file non-blocking before it looks at what it
+// is, and a pipe left so (the flag is the open file's, shared with the
+// os.File) failed its next read with EAGAIN as soon as the client paused,
+// which ended the server with exit 0 (TestServeStdioLongLine).
+func isSocket(f *os.File) bool {
+	var st unix.Stat_t
+	return unix.Fstat(int(f.Fd()), &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFSOCK
 }
 
 // templates are the slot profiles' specs: a run with the profile's
@@ -138,8 +159,17 @@ func (c *serveCmd) templates() ([]*jail.Spec, error) {
 			args = append(args, "--config", c.Config)
 		}
 		s, err := c.parseRequest(&server.Request{Op: "run", Req: "slot", Cwd: "/", Args: args, Command: []string{"/usr/bin/true"}}, time.Time{})
-		if err != nil {
+		if err == nil {
+			// What `run` refuses with these settings (a host uid of 0,
+			// a cgroup parent that is not there) is refused now, with
+			// run's message, not warned at every slot and run cold.
+			err = jail.CheckSlot(s)
+		}
+		switch {
+		case errors.Is(err, jail.ErrBadSpec):
 			return nil, fmt.Errorf("--slot-profile %s: %w", n, err)
+		case err != nil: // the host cannot hold the slot: exit 125 all the same
+			return nil, bad("--slot-profile %s: %w", n, err)
 		}
 		out = append(out, s)
 	}

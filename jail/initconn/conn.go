@@ -198,19 +198,31 @@ func (c *Conn) awaitHello(sigs <-chan os.Signal, take func(os.Signal) bool) erro
 // there is nothing to save. It returns the phases of an init that
 // reported an error, which are still recorded.
 func (c *Conn) Abort() []protocol.Phase {
+	phases, _ := c.AbortReported()
+	return phases
+}
+
+// AbortReported is Abort, with the setup error the init reported before
+// it ended (nil: none). An init whose setup failed reports why and exits;
+// a message written to it meanwhile fails (EPIPE), and the init's report,
+// already in the socket, is the run's failure, not that write's error.
+func (c *Conn) AbortReported() ([]protocol.Phase, *protocol.SetupFailed) {
 	c.child.kill()
 	// The socket is a blocking fd: Close would not wake readInit's read,
 	// and the init's end is still open here. Shutdown does: the read
-	// returns end of file, and readInit closes msgs.
+	// returns end of file, and readInit closes msgs. What the init wrote
+	// before is still read (a shut socket's queue is read to its end).
 	unix.Shutdown(int(c.sock.Fd()), unix.SHUT_RDWR)
 	c.sock.Close()
 	var phases []protocol.Phase
+	var failed *protocol.SetupFailed
 	for m := range c.msgs {
 		if f, ok := m.(*protocol.SetupFailed); ok {
 			phases = append(phases, f.Phases...)
+			failed = f
 		}
 	}
-	return phases
+	return phases, failed
 }
 
 // Release tells an init that reported the target's end that it may exit:

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/scidex/scidex-jail/jail"
+	"github.com/scidex/scidex-jail/jail/internal/protocol"
+	"github.com/scidex/scidex-jail/jail/report"
 )
 
 // start admits a run request: its spec parsed, a place among the runs at
@@ -26,7 +28,7 @@ func (c *conn) start(req *Request, fds []int) {
 		c.fail(req.Req, err)
 		return
 	}
-	r := &run{req: req.Req, cancel: make(chan os.Signal, 8)}
+	r := newRun(req.Req)
 	c.mu.Lock()
 	if _, dup := c.runs[req.Req]; dup {
 		c.mu.Unlock()
@@ -54,41 +56,55 @@ func (c *conn) start(req *Request, fds []int) {
 	}()
 }
 
-// carryOut waits for a place, runs and replies.
+// carryOut runs r and replies. Its place is freed once the run has
+// ended, before the reply is written: a client slow to read (or not
+// reading) holds up its own replies, never another client's runs.
 func (c *conn) carryOut(r *run, spec *jail.Spec, files []*os.File) {
-	s := c.s
-	defer s.leave(r)
+	defer c.s.leave(r) // after the reply: Shutdown waits for it (bounded, reply.go)
+	c.reply(c.s.execute(r, spec, files))
+}
+
+// execute waits for a place, runs, frees the place, and returns the reply.
+func (s *Server) execute(r *run, spec *jail.Spec, files []*os.File) Reply {
 	// The run's end makes room for a slot, once its place is free.
 	defer s.pool.kick()
 	// A place, or a cancel while waiting for one: then the run ends at
 	// its first step, with its report (cancelled, nothing made), as a
-	// cancel right after `run --ready-fd` does. A free place goes first.
+	// cancel right after `run --ready-fd` does (its SIGTERM is still in
+	// r.signals). A free place goes first.
+	placed := true
 	select {
 	case s.places <- struct{}{}:
-		defer func() { <-s.places }()
 	default:
 		select {
 		case s.places <- struct{}{}:
-			defer func() { <-s.places }()
-		case sig := <-r.cancel:
-			r.cancel <- sig
+		case <-r.stopped:
+			placed = false
 		}
 	}
 	s.unqueue()
-	e := s.enter()
-	defer e.done()
-	rep, err := jail.RunWith(spec, jail.Options{Signals: r.cancel, Stdio: files, Slots: s.pool.take, Running: e.running})
+	rep, err := s.runIn(r, placed, spec, files)
 	if err != nil {
-		c.fail(r.req, err)
-		return
+		code := protocol.ExitSetup
+		return Reply{Event: "error", Req: r.req, ExitCode: &code, Error: err.Error()}
 	}
 	b, err := json.Marshal(rep)
 	if err != nil {
-		c.fail(r.req, errors.New("bug: the report could not be encoded: "+err.Error()))
-		return
+		code := protocol.ExitSetup
+		return Reply{Event: "error", Req: r.req, ExitCode: &code, Error: "bug: the report could not be encoded: " + err.Error()}
 	}
 	code := rep.ExitCode
-	c.reply(Reply{Event: "done", Req: r.req, ExitCode: &code, Report: b})
+	return Reply{Event: "done", Req: r.req, ExitCode: &code, Report: b, status: string(rep.Status)}
+}
+
+// runIn runs r, and frees its place (placed: it holds one).
+func (s *Server) runIn(r *run, placed bool, spec *jail.Spec, files []*os.File) (*report.Report, error) {
+	if placed {
+		defer func() { <-s.places }()
+	}
+	e := s.enter()
+	defer e.done()
+	return jail.RunWith(spec, jail.Options{Signals: r.signals, Stdio: files, Slots: s.pool.take, Running: e.running})
 }
 
 // admit counts r in the queue, or refuses it: the queue is full, or the

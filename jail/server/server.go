@@ -1,7 +1,6 @@
 package server
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -26,6 +25,12 @@ type Config struct {
 	Parse   func(r *Request, received time.Time) (*jail.Spec, error)
 	Version string
 	Pool    PoolConfig
+	// ReplyWait bounds how long a reply waits for its client to read
+	// (reply.go); 0: DefaultReplyWait.
+	ReplyWait time.Duration
+	// Log gets the server's own news: a client dropped, a reply that
+	// could not be delivered (the server's stderr).
+	Log func(string)
 }
 
 // Server runs requests from any number of connections.
@@ -48,6 +53,9 @@ func New(cfg Config) *Server {
 	if cfg.MaxRuns < 1 {
 		cfg.MaxRuns = 1
 	}
+	if cfg.ReplyWait <= 0 {
+		cfg.ReplyWait = DefaultReplyWait
+	}
 	s := &Server{cfg: cfg, places: make(chan struct{}, cfg.MaxRuns), runs: map[*run]struct{}{}}
 	s.pool = newPool(cfg.Pool, s.busy)
 	return s
@@ -63,7 +71,8 @@ func (s *Server) busy() bool {
 
 // edge is one run's place in the count of runs at their start (from
 // their place to their target's start) or their end (from the target's
-// end to the reply). No slot is made while any run is there: on the
+// end to the run's report; its reply, which may wait for a slow client,
+// is not counted). No slot is made while any run is there: on the
 // server's one P, a slot's clone and exec stalled a run's start by a
 // millisecond and more.
 type edge struct {
@@ -93,7 +102,7 @@ func (e *edge) running(on bool) {
 	}
 }
 
-// done uncounts the run: it has replied.
+// done uncounts the run: it has its report.
 func (e *edge) done() {
 	if e.aside {
 		e.aside = false
@@ -115,39 +124,39 @@ const longRun = 100 * time.Millisecond
 
 // run is one request's run.
 type run struct {
-	req    string
-	cancel chan os.Signal // SIGTERM cancels, as for `run`
+	req string
+	// signals is the run's jail.Options.Signals: one SIGTERM when it is
+	// cancelled, never more (stop sends it once, into a buffer of one),
+	// so that no cancel ever waits, however many come: a client gone
+	// with runs queued cancels them again at every reply that fails, and
+	// cancels that waited on a full channel kept the server from ending.
+	signals chan os.Signal
+	once    sync.Once
+	stopped chan struct{} // closed by stop: a queued run leaves the queue
 }
 
+func newRun(req string) *run {
+	return &run{req: req, signals: make(chan os.Signal, 1), stopped: make(chan struct{})}
+}
+
+// stop cancels the run (SIGTERM, as for `run`); again is nothing.
 func (r *run) stop() {
-	select {
-	case r.cancel <- syscall.SIGTERM:
-	default:
-	}
+	r.once.Do(func() {
+		r.signals <- syscall.SIGTERM
+		close(r.stopped)
+	})
 }
 
 // conn is one client: its replies and its runs not yet answered.
 type conn struct {
-	s    *Server
-	w    io.Writer
-	wmu  sync.Mutex
-	mu   sync.Mutex
-	runs map[string]*run
-	wg   sync.WaitGroup
-}
-
-func (c *conn) reply(r Reply) {
-	line, err := json.Marshal(r)
-	if err != nil {
-		line, _ = json.Marshal(Reply{Event: "error", Req: r.Req, Error: "bug: reply could not be encoded: " + err.Error()})
-	}
-	c.wmu.Lock()
-	_, err = c.w.Write(append(line, '\n'))
-	c.wmu.Unlock()
-	if err != nil {
-		// The client is gone: nobody waits for its runs any more.
-		c.cancelAll()
-	}
+	s      *Server
+	w      io.Writer
+	hangUp func() // ends the client's connection both ways (nil: cannot)
+	wmu    sync.Mutex
+	dead   bool // a reply could not be written: the rest are logged (reply.go)
+	mu     sync.Mutex
+	runs   map[string]*run
+	wg     sync.WaitGroup
 }
 
 func (c *conn) cancelAll() {
@@ -169,9 +178,12 @@ func (c *conn) fail(req string, err error) {
 // r may be a *net.UnixConn, over which requests can send descriptors.
 func (s *Server) Serve(r io.Reader, w io.Writer) {
 	c := &conn{s: s, w: w, runs: map[string]*run{}}
-	c.reply(Reply{Event: "hello", Version: s.cfg.Version, Protocol: ProtocolVersion})
 	lr := newLineReader(r)
 	defer lr.close()
+	if lr.sock != nil {
+		c.hangUp = func() { shutdownBoth(lr.sock) }
+	}
+	c.reply(Reply{Event: "hello", Version: s.cfg.Version, Protocol: ProtocolVersion})
 	for {
 		line, err := lr.next()
 		if errors.Is(err, errTooLong) {
@@ -225,6 +237,12 @@ func (c *conn) cancelWhenGone(sock *net.UnixConn, done <-chan struct{}) {
 // handle acts on one line.
 func (c *conn) handle(lr *lineReader, line []byte) {
 	fds := lr.take()
+	if c.gone() {
+		// Its replies cannot be written: nothing more is run for it.
+		closeFDs(fds)
+		c.s.logf("a request from a client whose replies could not be written, not read: %.80q", line)
+		return
+	}
 	req, err := DecodeRequest(line)
 	if err == nil && req.Stdio != len(fds) {
 		err = fmt.Errorf("request %s: \"stdio\": %d, but the line came with %d descriptors: send it in one sendmsg with them (SCM_RIGHTS), over a unix socket", req.Req, req.Stdio, len(fds))

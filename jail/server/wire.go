@@ -37,6 +37,8 @@ type Reply struct {
 	ExitCode *int            `json:"exit_code,omitempty"`
 	Error    string          `json:"error,omitempty"`
 	Report   json.RawMessage `json:"report,omitempty"`
+
+	status string // a done reply's report's status, for the log of a reply not delivered
 }
 
 // validName says whether a request's name is 1 to 64 letters, digits,
