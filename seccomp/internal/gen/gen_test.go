@@ -76,7 +76,7 @@ func TestGenerateErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if _, _, err := generate(tt.policy, tt.net, tt.arch); err == nil {
+			if _, err := generate(tt.policy, tt.net, tt.arch); err == nil {
 				t.Errorf("generate(%s, %s, %s) = nil error, want an error", tt.policy, tt.net, tt.arch)
 			}
 		})
