@@ -17,7 +17,8 @@
 //	go generate ./seccomp    # needs cgo, pkg-config, libseccomp-dev
 //
 // bpf/generated.txt records the libseccomp version, the size and SHA-256 of
-// each program and the listed syscalls an architecture does not have.
+// each program, its prologue's ENOSYS ranges and the calls it denies by
+// number, and the listed syscalls an architecture does not have.
 // TestGeneratedUpToDate (internal/gen, runs when cgo is on) fails when the
 // checked-in programs differ from a fresh generation.
 //
