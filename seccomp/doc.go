@@ -1,33 +1,49 @@
-// Package seccomp is the system call filter of scidex-jail: a denylist of
-// kernel attack surface, answered with errnos so that interpreters fail
-// cleanly instead of dying, plus a socket policy per network mode.
+// Package seccomp is the system call filter of scidex-jail: a table that
+// classifies every system call, denying kernel attack surface with errnos
+// so that interpreters fail cleanly instead of dying, plus a socket policy
+// per network mode, and ENOSYS for every number the table does not name.
 //
 // # How the filter is built
 //
 // The rules are data (internal/rules). A generator (internal/gen, cgo and
 // libseccomp) compiles them ahead of time into classic BPF, one program per
-// policy, network mode and architecture (amd64, arm64), using libseccomp's
-// binary tree of syscall numbers (SCMP_FLTATR_CTL_OPTIMIZE=2). The programs
+// policy, network mode and architecture (amd64, arm64): a short prologue of
+// its own (the numbers the table does not name, see below) followed by
+// libseccomp's program of the rules, which uses a binary tree of syscall
+// numbers (SCMP_FLTATR_CTL_OPTIMIZE=2). The programs
 // are checked in under bpf/ and embedded, so this package and the jail build
 // with CGO_ENABLED=0. After changing the rules, regenerate with
 //
 //	go generate ./seccomp    # needs cgo, pkg-config, libseccomp-dev
 //
 // bpf/generated.txt records the libseccomp version, the size and SHA-256 of
-// each program and the listed syscalls an architecture does not have.
+// each program, its prologue's ENOSYS ranges and the calls it denies by
+// number, and the listed syscalls an architecture does not have.
 // TestGeneratedUpToDate (internal/gen, runs when cgo is on) fails when the
 // checked-in programs differ from a fresh generation.
 //
 // # What it refuses
 //
-// Everything not listed is allowed (default action SECCOMP_RET_ALLOW). With
-// EPERM: mount, umount2, pivot_root and the mount API (move_mount, open_tree,
-// fsopen, fsmount, fsconfig, fspick, mount_setattr); unshare, setns, and
-// clone with any CLONE_NEW* flag; ptrace, process_vm_readv/writev, kcmp,
-// pidfd_getfd, process_madvise, migrate_pages; module loading, kexec,
-// reboot, swapon/swapoff, acct, quotactl, lookup_dcookie, syslog, vhangup,
-// nfsservctl, pciconfig_*, iopl/ioperm, modify_ldt, uselib, _sysctl, ustat,
-// sysfs, fanotify_init; bpf, perf_event_open, userfaultfd, io_uring_*
+// The table (internal/rules) classifies every system call that
+// golang.org/x/sys/unix names for amd64 and arm64: allowed by name
+// (rules.Allowed, some with conditional rules below), denied whole by a
+// group, or not implemented by Linux. Every other number, in a gap of the
+// numbering or above the highest the table knows, gets ENOSYS, the
+// kernel's answer for a number it does not implement, so that libc and
+// runtimes fall back as on an older kernel (EPERM would read as a refusal:
+// Docker's EPERM for calls newer than its profile broke glibc's
+// faccessat2). A syscall a new kernel adds is thus refused until someone
+// classifies it: TestEverySyscallClassified fails when an x/sys upgrade
+// names one the table does not, and so does the generator.
+//
+// With EPERM: mount, umount2, pivot_root and the mount API (move_mount,
+// open_tree, open_tree_attr, fsopen, fsmount, fsconfig, fspick,
+// mount_setattr, statmount, listmount); unshare, setns, listns, and clone
+// with any CLONE_NEW* flag; lsm_set_self_attr; ptrace, process_vm_readv/
+// writev, kcmp, pidfd_getfd, process_madvise, migrate_pages; module
+// loading, kexec, reboot, swapon/swapoff, acct, quotactl, lookup_dcookie,
+// syslog, vhangup, nfsservctl, pciconfig_*, iopl/ioperm, modify_ldt,
+// uselib, _sysctl, ustat, sysfs, fanotify_init; bpf, perf_event_open, userfaultfd, io_uring_*
 // (io_uring can open sockets past the socket rules); keyctl, add_key,
 // request_key; open_by_handle_at, name_to_handle_at; settimeofday,
 // clock_settime, clock_adjtime, adjtimex, stime; ioctl TIOCSTI and
@@ -66,12 +82,16 @@
 // NUMA memory-policy calls (mbind, set_mempolicy, get_mempolicy, move_pages
 // on oneself) stay allowed because OpenMP and BLAS runtimes use them.
 //
-// Syscalls newer than the libseccomp that generated the programs are allowed,
-// as by any denylist: Debian 12's libseccomp 2.5.4 knows those up to Linux 6.6
-// (fchmodat2), so open_tree_attr (6.15) is not refused here; the user
-// namespace and the dropped capabilities are what stop it. The generator
-// fails on a rule naming a syscall its libseccomp does not know, so adding
-// such a rule needs a newer libseccomp.
+// Syscalls newer than the libseccomp that generates the programs (Debian
+// 12's 2.5.4 names those up to Linux 6.7) are numbered from x/sys/unix
+// instead: the prologue denies those the table denies whole (open_tree_attr,
+// statmount, listmount, listns, lsm_set_self_attr) by number, and
+// generated.txt lists them. An argument rule on such a syscall needs a
+// newer libseccomp; the generator says so.
+//
+// The x32 ABI (numbers with bit 0x40000000 on amd64) and -1 (the number a
+// tracer sets to skip a call) are left to libseccomp's program as before:
+// x32 kills, -1 passes to the kernel, which answers ENOSYS.
 //
 // # Kernel
 //

@@ -39,6 +39,8 @@ func TestLoadInKernel(t *testing.T) {
 		{"socket netlink audit", "ok", "EAFNOSUPPORT", "EAFNOSUPPORT"},
 		{"socketpair unix", "ok", "ok", "ok"},
 		{"socketpair inet", "ENOTSUP", "EAFNOSUPPORT", "EAFNOSUPPORT"},
+		{"open_tree_attr", "ok", "EPERM", "EPERM"},
+		{"syscall 1000", "ENOSYS", "ENOSYS", "ENOSYS"}, // the kernel's answer too: not a kill, not EPERM
 		{"exec /bin/true", "ok", "ok", "ok"},
 		{"threads", "ok", "ok", "ok"},
 	}

@@ -120,6 +120,22 @@ var probes = map[string]func() error{
 		_, err := unix.Socketpair(unix.AF_INET, unix.SOCK_STREAM, 0)
 		return err
 	},
+	// open_tree_attr (Linux 6.15) without OPEN_TREE_CLONE: a descriptor
+	// of the mount, no capability needed.
+	"open_tree_attr": func() error {
+		atFDCWD := unix.AT_FDCWD
+		root := []byte("/\x00")
+		fd, _, e := unix.Syscall6(unix.SYS_OPEN_TREE_ATTR, uintptr(atFDCWD), uintptr(unsafe.Pointer(&root[0])), unix.O_CLOEXEC, 0, 0, 0)
+		runtime.KeepAlive(root)
+		if e == 0 {
+			unix.Close(int(fd))
+		}
+		return errnoErr(e)
+	},
+	"syscall 1000": func() error {
+		_, _, e := unix.Syscall(1000, 0, 0, 0)
+		return errnoErr(e)
+	},
 	"exec /bin/true": func() error { return exec.Command("/bin/true").Run() },
 	"threads":        startThreads,
 	"x32 getpid": func() error {

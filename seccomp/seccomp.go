@@ -139,8 +139,8 @@ func (p Program) Denied() []string {
 		// Programs come from Lookup, which checked the policy.
 		return []string{"unknown policy " + p.Policy.String() + " (bug): " + err.Error()}
 	}
-	out := make([]string, 0, len(groups)+1)
-	for _, g := range groups {
+	out := make([]string, 0, len(groups)+2)
+	for _, g := range append(groups, rules.Unknown) {
 		out = append(out, g.Summary+": "+unix.ErrnoName(g.Errno))
 	}
 	if abi, ok := rules.ForeignABI[p.Arch]; ok {

@@ -5,6 +5,11 @@ package seccomp
 // against x/sys/unix's zsysnum_linux_{amd64,arm64}.go, which come from the
 // kernel headers, so the tests do not depend on the generator's lookups.
 var sysnums = map[string]struct{ amd64, arm64 int32 }{
+	"lsm_set_self_attr": {460, 460},
+	"listns":            {470, 470},
+	"listmount":         {458, 458},
+	"statmount":         {457, 457},
+	"open_tree_attr":    {467, 467},
 	"_sysctl":           {156, -1},
 	"acct":              {163, 89},
 	"add_key":           {248, 217},

@@ -63,15 +63,19 @@ func generateAll() (map[string][]byte, error) {
 	for _, name := range rules.Names {
 		for _, net := range rules.NetModes {
 			for _, arch := range rules.Arches {
-				prog, absent, err := generate(name, net, arch)
+				g, err := generate(name, net, arch)
 				if err != nil {
 					return nil, fmt.Errorf("generate %s: %w", rules.FileName(name, net, arch), err)
 				}
 				file := rules.FileName(name, net, arch)
-				files[file] = prog
-				fmt.Fprintf(&sum, "%s instructions=%d sha256=%x\n", file, len(prog)/8, sha256.Sum256(prog))
-				if len(absent) > 0 {
-					fmt.Fprintf(&sum, "  not on %s: %s\n", arch, strings.Join(absent, " "))
+				files[file] = g.prog
+				fmt.Fprintf(&sum, "%s instructions=%d sha256=%x\n", file, len(g.prog)/8, sha256.Sum256(g.prog))
+				fmt.Fprintf(&sum, "  prologue: %d instructions; ENOSYS: %s\n", len(g.pro.insns), g.pro.enosys)
+				if len(g.byNumber) > 0 {
+					fmt.Fprintf(&sum, "  denied by number (libseccomp does not name them): %s\n", strings.Join(g.byNumber, " "))
+				}
+				if len(g.absent) > 0 {
+					fmt.Fprintf(&sum, "  not on %s: %s\n", arch, strings.Join(g.absent, " "))
 				}
 			}
 		}
@@ -80,17 +84,48 @@ func generateAll() (map[string][]byte, error) {
 	return files, nil
 }
 
-// generate builds one program and lists the syscalls of the policy that the
-// architecture does not have (iopl on arm64, ...).
-func generate(name, net, arch string) (prog []byte, absent []string, err error) {
+// generated is one program and what generated.txt says about it.
+type generated struct {
+	prog     []byte
+	absent   []string // syscalls of the policy the architecture does not have (iopl on arm64, ...)
+	byNumber []string // denied by the prologue: libseccomp does not name them
+	pro      prologue
+}
+
+// generate builds one program: the prologue that denies what the table
+// does not name (and what libseccomp cannot), then libseccomp's program of
+// the rules.
+func generate(name, net, arch string) (generated, error) {
 	target, ok := scmpArch[arch]
 	if !ok {
-		return nil, nil, fmt.Errorf("architecture %q: no libseccomp mapping", arch)
+		return generated{}, fmt.Errorf("architecture %q: no libseccomp mapping", arch)
 	}
 	groups, err := rules.Groups(name, net)
 	if err != nil {
-		return nil, nil, err
+		return generated{}, err
 	}
+	nums, err := xsysNumbers(arch)
+	if err != nil {
+		return generated{}, err
+	}
+	p, err := newPlan(arch, nums)
+	if err != nil {
+		return generated{}, err
+	}
+	prog, absent, err := generateRules(p, groups, target)
+	if err != nil {
+		return generated{}, err
+	}
+	pro, err := p.prologue()
+	if err != nil {
+		return generated{}, err
+	}
+	return generated{prog: append(pro.bytes(), prog...), absent: absent, byNumber: p.byNumber, pro: pro}, nil
+}
+
+// generateRules is libseccomp's program of groups, with p told what it
+// must deny by number and which numbers the rules use.
+func generateRules(p *plan, groups []rules.Group, target libseccomp.ScmpArch) (prog []byte, absent []string, err error) {
 	f, err := libseccomp.NewFilter(libseccomp.ActAllow)
 	if err != nil {
 		return nil, nil, fmt.Errorf("new filter: %w", err)
@@ -105,7 +140,7 @@ func generate(name, net, arch string) (prog []byte, absent []string, err error) 
 	}
 	if native != target {
 		if err := f.AddArch(target); err != nil {
-			return nil, nil, fmt.Errorf("add arch %s: %w", arch, err)
+			return nil, nil, fmt.Errorf("add arch %s: %w", p.arch, err)
 		}
 		if err := f.RemoveArch(native); err != nil {
 			return nil, nil, fmt.Errorf("remove native arch %s: %w", native, err)
@@ -123,11 +158,17 @@ func generate(name, net, arch string) (prog []byte, absent []string, err error) 
 	for _, g := range groups {
 		act := libseccomp.ActErrno.SetReturnCode(int16(g.Errno))
 		for _, r := range g.Rules {
-			ok, err := addRule(f, target, act, r)
+			nr, ok, err := p.resolve(r, target, g.Errno)
 			if err != nil {
 				return nil, nil, fmt.Errorf("rule %s %+v: %w", r.Syscall, r.Conds, err)
 			}
-			if !ok && !seen[r.Syscall] {
+			if ok {
+				err = addRule(f, act, nr, r)
+			}
+			if err != nil {
+				return nil, nil, fmt.Errorf("rule %s %+v: %w", r.Syscall, r.Conds, err)
+			}
+			if !ok && !p.denies(r.Syscall) && !seen[r.Syscall] {
 				absent = append(absent, r.Syscall)
 			}
 			seen[r.Syscall] = true
@@ -138,36 +179,21 @@ func generate(name, net, arch string) (prog []byte, absent []string, err error) 
 	return prog, absent, err
 }
 
-// addRule adds r, or reports false when the architecture lacks the syscall.
-func addRule(f *libseccomp.ScmpFilter, target libseccomp.ScmpArch, act libseccomp.ScmpAction, r rules.Rule) (bool, error) {
-	// An error means libseccomp has never heard of the name (a typo, or a
-	// syscall newer than this libseccomp): fail rather than drop a rule.
-	onTarget, err := libseccomp.GetSyscallFromNameByArch(r.Syscall, target)
-	if err != nil {
-		return false, fmt.Errorf("resolve on %s: %w", target, err)
-	}
-	if onTarget < 0 { // a pseudo-syscall: not on this architecture
-		return false, nil
-	}
-	// Rule numbers are read in the native architecture's numbering and
-	// translated by name; GetSyscallFromName gives that number (or a
-	// pseudo number, which translates just as well).
-	nr, err := libseccomp.GetSyscallFromName(r.Syscall)
-	if err != nil {
-		return false, fmt.Errorf("resolve natively: %w", err)
-	}
+// addRule adds r, its syscall number nr in the native numbering.
+func addRule(f *libseccomp.ScmpFilter, act libseccomp.ScmpAction, nr libseccomp.ScmpSyscall, r rules.Rule) error {
 	if len(r.Conds) == 0 {
-		return true, f.AddRule(nr, act)
+		return f.AddRule(nr, act)
 	}
 	conds := make([]libseccomp.ScmpCondition, len(r.Conds))
 	for i, c := range r.Conds {
 		// For masked equality libseccomp takes the mask first.
+		var err error
 		conds[i], err = libseccomp.MakeCondition(c.Arg, libseccomp.CompareMaskedEqual, c.Mask, c.Value)
 		if err != nil {
-			return false, fmt.Errorf("condition %+v: %w", c, err)
+			return fmt.Errorf("condition %+v: %w", c, err)
 		}
 	}
-	return true, f.AddRuleConditional(nr, act, conds)
+	return f.AddRuleConditional(nr, act, conds)
 }
 
 // export returns the raw program (struct sock_filter array, host byte

@@ -6,8 +6,12 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strings"
 	"testing"
+
+	"github.com/scidex/scidex-jail/seccomp/internal/rules"
 )
 
 // checkedIn is where go generate writes, relative to this package.
@@ -76,9 +80,23 @@ func TestGenerateErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if _, _, err := generate(tt.policy, tt.net, tt.arch); err == nil {
+			if _, err := generate(tt.policy, tt.net, tt.arch); err == nil {
 				t.Errorf("generate(%s, %s, %s) = nil error, want an error", tt.policy, tt.net, tt.arch)
 			}
 		})
+	}
+}
+
+// TestGenerateRefusesUnclassified: a syscall x/sys/unix names that the
+// table does not classify stops the generator, which names it, rather
+// than leaving the decision to the default.
+func TestGenerateRefusesUnclassified(t *testing.T) {
+	saved := rules.Allowed
+	t.Cleanup(func() { rules.Allowed = saved })
+	rules.Allowed = slices.DeleteFunc(slices.Clone(saved), func(n string) bool { return n == "mseal" })
+	for _, arch := range rules.Arches {
+		if _, err := generate("default", "none", arch); err == nil || !strings.Contains(err.Error(), "does not classify: mseal;") {
+			t.Errorf("generate(default, none, %s) without mseal in rules.Allowed = %v, want an error naming mseal", arch, err)
+		}
 	}
 }

@@ -203,11 +203,17 @@ func namesOf(syscalls ...string) func() []Rule {
 
 func baseDefs() []def {
 	return []def{
-		{Head{"mount and the mount API (mount, umount2, pivot_root, move_mount, open_tree, fs*, mount_setattr)", unix.EPERM},
+		// open_tree_attr (6.15) is open_tree with mount attributes;
+		// statmount and listmount (6.8) read the mount tree, which the run
+		// has no reason to walk past its own /proc/self/mountinfo.
+		{Head{"mount and the mount API (mount, umount2, pivot_root, move_mount, open_tree*, fs*, mount_setattr, statmount, listmount)", unix.EPERM},
 			namesOf("mount", "umount", "umount2", "pivot_root", "move_mount", "open_tree",
-				"fsopen", "fsmount", "fsconfig", "fspick", "mount_setattr")},
-		{Head{"new namespaces (unshare, setns, clone with CLONE_NEW*)", unix.EPERM},
-			func() []Rule { return append(names("unshare", "setns"), cloneRules()...) }},
+				"open_tree_attr", "fsopen", "fsmount", "fsconfig", "fspick", "mount_setattr",
+				"statmount", "listmount")},
+		// listns (6.18) lists the namespaces the caller may see, the
+		// host's among them in a shared user namespace.
+		{Head{"new namespaces and listing them (unshare, setns, listns, clone with CLONE_NEW*)", unix.EPERM},
+			func() []Rule { return append(names("unshare", "setns", "listns"), cloneRules()...) }},
 		// clone3 passes its flags in a struct a filter cannot read, so it is
 		// refused whole; ENOSYS makes glibc (>= 2.34) fall back to clone(2),
 		// whose flags the rule above checks.
@@ -226,6 +232,11 @@ func baseDefs() []def {
 		{Head{"bpf, perf_event_open, userfaultfd, io_uring", unix.EPERM},
 			namesOf("bpf", "perf_event_open", "userfaultfd",
 				"io_uring_setup", "io_uring_enter", "io_uring_register")},
+		// lsm_set_self_attr (6.8) changes the caller's own LSM context
+		// (AppArmor hats, SELinux contexts), which no analysis needs; the
+		// reading calls are allowed.
+		{Head{"setting one's LSM attributes (lsm_set_self_attr)", unix.EPERM},
+			namesOf("lsm_set_self_attr")},
 		{Head{"kernel keyrings (keyctl, add_key, request_key)", unix.EPERM},
 			namesOf("keyctl", "add_key", "request_key")},
 		{Head{"file handles (open_by_handle_at, name_to_handle_at)", unix.EPERM},
