@@ -31,8 +31,10 @@ type serveCmd struct {
 	SlotProfiles []string      `name:"slot-profile" sep:"none" placeholder:"NAME" help:"A profile slots are prepared for (repeatable). Default: default."`
 	SlotIdle     time.Duration `name:"slot-idle" default:"5m" placeholder:"DURATION" help:"A slot unused this long is destroyed and made anew."`
 	SlotCgroup   string        `name:"cgroup-parent" placeholder:"PATH" help:"Delegated cgroup the slots' leaves go below; a request takes a slot when it gives the same --cgroup-parent. Default: the server's own cgroup."`
-	SlotUID      int           `name:"uid" default:"65534" help:"Host uid the slots' analyses run as when the server runs as root; a request takes a slot when its --uid is the same."`
-	SlotGID      int           `name:"gid" default:"65534" help:"Host gid, as --uid."`
+	// The slots' ids: each slot leases its own from --uid-range when it is
+	// made, and a request that fixes none takes one; a request takes a
+	// slot of fixed ids when its --uid and --gid are the server's.
+	idFlags
 	configFlag
 
 	requests *requestParser // made as Run starts
@@ -129,8 +131,7 @@ func (c *serveCmd) templates() ([]*jail.Spec, error) {
 	var out []*jail.Spec
 	for _, n := range names {
 		// The leaves are scidex-slot-<pid>-<random>: whose they are.
-		args := []string{"--id", "slot-" + strconv.Itoa(os.Getpid()), "--profile", n,
-			"--uid", strconv.Itoa(c.SlotUID), "--gid", strconv.Itoa(c.SlotGID)}
+		args := append([]string{"--id", "slot-" + strconv.Itoa(os.Getpid()), "--profile", n}, c.idFlags.args()...)
 		if c.SlotCgroup != "" {
 			args = append(args, "--cgroup-parent", c.SlotCgroup)
 		}
