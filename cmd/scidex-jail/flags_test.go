@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/scidex/scidex-jail/jail"
-	"github.com/scidex/scidex-jail/jail/uidlease"
 	"github.com/scidex/scidex-jail/jail/limits"
 	"github.com/scidex/scidex-jail/jail/promise"
+	"github.com/scidex/scidex-jail/jail/uidlease"
 )
 
 // L is a value per row, for limits.Of.
