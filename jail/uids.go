@@ -78,3 +78,14 @@ func (p *Plan) rebindIDs(id int) {
 	p.Run.Owner = [2]int{id, id}
 	p.Enforced.HostUID, p.Enforced.HostGID = id, id
 }
+
+// hostIDsFrom is the report's identity.host_ids.
+func hostIDsFrom(ids IDMap) string {
+	switch {
+	case ids.LeasedFrom != "":
+		return "leased from " + ids.LeasedFrom
+	case !ids.Setgroups:
+		return "the caller's (rootless)"
+	}
+	return "fixed by --uid and --gid"
+}

@@ -138,6 +138,9 @@ func TestRunsLeaseOwnIDs(t *testing.T) {
 		if e.HostUID != seen[i] || e.HostGID != seen[i] {
 			t.Errorf("run %d: report host uid:gid %d:%d, want %d:%d as the kernel had it", i, e.HostUID, e.HostGID, seen[i], seen[i])
 		}
+		if want := "leased from " + uidlease.Default.String(); e.Identity.HostIDs != want {
+			t.Errorf("run %d: identity.host_ids = %q, want %q", i, e.Identity.HostIDs, want)
+		}
 	}
 	if got := entries(t, root); len(got) != 0 {
 		t.Errorf("tmp-root after the runs holds %v, want nothing", got)
@@ -307,7 +310,7 @@ func TestServeSlotsLeaseOwnIDs(t *testing.T) {
 		t.Errorf("served runs started %v, want one from the slot", starts)
 	}
 	c.send(runReq("fixed", root, []string{"--id", "serve-uid-fixed", "--tmp-root", root, "--uid", "4242", "--gid", "4243"}, "/bin/true"))
-	if rep := c.await("fixed").report(t); rep.Status != report.StatusOK || rep.Enforced.HostUID != 4242 || rep.Enforced.HostGID != 4243 {
+	if rep := c.await("fixed").report(t); rep.Status != report.StatusOK || rep.Enforced.HostUID != 4242 || rep.Enforced.HostGID != 4243 || rep.Enforced.Identity.HostIDs != "fixed by --uid and --gid" {
 		t.Errorf("served run with --uid 4242 --gid 4243: %s, host %d:%d; want ok as 4242:4243", rep.Status, rep.Enforced.HostUID, rep.Enforced.HostGID)
 	}
 }
@@ -321,7 +324,7 @@ func TestRootlessKeepsCallerUID(t *testing.T) {
 	r := runAs(t, a.setpriv(jailBin, "run", "--id", "uid-rootless", "--tmp-root", tmp, "--report", rep,
 		"--unsafe-disable", "cgroup", "--uid-range", "1000-2000", "--", "/bin/true"), rep)
 	wantStatus(t, r, report.StatusOK, 0)
-	if e := r.report.Enforced; e.HostUID != a.UID || e.HostGID != a.GID {
+	if e := r.report.Enforced; e.HostUID != a.UID || e.HostGID != a.GID || e.Identity.HostIDs != "the caller's (rootless)" {
 		t.Errorf("rootless run: host uid:gid %d:%d, want the caller's %d:%d", e.HostUID, e.HostGID, a.UID, a.GID)
 	}
 }
