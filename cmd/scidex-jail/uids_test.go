@@ -231,9 +231,22 @@ func TestUIDRangeFull(t *testing.T) {
 	if r.report.Enforced.HostUID != id {
 		t.Errorf("run after the holder was killed: host uid %d, want %d", r.report.Enforced.HostUID, id)
 	}
-	gc(t, "--tmp-root", root)
-	if _, err := os.Stat(filepath.Join(uidlease.LeaseDir, strconv.Itoa(id))); err == nil {
-		t.Errorf("lock file %s/%d left after the last run ended, want it removed", uidlease.LeaseDir, id)
+	lock := filepath.Join(uidlease.LeaseDir, strconv.Itoa(id))
+	if _, err := os.Stat(lock); err == nil {
+		t.Errorf("lock file %s left after the last run ended, want it removed", lock)
+	}
+
+	// A killed jail's lock file is gc's too.
+	again := startSleeper(t, root, "uid-again", "--uid-range", rng)
+	again.hostIDs(t)
+	again.cmd.Process.Kill()
+	again.cmd.Wait()
+	waitGone(t, again.marker, 20*time.Second)
+	if out := gc(t, "--tmp-root", root); !strings.Contains(out, "removed "+lock+"\n") {
+		t.Errorf("gc after a killed jail printed %q, want it to remove %s", out, lock)
+	}
+	if _, err := os.Stat(lock); err == nil {
+		t.Errorf("lock file %s left after gc, want it removed", lock)
 	}
 }
 
@@ -279,6 +292,18 @@ func TestServeSlotsLeaseOwnIDs(t *testing.T) {
 		return false
 	}, "a slot's init")
 	wantOwnID(t, "the slot's init", slotUID)
+	// The reproduction: a process of nobody may not stop it.
+	for pid, uid := range childUIDs(t, c.cmd.Process.Pid) {
+		if uid == slotUID {
+			out, err := exec.Command("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "kill", "-STOP", strconv.Itoa(pid)).CombinedOutput()
+			if err == nil {
+				t.Errorf("uid 65534 stopped the slot's init %d (host uid %d), want it refused", pid, uid)
+				syscall.Kill(pid, syscall.SIGCONT)
+			} else if !strings.Contains(string(out), "ermi") {
+				t.Errorf("kill -STOP of the slot's init as uid 65534: %v %q, want a permission error", err, out)
+			}
+		}
+	}
 	var markers []string
 	for _, name := range []string{"a", "b"} {
 		m := marker(t)

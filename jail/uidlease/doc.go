@@ -16,8 +16,9 @@
 // belongs to the open file, so it ends with its holder, even on SIGKILL;
 // Release removes the file while still holding the lock. A lock file left
 // by a holder that was killed is empty and is taken (and later removed) by
-// the next run that draws its id. The uid and the gid of a lease are the
-// same number.
+// the next run that draws its id, or by gc (Sweep). The uid and the gid of
+// a lease are the same number. A lease and its release cost 8 µs with
+// LeaseDir on a tmpfs (BenchmarkAcquireRelease).
 //
 //	if err := uidlease.Check(r); err != nil { ... } // once per run's start
 //	l, err := uidlease.Acquire(r)

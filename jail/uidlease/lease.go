@@ -3,7 +3,10 @@ package uidlease
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strconv"
 
 	"golang.org/x/sys/unix"
@@ -118,4 +121,45 @@ func tryLock(dir int, path, name string) (int, error) {
 		}
 		unix.Close(fd)
 	}
+}
+
+// Sweep removes the lock files no jail holds (left by jails that were
+// killed) from LeaseDir, for gc, and returns their paths. A missing
+// directory holds none. It locks each file before removing it, as Release
+// does, so that a lease taken meanwhile is never lost.
+func Sweep() ([]string, error) {
+	if _, err := os.Lstat(LeaseDir); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return sweep(LeaseDir, 0)
+}
+
+func sweep(path string, owner uint32) ([]string, error) {
+	dir, err := openDir(path, owner)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(dir)
+	names, err := os.ReadDir(path)
+	if err != nil {
+		return nil, fmt.Errorf("read the uid lease directory %s: %w", path, err)
+	}
+	var removed []string
+	for _, e := range names {
+		if _, err := strconv.ParseUint(e.Name(), 10, 32); err != nil || !e.Type().IsRegular() {
+			continue // not a lock file of ours: left alone
+		}
+		lock, err := tryLock(dir, path, e.Name())
+		if err != nil {
+			return removed, err
+		}
+		if lock < 0 {
+			continue // held by a live jail
+		}
+		if unix.Unlinkat(dir, e.Name(), 0) == nil {
+			removed = append(removed, filepath.Join(path, e.Name()))
+		}
+		unix.Close(lock)
+	}
+	return removed, nil
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -107,4 +108,44 @@ func TestOpenDirRefuses(t *testing.T) {
 func TestReleaseNil(t *testing.T) {
 	var l *Lease
 	l.Release() // a run with fixed ids has no lease
+}
+
+// TestSweep: gc removes the lock files of killed jails and leaves a held
+// one and anything not a lock file.
+func TestSweep(t *testing.T) {
+	dir, me := leaseDir(t), uint32(os.Geteuid())
+	held, err := acquire(dir, me, Range{8000, 8000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Release()
+	for _, name := range []string{"8001", "8002", "notes"} {
+		if err := os.WriteFile(filepath.Join(dir, name), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	removed, err := sweep(dir, me)
+	want := []string{filepath.Join(dir, "8001"), filepath.Join(dir, "8002")}
+	if err != nil || !slices.Equal(removed, want) {
+		t.Errorf("sweep(%s) = %v, %v; want %v", dir, removed, err, want)
+	}
+	names, _ := os.ReadDir(dir)
+	if len(names) != 2 || names[0].Name() != "8000" || names[1].Name() != "notes" {
+		t.Errorf("after sweep, %s holds %v, want the held lock 8000 and notes", dir, names)
+	}
+}
+
+// BenchmarkAcquireRelease is the cost a run as root pays for its lease:
+// with TMPDIR on a tmpfs, as /run is on a systemd host, 8 µs here; on
+// ext4 (this machine's /run, and /tmp) 108 µs, the file's creation and
+// removal going through the journal.
+func BenchmarkAcquireRelease(b *testing.B) {
+	dir := filepath.Join(b.TempDir(), "uids")
+	for range b.N {
+		l, err := acquire(dir, uint32(os.Geteuid()), Default)
+		if err != nil {
+			b.Fatal(err)
+		}
+		l.Release()
+	}
 }
