@@ -7,6 +7,10 @@ import (
 	"github.com/scidex/scidex-jail/jail/uidlease"
 )
 
+// probeID is the id the other checks' probes run as when no lease can be
+// had: never one of a refused range, which may hold 0.
+const probeID = 65534
+
 // checkIDs is the line on the analysis' host ids: fixed (--uid), the
 // caller's (rootless), or leased from --uid-range, which must be free of
 // accounts (uidlease.Check). With a usable range it leases one id for the
@@ -27,7 +31,7 @@ func (c *checkCmd) checkIDs() (checkLine, func()) {
 		l.State = stateMissing
 		l.Text = err.Error()
 		l.Fix = fmt.Sprintf("give a --uid-range of host ids no account, group or subordinate range uses (the default is %s), or fixed ids with --uid and --gid", uidlease.Default)
-		c.uid, c.gid = int(c.uidRange.First), int(c.uidRange.First)
+		c.uid, c.gid = probeID, probeID
 		return l, none
 	}
 	lease, err := uidlease.Acquire(c.uidRange)
@@ -35,7 +39,7 @@ func (c *checkCmd) checkIDs() (checkLine, func()) {
 		l.State = stateMissing
 		l.Text = err.Error()
 		l.Fix = "wait for runs to end, or give a wider --uid-range"
-		c.uid, c.gid = int(c.uidRange.First), int(c.uidRange.First)
+		c.uid, c.gid = probeID, probeID
 		return l, none
 	}
 	c.uid, c.gid = lease.ID(), lease.ID()
