@@ -56,6 +56,7 @@ func PrepareSlot(template *Spec) (*Slot, error) {
 	sl := &Slot{prog: prog, lease: lease, made: time.Now()}
 	if sl.key, err = slotKey(plan, prog); err != nil {
 		prog.Close()
+		lease.Release()
 		return nil, err
 	}
 	if err := sl.start(plan); err != nil {
