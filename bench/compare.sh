@@ -17,7 +17,7 @@
 # Env: PIN=1 runs everything on CPU 0 (taskset -c 0), for steadier figures.
 #      OUT=DIR keeps hyperfine's JSON exports and the table in DIR.
 #      RUNS_TRUE, RUNS_PY override the run counts.
-# Needs root (the jail maps the analysis to uid 65534), bubblewrap, hyperfine
+# Needs root (the jail maps the analysis to a host uid of its own), bubblewrap, hyperfine
 # and python3; installs the first two with apt-get if missing.
 set -euo pipefail
 

@@ -18,7 +18,7 @@ import (
 // crun (Debian's crun package) is the peer that enforces what the jail's
 // run enforces: a cgroup leaf with the same memory, swap, CPU and PID
 // limits, every namespace (user, mount, pid, net, ipc, uts, cgroup), the
-// analysis as uid 1000 mapped to 65534, a read-only root showing /usr and
+// analysis as uid 1000 mapped to 65534 (the jail: an id leased per run), a read-only root showing /usr and
 // /etc, fresh /proc, /dev and /tmp, no capabilities, no_new_privs and a
 // seccomp deny-list. It has no Landlock and no report. Its pairs are
 // information: a C runtime is no target for a Go jail.
@@ -223,7 +223,8 @@ type (
 
 // crunSpec is the bundle's config: the limits fullJail gives the jail
 // (--memory 256M, swap none, --cpus 1, --pids 64), the analysis uid the
-// jail uses (1000 inside, 65534 on the host).
+// jail uses (1000 inside; on the host a fixed 65534 here, where the jail
+// leases one per run: a few µs, not worth a lease of crun's own).
 func (c *crunPeer) crunSpec() ociSpec {
 	ro := []string{"rbind", "ro", "nosuid", "nodev"}
 	s := ociSpec{Version: "1.0.2", Hostname: "jail",

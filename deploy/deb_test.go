@@ -187,6 +187,10 @@ print(s.__file__, r.status, s.schema_text() == open("/usr/share/scidex-jail/repo
 	if fi, err := os.Stat("/run/scidex-jail"); err != nil || fi.Mode().Perm() != 0o777 || fi.Mode()&os.ModeSticky == 0 {
 		t.Errorf("/run/scidex-jail = %v, %v; want a sticky 1777 directory made by systemd-tmpfiles", fi, err)
 	}
+	// And the uid leases' directory, root's alone.
+	if fi, err := os.Lstat("/run/scidex-jail-uids"); err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 {
+		t.Errorf("/run/scidex-jail-uids = %v, %v; want a 0700 directory made by systemd-tmpfiles", fi, err)
+	}
 }
 
 // dpkg runs dpkg, waiting while another package manager holds its lock.

@@ -82,15 +82,19 @@ func volume(t *testing.T) string {
 
 // nestedRuns runs, inside the container and through the delegate helper,
 // check and three runs that hit each limit and each file/network layer.
+// With fixed ids (U): the default lease range lies outside the 65536 ids
+// the container maps, and its read-only root has no writable /run for the
+// leases (docs/deploying.md).
 const nestedRuns = `exec /tmp/bin/delegate /bin/sh -c '
 J=/tmp/bin/scidex-jail
 P=$SCIDEX_JAIL_CGROUP_PARENT
-$J check --cgroup-parent "$P" >/tmp/check.txt 2>&1; echo "check $?"
-$J run --id n-oom --cgroup-parent "$P" --report /tmp/oom.json --memory 64M --grace 1s -- \
+U="--uid 65534 --gid 65534"
+$J check $U --cgroup-parent "$P" >/tmp/check.txt 2>&1; echo "check $?"
+$J run $U --id n-oom --cgroup-parent "$P" --report /tmp/oom.json --memory 64M --grace 1s -- \
 	/usr/bin/python3 -c "b = [bytearray(8 << 20) for _ in range(1000)]" 2>/dev/null; echo "oom $?"
-$J run --id n-fork --cgroup-parent "$P" --report /tmp/fork.json --pids 16 --grace 1s -- \
+$J run $U --id n-fork --cgroup-parent "$P" --report /tmp/fork.json --pids 16 --grace 1s -- \
 	/bin/sh -c "i=0; while [ \$i -lt 64 ]; do sleep 3 & i=\$((i+1)); done; wait" 2>/dev/null; echo "fork $?"
-$J run --id n-ok --cgroup-parent "$P" --report /tmp/ok.json --memory 128M --cpus 0.5 --pids 32 -- \
+$J run $U --id n-ok --cgroup-parent "$P" --report /tmp/ok.json --memory 128M --cpus 0.5 --pids 32 -- \
 	/bin/sh -c "cat /proc/self/cgroup; id -u; echo x >/etc/x || echo etc-refused; echo x >/tmp/bin/x || echo bin-refused; /usr/bin/python3 -c \"import socket; socket.socket()\" || echo inet-refused" 2>/dev/null; echo "ok $?"
 '`
 
@@ -158,7 +162,7 @@ func TestVMNestedContainer(t *testing.T) {
 		message []string
 	}{
 		{"one uid mapped", 1, containerSpec{}, `exec /tmp/bin/delegate /tmp/bin/scidex-jail run --id n1 --cgroup-parent "$SCIDEX_JAIL_CGROUP_PARENT" -- /bin/true`,
-			[]string{"--uid 65534 is not mapped in the user namespace", "hostUsers: false"}},
+			[]string{"--uid-range", "1879048192-1879113727 includes id 1879048192, which is not mapped in the user namespace", "hostUsers: false"}},
 		{"masked /proc", 65536, containerSpec{MaskProc: true}, `exec /tmp/bin/delegate /tmp/bin/scidex-jail run --id n2 --cgroup-parent "$SCIDEX_JAIL_CGROUP_PARENT" -- /bin/true`,
 			[]string{"a fresh /proc", "procMount: Unmasked"}},
 		{"read-only cgroup", 65536, containerSpec{CgroupRO: true}, `exec /tmp/bin/scidex-jail run --id n3 -- /bin/true`,

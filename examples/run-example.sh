@@ -11,8 +11,8 @@
 #
 # The exit status is the jail's (the analysis's own, 125 if the jail could
 # not start it). Run it as root to get the full isolation (the analysis then
-# runs as host uid 65534); as another user the jail needs unprivileged user
-# namespaces.
+# runs as a host uid of its own, leased per run); as another user the jail
+# needs unprivileged user namespaces.
 set -euo pipefail
 
 json=false

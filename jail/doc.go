@@ -109,7 +109,8 @@
 //	spec := p.Spec()                                 // every field the profile decides
 //	spec.ID, spec.Command = "SDA-1", []string{"python3", "script.py"}
 //	spec.TmpRoot, spec.Root, spec.Report = "/tmp", "/srv/platform", "/srv/reports/SDA-1.json"
-//	spec.HostUID, spec.HostGID = 65534, 65534
+//	// HostUID, HostGID left 0: as root, the run leases ids of its own from
+//	// spec.UIDRange (jail/uidlease); set both to fix them.
 //	r, err := spec.Validate()                        // optional: the resolved copy,
 //	plan, warnings, err := jail.BuildPlan(r, jail.LookHost(&spec)) // and what a run would do
 //	rep, err := jail.Run(&spec, nil)  // err: nothing was created (bad input, ID in use)

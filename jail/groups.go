@@ -56,7 +56,7 @@ func insideGroups(gs []report.HostGroup) []int {
 // layers that hold the filesystem promises: the caller's primary gid is
 // the run's own gid (host_gid), not an extra group, and is left out.
 func identityReport(ids IDMap, held []promise.Layer) report.IdentityReport {
-	r := report.IdentityReport{HostGroupsKept: []report.HostGroup{}}
+	r := report.IdentityReport{HostGroupsKept: []report.HostGroup{}, HostIDs: hostIDsFrom(ids)}
 	for _, g := range ids.Groups {
 		if g.GID != ids.HostGID {
 			r.HostGroupsKept = append(r.HostGroupsKept, g)

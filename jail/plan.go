@@ -79,6 +79,9 @@ type IDMap struct {
 	// Groups are the caller's supplementary groups a rootless run keeps
 	// (it cannot drop them: groups.go); nil when Setgroups clears them.
 	Groups []report.HostGroup
+	// LeasedFrom is the range HostUID/HostGID were leased from (uids.go);
+	// "" when fixed or rootless.
+	LeasedFrom string
 }
 
 // CgroupPlan is the run's cgroup leaf, before it exists: the supervisor
@@ -121,7 +124,7 @@ func BuildPlan(r *Resolved, h view.HostView) (*Plan, []string, error) {
 	layers.Net, layers.Disabled = s.Net, s.optIns().Disabled()
 	p := &Plan{
 		Namespaces: planNamespaces(s.Net),
-		IDs:        planIDs(s, h),
+		IDs:        planIDs(r, h),
 		Promises:   promise.EvaluatePromises(layers, s.RequireLayers),
 		Run:        planRun(r),
 	}
@@ -183,14 +186,14 @@ func planNamespaces(net promise.NetMode) []Namespace {
 	return out
 }
 
-func planIDs(s *Spec, h view.HostView) IDMap {
+func planIDs(s *Resolved, h view.HostView) IDMap {
 	if h.EUID != 0 {
 		// Rootless: the only uid we may map is our own.
 		ids := IDMap{HostUID: h.EUID, HostGID: h.EGID}
 		ids.Groups = planGroups(ids, h)
 		return ids
 	}
-	return IDMap{HostUID: s.HostUID, HostGID: s.HostGID, Setgroups: true}
+	return IDMap{HostUID: s.HostUID, HostGID: s.HostGID, Setgroups: true, LeasedFrom: s.LeasedFrom}
 }
 
 // planInit is the init's config: the mount view, the Landlock and seccomp

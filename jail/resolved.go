@@ -19,6 +19,9 @@ type Resolved struct {
 	// checks compare destinations and where a kept tmpfs run directory is
 	// copied to (collect walks a path without following links).
 	RealTmpRoot string
+	// LeasedFrom is the range HostUID and HostGID were leased from
+	// (leaseIDs), "" when the caller fixed them or the run is rootless.
+	LeasedFrom string
 }
 
 // Validate checks the spec and returns its resolved copy, or an error

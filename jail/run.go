@@ -12,6 +12,7 @@ import (
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
 	"github.com/scidex/scidex-jail/jail/report"
 	"github.com/scidex/scidex-jail/jail/runfiles"
+	"github.com/scidex/scidex-jail/jail/uidlease"
 )
 
 // Run runs the spec to completion and returns its report, which it also
@@ -73,7 +74,15 @@ func RunWith(given *Spec, opts Options) (*report.Report, error) {
 		defer signal.Stop(c)
 		sigs = c
 	}
-	sv := &supervisor{spec: s, opts: opts, clock: newPhaseTimer(t0, s.Started), sig: &signalMachine{c: sigs}, report: rf}
+	lease, err := leaseIDs(s) // uids.go
+	if err != nil {
+		return nil, err
+	}
+	sv := &supervisor{spec: s, opts: opts, clock: newPhaseTimer(t0, s.Started), sig: &signalMachine{c: sigs}, report: rf, lease: lease}
+	// Released last: the run's processes are dead and its files removed
+	// (or left for gc, owned by an id no later run can be given while
+	// this one holds it).
+	defer func() { sv.lease.Release() }()
 	return sv.run()
 }
 
@@ -93,6 +102,7 @@ type supervisor struct {
 	res      resources
 	warnings []string             // the steps' warnings, in order, until the cleanup
 	report   *runfiles.ReportFile // where the report goes (nil: nowhere)
+	lease    *uidlease.Lease      // the run's host ids when leased (uids.go); nil: fixed or rootless
 }
 
 // resources are what the run made on the host, which the cleanup removes.

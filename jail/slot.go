@@ -9,6 +9,7 @@ import (
 
 	"github.com/scidex/scidex-jail/cgroupfs"
 	"github.com/scidex/scidex-jail/jail/initconn"
+	"github.com/scidex/scidex-jail/jail/uidlease"
 )
 
 // A Slot is the first half of a run done ahead of its request, for
@@ -25,6 +26,7 @@ type Slot struct {
 	leaf    *cgroupfs.Leaf
 	spawner *initconn.Spawner
 	conn    *initconn.Conn
+	lease   *uidlease.Lease // the slot's ids when leased; the run that takes the slot takes it
 	made    time.Time
 }
 
@@ -37,17 +39,24 @@ func PrepareSlot(template *Spec) (*Slot, error) {
 	if err != nil {
 		return nil, err
 	}
+	lease, err := leaseIDs(s)
+	if err != nil {
+		return nil, fmt.Errorf("prepare slot: %w", err)
+	}
 	plan, _, err := BuildPlan(s, LookHost(&s.Spec))
 	if err != nil {
+		lease.Release()
 		return nil, fmt.Errorf("prepare slot: %w", err)
 	}
 	prog, err := initconn.Open()
 	if err != nil {
+		lease.Release()
 		return nil, fmt.Errorf("prepare slot: %w", err)
 	}
-	sl := &Slot{prog: prog, made: time.Now()}
+	sl := &Slot{prog: prog, lease: lease, made: time.Now()}
 	if sl.key, err = slotKey(plan, prog); err != nil {
 		prog.Close()
+		lease.Release()
 		return nil, err
 	}
 	if err := sl.start(plan); err != nil {
@@ -114,14 +123,17 @@ func (sl *Slot) Key() string { return sl.key }
 // Made is when the slot was made.
 func (sl *Slot) Made() time.Time { return sl.made }
 
-// Destroy ends the slot's init and removes its leaf. A slot taken by a
-// run is the run's to end: Destroy is for slots never used.
+// Destroy ends the slot's init and removes its leaf, then gives back its
+// leased ids. A slot taken by a run is the run's to end: Destroy is for
+// slots never used.
 func (sl *Slot) Destroy() {
 	if sl.conn != nil {
 		sl.conn.Abort()
 	}
 	closeLeaf(sl.leaf, sl.spawner, sl.conn)
 	sl.prog.Close()
+	sl.lease.Release()
+	sl.lease = nil
 }
 
 // InitIdentity names the init program a run would exec now (its file's
@@ -152,7 +164,13 @@ func slotKey(p *Plan, prog *initconn.Program) (string, error) {
 	for _, ns := range p.Namespaces {
 		b.WriteString(ns.Name + ",")
 	}
-	fmt.Fprintf(&b, "|ids=%d:%d:%t:%d", p.IDs.HostUID, p.IDs.HostGID, p.IDs.Setgroups, len(p.IDs.Groups))
+	if p.IDs.LeasedFrom != "" {
+		// Any id of the range will do: a run that takes the slot takes
+		// its ids (takeSlot).
+		fmt.Fprintf(&b, "|ids=leased from %s:%t:%d", p.IDs.LeasedFrom, p.IDs.Setgroups, len(p.IDs.Groups))
+	} else {
+		fmt.Fprintf(&b, "|ids=%d:%d:%t:%d", p.IDs.HostUID, p.IDs.HostGID, p.IDs.Setgroups, len(p.IDs.Groups))
+	}
 	for _, g := range p.IDs.Groups {
 		fmt.Fprintf(&b, ",%d", g.GID)
 	}
@@ -205,6 +223,13 @@ func (sv *supervisor) takeSlot(prog *initconn.Program) bool {
 		sv.res.leaf, sv.res.cgroup = sl.leaf, leafReport(sl.leaf)
 	}
 	sv.res.spawner, sv.conn, sv.slot = sl.spawner, sl.conn, sl
+	if sl.lease != nil {
+		// The slot's init was born with the slot's ids: the run gives
+		// back its own and holds the slot's to its end.
+		sv.lease.Release()
+		sv.lease, sl.lease = sl.lease, nil
+		sv.plan.rebindIDs(sv.lease.ID())
+	}
 	sl.prog.Close() // exec'd long ago; the connection keeps its path for messages
 	sv.clock.lap("slot")
 	return true

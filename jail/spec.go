@@ -13,15 +13,13 @@ import (
 	"github.com/scidex/scidex-jail/jail/limits"
 	"github.com/scidex/scidex-jail/jail/promise"
 	"github.com/scidex/scidex-jail/jail/runfiles"
+	"github.com/scidex/scidex-jail/jail/uidlease"
 )
 
 // Defaults of the command line's own flags (a profile supplies the
 // limits, timeout and grace).
 const (
 	DefaultTmpRoot = "/tmp"
-	// DefaultHostUID is the host uid the target runs as when the jail runs
-	// as root: the kernel's overflow uid "nobody", which owns nothing.
-	DefaultHostUID = 65534
 	// InsideUID is the target's uid (and gid) inside the user namespace:
 	// non-zero, so nothing in the jail believes it is root.
 	InsideUID = protocol.InsideUID
@@ -53,8 +51,15 @@ type Spec struct {
 	// Validate resolves it and Collect in its copy (runfiles.CheckDestinations).
 	Report string
 
-	HostUID int // host uid/gid of the target when the jail runs as root
+	// HostUID and HostGID are the target's host uid and gid when the jail
+	// runs as root, fixed by the caller; both 0 (the default): each run
+	// leases an id of its own from UIDRange (uids.go). Rootless runs are
+	// the caller's uid whatever these say.
+	HostUID int
 	HostGID int
+	// UIDRange is where leased ids come from; the zero value is
+	// uidlease.Default.
+	UIDRange uidlease.Range
 
 	Profile string // name of the profile the values came from, for the report
 
@@ -149,8 +154,8 @@ func (s *Spec) check() error {
 	if err := promise.ValidateRequireLayers(s.RequireLayers); err != nil {
 		return fmt.Errorf("%w: require_layers: %w", ErrBadSpec, err)
 	}
-	if s.HostUID <= 0 || s.HostGID <= 0 {
-		return fmt.Errorf("%w: the analysis' host uid/gid %d:%d must be non-zero, so it never runs as host root", ErrBadSpec, s.HostUID, s.HostGID)
+	if err := s.validateIDs(); err != nil { // uids.go
+		return err
 	}
 	return s.checkDestinations()
 }

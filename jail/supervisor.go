@@ -58,7 +58,11 @@ func (sv *supervisor) makeRunDir() (*setupFailure, error) {
 	p := &sv.plan.Run
 	sv.warnings = append(sv.warnings, runfiles.SweepLeftovers(p.TmpRoot, p.Report)...)
 	sv.clock.lap("sweep")
-	dir, stale, err := runfiles.CreateDir(p.TmpRoot, p.ID, p.Owner[0], p.Owner[1])
+	var leased func(uint32) bool
+	if sv.spec.LeasedFrom != "" {
+		leased = func(owner uint32) bool { return sv.spec.uidRange().Contains(uint64(owner)) }
+	}
+	dir, stale, err := runfiles.CreateDirLeased(p.TmpRoot, p.ID, p.Owner[0], p.Owner[1], leased)
 	if err != nil {
 		sv.conn.Abort()
 		closeLeaf(sv.res.leaf, sv.res.spawner, sv.conn)

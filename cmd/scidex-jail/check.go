@@ -12,6 +12,7 @@ import (
 	"github.com/scidex/scidex-jail/jail/hostcheck"
 	"github.com/scidex/scidex-jail/jail/limits"
 	"github.com/scidex/scidex-jail/jail/profile"
+	"github.com/scidex/scidex-jail/jail/uidlease"
 )
 
 // checkCmd is `scidex-jail check`: for this host and one profile, what each
@@ -23,6 +24,10 @@ import (
 // only be had degraded; 125 means the profile or the flags are bad.
 type checkCmd struct {
 	jailFlags
+
+	uid, gid int            // the ids the probes run as: fixed, or one leased for the check
+	uidRange uidlease.Range // where runs lease theirs
+	fixedIDs bool
 }
 
 // checkState is the outcome of one check.
@@ -47,9 +52,10 @@ func (c *checkCmd) Run() error {
 	if err != nil {
 		return err
 	}
-	if c.UID <= 0 || c.GID <= 0 {
-		return fmt.Errorf("%w: --uid/--gid %d:%d must be non-zero, so the analysis never runs as host root", jail.ErrBadSpec, c.UID, c.GID)
+	if c.uid, c.gid, c.uidRange, err = c.ids(); err != nil {
+		return err
 	}
+	c.fixedIDs = c.uid != 0
 	lines := c.checks(p)
 	source := "built-in"
 	if from != "" {
@@ -66,6 +72,8 @@ func (c *checkCmd) Run() error {
 
 // checks runs every check for profile p, in the order a run meets them.
 func (c *checkCmd) checks(p profile.Profile) []checkLine {
+	ids, release := c.checkIDs() // check_ids.go
+	defer release()
 	pl, done, planErr := c.probePlan(p)
 	defer done()
 	sec := hostcheck.ProbeSecurity(pl.Init.Security)
@@ -75,6 +83,7 @@ func (c *checkCmd) checks(p profile.Profile) []checkLine {
 		limits = &jail.CgroupPlan{}
 	}
 	lines := []checkLine{
+		ids,
 		checkUserns(pl),
 		checkInit(pl),
 		checkIdentity(pl, planErr),
@@ -82,7 +91,7 @@ func (c *checkCmd) checks(p profile.Profile) []checkLine {
 		checkSeccomp(p, sec),
 		cg,
 		checkControllers(limits, info, cg.State == stateOK),
-		checkTmpRoot(c.TmpRoot, c.UID, c.GID),
+		checkTmpRoot(c.TmpRoot, c.uid, c.gid),
 	}
 	// What a deployment must set up (check_host.go), then the promises.
 	lines = append(lines, checkHostSetup(c.CgroupParent, info)...)
@@ -98,7 +107,7 @@ func (c *checkCmd) checks(p profile.Profile) []checkLine {
 func (c *checkCmd) probePlan(p profile.Profile) (pl *jail.Plan, done func(), err error) {
 	s := p.Spec()
 	s.ID, s.Command = "check", []string{"/bin/true"}
-	s.CgroupParent, s.HostUID, s.HostGID = c.CgroupParent, c.UID, c.GID
+	s.CgroupParent, s.HostUID, s.HostGID = c.CgroupParent, c.uid, c.gid
 	s.Root, _ = os.Getwd()
 	// The tmp-root check says what is wrong with --tmp-root; the probe
 	// needs some directory all the same.

@@ -12,7 +12,7 @@ import (
 
 // checkNames are the checks `scidex-jail check` prints, in order, then one
 // line per promise of the contract.
-var checkNames = append([]string{"user namespaces", "init", "identity", "landlock", "seccomp", "cgroup", "cgroup controllers", "tmp-root",
+var checkNames = append([]string{"uids", "user namespaces", "init", "identity", "landlock", "seccomp", "cgroup", "cgroup controllers", "tmp-root",
 	"userns sysctls", "apparmor userns", "cgroup delegation"}, promiseCheckNames()...)
 
 func promiseCheckNames() []string {
@@ -78,7 +78,7 @@ func TestCheckDefaultProfile(t *testing.T) {
 	if len(got) != len(checkNames) {
 		t.Errorf("check printed %d checks, want %d (%v); %v", len(got), len(checkNames), checkNames, r)
 	}
-	for _, want := range []string{"Landlock ABI 7", "cgroup version 1", "default/none", "host uid 65534", "list /etc refused with EACCES",
+	for _, want := range []string{"Landlock ABI 7", "cgroup version 1", "default/none", "leases a host uid and gid of its own from 1879048192-1879113727", "list /etc refused with EACCES",
 		"signal the parent refused with EPERM", "socket(AF_PACKET) refused with EAFNOSUPPORT", "memory (limit 2G", "pids (limit 512)"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("check output lacks %q; %v", want, r)
@@ -160,7 +160,8 @@ func TestCheckFailures(t *testing.T) {
 		{"no such profile", []string{"--profile", "nosuch", "--tmp-root", root}, 125, "", `--profile "nosuch": no such profile; known: default, notebook, post_process, tool`, ""},
 		{"bad profiles file", []string{"--config", badCfg, "--tmp-root", root}, 125, "", "profiles.default.memry: unknown field", ""},
 		{"missing profiles file", []string{"--config", filepath.Join(root, "none.json"), "--tmp-root", root}, 125, "", "read profiles file", ""},
-		{"uid zero", []string{"--uid", "0", "--tmp-root", root}, 125, "", "must be non-zero", ""},
+		{"uid zero", []string{"--uid", "0", "--gid", "0", "--tmp-root", root}, 125, "", "must be non-zero", ""},
+		{"uid without gid", []string{"--uid", "4242", "--tmp-root", root}, 125, "", "--uid and --gid go together", ""},
 		{"tmp-root not enterable by the analysis", []string{"--tmp-root", private}, 1, "tmp-root", "", "chmod 0755 " + private},
 		{"tmp-root missing", []string{"--tmp-root", filepath.Join(root, "nope")}, 1, "tmp-root", "", "mkdir -m 0755 " + filepath.Join(root, "nope")},
 		{"tmp-root relative", []string{"--tmp-root", "tmp"}, 1, "tmp-root", "", "absolute path"},

@@ -4,12 +4,15 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/scidex/scidex-jail/internal/testutil"
 	"github.com/scidex/scidex-jail/jail/report"
+	"github.com/scidex/scidex-jail/jail/uidlease"
 )
 
 // TestEveryAnalysisThreadConfined looks from the host at every thread of
@@ -70,7 +73,7 @@ func checkConfined(t *testing.T, which, status string) {
 		}
 	}
 	want := map[string]string{
-		"Uid": "65534\t65534\t65534\t65534", "CapEff": "0000000000000000", "CapPrm": "0000000000000000",
+		"CapEff": "0000000000000000", "CapPrm": "0000000000000000",
 		"CapBnd": "0000000000000000", "CapAmb": "0000000000000000", "CapInh": "0000000000000000",
 		"NoNewPrivs": "1", "Seccomp": "2",
 	}
@@ -78,5 +81,10 @@ func checkConfined(t *testing.T, which, status string) {
 		if got[k] != w {
 			t.Errorf("thread %s (%s) of the analysis: %s = %q, want %q", which, got["Name"], k, got[k], w)
 		}
+	}
+	// The run's own leased uid (uids_test.go), the same in all four.
+	ids := strings.Fields(got["Uid"])
+	if id, err := strconv.ParseUint(ids[0], 10, 32); len(ids) != 4 || slices.Min(ids) != slices.Max(ids) || err != nil || !uidlease.Default.Contains(id) {
+		t.Errorf("thread %s (%s) of the analysis: Uid = %q, want one id of %s in all four", which, got["Name"], got["Uid"], uidlease.Default)
 	}
 }

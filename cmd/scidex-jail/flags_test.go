@@ -9,6 +9,7 @@ import (
 	"github.com/scidex/scidex-jail/jail"
 	"github.com/scidex/scidex-jail/jail/limits"
 	"github.com/scidex/scidex-jail/jail/promise"
+	"github.com/scidex/scidex-jail/jail/uidlease"
 )
 
 // L is a value per row, for limits.Of.
@@ -129,9 +130,9 @@ func TestSharedFlagDefaults(t *testing.T) {
 		if args[0] == "check" {
 			f = c.Check.jailFlags
 		}
-		if f.TmpRoot != jail.DefaultTmpRoot || f.UID != jail.DefaultHostUID || f.GID != jail.DefaultHostUID || f.Profile != "default" {
-			t.Errorf("parse(%q) shared flags = %+v, want tmp-root %s, uid and gid %d, profile default",
-				args, f, jail.DefaultTmpRoot, jail.DefaultHostUID)
+		if f.TmpRoot != jail.DefaultTmpRoot || f.UID != nil || f.GID != nil || f.UIDRange != uidlease.Default.String() || f.Profile != "default" {
+			t.Errorf("parse(%q) shared flags = %+v, want tmp-root %s, no uid or gid, uid range %s, profile default",
+				args, f, jail.DefaultTmpRoot, uidlease.Default)
 		}
 	}
 	if c, err := parseQuiet(t, "gc"); err != nil || c.GC.TmpRoot != jail.DefaultTmpRoot {

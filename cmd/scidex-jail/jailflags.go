@@ -1,9 +1,11 @@
 package main
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/scidex/scidex-jail/jail/profile"
+	"github.com/scidex/scidex-jail/jail/uidlease"
 )
 
 // configFlag names the profiles file, for every command that reads it.
@@ -13,15 +15,52 @@ type configFlag struct {
 
 // jailFlags are the flags run and check share: which profile, and where
 // and as whom a run would go. Their defaults are jail.DefaultTmpRoot and
-// jail.DefaultHostUID (a struct tag cannot name a constant; a test holds
+// uidlease.Default (a struct tag cannot name a constant; a test holds
 // them equal).
 type jailFlags struct {
 	Profile string `name:"profile" short:"p" default:"default" help:"Profile of limits and permissions: default, notebook, post_process, tool, or one from the profiles file (see 'scidex-jail profiles')."`
 	configFlag
 	TmpRoot      string `name:"tmp-root" default:"/tmp" placeholder:"DIR" help:"Absolute directory that holds the run directories."`
 	CgroupParent string `name:"cgroup-parent" placeholder:"PATH" help:"Delegated cgroup under which a run's leaf is made. Default: the jail's own cgroup."`
-	UID          int    `name:"uid" default:"65534" help:"Host uid the analysis runs as when scidex-jail runs as root (never 0)."`
-	GID          int    `name:"gid" default:"65534" help:"Host gid the analysis runs as when scidex-jail runs as root (never 0)."`
+	idFlags
+}
+
+// idFlags say as whom an analysis runs when the jail runs as root: ids
+// leased from a range (the default), or fixed ones. Rootless runs are the
+// caller's uid whatever they say.
+type idFlags struct {
+	UID      *int   `name:"uid" placeholder:"N" help:"A fixed host uid for the analysis when scidex-jail runs as root (never 0; give --gid too). Default: each run leases a uid and gid of its own from --uid-range."`
+	GID      *int   `name:"gid" placeholder:"N" help:"A fixed host gid, with --uid (never 0)."`
+	UIDRange string `name:"uid-range" default:"1879048192-1879113727" placeholder:"FIRST-LAST" help:"Host ids each run leases its own uid and gid from when scidex-jail runs as root and --uid is not given; no account, group, /etc/subuid or /etc/subgid range may use them (docs/security.md)."`
+}
+
+// ids are the host uid and gid the flags fix (0, 0: lease one from the
+// range) and the range.
+func (f *idFlags) ids() (uid, gid int, r uidlease.Range, err error) {
+	if r, err = uidlease.ParseRange(f.UIDRange); err != nil {
+		return 0, 0, r, bad("--uid-range: %w", err)
+	}
+	switch {
+	case f.UID == nil && f.GID == nil:
+		return 0, 0, r, nil
+	case f.UID == nil || f.GID == nil:
+		return 0, 0, r, bad("--uid and --gid go together: give both for fixed ids, or neither for ids leased from --uid-range")
+	case *f.UID <= 0 || *f.GID <= 0:
+		return 0, 0, r, bad("--uid/--gid %d:%d must be non-zero, so the analysis never runs as host root", *f.UID, *f.GID)
+	}
+	return *f.UID, *f.GID, r, nil
+}
+
+// args gives the flags back as a request's arguments (serve's slots).
+func (f *idFlags) args() []string {
+	a := []string{"--uid-range", f.UIDRange}
+	if f.UID != nil {
+		a = append(a, "--uid", strconv.Itoa(*f.UID))
+	}
+	if f.GID != nil {
+		a = append(a, "--gid", strconv.Itoa(*f.GID))
+	}
+	return a
 }
 
 // profile loads the profiles and picks the one --profile names; from is

@@ -84,7 +84,9 @@ func (c *runCmd) specIn(cwd string) (*jail.Spec, error) {
 	s.Env = append(s.Env, c.Env...)
 	s.TmpRoot, s.Root, s.CgroupParent = c.TmpRoot, abs(c.Root), c.CgroupParent
 	s.Keep, s.KeepScratch, s.Collect, s.CollectMerge, s.Report = c.Keep, c.KeepScratch, abs(c.Collect), c.CollectMerge, abs(c.Report)
-	s.HostUID, s.HostGID = c.UID, c.GID
+	if s.HostUID, s.HostGID, s.UIDRange, err = c.ids(); err != nil {
+		return nil, err
+	}
 	s.AllowDegraded = append(s.AllowDegraded, c.Degrade...)
 	s.Disable = c.Disable
 	s.Started = started

@@ -170,7 +170,8 @@ func TestBadInput(t *testing.T) {
 		{"bad env", []string{"--id", "ok", "--env", "NOEQUALS", "--", "true"}, "NAME=VALUE"},
 		{"bad timeout", []string{"--id", "ok", "--timeout", "soon", "--", "true"}, "--timeout"},
 		{"negative timeout", []string{"--id", "ok", "--timeout=-1s", "--", "true"}, "negative"},
-		{"root uid", []string{"--id", "ok", "--uid", "0", "--", "true"}, "non-zero"},
+		{"root uid", []string{"--id", "ok", "--uid", "0", "--gid", "0", "--", "true"}, "non-zero"},
+		{"uid without gid", []string{"--id", "ok", "--uid", "4242", "--", "true"}, "--uid and --gid go together"},
 		{"unknown flag", []string{"--id", "ok", "--frobnicate", "--", "true"}, "frobnicate"},
 		{"report dir missing", []string{"--id", "ok", "--report", "/nonexistent/r.json", "--", "true"}, "--report"},
 	}

@@ -33,8 +33,10 @@ type serveCmd struct {
 	SlotIdle     time.Duration `name:"slot-idle" default:"5m" placeholder:"DURATION" help:"A slot unused this long is destroyed and made anew."`
 	SlotCgroup   string        `name:"cgroup-parent" placeholder:"PATH" help:"Delegated cgroup the slots' leaves go below; a request takes a slot when it gives the same --cgroup-parent. Default: the server's own cgroup."`
 	ReplyTimeout time.Duration `name:"reply-timeout" default:"30s" placeholder:"DURATION" help:"How long a reply may wait for its client to read it; a client that has not read it by then is dropped, its runs cancelled, and its replies logged on stderr."`
-	SlotUID      int           `name:"uid" default:"65534" help:"Host uid the slots' analyses run as when the server runs as root; a request takes a slot when its --uid is the same."`
-	SlotGID      int           `name:"gid" default:"65534" help:"Host gid, as --uid."`
+	// The slots' ids: each slot leases its own from --uid-range when it is
+	// made, and a request that fixes none takes one; a request takes a
+	// slot of fixed ids when its --uid and --gid are the server's.
+	idFlags
 	configFlag
 
 	requests *requestParser // made as Run starts
@@ -150,8 +152,7 @@ func (c *serveCmd) templates() ([]*jail.Spec, error) {
 	var out []*jail.Spec
 	for _, n := range names {
 		// The leaves are scidex-slot-<pid>-<random>: whose they are.
-		args := []string{"--id", "slot-" + strconv.Itoa(os.Getpid()), "--profile", n,
-			"--uid", strconv.Itoa(c.SlotUID), "--gid", strconv.Itoa(c.SlotGID)}
+		args := append([]string{"--id", "slot-" + strconv.Itoa(os.Getpid()), "--profile", n}, c.idFlags.args()...)
 		if c.SlotCgroup != "" {
 			args = append(args, "--cgroup-parent", c.SlotCgroup)
 		}

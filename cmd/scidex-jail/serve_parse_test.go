@@ -28,7 +28,9 @@ func TestRequestParserForgets(t *testing.T) {
 	}
 	// Values tried in turn for a flag that takes one: the first that
 	// parses and changes the spec is used.
-	values := []string{cfg, "7", "1s", "3G", "/usr", "dir", "A=B", "landlock", "seccomp", "notebook", "loopback", "443", "4242"}
+	values := []string{cfg, "7", "1s", "3G", "/usr", "dir", "A=B", "landlock", "seccomp", "notebook", "loopback", "443", "4242", "5000-6000"}
+	// Flags that are given only with another.
+	with := map[string][]string{"uid": {"--gid", "8"}, "gid": {"--uid", "8"}}
 	cwd := dir
 	command := []string{"/usr/bin/true"}
 	fresh := func(args []string) (*jail.Spec, error) {
@@ -72,6 +74,7 @@ func TestRequestParserForgets(t *testing.T) {
 			if v != "" {
 				a = append(a, v)
 			}
+			a = append(a, with[f.Name]...)
 			if f.Name != "id" {
 				a = append(a, base...)
 			}

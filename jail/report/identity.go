@@ -13,6 +13,10 @@ type HostGroup struct {
 // analysis holds besides its own gid, why, and what keeps what they could
 // open out of its reach.
 type IdentityReport struct {
+	// HostIDs says where host_uid and host_gid came from: "leased from
+	// FIRST-LAST" (the run's own, as root: docs/security.md), "fixed by
+	// --uid and --gid", or "the caller's (rootless)".
+	HostIDs        string          `json:"host_ids,omitempty"`
 	HostGroupsKept []HostGroup     `json:"host_groups_kept"` // []: none (root runs clear them)
 	Why            string          `json:"why,omitempty"`
 	HeldBy         []promise.Layer `json:"held_by,omitempty"` // the layers that hold the filesystem promises against them

@@ -38,6 +38,14 @@ func (d *Dir) Name() string { return d.name }
 // sees it unlocked, and a link or directory planted at the final name by
 // someone else makes the rename fail instead of being used.
 func CreateDir(tmpRoot, id string, uid, gid int) (*Dir, bool, error) {
+	return CreateDirLeased(tmpRoot, id, uid, gid, nil)
+}
+
+// CreateDirLeased is CreateDir for a run whose uid is one of a range
+// leased per run: a leftover directory owned by leased(owner), an earlier
+// run's of another id of the range (kept, or left by a dead run), is
+// removed as one of uid's would be.
+func CreateDirLeased(tmpRoot, id string, uid, gid int, leased func(owner uint32) bool) (*Dir, bool, error) {
 	parent, err := os.OpenFile(tmpRoot, unix.O_DIRECTORY|unix.O_RDONLY, 0)
 	if err != nil {
 		return nil, false, fmt.Errorf("open tmp-root %s: %w", tmpRoot, err)
@@ -64,7 +72,7 @@ func CreateDir(tmpRoot, id string, uid, gid int) (*Dir, bool, error) {
 		}
 		if errors.Is(err, unix.EEXIST) && attempt < staleBusyTries {
 			var busy, removed bool
-			if busy, removed, err = d.removeStale(uid); err == nil {
+			if busy, removed, err = d.removeStale(uid, leased); err == nil {
 				cleanedStale = cleanedStale || removed
 				if busy {
 					// Held: a live run, or a sweep removing a dead
@@ -166,10 +174,11 @@ func prepareDir(f *os.File, uid, gid int) error {
 
 // removeStale removes what sits at the run directory's name if, and only if,
 // it is a directory left by a dead run: a real directory (not a link),
-// owned by us or by the analysis uid, and not locked by a live supervisor.
+// owned by us, by the analysis uid or by another id of its leased range,
+// and not locked by a live supervisor.
 // busy says it is locked (a live run, or a sweep taking it); removed, that
 // this call removed it.
-func (d *Dir) removeStale(uid int) (busy, removed bool, err error) {
+func (d *Dir) removeStale(uid int, leased func(uint32) bool) (busy, removed bool, err error) {
 	pfd := int(d.parent.Fd())
 	f, err := openDirAt(pfd, d.name)
 	if err != nil {
@@ -186,7 +195,7 @@ func (d *Dir) removeStale(uid int) (busy, removed bool, err error) {
 	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
 		return false, false, fmt.Errorf("stat existing %s: %w", d.path, err)
 	}
-	if int(st.Uid) != os.Geteuid() && int(st.Uid) != uid {
+	if int(st.Uid) != os.Geteuid() && int(st.Uid) != uid && (leased == nil || !leased(st.Uid)) {
 		return false, false, fmt.Errorf("%w: %s already exists and belongs to uid %d, not to this jail; refusing to use or remove it: remove it by hand", ErrBadSpec, d.path, st.Uid)
 	}
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {

@@ -73,7 +73,7 @@ def _validated_reports(monkeypatch: pytest.MonkeyPatch) -> None:
 def jail_bin() -> str:
     """The binary under test: $SCIDEX_JAIL_BIN, else the checkout's bin/scidex-jail."""
     if os.geteuid() != 0:
-        pytest.fail("these tests run the jail as root (the analysis then maps to uid 65534): run them as root")
+        pytest.fail("these tests run the jail as root (each analysis then gets a host uid of its own): run them as root")
     path = os.environ.get("SCIDEX_JAIL_BIN") or os.path.join(REPO, "bin", "scidex-jail")
     if not os.path.isfile(path):
         pytest.fail(f"no scidex-jail binary at {path}: run `make build` (or `make test-python`, which builds it)")

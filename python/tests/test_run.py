@@ -37,7 +37,9 @@ def test_ok_run_result(jail: Jailish, work: str) -> None:
         import hashlib
 
         assert hashlib.sha256(f.read()).hexdigest() == r.outputs[0].sha256
-    assert r.enforced["host_uid"] == 65534 and r.enforced["net"] == "none"
+    # As root, the run's own host ids, leased from the default range.
+    assert 1879048192 <= r.enforced["host_uid"] <= 1879113727 and r.enforced["host_gid"] == r.enforced["host_uid"]
+    assert r.enforced["identity"]["host_ids"] == "leased from 1879048192-1879113727" and r.enforced["net"] == "none"
     assert r.limits["profile"] == "default"
     assert r.started_at is not None and r.ended_at is not None and r.ended_at >= r.started_at
     assert leftovers(aid, dict(r.report)) == []

@@ -51,7 +51,9 @@ def _same(a: scidex_jail.Result, b: scidex_jail.Result) -> None:
     assert (a.stdout, a.stderr) == (b.stdout, b.stderr)
     assert [(o.path, o.type, o.size, o.sha256) for o in a.outputs] == [(o.path, o.type, o.size, o.sha256) for o in b.outputs]
     assert a.limits["profile"] == b.limits["profile"]
-    assert a.enforced["host_uid"] == b.enforced["host_uid"] and a.enforced["net"] == b.enforced["net"]
+    # Each run, served or not, is a host uid of its own from the same range.
+    assert a.enforced["identity"]["host_ids"] == b.enforced["identity"]["host_ids"] and a.enforced["net"] == b.enforced["net"]
+    assert a.enforced["host_uid"] != b.enforced["host_uid"]
 
 
 @pytest.mark.parametrize(

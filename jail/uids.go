@@ -1,0 +1,94 @@
+package jail
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/scidex/scidex-jail/jail/uidlease"
+)
+
+// A run of a jail started as root gets a host uid and gid of its own,
+// leased from a range no account uses (jail/uidlease), unless the caller
+// fixed them (--uid, --gid): a shared id, such as nobody's, would let any
+// process of that id signal, stop or re-weight the analysis, and make two
+// concurrent runs one principal to the kernel. A rootless run is the
+// caller's uid: the only one it may map.
+
+// leased says whether the run's ids are to be leased: the caller fixed
+// neither.
+func (s *Spec) leased() bool { return s.HostUID == 0 && s.HostGID == 0 }
+
+// uidRange is the range leases come from.
+func (s *Spec) uidRange() uidlease.Range {
+	if s.UIDRange == (uidlease.Range{}) {
+		return uidlease.Default
+	}
+	return s.UIDRange
+}
+
+// validateIDs is part of Validate: fixed ids are both given and never
+// root's; a range to lease from, when the jail runs as root, is one no
+// account, subordinate range or reserved id overlaps.
+func (s *Spec) validateIDs() error {
+	if s.leased() {
+		if os.Geteuid() != 0 {
+			return nil
+		}
+		if err := uidlease.Check(s.uidRange()); err != nil {
+			return uidRangeError(err)
+		}
+		return nil
+	}
+	if s.HostUID <= 0 || s.HostGID <= 0 {
+		return fmt.Errorf("%w: the analysis' host uid/gid %d:%d: give both --uid and --gid, each non-zero, so it never runs as host root (or neither: each run then gets ids of its own from --uid-range)", ErrBadSpec, s.HostUID, s.HostGID)
+	}
+	return nil
+}
+
+// uidRangeError makes a range's refusal bad input, with how to fix it.
+func uidRangeError(err error) error {
+	if errors.Is(err, uidlease.ErrRange) || errors.Is(err, uidlease.ErrFull) {
+		return fmt.Errorf("%w: --uid-range: %w; give a range of host ids no account uses (the default is %s), or fixed ids with --uid and --gid", ErrBadSpec, err, uidlease.Default)
+	}
+	return err
+}
+
+// leaseIDs leases the run's ids when they are to be leased and the jail
+// runs as root, and writes them into s; nil otherwise. The lease is
+// released after the run's processes are dead and its files removed.
+func leaseIDs(s *Resolved) (*uidlease.Lease, error) {
+	if !s.leased() || os.Geteuid() != 0 {
+		return nil, nil
+	}
+	l, err := uidlease.Acquire(s.uidRange())
+	if errors.Is(err, uidlease.ErrRange) || errors.Is(err, uidlease.ErrFull) {
+		return nil, uidRangeError(err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: lease a host uid for the run: %w; the jail keeps its leases in %s: give it a writable /run (in a container with a read-only root, a volume there), or fixed ids with --uid and --gid", ErrBadSpec, err, uidlease.LeaseDir)
+	}
+	s.HostUID, s.HostGID, s.LeasedFrom = l.ID(), l.ID(), s.uidRange().String()
+	return l, nil
+}
+
+// rebindIDs makes the plan's host ids id's: a run that takes a slot
+// takes the slot's leased ids, planned with its own. Both are ids of the
+// range, owning nothing and in no group, so that nothing else planned
+// (the exposure check) differs.
+func (p *Plan) rebindIDs(id int) {
+	p.IDs.HostUID, p.IDs.HostGID = id, id
+	p.Run.Owner = [2]int{id, id}
+	p.Enforced.HostUID, p.Enforced.HostGID = id, id
+}
+
+// hostIDsFrom is the report's identity.host_ids.
+func hostIDsFrom(ids IDMap) string {
+	switch {
+	case ids.LeasedFrom != "":
+		return "leased from " + ids.LeasedFrom
+	case !ids.Setgroups:
+		return "the caller's (rootless)"
+	}
+	return "fixed by --uid and --gid"
+}
