@@ -29,7 +29,7 @@ func TestServeBadSlotFlags(t *testing.T) {
 		flags []string
 		want  string // in both run's and serve's message
 	}{
-		{"host root", []string{"--uid", "0", "--gid", "0"}, "host uid/gid 0:0 must be non-zero"},
+		{"host root", []string{"--uid", "0", "--gid", "0"}, "--uid/--gid 0:0 must be non-zero"},
 		{"missing cgroup parent", []string{"--cgroup-parent", "/does/not/exist"}, "/does/not/exist"},
 	}
 	for _, c := range cases {
