@@ -93,6 +93,7 @@ type supervisor struct {
 	res      resources
 	warnings []string             // the steps' warnings, in order, until the cleanup
 	report   *runfiles.ReportFile // where the report goes (nil: nowhere)
+	relay    *relay               // the caller's stdout and stderr that are files (relay.go); nil: none
 }
 
 // resources are what the run made on the host, which the cleanup removes.
@@ -119,6 +120,7 @@ func (sv *supervisor) run() (*report.Report, error) {
 	var c carried
 	if fail == nil && !sv.sig.poll() {
 		if c, err = sv.execute(); err != nil {
+			sv.relay.drain()
 			return nil, err
 		}
 	} else {
@@ -164,6 +166,9 @@ type carried struct {
 // use): nothing is left.
 func (sv *supervisor) execute() (carried, error) {
 	var c carried
+	if c.fail = sv.openRelay(); c.fail != nil {
+		return c, nil
+	}
 	if c.fail = sv.start(); c.fail != nil || sv.conn == nil {
 		return c, nil
 	}

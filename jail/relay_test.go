@@ -1,0 +1,66 @@
+package jail
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+// TestNewRelayDecides: which of the caller's stdout and stderr are relayed,
+// by kind, and one pipe for one open file description.
+func TestNewRelayDecides(t *testing.T) {
+	dir := t.TempDir()
+	open := func(name string, flag int) *os.File {
+		t.Helper()
+		f, err := os.OpenFile(name, flag, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		return f
+	}
+	log := filepath.Join(dir, "log")
+	file := open(log, os.O_CREATE|os.O_WRONLY|os.O_APPEND)
+	again := open(log, os.O_WRONLY|os.O_APPEND) // the same file, another description
+	null := open(os.DevNull, os.O_WRONLY)
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pr.Close(); pw.Close() })
+	for _, tc := range []struct {
+		name           string
+		stdout, stderr *os.File
+		want           []string // the streams' names
+	}{
+		{"pipe and /dev/null", pw, null, nil},
+		{"file, pipe", file, pw, []string{"stdout"}},
+		{"/dev/null, file", null, file, []string{"stderr"}},
+		{"one description", file, file, []string{"stdout and stderr"}},
+		{"two descriptions of one file", file, again, []string{"stdout", "stderr"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			caller := [3]*os.File{null, tc.stdout, tc.stderr}
+			r, err := newRelay(caller)
+			if err != nil {
+				t.Fatalf("newRelay: %v", err)
+			}
+			var got []string
+			if r != nil {
+				for _, s := range r.streams {
+					got = append(got, s.name)
+				}
+				if r.stdio[0] != null {
+					t.Errorf("stdin = %s, want the caller's, as it is", r.stdio[0].Name())
+				}
+				if lost := r.drain(); lost != nil {
+					t.Errorf("drain of an unused relay = %q, want nothing lost", lost)
+				}
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Fatalf("newRelay(%s, %s) streams = %q, want %q", tc.stdout.Name(), tc.stderr.Name(), got, tc.want)
+			}
+		})
+	}
+}
