@@ -145,7 +145,7 @@ func newStream(name string, dst *os.File) (*stream, error) {
 func (s *stream) copy() {
 	defer close(s.done)
 	defer s.r.Close()
-	buf := make([]byte, 128<<10)
+	buf := make([]byte, 64<<10) // a pipe holds 64 KiB unless resized: no read returns more
 	for {
 		n, err := s.r.Read(buf)
 		if n > 0 {

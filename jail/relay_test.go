@@ -64,3 +64,40 @@ func TestNewRelayDecides(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkNewRelay: what the relay's decision costs a run whose stdout
+// and stderr are a pipe (two fstat: no relay), and what a relay costs
+// whose file is written nothing (its pipe made, its copier started and
+// drained).
+func BenchmarkNewRelay(b *testing.B) {
+	null, err := os.Open(os.DevNull)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer null.Close()
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer pr.Close()
+	defer pw.Close()
+	file, err := os.Create(filepath.Join(b.TempDir(), "log"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer file.Close()
+	for _, bc := range []struct {
+		name string
+		out  *os.File
+	}{{"pipe", pw}, {"file", file}} {
+		b.Run(bc.name, func(b *testing.B) {
+			for b.Loop() {
+				r, err := newRelay([3]*os.File{null, bc.out, bc.out})
+				if err != nil {
+					b.Fatal(err)
+				}
+				r.drain()
+			}
+		})
+	}
+}

@@ -27,7 +27,9 @@ import (
 //
 // The analysis inherits the caller's fds 0, 1 and 2, which must be open (the
 // command line reopens closed ones on /dev/null before anything else, so no
-// file of the jail's can take their numbers).
+// file of the jail's can take their numbers); a stdout or stderr that is a
+// file reaches it as a pipe the jail copies into it, drained before Run
+// returns (relay.go).
 func Run(given *Spec, sigs <-chan os.Signal) (*report.Report, error) {
 	return RunWith(given, Options{Signals: sigs})
 }
@@ -38,7 +40,8 @@ type Options struct {
 	// Signals: as Run's sigs; nil: Run registers its own.
 	Signals <-chan os.Signal
 	// Stdio is the analysis' stdin, stdout and stderr; nil: the
-	// process's own 0, 1 and 2.
+	// process's own 0, 1 and 2. A stdout or stderr that is a file is
+	// relayed, as Run's own are.
 	Stdio []*os.File
 	// Slots may hand the run a slot prepared ahead; nil: a cold start.
 	Slots Slots
