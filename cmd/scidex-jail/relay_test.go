@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/scidex/scidex-jail/jail/report"
 )
@@ -270,5 +273,66 @@ func TestRelayWriteFails(t *testing.T) {
 	}
 	if len(r.report.DeliveryErrors) != 1 || !strings.Contains(r.report.DeliveryErrors[0], "stdout") || !strings.Contains(r.report.DeliveryErrors[0], "4194304 bytes") {
 		t.Errorf("delivery_errors = %q, want one, naming stdout and its 4194304 bytes", r.report.DeliveryErrors)
+	}
+}
+
+// TestRelayHeldOutside: an analysis that passes its stdout's pipe out of
+// the run (SCM_RIGHTS over a unix socket in a --rw directory, to a process
+// of the host that keeps it) cannot keep the run from ending: once the
+// run's processes are gone the relay is cut after a second without a byte,
+// what came before is in the log after the earlier text, and the run is
+// delivery_failed, saying the stream was held open.
+func TestRelayHeldOutside(t *testing.T) {
+	requireRoot(t)
+	dir := filepath.Join(tmpRoot(t), "rw")
+	if err := os.Mkdir(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	sockPath := filepath.Join(dir, "s")
+	l, err := net.ListenUnix("unix", &net.UnixAddr{Name: sockPath, Net: "unix"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	if err := os.Chmod(sockPath, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	held := make(chan []int, 1)
+	go func() {
+		c, err := l.AcceptUnix()
+		if err != nil {
+			held <- nil
+			return
+		}
+		defer c.Close()
+		oob := make([]byte, unix.CmsgSpace(4))
+		_, oobn, _, _, err := c.ReadMsgUnix(make([]byte, 1), oob)
+		var fds []int
+		if msgs, perr := unix.ParseSocketControlMessage(oob[:oobn]); err == nil && perr == nil && len(msgs) == 1 {
+			fds, _ = unix.ParseUnixRights(&msgs[0])
+		}
+		held <- fds
+	}()
+	script := reachCaller + "import socket\nreach(1)\nos.write(1, b'before\\n')\n" +
+		"s = socket.socket(socket.AF_UNIX)\ns.connect('" + sockPath + "')\nsocket.send_fds(s, [b'x'], [1])\n"
+	log, path := callerLog(t)
+	r := runTo(t, log, nil, "run", "--id", runID(t, "relay-held"), "--tmp-root", tmpRoot(t), "--rw", dir, "--", "/usr/bin/python3", "-c", script)
+	l.Close() // an analysis that never connected: Accept fails, nothing is held
+	fds := <-held
+	for _, fd := range fds {
+		unix.Close(fd)
+	}
+	if len(fds) != 1 {
+		t.Fatalf("the host process received %d descriptors, want the analysis' stdout; %v", len(fds), r)
+	}
+	wantStatus(t, r, report.StatusDeliveryFailed, report.ExitDeliveryFailed)
+	if len(r.report.DeliveryErrors) != 1 || !strings.Contains(r.report.DeliveryErrors[0], "held open") {
+		t.Errorf("delivery_errors = %q, want one saying stdout was held open", r.report.DeliveryErrors)
+	}
+	if got := readFile(t, path); got != earlier+"before\n" {
+		t.Errorf("the log = %q, want %q", got, earlier+"before\n")
 	}
 }
