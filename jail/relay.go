@@ -91,17 +91,20 @@ func newRelay(stdio [3]*os.File) (*relay, error) {
 		return nil, nil
 	}
 	r := &relay{stdio: stdio}
+	names := [3]string{1: "stdout", 2: "stderr"}
 	one := kinds[1] && kinds[2] && sameDescription(stdio[1], stdio[2])
+	if one {
+		names[1] = "stdout and stderr"
+	}
 	for i := 1; i <= 2; i++ {
 		if !kinds[i] {
 			continue
 		}
 		if i == 2 && one {
 			r.stdio[2] = r.stdio[1]
-			r.streams[0].name = "stdout and stderr"
 			break
 		}
-		s, err := newStream([]string{1: "stdout", 2: "stderr"}[i], stdio[i])
+		s, err := newStream(names[i], stdio[i])
 		if err != nil {
 			r.drain()
 			return nil, err

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -60,6 +61,61 @@ func TestNewRelayDecides(t *testing.T) {
 			}
 			if !slices.Equal(got, tc.want) {
 				t.Fatalf("newRelay(%s, %s) streams = %q, want %q", tc.stdout.Name(), tc.stderr.Name(), got, tc.want)
+			}
+		})
+	}
+}
+
+// TestRelayDrains: what is written into a relay's pipe reaches the
+// caller's file whole, or, when writing there fails, is still read to the
+// end (the writer never blocks) and said to be lost, with how much got
+// through.
+func TestRelayDrains(t *testing.T) {
+	const size = 1 << 20 // more than a pipe holds: a relay that stopped reading would block the writer
+	for _, tc := range []struct {
+		name     string
+		flag     int // how the caller's file is open
+		wantFile int
+		wantLost string
+	}{
+		{"delivered", os.O_WRONLY | os.O_APPEND, size, ""},
+		{"write fails", os.O_RDONLY, 0, "the analysis' stdout: 0 of its 1048576 bytes were written to the caller's file, then a write failed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "log")
+			if err := os.WriteFile(path, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			f, err := os.OpenFile(path, tc.flag, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			null, err := os.Open(os.DevNull)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer null.Close()
+			r, err := newRelay([3]*os.File{null, f, null})
+			if err != nil || r == nil {
+				t.Fatalf("newRelay(file) = %v, %v; want a relay", r, err)
+			}
+			w := r.stdio[1]
+			r.streams[0].w = nil // the analysis' end, closed by the test
+			if _, err := w.Write(make([]byte, size)); err != nil {
+				t.Fatalf("write into the relay's pipe: %v", err)
+			}
+			w.Close()
+			lost := r.drain()
+			if got := len(lost); (got == 0) != (tc.wantLost == "") || got > 1 || (got == 1 && !strings.HasPrefix(lost[0], tc.wantLost)) {
+				t.Errorf("drain() = %q, want %q", lost, tc.wantLost)
+			}
+			fi, err := os.Stat(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fi.Size() != int64(tc.wantFile) {
+				t.Errorf("the caller's file holds %d bytes, want %d", fi.Size(), tc.wantFile)
 			}
 		})
 	}
