@@ -35,7 +35,7 @@ func assembleReport(f runFacts) *report.Report {
 	v := settle(outcomeOf(f))
 	r.Status, r.ExitCode, r.Signal, r.SetupError, r.CompletionNotes = v.Status, v.ExitCode, v.Signal, v.SetupError, v.Notes
 	r.AnalysisStatus, r.AnalysisExitCode = v.AnalysisStatus, v.AnalysisExitCode
-	for _, e := range f.out.deliveryErrs {
+	for _, e := range slices.Concat(f.out.deliveryErrs, f.stdioLost) {
 		r.DeliveryFailed(e)
 	}
 	return r

@@ -32,6 +32,11 @@
 //	                                          rule: *PlanError, stage
 //	                                          promises), static enforced
 //	--- supervisor (run.go: the order; supervisor.go: the steps) ---
+//	openRelay          relay.go               the caller's stdout and stderr
+//	                                          that are files: a pipe each (one
+//	                                          for one description) that the
+//	                                          jail copies into them, drained
+//	                                          at finish
 //	initconn.Open      initconn/program.go    the init program beside the
 //	                                          binary, opened once, checked
 //	                                          (stage init)

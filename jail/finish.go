@@ -23,8 +23,11 @@ type runFacts struct {
 	init     initconn.End
 	wall     float64 // the target's wall time, in seconds
 	warnings []string
-	phases   []report.Phase
-	start    string // serve's runs: "slot" or "cold"
+	// stdioLost: what of the analysis' relayed stdout or stderr did not
+	// reach the caller (relay.go), a delivery failure each.
+	stdioLost []string
+	phases    []report.Phase
+	start     string // serve's runs: "slot" or "cold"
 }
 
 // failure is the run's setup failure, in the supervisor or the init: only
@@ -47,6 +50,10 @@ func (sv *supervisor) finish(c carried) runFacts {
 	f.out = sv.salvage(c)
 	var warnings []string
 	f.usage, warnings = sv.cleanup()
+	// The run's processes are gone: the relay has had the analysis' last
+	// byte, or has it in its pipe. The report (and the summary line after
+	// it) come after it reached the caller.
+	f.stdioLost = sv.relay.drain()
 	if f.usage != nil && sv.res.base != nil {
 		// A slot's leaf held its init before the run: the run's own
 		// counters start where the slot's ended.

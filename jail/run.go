@@ -28,7 +28,9 @@ import (
 //
 // The analysis inherits the caller's fds 0, 1 and 2, which must be open (the
 // command line reopens closed ones on /dev/null before anything else, so no
-// file of the jail's can take their numbers).
+// file of the jail's can take their numbers); a stdout or stderr that is a
+// file reaches it as a pipe the jail copies into it, drained before Run
+// returns (relay.go).
 func Run(given *Spec, sigs <-chan os.Signal) (*report.Report, error) {
 	return RunWith(given, Options{Signals: sigs})
 }
@@ -39,7 +41,8 @@ type Options struct {
 	// Signals: as Run's sigs; nil: Run registers its own.
 	Signals <-chan os.Signal
 	// Stdio is the analysis' stdin, stdout and stderr; nil: the
-	// process's own 0, 1 and 2.
+	// process's own 0, 1 and 2. A stdout or stderr that is a file is
+	// relayed, as Run's own are.
 	Stdio []*os.File
 	// Slots may hand the run a slot prepared ahead; nil: a cold start.
 	Slots Slots
@@ -103,6 +106,7 @@ type supervisor struct {
 	warnings []string             // the steps' warnings, in order, until the cleanup
 	report   *runfiles.ReportFile // where the report goes (nil: nowhere)
 	lease    *uidlease.Lease      // the run's host ids when leased (uids.go); nil: fixed or rootless
+	relay    *relay               // the caller's stdout and stderr that are files (relay.go); nil: none
 }
 
 // resources are what the run made on the host, which the cleanup removes.
@@ -129,6 +133,7 @@ func (sv *supervisor) run() (*report.Report, error) {
 	var c carried
 	if fail == nil && !sv.sig.poll() {
 		if c, err = sv.execute(); err != nil {
+			sv.relay.drain()
 			return nil, err
 		}
 	} else {
@@ -174,6 +179,9 @@ type carried struct {
 // use): nothing is left.
 func (sv *supervisor) execute() (carried, error) {
 	var c carried
+	if c.fail = sv.openRelay(); c.fail != nil {
+		return c, nil
+	}
 	if c.fail = sv.start(); c.fail != nil || sv.conn == nil {
 		return c, nil
 	}

@@ -2,6 +2,7 @@ package jail
 
 import (
 	"fmt"
+	"os"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -38,7 +39,8 @@ func (sv *supervisor) create() *setupFailure {
 
 // spawn starts the init from prog, born in the leaf.
 func (sv *supervisor) spawn(prog *initconn.Program) *setupFailure {
-	conn, sp, err := initconn.Start(prog, sv.res.leaf, sv.sysProcAttr(), sv.opts.Stdio)
+	conn, sp, err := initconn.Start(prog, sv.res.leaf, sv.sysProcAttr(), sv.stdio())
+	sv.relay.handed()
 	sv.res.spawner = sp
 	if err != nil {
 		if initconn.IsEnterError(err) {
@@ -94,6 +96,7 @@ func (sv *supervisor) configure() *setupFailure {
 		// comes with its config.
 		cfg.Stdio = true
 		err = sv.conn.SendConfigStdio(&cfg, sv.stdioFDs())
+		sv.relay.handed()
 	} else {
 		err = sv.conn.SendConfig(&cfg)
 	}
@@ -139,14 +142,40 @@ func (sv *supervisor) configure() *setupFailure {
 	return nil
 }
 
-// stdioFDs are the analysis' stdio descriptors: the caller's, or this
-// process's own.
+// openRelay decides which of the caller's stdout and stderr the jail
+// relays (relay.go) and makes their pipes, before the init is given its
+// stdio.
+func (sv *supervisor) openRelay() *setupFailure {
+	caller := [3]*os.File{os.Stdin, os.Stdout, os.Stderr}
+	if sv.opts.Stdio != nil {
+		caller = [3]*os.File(sv.opts.Stdio)
+	}
+	r, err := newRelay(caller)
+	if err != nil {
+		return failAt(protocol.StageSpawn, err)
+	}
+	sv.relay = r
+	return nil
+}
+
+// stdio is what the init is given as the analysis' stdio: the relay's
+// pipes in place of the caller's files, the caller's other descriptors
+// as they are; nil: this process's own 0, 1 and 2.
+func (sv *supervisor) stdio() []*os.File {
+	if sv.relay != nil {
+		return sv.relay.stdio[:]
+	}
+	return sv.opts.Stdio
+}
+
+// stdioFDs are the descriptors of stdio.
 func (sv *supervisor) stdioFDs() [3]int {
-	if sv.opts.Stdio == nil {
+	files := sv.stdio()
+	if files == nil {
 		return [3]int{0, 1, 2}
 	}
 	var fds [3]int
-	for i, f := range sv.opts.Stdio {
+	for i, f := range files {
 		fds[i] = int(f.Fd())
 	}
 	return fds
