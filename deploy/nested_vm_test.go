@@ -163,9 +163,9 @@ func TestVMNestedContainer(t *testing.T) {
 	}{
 		{"one uid mapped", 1, containerSpec{}, `exec /tmp/bin/delegate /tmp/bin/scidex-jail run --id n1 --cgroup-parent "$SCIDEX_JAIL_CGROUP_PARENT" -- /bin/true`,
 			[]string{"--uid-range", "1879048192-1879113727 includes id 1879048192, which is not mapped in the user namespace", "hostUsers: false"}},
-		{"masked /proc", 65536, containerSpec{MaskProc: true}, `exec /tmp/bin/delegate /tmp/bin/scidex-jail run --id n2 --cgroup-parent "$SCIDEX_JAIL_CGROUP_PARENT" -- /bin/true`,
+		{"masked /proc", 65536, containerSpec{MaskProc: true}, `exec /tmp/bin/delegate /tmp/bin/scidex-jail run --uid 65534 --gid 65534 --id n2 --cgroup-parent "$SCIDEX_JAIL_CGROUP_PARENT" -- /bin/true`,
 			[]string{"a fresh /proc", "procMount: Unmasked"}},
-		{"read-only cgroup", 65536, containerSpec{CgroupRO: true}, `exec /tmp/bin/scidex-jail run --id n3 -- /bin/true`,
+		{"read-only cgroup", 65536, containerSpec{CgroupRO: true}, `exec /tmp/bin/scidex-jail run --uid 65534 --gid 65534 --id n3 -- /bin/true`,
 			[]string{"write access to cgroup /sys/fs/cgroup", "read-only", "must mount its cgroup"}},
 		{"no writable /tmp", 65536, containerSpec{}, `exec /usr/bin/env PATH=/usr/bin:/bin ` + jailBinInRO + ` run --id n4 -- /bin/true`,
 			[]string{"--tmp-root /tmp is not writable", "emptyDir"}},
