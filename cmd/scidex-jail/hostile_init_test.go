@@ -1,0 +1,90 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/scidex/scidex-jail/jail/report"
+)
+
+// signalsInit ignores every catchable signal itself (the forwarded ones come
+// back to it), leaves an output, then sends PID 1, and each of its threads,
+// every signal 1-64 and tries to set PID 1's (and each thread's) open-file
+// and CPU limits, which must fail with EPERM.
+const signalsInit = `import ctypes, errno, os, platform, resource, signal, sys
+for s in range(1, 65):
+    try:
+        signal.signal(s, signal.SIG_IGN)
+    except (OSError, ValueError):
+        pass
+open("result.csv", "w").write("x")
+libc = ctypes.CDLL(None, use_errno=True)
+tgkill = {"x86_64": 234, "aarch64": 131}[platform.machine()]
+tids = [int(t) for t in os.listdir("/proc/1/task")]
+for s in range(1, 65):
+    os.kill(1, s)
+    for t in tids:
+        libc.syscall(tgkill, 1, t, s)
+bad = []
+for pid in [1] + tids:
+    for res, lim in [(resource.RLIMIT_NOFILE, (0, 0)), (resource.RLIMIT_CPU, (1, 1))]:
+        try:
+            resource.prlimit(pid, res, lim)
+            bad.append("prlimit(%d, %d, %r) succeeded" % (pid, res, lim))
+        except PermissionError:
+            pass
+        except OSError as e:
+            bad.append("prlimit(%d, %d, %r): %s, want EPERM" % (pid, res, lim, e))
+resource.prlimit(1, resource.RLIMIT_NOFILE)  # a read stays allowed
+resource.setrlimit(resource.RLIMIT_CPU, (60, 60))  # and so do one's own
+if bad:
+    sys.exit("\n".join(bad))
+print("sent", len(tids), "threads")
+`
+
+// TestSignalsToInit: nothing the analysis sends its init (every signal, to
+// PID 1 and to each of its threads, and new limits) crashes it or changes
+// its limits: the run ends as the analysis did, ok, its output listed, no
+// Go traceback of the init on its stderr. The second case is issue 32's
+// reproduction, SIGABRT.
+func TestSignalsToInit(t *testing.T) {
+	requireRoot(t)
+	cases := []struct {
+		name, script string
+	}{
+		{"every signal and prlimit", signalsInit},
+		{"abort", `import os, time; open("result.csv", "w").write("x"); os.kill(1, 6); time.sleep(1)`},
+	}
+	for _, m := range modes {
+		for _, c := range cases {
+			t.Run(m.name+"/"+c.name, func(t *testing.T) {
+				h := runHostile(t, m.rootless, false, nil, c.script)
+				wantStatus(t, h.result, report.StatusOK, 0)
+				if _, ok := h.output("result.csv"); !ok {
+					t.Errorf("outputs = %v, want result.csv listed", h.paths())
+				}
+				for _, s := range []string{"goroutine ", "SIGABRT", "PC=", "signal arrived"} {
+					if strings.Contains(h.stderr, s) {
+						t.Errorf("stderr holds %q, want no traceback of the init:\n%s", s, h.stderr)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestSigtermToInitAtOnce: a target that sends PID 1 SIGTERM the moment it
+// starts finds it already forwarding (back to the target, whose shell
+// ignores it), never the Go runtime's exit. A shell is fast enough to beat
+// a registration made after the fork (4 runs in 20 died of it), so the
+// test runs 20.
+func TestSigtermToInitAtOnce(t *testing.T) {
+	requireRoot(t)
+	root := tmpRoot(t)
+	for i := range 20 {
+		r := runJail(t, runOpts{}, "run", "--id", fmt.Sprintf("%s-%d", runID(t, "term"), i), "--tmp-root", root,
+			"--", "/bin/sh", "-c", "trap '' TERM; kill -TERM 1; echo x > result.csv")
+		wantStatus(t, r, report.StatusOK, 0)
+	}
+}
