@@ -238,6 +238,17 @@ func (c *conn) startTarget(cfg *protocol.Config, found *protocol.Started) (pid i
 			Dir:   cfg.RunDir,
 			Env:   cfg.Env,
 			Files: []uintptr{0, 1, 2},
+			// A session of its own, with no controlling terminal (as
+			// bubblewrap's --new-session): in the caller's session the
+			// analysis could make itself the terminal's foreground
+			// process group (TIOCSPGRP), taking ^C from the jail and
+			// stopping its output, or push input into the caller's shell
+			// (TIOCSTI, which seccomp alone stopped). Now the kernel
+			// refuses both: the terminal is not its controlling one, and
+			// it cannot take it (TIOCSCTTY: the terminal has a session).
+			// A ^C at the caller reaches the jail, whose process group is
+			// the foreground one, and cancels the run.
+			Sys: &syscall.SysProcAttr{Setsid: true},
 		})
 		code = execErrorCode(err)
 		if err != nil {
