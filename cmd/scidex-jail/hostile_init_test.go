@@ -75,16 +75,20 @@ func TestSignalsToInit(t *testing.T) {
 }
 
 // TestSigtermToInitAtOnce: a target that sends PID 1 SIGTERM the moment it
-// starts finds it already forwarding (back to the target, whose shell
-// ignores it), never the Go runtime's exit. A shell is fast enough to beat
-// a registration made after the fork (4 runs in 20 died of it), so the
-// test runs 20.
+// starts finds it already forwarding: the signal comes back to the target
+// (whose shell traps it, leaves its output and exits 0), never the Go
+// runtime's exit of the init, nor lost. A shell is fast enough to beat a
+// registration made after the fork (4 runs in 20 died of it), so the test
+// runs 20; a lost signal would leave the shell waiting 10 s, then exit 3.
 func TestSigtermToInitAtOnce(t *testing.T) {
 	requireRoot(t)
 	root := tmpRoot(t)
 	for i := range 20 {
 		r := runJail(t, runOpts{}, "run", "--id", fmt.Sprintf("%s-%d", runID(t, "term"), i), "--tmp-root", root,
-			"--", "/bin/sh", "-c", "trap '' TERM; kill -TERM 1; echo x > result.csv")
+			"--", "/bin/sh", "-c", "trap 'echo x > result.csv; exit 0' TERM; sleep 10 & kill -TERM 1; wait; exit 3")
 		wantStatus(t, r, report.StatusOK, 0)
+		if len(r.report.Outputs) != 1 || r.report.Outputs[0].Path != "result.csv" {
+			t.Errorf("outputs = %+v, want result.csv", r.report.Outputs)
+		}
 	}
 }
