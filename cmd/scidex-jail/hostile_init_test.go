@@ -2,8 +2,13 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/scidex/scidex-jail/jail/report"
 )
@@ -71,6 +76,40 @@ func TestSignalsToInit(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestSignalsToServedInit: the same from a served run, whose init was a
+// slot started ahead (its signals shut out before it waited for the run):
+// the client gets an ok run with its output, and no traceback on the
+// stderr it handed the server.
+func TestSignalsToServedInit(t *testing.T) {
+	requireRoot(t)
+	sock := filepath.Join(tmpRoot(t), "s.sock")
+	srv := exec.Command(jailBin, "serve", "--socket", sock, "--slots", "1")
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Process.Signal(syscall.SIGTERM); srv.Wait() })
+	waitFor(t, func() bool { _, err := os.Stat(sock); return err == nil }, "the socket "+sock)
+	// The slot is made beside the server's start: a run may start cold
+	// meanwhile, and a later one takes it.
+	slot := false
+	for i := 0; i < 10 && !slot; i++ {
+		r := runJail(t, runOpts{}, "run", "--server", sock, "--id", runID(t, "sigserved"), "--tmp-root", tmpRoot(t),
+			"--", "/usr/bin/python3", "-c", signalsInit)
+		wantStatus(t, r, report.StatusOK, 0)
+		if len(r.report.Outputs) != 1 || r.report.Outputs[0].Path != "result.csv" {
+			t.Errorf("outputs = %+v, want result.csv", r.report.Outputs)
+		}
+		if strings.Contains(r.stderr, "goroutine ") {
+			t.Errorf("stderr holds a Go traceback:\n%s", r.stderr)
+		}
+		slot = r.report.Start == "slot"
+		time.Sleep(200 * time.Millisecond)
+	}
+	if !slot {
+		t.Errorf("no run of 10 took a slot")
 	}
 }
 
