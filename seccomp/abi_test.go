@@ -66,6 +66,9 @@ func TestEveryRuleCompiled(t *testing.T) {
 					d := seccompData{nr: nr, arch: auditArch[arch]}
 					for _, c := range r.Conds {
 						d.args[c.Arg] = c.Value
+						if c.NotEqual {
+							d.args[c.Arg] = c.Value + 1
+						}
 					}
 					want := errno(g.Errno)
 					if got := run(t, vm, d); got != want {

@@ -203,6 +203,10 @@ func TestProgramsInInterpreter(t *testing.T) {
 		{"personality all but top bit", "personality", [6]uint64{0x7fffffff}, same(errno(unix.EPERM))},
 		{"personality all but bit 0", "personality", [6]uint64{0xfffffffe}, same(errno(unix.EPERM))},
 		{"personality bit 31", "personality", [6]uint64{0x80000000}, same(errno(unix.EPERM))},
+		{"prlimit64 set pid 1", "prlimit64", [6]uint64{1, unix.RLIMIT_NOFILE, 0x7ffd0000}, same(errno(unix.EPERM))},
+		{"prlimit64 set pid 1 high half", "prlimit64", [6]uint64{1, unix.RLIMIT_CPU, hi}, same(errno(unix.EPERM))},
+		{"prlimit64 read pid 1", "prlimit64", [6]uint64{1, unix.RLIMIT_NOFILE, 0, 0x7ffd0000}, same(allow)},
+		{"prlimit64 set own", "prlimit64", [6]uint64{0, unix.RLIMIT_NOFILE, 0x7ffd0000}, same(allow)},
 
 		// Sockets.
 		{"socket unix", "socket", [6]uint64{unix.AF_UNIX, unix.SOCK_STREAM | nonblock}, same(allow)},

@@ -70,6 +70,7 @@ var sysnums = map[string]struct{ amd64, arm64 int32 }{
 	"pidfd_getfd":       {438, 438},
 	"pidfd_open":        {434, 434},
 	"pivot_root":        {155, 41},
+	"prlimit64":         {302, 261},
 	"process_madvise":   {440, 440},
 	"process_vm_readv":  {310, 270},
 	"process_vm_writev": {311, 271},

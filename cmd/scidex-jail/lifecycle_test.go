@@ -100,10 +100,10 @@ func TestSignalsForwarded(t *testing.T) {
 }
 
 // TestSignalToInitForwarded: a signal the analysis sends to PID 1 (the
-// init; "kill 0" in a shell of its process group reaches it too) goes on
-// to the target, as the supervisor's do, instead of ending the init and
-// with it the run. The init registers for them once the target runs: the
-// test waits until the init handles them, then lets the target signal.
+// init) goes on to the target, as the supervisor's do, instead of ending
+// the init and with it the run. The test waits until the init handles
+// them, then lets the target signal (TestSigtermToInitAtOnce does not
+// wait).
 func TestSignalToInitForwarded(t *testing.T) {
 	requireRoot(t)
 	for _, sig := range []string{"TERM", "USR1", "QUIT"} {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"reflect"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -78,6 +79,10 @@ func main() {
 		fmt.Fprintf(os.Stderr, "scidex-jail: %v\n", err)
 		os.Exit(exitSetup)
 	}
+	if err := closeInheritedOnExec(); err != nil {
+		fmt.Fprintf(os.Stderr, "scidex-jail: %v\n", err)
+		os.Exit(exitSetup)
+	}
 	os.Exit(realMain(os.Args[1:]))
 }
 
@@ -97,6 +102,42 @@ func ensureStdio() error {
 			// A lower fd was closed too and got it; the loop fixes that one
 			// first, so this cannot happen.
 			return fmt.Errorf("bug: /dev/null opened as fd %d, want %d", nfd, fd)
+		}
+	}
+	return nil
+}
+
+// closeInheritedOnExec marks every descriptor above 2 close-on-exec, so
+// that what our caller leaked to us (a secret opened as fd 7 by a shell, a
+// server's listening socket) reaches no init: a run's PID 1 and a server's
+// slot inits are execed with the files they are passed and nothing else.
+// Close-on-exec, not close: the descriptors the command line names for our
+// own use (--summary fd:N, --ready-fd) stay usable here, and none of them
+// is for a child either. Go opens its own files close-on-exec; the files
+// an exec passes on (exec.Cmd.ExtraFiles, syscall.ProcAttr.Files) are
+// dup'ed to their new numbers without the flag.
+func closeInheritedOnExec() error {
+	err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
+	if err == nil {
+		return nil
+	}
+	if err != unix.ENOSYS && err != unix.EINVAL {
+		return fmt.Errorf("mark inherited descriptors close-on-exec: close_range: %w", err)
+	}
+	// Before Linux 5.11 (ENOSYS; 5.9 and 5.10 have close_range without
+	// CLOSE_RANGE_CLOEXEC, EINVAL): one at a time.
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return fmt.Errorf("mark inherited descriptors close-on-exec: list them: %w", err)
+	}
+	for _, e := range fds {
+		fd, err := strconv.Atoi(e.Name())
+		if err != nil || fd <= 2 {
+			continue
+		}
+		// The directory's own fd is closed by now: EBADF.
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFD, unix.FD_CLOEXEC); err != nil && err != unix.EBADF {
+			return fmt.Errorf("mark inherited descriptor %d close-on-exec: %w", fd, err)
 		}
 	}
 	return nil

@@ -167,6 +167,14 @@ func run(started time.Time) int {
 	// The init's own start: its exec and Go runtime, as the kernel counts
 	// them; the supervisor's spawn phase overlaps with it.
 	c.lap("runtime")
+	// Before anything of the analysis exists: what it sends PID 1 is
+	// either forwarded or dropped by the kernel, never the Go runtime's
+	// crash (signals.go). The forwarded signals are registered beside the
+	// setup, and waited for before the fork.
+	if err := shutOutSignals(); err != nil {
+		return c.fail(protocol.StageInit, err, protocol.ExitSetup)
+	}
+	inbound := startInbound()
 
 	cfg, err := readConfig(c.r)
 	if err == nil {
@@ -190,6 +198,7 @@ func run(started time.Time) int {
 	if !c.runStep(step{protocol.StageWaitGo, func() error { return waitGo(c.r) }}) {
 		return protocol.ExitSetup
 	}
+	sigs := <-inbound
 	pid, execAt, code := c.startTarget(cfg, found)
 	if pid == 0 {
 		return code
@@ -197,7 +206,7 @@ func run(started time.Time) int {
 	t := &tree{target: pid}
 	released := make(chan struct{})
 	go obey(c.r, t, released)
-	go passInbound(t)
+	go passInbound(t, sigs)
 	ws, reaped := t.reapAll()
 	m := exitedMsg(ws, reaped.Sub(execAt))
 	c.send(&m)
@@ -229,6 +238,17 @@ func (c *conn) startTarget(cfg *protocol.Config, found *protocol.Started) (pid i
 			Dir:   cfg.RunDir,
 			Env:   cfg.Env,
 			Files: []uintptr{0, 1, 2},
+			// A session of its own, with no controlling terminal (as
+			// bubblewrap's --new-session): in the caller's session the
+			// analysis could make itself the terminal's foreground
+			// process group (TIOCSPGRP), taking ^C from the jail and
+			// stopping its output, or push input into the caller's shell
+			// (TIOCSTI, which seccomp alone stopped). Now the kernel
+			// refuses both: the terminal is not its controlling one, and
+			// it cannot take it (TIOCSCTTY: the terminal has a session).
+			// A ^C at the caller reaches the jail, whose process group is
+			// the foreground one, and cancels the run.
+			Sys: &syscall.SysProcAttr{Setsid: true},
 		})
 		code = execErrorCode(err)
 		if err != nil {

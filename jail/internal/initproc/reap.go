@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"errors"
 	"os"
-	"os/signal"
 	"strconv"
 	"sync"
 	"syscall"
@@ -83,16 +82,12 @@ func obey(r *bufio.Reader, t *tree, released chan struct{}) {
 	}
 }
 
-// passInbound passes the signals the analysis sends to PID 1 (kill 1, or
-// kill 0 from a shell in the init's process group) on to the target, as
-// those of the supervisor are, instead of letting them end the init. It
-// registers them only now, beside the target's run: os/signal's start
-// costs about half a millisecond of thread hand-offs, which the way to the
-// target's start does not pay.
-func passInbound(t *tree) {
-	c := make(chan os.Signal, 16)
-	signal.Notify(c, protocol.Forwarded...)
-	for s := range c {
+// passInbound passes the signals the analysis sends to PID 1 (kill 1),
+// caught on sigs
+// (catchForwarded), on to the target, as those of the supervisor are,
+// instead of letting them end the init.
+func passInbound(t *tree, sigs <-chan os.Signal) {
+	for s := range sigs {
 		t.forward(s.(syscall.Signal))
 	}
 }

@@ -99,9 +99,9 @@ const (
 
 // Forwarded are the signals the supervisor passes to the target, as
 // Signal messages to the init. SIGTERM, SIGINT and SIGHUP also cancel
-// the run. Once the target runs, the init also handles them itself: one the
-// analysis sends to PID 1 (kill 0 in a shell of the init's process group,
-// kill 1) goes on to the target instead of ending the init.
+// the run. The init also handles them itself, from before it forks the
+// target: one the analysis sends to PID 1 (kill 1) goes on to the target
+// instead of ending the init.
 var Forwarded = []os.Signal{unix.SIGTERM, unix.SIGINT, unix.SIGHUP, unix.SIGQUIT, unix.SIGUSR1, unix.SIGUSR2}
 
 // Kind is a message's "kind" on the wire: which type it is.

@@ -186,9 +186,16 @@ func addRule(f *libseccomp.ScmpFilter, act libseccomp.ScmpAction, nr libseccomp.
 	}
 	conds := make([]libseccomp.ScmpCondition, len(r.Conds))
 	for i, c := range r.Conds {
-		// For masked equality libseccomp takes the mask first.
 		var err error
-		conds[i], err = libseccomp.MakeCondition(c.Arg, libseccomp.CompareMaskedEqual, c.Mask, c.Value)
+		switch {
+		case c.NotEqual && c.Mask != ^uint64(0):
+			return fmt.Errorf("condition %+v: not-equal takes a full mask (bug in the table)", c)
+		case c.NotEqual:
+			conds[i], err = libseccomp.MakeCondition(c.Arg, libseccomp.CompareNotEqual, c.Value)
+		default:
+			// For masked equality libseccomp takes the mask first.
+			conds[i], err = libseccomp.MakeCondition(c.Arg, libseccomp.CompareMaskedEqual, c.Mask, c.Value)
+		}
 		if err != nil {
 			return fmt.Errorf("condition %+v: %w", c, err)
 		}

@@ -6,7 +6,8 @@
 // Keeping the table here, in pure Go, means the report can never describe a
 // policy other than the one that was compiled.
 //
-// Every argument comparison is a masked equality. Comparisons on int or
+// Every argument comparison is a masked equality, or (NotEqual, on a whole
+// argument) its negation. Comparisons on int or
 // unsigned int arguments (socket family, ioctl request, personality, clone
 // flags) look at the low 32 bits only: the kernel truncates those arguments to
 // 32 bits, so a 64-bit comparison would let a caller slip past a deny rule by
@@ -47,12 +48,21 @@ func Quoted(names []string) string {
 	return "[" + strings.Join(q, " ") + "]"
 }
 
-// Cmp matches when (argument[Arg] & Mask) == Value.
+// Cmp matches when (argument[Arg] & Mask) == Value, or, with NotEqual,
+// when it differs. NotEqual takes a full Mask only: libseccomp's
+// SCMP_CMP_NE compares the whole 64-bit argument.
 type Cmp struct {
-	Arg   uint
-	Mask  uint64
-	Value uint64
+	Arg      uint
+	Mask     uint64
+	Value    uint64
+	NotEqual bool
 }
+
+// Matches says whether c holds for the argument value v.
+func (c Cmp) Matches(v uint64) bool { return (v&c.Mask == c.Value) != c.NotEqual }
+
+// nonZero matches a whole argument that is not 0.
+func nonZero(arg uint) Cmp { return Cmp{Arg: arg, Mask: ^uint64(0), NotEqual: true} }
 
 // Rule answers Syscall with the group's errno when all Conds match (always,
 // when Conds is empty).
@@ -254,6 +264,14 @@ func baseDefs() []def {
 				}
 			}},
 		{Head{"personality other than PER_LINUX", unix.EPERM}, personalityRules},
+		// The analysis runs as its init's uid, so without this it could
+		// set PID 1's limits (RLIMIT_NOFILE 0, or an RLIMIT_CPU the kernel
+		// would SIGKILL it by). Reading another's limits (arg 2 NULL) and
+		// setting one's own (pid 0, setrlimit) stay allowed; a pid with
+		// garbage in the high half (which the kernel truncates to 0) is
+		// refused too, which no libc passes.
+		{Head{"setting another process's limits (prlimit64 with a pid and a new limit)", unix.EPERM},
+			func() []Rule { return []Rule{{Syscall: "prlimit64", Conds: []Cmp{nonZero(0), nonZero(2)}}} }},
 	}
 }
 

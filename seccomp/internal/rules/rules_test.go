@@ -18,7 +18,7 @@ func errnoFor(groups []Group, sys string, args [6]uint64) unix.Errno {
 			}
 			match := true
 			for _, c := range r.Conds {
-				if args[c.Arg]&c.Mask != c.Value {
+				if !c.Matches(args[c.Arg]) {
 					match = false
 				}
 			}
@@ -173,6 +173,31 @@ func TestQuoted(t *testing.T) {
 	for _, l := range [][]string{nil, Names, NetModes, {"a\"b", "ü\n"}} {
 		if got, want := Quoted(l), fmt.Sprintf("%q", l); got != want {
 			t.Errorf("Quoted(%#v) = %s, want %s", l, got, want)
+		}
+	}
+}
+
+// TestPrlimitOfOthers: a new limit for another process is refused, a read
+// of one and one's own limits are not.
+func TestPrlimitOfOthers(t *testing.T) {
+	groups := mustGroups(t, NetNone)
+	const p = 0x7ffd1234 // some pointer
+	tests := []struct {
+		name string
+		args [6]uint64
+		want unix.Errno
+	}{
+		{"set pid 1", [6]uint64{1, unix.RLIMIT_NOFILE, p, 0}, unix.EPERM},
+		{"set and read pid 1", [6]uint64{1, unix.RLIMIT_CPU, p, p}, unix.EPERM},
+		{"set a high pid", [6]uint64{4194304, unix.RLIMIT_CPU, p, 0}, unix.EPERM},
+		{"set pid 0 with garbage above", [6]uint64{1 << 32, unix.RLIMIT_CPU, p, 0}, unix.EPERM},
+		{"read pid 1", [6]uint64{1, unix.RLIMIT_NOFILE, 0, p}, 0},
+		{"set own", [6]uint64{0, unix.RLIMIT_NOFILE, p, 0}, 0},
+		{"read own", [6]uint64{0, unix.RLIMIT_NOFILE, 0, p}, 0},
+	}
+	for _, tt := range tests {
+		if got := errnoFor(groups, "prlimit64", tt.args); got != tt.want {
+			t.Errorf("%s: prlimit64%v = %v, want %v", tt.name, tt.args, got, tt.want)
 		}
 	}
 }
