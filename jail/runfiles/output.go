@@ -38,6 +38,10 @@ type Budget struct {
 	// Time bounds the wall time of the post-run work as a whole: listing,
 	// hashing, copying.
 	Time time.Duration
+	// Ignore are names (DefaultIgnore: the caches tools keep in the
+	// working directory) the listing skips at any depth: not outputs,
+	// not counted against Entries.
+	Ignore []string
 }
 
 // pathWeight is how many bytes of path count as one more entry.
