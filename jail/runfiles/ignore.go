@@ -34,5 +34,13 @@ func CheckIgnore(names []string) error {
 	return nil
 }
 
+// jailLink reports whether n, at the top of the run directory dfd, is
+// still the jail's own link (Budget.Links): one the analysis replaced is
+// its own, and listed.
+func (l *lister) jailLink(dfd int, n string) bool {
+	target, ok := l.b.Links[n]
+	return ok && readLink(dfd, n) == target
+}
+
 // ignored reports whether the listing skips the name n.
 func (l *lister) ignored(n string) bool { return slices.Contains(l.b.Ignore, n) }

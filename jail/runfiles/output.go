@@ -42,6 +42,10 @@ type Budget struct {
 	// working directory) the listing skips at any depth: not outputs,
 	// not counted against Entries.
 	Ignore []string
+	// Links are the jail's own links at the top of the run directory
+	// (./data), by name: an entry of that name that is still a link to
+	// that target is not an output, and not counted.
+	Links map[string]string
 }
 
 // pathWeight is how many bytes of path count as one more entry.

@@ -215,6 +215,9 @@ func (l *lister) readDir(fd int, prefix string, max int64) ([]string, error) {
 		// budget sees them; only the new ones are looked at.
 		names = append(names[:read], slices.DeleteFunc(names[read:], l.ignored)...)
 	}
+	if prefix == "" && len(l.b.Links) > 0 {
+		names = slices.DeleteFunc(names, func(n string) bool { return l.jailLink(fd, n) })
+	}
 	slices.Sort(names)
 	for i, name := range names {
 		cost := entryCost(len(prefix) + len(name))
