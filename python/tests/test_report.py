@@ -86,6 +86,8 @@ def test_limits_no_layer_held() -> None:
     assert (r.limits.memory_bytes, r.limits.pids, r.limits.none) == (0, 0, ()), r.limits
     del data["limits"]["not_enforced"]
     assert Report.from_json(data).limits.not_enforced == ()
+    data["enforced"]["mounts"]["data_dirs"] = ["data: /srv/data, read-only, also at ./data", "docs: not mounted"]
+    assert Report.from_json(data).enforced.mounts.data_dirs == tuple(data["enforced"]["mounts"]["data_dirs"])
     data["limits"]["not_enforced"] = ["disk"]
     with pytest.raises(ReportSchemaError, match="not_enforced"):
         validate_report(data)
