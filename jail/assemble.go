@@ -35,6 +35,11 @@ func assembleReport(f runFacts) *report.Report {
 	v := settle(outcomeOf(f))
 	r.Status, r.ExitCode, r.Signal, r.SetupError, r.CompletionNotes = v.Status, v.ExitCode, v.Signal, v.SetupError, v.Notes
 	r.AnalysisStatus, r.AnalysisExitCode = v.AnalysisStatus, v.AnalysisExitCode
+	unheld := unheldLimits(&f.spec.Spec)
+	r.Limits = r.Limits.Unheld(unheld)
+	if note := unheldNote(unheld); note != "" {
+		r.CompletionNotes += " " + note
+	}
 	for _, e := range slices.Concat(f.out.deliveryErrs, f.stdioLost) {
 		r.DeliveryFailed(e)
 	}

@@ -128,16 +128,14 @@ func BuildPlan(r *Resolved, h view.HostView) (*Plan, []string, error) {
 		Promises:   promise.EvaluatePromises(layers, s.RequireLayers),
 		Run:        planRun(r),
 	}
+	// A data dir the platform's root lacks is no warning on every run:
+	// the report's enforced.mounts.data_dirs says it (dataDirsReport).
 	var warnings []string
-	for _, d := range s.DataDirs {
-		if !slices.Contains(h.DataDirs, filepath.Join(s.Root, d)) {
-			warnings = append(warnings, fmt.Sprintf("%s/ not found under --root %s: not mounted", d, s.Root))
-		}
-	}
 	if !s.disabled(promise.ProtectCgroup) {
 		p.Cgroup = &CgroupPlan{Parent: s.CgroupParent, Name: runfiles.LeafName(s.ID), Limits: cgroupLimits(s.Limits)}
 	}
 	p.Init = planInit(s, h, p.IDs)
+	p.Run.Outputs.Links = linkTargets(p.Init.Mounts.Links)
 	// The analysis' own user database, with the HOME its environment has.
 	p.Init.Mounts.Files = view.UserDB(p.Init.Env, h)
 	p.Enforced = planEnforced(s, p)
@@ -207,6 +205,7 @@ func planInit(s *Spec, h view.HostView, ids IDMap) protocol.Config {
 		}
 	}
 	ro := append(append([]string{}, h.DataDirs...), s.ReadOnly...)
+	links := dataLinks(s, h)
 	// Bound read-only besides ro: caches, and resolv.conf's target when it
 	// lies outside /etc.
 	sysRO := append([]string{}, h.Extras...)
@@ -231,6 +230,7 @@ func planInit(s *Spec, h view.HostView, ids IDMap) protocol.Config {
 			System:      h.System,
 			ReadOnly:    append(sysRO, ro...),
 			ReadWrite:   s.ReadWrite,
+			Links:       links,
 			RunDir:      runDir,
 			RunDirBytes: s.Limits.Int(limits.Disk),
 			ShmBytes:    s.Limits.Int(limits.Shm),
@@ -274,6 +274,7 @@ func planEnforced(s *Spec, p *Plan) report.EnforcedReport {
 		m.RunDir = fmt.Sprintf("tmpfs of %d bytes (disk budget)", s.Limits.Int(limits.Disk))
 	}
 	m.Scratch = scratchReport(s)
+	m.DataDirs = dataDirsReport(s, p.Init.Mounts.ReadOnly, p.Init.Mounts.Links)
 	m.Meminfo = meminfoReport(s)
 	return e
 }

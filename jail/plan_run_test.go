@@ -2,6 +2,7 @@ package jail
 
 import (
 	"maps"
+	"reflect"
 	"testing"
 	"time"
 
@@ -23,8 +24,9 @@ func TestBuildPlanRun(t *testing.T) {
 		t.Fatalf("BuildPlan = %v, want nil", err)
 	}
 	want := RunPlan{ID: "a1", TmpRoot: "/tmp", Owner: [2]int{65534, 65534}, Timeout: time.Minute, Grace: 3 * time.Second,
+		Outputs:   OutputBudget{Links: map[string]string{"data": "/srv/platform/data"}},
 		DiskBytes: 1 << 20, Keep: true, KeepTo: "/private/tmp/scidex-analysis-a1", Collect: "/srv/out", Report: "/srv/r.json"}
-	if p.Run != want {
+	if !reflect.DeepEqual(p.Run, want) {
 		t.Errorf("BuildPlan().Run = %+v, want %+v", p.Run, want)
 	}
 	if c := p.Cgroup; c == nil || c.Name != "scidex-a1" || !maps.Equal(c.Limits, cgroupLimits(s.Limits)) {

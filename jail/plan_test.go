@@ -72,8 +72,15 @@ func TestBuildPlan(t *testing.T) {
 			if want := []string{"/var/cache/fontconfig", "/srv/platform/data"}; !slices.Equal(in.Mounts.ReadOnly, want) {
 				t.Errorf("read-only mounts = %q, want %q", in.Mounts.ReadOnly, want)
 			}
-			if len(warnings) != 1 || !strings.Contains(warnings[0], "docs/ not found") {
-				t.Errorf("warnings = %q, want docs/ not found", warnings)
+			// docs/ is not there: said once in the report, no warning.
+			if len(warnings) != 0 {
+				t.Errorf("warnings = %q, want none", warnings)
+			}
+			if want := []protocol.Link{{Name: "data", Target: "/srv/platform/data"}}; !slices.Equal(in.Mounts.Links, want) {
+				t.Errorf("run directory's links = %+v, want %+v", in.Mounts.Links, want)
+			}
+			if got := p.Enforced.Mounts.DataDirs; len(got) != 2 || !strings.HasPrefix(got[0], "data: /srv/platform/data, read-only, also at ./data") || !strings.HasPrefix(got[1], "docs: not mounted") {
+				t.Errorf("enforced.mounts.data_dirs = %q, want data/ linked at ./data and docs/ not mounted", got)
 			}
 			ll := in.Security.Landlock
 			if ll == nil || ll.MinABI != 7 || !ll.AllowDegraded || !slices.Contains(ll.ReadWrite, "/tmp/scidex-analysis-a1") || !slices.Contains(ll.ReadWrite, "/home/analysis") || !slices.Contains(ll.ReadExec, "/usr") || slices.Contains(ll.ReadExec, "/bin") {

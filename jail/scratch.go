@@ -26,7 +26,8 @@ const ScratchTmp = AnalysisHome + "/tmp"
 // imports from its directory would leave __pycache__/ there, an output. A
 // prefix would move that, but Python then also looks for the system's
 // compiled modules under the prefix only, and recompiles numpy and its
-// like into the scratch on every run.
+// like into the scratch on every run. A __pycache__/ a tool writes anyway
+// is never an output (runfiles.DefaultIgnore).
 var scratchEnv = []struct{ name, value string }{
 	{"HOME", AnalysisHome},
 	{"TMPDIR", ScratchTmp},
@@ -42,6 +43,12 @@ var scratchEnv = []struct{ name, value string }{
 	{"JUPYTER_CONFIG_DIR", AnalysisHome + "/.jupyter"},
 	{"JUPYTER_DATA_DIR", AnalysisHome + "/.local/share/jupyter"},
 	{"JUPYTER_RUNTIME_DIR", AnalysisHome + "/.local/share/jupyter/runtime"},
+	// The caches of test and lint tools, else in the working directory
+	// (runfiles.DefaultIgnore keeps them out of the outputs where a tool
+	// has no variable, pytest's .pytest_cache/).
+	{"HYPOTHESIS_STORAGE_DIRECTORY", AnalysisHome + "/.cache/hypothesis"},
+	{"MYPY_CACHE_DIR", AnalysisHome + "/.cache/mypy"},
+	{"RUFF_CACHE_DIR", AnalysisHome + "/.cache/ruff"},
 	{"PYTHONDONTWRITEBYTECODE", "1"},
 }
 

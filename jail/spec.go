@@ -72,6 +72,11 @@ type Spec struct {
 	ReadOnly  []string
 	ReadWrite []string
 
+	// OutputIgnore are the names never listed as outputs, at any depth
+	// (runfiles.DefaultIgnore: the caches tools keep in the working
+	// directory); the profile's output_ignore.
+	OutputIgnore []string
+
 	// Limits are the run's limits by row of jail/limits' table: timeout
 	// and grace, memory, swap, cpus and pids (the cgroup leaf's), disk
 	// (the run directory's tmpfs; 0 = none, bound from the host), shm and
@@ -144,6 +149,9 @@ func (s *Spec) check() error {
 	}
 	if err := s.validateNet(); err != nil {
 		return err
+	}
+	if err := runfiles.CheckIgnore(s.OutputIgnore); err != nil {
+		return fmt.Errorf("%w: output_ignore: %w", ErrBadSpec, err)
 	}
 	if err := s.validateLimits(); err != nil { // limits.go
 		return err

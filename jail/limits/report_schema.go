@@ -4,7 +4,7 @@ import "strings"
 
 // The descriptions of the report's limits objects in its JSON Schema.
 const (
-	limitsDescription  = "The effective limits; 0 is off, and named in none."
+	limitsDescription  = "The effective limits; 0 is off, and named in none (switched off) or not_enforced (asked for, but no layer held it on this run)."
 	outputsDescription = "The budgets of the post-run work on what the analysis left: entries listed, bytes hashed and copied in all and of one file (apparent size), wall time; 0 is off."
 )
 
@@ -13,14 +13,16 @@ const (
 // field per row at its Report path (a duration in seconds, a size or a
 // count an integer, CPUs a number), required unless the row was added
 // within the report's schema version ([Limit.ReportOptional]), and none,
-// the names of the rows the word none switches off. A test holds the
+// the names of the rows the word none switches off, and not_enforced
+// (optional: added within the version), the names of the rows a layer the
+// run can go without holds (the cgroup leaf's). A test holds the
 // file's section equal to it.
 func ReportSchema() map[string]any {
 	top := object(limitsDescription)
 	top.props["profile"] = map[string]any{"type": "string", "minLength": 1}
 	top.required = append(top.required, "profile")
 	nested := map[string]*schemaObject{}
-	var off []any
+	var off, unheld []any
 	for _, l := range All {
 		o, field := top, strings.TrimPrefix(l.Report, "limits.")
 		if parent, f, ok := strings.Cut(field, "."); ok {
@@ -37,9 +39,13 @@ func ReportSchema() map[string]any {
 		if l.None {
 			off = append(off, l.Name)
 		}
+		if l.Cgroup != "" {
+			unheld = append(unheld, l.Name)
+		}
 	}
 	top.props["none"] = map[string]any{"type": "array", "items": map[string]any{"enum": off}, "uniqueItems": true}
 	top.required = append(top.required, "none")
+	top.props["not_enforced"] = map[string]any{"type": "array", "items": map[string]any{"enum": unheld}, "uniqueItems": true}
 	return top.value()
 }
 

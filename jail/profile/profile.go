@@ -16,6 +16,7 @@ import (
 	"github.com/scidex/scidex-jail/jail"
 	"github.com/scidex/scidex-jail/jail/limits"
 	"github.com/scidex/scidex-jail/jail/promise"
+	"github.com/scidex/scidex-jail/jail/runfiles"
 )
 
 // DefaultProfilesFile is read when it exists and no --config is given.
@@ -45,6 +46,10 @@ type Permissions struct {
 	AllowDegraded []string                `json:"allow_degraded"`
 	RequireInput  bool                    `json:"require_input"`
 	RequireLayers map[promise.Promise]int `json:"require_layers"` // more layers than the default for a promise (EvaluatePromises)
+	// OutputIgnore are names never listed as outputs, at any depth
+	// (runfiles.DefaultIgnore in the built-ins). In a profiles file a
+	// list replaces the base's, {"extend": [...]} adds to it.
+	OutputIgnore []string `json:"output_ignore"`
 }
 
 // postgresPort is PostgreSQL's: no profile can open it.
@@ -56,7 +61,7 @@ func Builtins() map[string]Profile {
 	base := Profile{
 		Limits: limits.Of(L{limits.Timeout: 1800 * time.Second, limits.Grace: 10 * time.Second,
 			limits.Memory: 2 << 30, limits.CPUQuota: 2, limits.PIDs: 512, limits.Disk: 1 << 30, limits.Shm: 256 << 20}),
-		Permissions: Permissions{Net: promise.NetNone, DBPorts: []uint16{postgresPort}, DataDirs: []string{"data", "docs"}},
+		Permissions: Permissions{Net: promise.NetNone, DBPorts: []uint16{postgresPort}, DataDirs: []string{"data", "docs"}, OutputIgnore: slices.Clone(runfiles.DefaultIgnore)},
 	}
 	def := base
 	def.Name, def.Description = "default", "an analysis script: 2 GiB, 30 minutes, no network"
@@ -178,6 +183,9 @@ func (p Profile) Check() error {
 	if err := promise.ValidateRequireLayers(p.RequireLayers); err != nil {
 		return fmt.Errorf("require_layers: %w", err)
 	}
+	if err := runfiles.CheckIgnore(p.OutputIgnore); err != nil {
+		return fmt.Errorf("output_ignore: %w", err)
+	}
 	for _, kv := range p.Env {
 		if err := jail.ValidateEnv(kv); err != nil {
 			return err
@@ -199,6 +207,7 @@ func (p Profile) Spec() jail.Spec {
 		ReadWrite:     append([]string{}, p.ReadWrite...),
 		AllowDegraded: append([]string{}, p.AllowDegraded...),
 		RequireLayers: p.RequireLayers,
+		OutputIgnore:  slices.Clone(p.OutputIgnore),
 	}
 }
 

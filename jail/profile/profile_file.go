@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/scidex/scidex-jail/jail/limits"
@@ -60,6 +61,7 @@ func profileFields() map[string]func(p *Profile, raw json.RawMessage) error {
 		"allow_degraded": func(p *Profile, r json.RawMessage) error { return fresh(r, &p.AllowDegraded) },
 		"require_input":  func(p *Profile, r json.RawMessage) error { return fresh(r, &p.RequireInput) },
 		"require_layers": func(p *Profile, r json.RawMessage) error { return fresh(r, &p.RequireLayers) },
+		"output_ignore":  outputIgnore,
 	}
 	return f
 }
@@ -338,7 +340,7 @@ func (p Profile) View() ProfileView {
 			Net: p.Net, AllowTCP: nz16(p.AllowTCP),
 			DBPorts: nz16(p.DBPorts), DataDirs: nz(p.DataDirs), ReadOnly: nz(p.ReadOnly), ReadWrite: nz(p.ReadWrite),
 			Env: nz(p.Env), AllowDegraded: nz(p.AllowDegraded), RequireInput: p.RequireInput,
-			RequireLayers: p.RequireLayers,
+			RequireLayers: p.RequireLayers, OutputIgnore: nz(p.OutputIgnore),
 		},
 	}
 	for _, l := range limits.All {
@@ -366,4 +368,21 @@ func limitValue(l *limits.Limit, a limits.Amount) json.RawMessage {
 		b, _ = json.Marshal(l.Format(a))
 	}
 	return b
+}
+
+// outputIgnore reads output_ignore: a list replaces the base profile's
+// names, {"extend": [...]} adds to them (a profile that only wants .tox/
+// ignored too keeps the default caches ignored).
+func outputIgnore(p *Profile, r json.RawMessage) error {
+	if t := bytes.TrimSpace(r); len(t) > 0 && t[0] == '{' {
+		var ext struct {
+			Extend *[]string `json:"extend"`
+		}
+		if err := strict(r, &ext); err != nil || ext.Extend == nil {
+			return fmt.Errorf(`want a list of names (replacing the base profile's) or {"extend": [names]} (adding to them)`)
+		}
+		p.OutputIgnore = append(slices.Clone(p.OutputIgnore), *ext.Extend...)
+		return nil
+	}
+	return fresh(r, &p.OutputIgnore)
 }

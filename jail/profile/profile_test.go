@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/scidex/scidex-jail/jail"
 	"github.com/scidex/scidex-jail/jail/limits"
 	"github.com/scidex/scidex-jail/jail/promise"
+	"github.com/scidex/scidex-jail/jail/runfiles"
 )
 
 // parseWant is what one ParseProfiles case expects: an error holding
@@ -38,14 +40,26 @@ func TestParseProfiles(t *testing.T) {
 		{"every field", `{"profiles": {"tool": {"description": "d", "timeout": "1m", "grace": "2s", "memory": "1G", "swap": "64M",
 			"disk": "2G", "shm": "1M", "cpus": 3, "pids": 90, "net": "host", "allow_tcp": [443, 8080], "db_ports": [5432, 3306],
 			"data_dirs": ["x"], "read_only": ["/ro"], "read_write": ["/rw"], "env": ["A=1"], "allow_degraded": ["landlock"], "require_input": true,
-			"output_entries": 500, "output_bytes": "1G", "output_file_bytes": "none", "output_time": "30s"}}}`,
+			"output_entries": 500, "output_bytes": "1G", "output_file_bytes": "none", "output_time": "30s", "output_ignore": [".tox"]}}}`,
 			parseWant{name: "tool", from: "tool", want: func(p *Profile) {
 				*p = Profile{Name: "tool", Description: "d", Limits: limits.Of(L{limits.Timeout: time.Minute, limits.Grace: 2 * time.Second, limits.Memory: 1 << 30, limits.Swap: 64 << 20,
 					limits.Disk: 2 << 30, limits.Shm: 1 << 20, limits.CPUQuota: 3, limits.PIDs: 90,
 					limits.OutputEntries: 500, limits.OutputBytes: 1 << 30, limits.OutputTime: 30 * time.Second}), Permissions: Permissions{Net: promise.NetHost, AllowTCP: []uint16{443, 8080}, DBPorts: []uint16{5432, 3306},
 					DataDirs: []string{"x"}, ReadOnly: []string{"/ro"}, ReadWrite: []string{"/rw"}, Env: []string{"A=1"},
-					AllowDegraded: []string{"landlock"}, RequireInput: true}}
+					AllowDegraded: []string{"landlock"}, RequireInput: true, OutputIgnore: []string{".tox"}}}
 			}}},
+		{"output_ignore extended", `{"profiles": {"x": {"output_ignore": {"extend": [".tox", ".nox"]}}}}`,
+			parseWant{name: "x", from: "default", want: func(p *Profile) {
+				p.Name, p.OutputIgnore = "x", append(slices.Clone(runfiles.DefaultIgnore), ".tox", ".nox")
+			}}},
+		{"output_ignore emptied", `{"profiles": {"x": {"output_ignore": []}}}`,
+			parseWant{name: "x", from: "default", want: func(p *Profile) { p.Name, p.OutputIgnore = "x", []string{} }}},
+		{"output_ignore extends its base's", `{"profiles": {"a": {"base": "b", "output_ignore": {"extend": ["y"]}}, "b": {"output_ignore": ["x"]}}}`,
+			parseWant{name: "a", from: "default", want: func(p *Profile) { p.Name, p.OutputIgnore = "a", []string{"x", "y"} }}},
+		{"output_ignore a path", `{"profiles": {"x": {"output_ignore": ["a/b"]}}}`, parseWant{errText: `profiles.x: output_ignore: "a/b": give a name (no slash)`}},
+		{"output_ignore dot-dot", `{"profiles": {"x": {"output_ignore": [".."]}}}`, parseWant{errText: `output_ignore: ".." is not the name of an entry`}},
+		{"output_ignore twice", `{"profiles": {"x": {"output_ignore": {"extend": ["__pycache__"]}}}}`, parseWant{errText: `output_ignore: "__pycache__" is given twice`}},
+		{"output_ignore other object", `{"profiles": {"x": {"output_ignore": {"add": ["y"]}}}}`, parseWant{errText: `profiles.x.output_ignore: want a list of names`}},
 		{"output entries 0", `{"profiles": {"x": {"output_entries": 0}}}`, parseWant{errText: "profiles.x.output_entries: 0 entries is refused"}},
 		{"output bytes 0", `{"profiles": {"x": {"output_bytes": "0"}}}`, parseWant{errText: "profiles.x.output_bytes: 0 bytes is refused"}},
 		{"output time 0", `{"profiles": {"x": {"output_time": "0s"}}}`, parseWant{errText: "profiles.x.output_time: 0s: give a positive duration"}},

@@ -15,21 +15,39 @@ import (
 // one field per row of jail/limits' table at the row's Report path
 // (limits.memory_bytes, limits.outputs.entries; sizes and counts as
 // integers, durations in seconds, CPUs as a number), then none, the
-// limits switched off (0 in their field). It has no field per limit: a
-// new row is a new field of the report with no line here.
+// limits switched off (0 in their field), and not_enforced, the limits
+// asked for that no layer held on this run (0 in their field too: a
+// report never states a limit nothing enforced). It has no field per
+// limit: a new row is a new field of the report with no line here.
 type LimitsReport struct {
 	Profile string
 	Values  limits.Values
-	read    []string // none, as a report read back gave it
+	// NotEnforced names the limits the run asked for that no layer held
+	// (Unheld), in table order; empty when every limit was held.
+	NotEnforced []string
+	none        []string // none, when not the values' Off: read back, or fixed by Unheld
 }
 
 // None names the limits switched off, in table order: as a report read
-// back gave them, else from the values.
+// back gave them (or as they were before Unheld), else from the values.
 func (r LimitsReport) None() []string {
-	if r.read != nil {
-		return r.read
+	if r.none != nil {
+		return r.none
 	}
 	return r.Values.Off()
+}
+
+// Unheld is r where no layer holds the limits ls on this run: each is
+// named in NotEnforced and its value is 0, never the value asked for;
+// none still names only the limits switched off.
+func (r LimitsReport) Unheld(ls []*limits.Limit) LimitsReport {
+	r.none = r.None()
+	r.NotEnforced = []string{}
+	for _, l := range ls {
+		r.Values.Set(l, limits.Amount{})
+		r.NotEnforced = append(r.NotEnforced, l.Name)
+	}
+	return r
 }
 
 // limitsObject is the object the rows' Report paths are below.
@@ -90,7 +108,12 @@ func (r LimitsReport) MarshalJSON() ([]byte, error) {
 		b.WriteByte('}')
 	}
 	none, _ := json.Marshal(r.None())
-	fmt.Fprintf(&b, `,"none":%s}`, none)
+	unheld := r.NotEnforced
+	if unheld == nil {
+		unheld = []string{}
+	}
+	held, _ := json.Marshal(unheld)
+	fmt.Fprintf(&b, `,"none":%s,"not_enforced":%s}`, none, held)
 	return b.Bytes(), nil
 }
 
@@ -107,8 +130,13 @@ func (r *LimitsReport) UnmarshalJSON(data []byte) error {
 		}
 	}
 	if n, ok := top["none"]; ok {
-		if err := json.Unmarshal(n, &r.read); err != nil {
+		if err := json.Unmarshal(n, &r.none); err != nil {
 			return fmt.Errorf("limits.none: %w", err)
+		}
+	}
+	if n, ok := top["not_enforced"]; ok {
+		if err := json.Unmarshal(n, &r.NotEnforced); err != nil {
+			return fmt.Errorf("limits.not_enforced: %w", err)
 		}
 	}
 	for _, l := range limits.All {

@@ -117,6 +117,7 @@ type MountReport struct {
 	System    []string `json:"system"`     // bound read-only from the host
 	RunDir    string   `json:"run_dir"`    // "tmpfs, N bytes" or "bound from the host"
 	Scratch   string   `json:"scratch"`    // where HOME, TMPDIR and the caches were, and what bounded them
+	DataDirs  []string `json:"data_dirs"`  // each data dir of the profile: its host path and its link in the run directory, or why it is not there
 	Meminfo   string   `json:"meminfo"`    // what /proc/meminfo showed: the run's limit or the host's
 	ShmBytes  int64    `json:"shm_bytes"`
 }

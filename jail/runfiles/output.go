@@ -38,6 +38,14 @@ type Budget struct {
 	// Time bounds the wall time of the post-run work as a whole: listing,
 	// hashing, copying.
 	Time time.Duration
+	// Ignore are names (DefaultIgnore: the caches tools keep in the
+	// working directory) the listing skips at any depth: not outputs,
+	// not counted against Entries.
+	Ignore []string
+	// Links are the jail's own links at the top of the run directory
+	// (./data), by name: an entry of that name that is still a link to
+	// that target is not an output, and not counted.
+	Links map[string]string
 }
 
 // pathWeight is how many bytes of path count as one more entry.

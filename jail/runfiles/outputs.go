@@ -209,7 +209,14 @@ func (l *lister) readDir(fd int, prefix string, max int64) ([]string, error) {
 		if n == 0 {
 			break
 		}
+		read := len(names)
 		_, _, names = unix.ParseDirent(buf[:n], -1, names)
+		// Skipped names are dropped as they are read, before the
+		// budget sees them; only the new ones are looked at.
+		names = append(names[:read], slices.DeleteFunc(names[read:], l.ignored)...)
+	}
+	if prefix == "" && len(l.b.Links) > 0 {
+		names = slices.DeleteFunc(names, func(n string) bool { return l.jailLink(fd, n) })
 	}
 	slices.Sort(names)
 	for i, name := range names {

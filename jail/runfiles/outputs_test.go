@@ -2,6 +2,7 @@ package runfiles
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -53,6 +54,27 @@ func TestListOutputs(t *testing.T) {
 				t.Errorf("ListOutputs = %+v, want a fifo as other and a link with its target", outs)
 			}
 		}},
+		{"ignored names: at any depth, never entered, not counted", func(t *testing.T, d string) {
+			for _, dir := range []string{"__pycache__", "sub", "sub/.hypothesis"} {
+				mkdir(t, d, dir)
+			}
+			for i := range 5 {
+				write(t, d, fmt.Sprintf("__pycache__/m%d.pyc", i), "x")
+				write(t, d, fmt.Sprintf("sub/.hypothesis/e%d", i), "x")
+			}
+			write(t, d, "results.csv", "r")
+		}, Budget{Entries: 2, Ignore: DefaultIgnore}, []string{"results.csv", "sub"}, "", "", nil},
+		{"the jail's links, while they are its own", func(t *testing.T, d string) {
+			for name, target := range map[string]string{"data": "/srv/data", "docs": "/elsewhere"} {
+				if err := os.Symlink(target, filepath.Join(d, name)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			mkdir(t, d, "sub")
+			if err := os.Symlink("/srv/data", filepath.Join(d, "sub", "data")); err != nil {
+				t.Fatal(err)
+			}
+		}, Budget{Entries: 3, Links: map[string]string{"data": "/srv/data", "docs": "/srv/docs"}}, []string{"docs", "sub", "sub/data"}, "", "", nil},
 		{"entry budget", func(t *testing.T, d string) {
 			for _, n := range []string{"a", "b", "c", "d"} {
 				write(t, d, n, n)

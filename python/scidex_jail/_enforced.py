@@ -39,6 +39,9 @@ class Mounts:
     system: Tuple[str, ...]
     run_dir: str
     shm_bytes: int
+    #: Each data dir of the profile (data/, docs/): its host path and its
+    #: link in the run directory (./data), or why it is not there.
+    data_dirs: Tuple[str, ...] = ()
 
     @classmethod
     def from_json(cls, d: _Raw) -> "Mounts":
@@ -49,6 +52,7 @@ class Mounts:
             system=_strs(d.get("system")),
             run_dir=_str(d.get("run_dir")),
             shm_bytes=_int(d.get("shm_bytes")),
+            data_dirs=_strs(d.get("data_dirs")),
         )
 
 

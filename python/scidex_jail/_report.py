@@ -46,7 +46,10 @@ KNOWN_STATUSES: Mapping[str, str] = {
 @dataclass(frozen=True, eq=False)
 class Limits(_OverRaw):
     """The run's effective limits; 0 means off, and such a limit is named in
-    ``none``. Also a mapping over the JSON object (``limits["profile"]``).
+    ``none`` (switched off) or ``not_enforced`` (asked for, but no layer held
+    it on this run: the cgroup's memory, swap, cpus and pids under
+    ``unsafe_disable=("cgroup",)``; empty on a report of an older binary).
+    Also a mapping over the JSON object (``limits["profile"]``).
 
     ``fields`` holds every limit the object gives, by its report field as
     the binary's schema names it (``scidex-jail profiles --schema``,
@@ -64,6 +67,7 @@ class Limits(_OverRaw):
     disk_bytes: int
     shm_bytes: int
     none: Tuple[str, ...]
+    not_enforced: Tuple[str, ...] = ()
     raw: _Raw = field(default_factory=dict, repr=False)
     fields: Mapping[str, float] = field(default_factory=dict, repr=False)
 
@@ -81,6 +85,7 @@ class Limits(_OverRaw):
             disk_bytes=_int(d.get("disk_bytes")),
             shm_bytes=_int(d.get("shm_bytes")),
             none=_strs(d.get("none")),
+            not_enforced=_strs(d.get("not_enforced")),
             raw=d,
             fields=_numbers("limits", d),
         )

@@ -74,6 +74,25 @@ def test_typed_parts_of_a_run_that_ran() -> None:
     assert res.cpu_seconds == pytest.approx(data["cpu_user_seconds"] + data["cpu_system_seconds"])
 
 
+def test_limits_no_layer_held() -> None:
+    # A run without its cgroup (unsafe_disable=("cgroup",)) reports the
+    # cgroup's limits as 0 and names them in not_enforced; a report of an
+    # older binary, without the field, reads as every limit held.
+    data = load("ok")
+    data["limits"].update(memory_bytes=0, swap_bytes=0, cpus=0, pids=0, not_enforced=["memory", "swap", "cpus", "pids"])
+    validate_report(data)
+    r = Report.from_json(data)
+    assert r.limits.not_enforced == ("memory", "swap", "cpus", "pids"), r.limits.not_enforced
+    assert (r.limits.memory_bytes, r.limits.pids, r.limits.none) == (0, 0, ()), r.limits
+    del data["limits"]["not_enforced"]
+    assert Report.from_json(data).limits.not_enforced == ()
+    data["enforced"]["mounts"]["data_dirs"] = ["data: /srv/data, read-only, also at ./data", "docs: not mounted"]
+    assert Report.from_json(data).enforced.mounts.data_dirs == tuple(data["enforced"]["mounts"]["data_dirs"])
+    data["limits"]["not_enforced"] = ["disk"]
+    with pytest.raises(ReportSchemaError, match="not_enforced"):
+        validate_report(data)
+
+
 def test_typed_parts_of_a_run_that_never_started() -> None:
     r = Report.from_json(load("setup_error_cgroup"))
     assert r.setup_error is not None and r.setup_error.stage == "cgroup"

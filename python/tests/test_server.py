@@ -155,6 +155,20 @@ def test_many_runs_one_after_another(server: scidex_jail.Server, tmp_root: str) 
         assert leftovers(r.analysis_id, dict(r.report), tmp_root) == []
 
 
+def test_served_runs_read_data_by_relative_path(server: scidex_jail.Server, tmp_root: str, work: str) -> None:
+    # A served run's init (a slot's, or a cold one) gets the run's config,
+    # its links with it: data/ is where scripts look, a cache is no output.
+    os.mkdir(os.path.join(work, "data"), 0o755)
+    write(os.path.join(work, "data"), "x.csv", "a,b\n1,2\n")
+    code = "print(open('data/x.csv').read(), end=''); import os; os.mkdir('__pycache__'); open('r.csv', 'w').write('r')"
+    for i in range(2):
+        r = server.run([PYTHON, "-c", code], analysis_id=new_id(f"srvdata{i}"), root=work, stdout=scidex_jail.CAPTURE)
+        assert (r.status, r.stdout) == ("ok", "a,b\n1,2\n"), r.completion_notes
+        assert [o.path for o in r.outputs] == ["r.csv"], r.outputs
+        assert r.report.enforced.mounts.data_dirs[1].startswith("docs: not mounted"), r.report.enforced.mounts.data_dirs
+        assert leftovers(r.analysis_id, dict(r.report), tmp_root) == []
+
+
 def test_runs_at_once_from_threads(server: scidex_jail.Server) -> None:
     results: Dict[int, scidex_jail.Result] = {}
 

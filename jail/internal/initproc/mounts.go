@@ -146,6 +146,9 @@ func layRoot(p *protocol.Mounts, binds []bind, online string) error {
 	if err := mountRunSpace(p); err != nil {
 		return err
 	}
+	if err := makeLinks(p); err != nil {
+		return err
+	}
 	if err := populateDev(dev, p.ShmBytes); err != nil {
 		return err
 	}

@@ -85,3 +85,19 @@ func bindDir(src, dst string) error {
 	}
 	return nil
 }
+
+// makeLinks makes the run directory's links (./data to the data dir's
+// host path): links, not binds, so that what a script reads through them
+// is the host path's own bind, under its own Landlock rule. Landlock adds
+// up the rights of every directory above a file: below the writable run
+// directory a bind would inherit its write right, and only its read-only
+// mount would refuse a write. The run directory is fresh: nothing is
+// there to replace.
+func makeLinks(p *protocol.Mounts) error {
+	for _, l := range p.Links {
+		if err := symlink(l.Target, newRoot+p.RunDir+"/"+l.Name); err != nil {
+			return wrap.Error("link ./"+l.Name+" in the run directory", err)
+		}
+	}
+	return nil
+}

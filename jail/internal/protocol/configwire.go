@@ -116,6 +116,12 @@ func (m *Mounts) encode(w *writer) {
 	})
 	w.strs("read_only", m.ReadOnly)
 	w.strs("read_write", m.ReadWrite)
+	if len(m.Links) > 0 {
+		w.objects("links", len(m.Links), func(i int) {
+			w.str("name", m.Links[i].Name)
+			w.str("target", m.Links[i].Target)
+		})
+	}
 	if len(m.Files) > 0 {
 		w.objects("files", len(m.Files), func(i int) {
 			w.str("path", m.Files[i].Path)
@@ -152,6 +158,8 @@ func (m *Mounts) field(r *reader, key string) (err error) {
 		m.ReadOnly, err = r.strings(into)
 	case "read_write":
 		m.ReadWrite, err = r.strings(into)
+	case "links":
+		m.Links, err = readLinks(r)
 	case "files":
 		m.Files, err = readFiles(r)
 	case "run_dir":
@@ -221,6 +229,30 @@ func readFiles(r *reader) ([]File, error) {
 			return err
 		})
 		out = append(out, f)
+		return err
+	})
+	return out, err
+}
+
+func readLinks(r *reader) ([]Link, error) {
+	if r.null() {
+		return nil, nil
+	}
+	var out []Link // omitempty: none is nil
+	err := r.list(`"links"`, func() error {
+		var l Link
+		err := r.object("a link", func(key string) (err error) {
+			switch key {
+			case "name":
+				l.Name, err = r.string(`"name"`)
+			case "target":
+				l.Target, err = r.string(`"target"`)
+			default:
+				err = unknownField(key)
+			}
+			return err
+		})
+		out = append(out, l)
 		return err
 	})
 	return out, err

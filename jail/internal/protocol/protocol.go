@@ -171,6 +171,11 @@ type Mounts struct {
 	ReadOnly []string `json:"read_only"`
 	// ReadWrite host paths bound writable at the same path.
 	ReadWrite []string `json:"read_write"`
+	// Links are symbolic links the init makes at the top of the run
+	// directory, once it is mounted: ./data to the data dir's host path,
+	// so that a script reads data/x.csv from its working directory
+	// through the host path's own bind, Landlock rule and report line.
+	Links []Link `json:"links,omitempty"`
 	// Files are made by the init and bound read-only over the view's own
 	// file at each Path, which must exist (the analysis' /etc/passwd and
 	// /etc/group, over the host's).
@@ -220,6 +225,13 @@ const CgroupMount = "/sys/fs/cgroup"
 type File struct {
 	Path    string `json:"path"`
 	Content string `json:"content"`
+}
+
+// Link is one symbolic link in the run directory: its name there and its
+// target, an absolute path of the view.
+type Link struct {
+	Name   string `json:"name"`
+	Target string `json:"target"`
 }
 
 // SystemEntry is one system path of the host at the root of the view.

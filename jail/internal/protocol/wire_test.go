@@ -18,7 +18,7 @@ func fullConfig() *Config {
 		RunDir: "/tmp/r", Hostname: "h", UID: 1000, GID: -1,
 		Mounts: Mounts{
 			System:   []SystemEntry{{Path: "/usr"}, {Path: "/bin", Symlink: "usr/bin"}},
-			ReadOnly: []string{"/d <&>"}, ReadWrite: []string{"/out"}, Files: []File{{Path: "/etc/passwd", Content: "a:x:1:1::/:/bin/sh\n"}},
+			ReadOnly: []string{"/d <&>"}, ReadWrite: []string{"/out"}, Links: []Link{{Name: "data", Target: "/d <&>"}}, Files: []File{{Path: "/etc/passwd", Content: "a:x:1:1::/:/bin/sh\n"}},
 			RunDir: "/tmp/r", RunDirBytes: 1 << 40, ShmBytes: -3, Scratch: "/home/analysis", ScratchTmp: "/home/analysis/tmp",
 			ScratchBytes: 7, KeepScratch: true, Meminfo: "MemTotal: 1 kB\n",
 			Cgroup: &CgroupView{Version: 1, Controllers: []string{"cpu", "memory"}},
