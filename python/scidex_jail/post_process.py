@@ -68,10 +68,9 @@ import stat
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Tuple, Union
 
-from ._capture import TAIL_BYTES
 from ._report import Report, parse_time
-from ._result import Result
 from ._store import StoredFile, StoreError, StoreHook, store_in
+from ._tails import Stream, pg_json, pg_text, streams_of
 
 __all__ = [
     "OUTPUT_POLICIES", "CommitError", "CommitSummary", "OutputMismatchError", "StoredFile", "StoreError",
@@ -142,15 +141,6 @@ class _File:
     media_type: str
     content: Optional[bytes]
     stored_at: Optional[str]
-
-
-@dataclass(frozen=True)
-class _Stream:
-    """What the run row records of one stream; None where nothing says."""
-
-    tail: Optional[str] = None
-    size: Optional[int] = None
-    dropped: Optional[int] = None
 
 
 def schema_sql() -> str:
@@ -267,58 +257,6 @@ def _store(root: str, f: _File, status: str, store: StoreHook) -> _File:
     return _File(f.path, f.exact, f.size, f.sha256, f.media_type, None, uri)
 
 
-def _pg_text(s: str) -> str:
-    """PostgreSQL's text and jsonb hold no NUL character: an analysis that
-    prints one must not make its run uncommittable."""
-    return s.replace("\x00", "\ufffd")
-
-
-def _pg_json(v: Any) -> Any:
-    """The report with :func:`_pg_text` applied to every string in it."""
-    if isinstance(v, str):
-        return _pg_text(v)
-    if isinstance(v, Mapping):
-        return {_pg_text(str(k)): _pg_json(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple)):
-        return [_pg_json(x) for x in v]
-    return v
-
-
-def _count(v: Any) -> Optional[int]:
-    return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else None
-
-
-def _tail_of(text: str) -> str:
-    return text.encode("utf-8", "replace")[-TAIL_BYTES:].decode("utf-8", "replace")
-
-
-def _streams(result: Any, report: Mapping[str, Any]) -> Dict[str, _Stream]:
-    """The tail and byte counts of stdout and stderr: the report's
-    ``streams`` when the jail wrote them (it saw every byte); else what
-    forge's bounded capture counted; else a captured text's own end."""
-    section = report.get("streams")
-    got: Dict[str, _Stream] = {}
-    for name in ("stdout", "stderr"):
-        s = section.get(name) if isinstance(section, Mapping) else None
-        if isinstance(s, Mapping):
-            tail = s.get("tail")
-            got[name] = _Stream(_pg_text(tail) if isinstance(tail, str) else None, _count(s.get("bytes")), _count(s.get("dropped")))
-        elif getattr(result, f"{name}_bytes", None) is not None:  # forge's capture
-            tail = getattr(result, f"{name}_tail", None)
-            got[name] = _Stream(
-                _pg_text(tail) if isinstance(tail, str) else None,
-                _count(getattr(result, f"{name}_bytes")), _count(getattr(result, f"{name}_dropped", None)),
-            )  # fmt: skip
-        else:
-            r = getattr(result, "result", result)  # a RuntimeResult's Result
-            text = getattr(r, name, None) if isinstance(r, Result) else None
-            if isinstance(text, str):
-                got[name] = _Stream(_pg_text(_tail_of(text)), len(text.encode("utf-8", "replace")), 0)
-            else:
-                got[name] = _Stream()
-    return got
-
-
 def _canonical_sha256(report: Mapping[str, Any]) -> str:
     return hashlib.sha256(json.dumps(report, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
@@ -385,7 +323,7 @@ def commit_outputs(
     files = [_read_output(str(root), e, inline_limit) for e in entries]
     if store is not None:
         files = [f if f.content is not None else _store(str(root), f, status, store) for f in files]
-    streams = _streams(result, report)
+    streams = streams_of(result, report)
 
     import psycopg
     from psycopg.types.json import Jsonb
@@ -404,7 +342,7 @@ def _write(
     wall: float,
     root: Optional[str],
     files: List[_File],
-    streams: Dict[str, _Stream],
+    streams: Dict[str, Stream],
     policy: str,
     withheld: int,
     Jsonb: Any,
@@ -438,8 +376,8 @@ def _write(
             (
                 str(report["id"]), started, started + datetime.timedelta(seconds=wall),
                 status, int(report.get("exit_code", -1)), report.get("signal") or None,
-                _pg_text(str(report.get("completion_notes", ""))), str(limits.get("profile", "")), Jsonb(limits),
-                Jsonb(usage), wall, cpu, peak, root, Jsonb(_pg_json(report)), digest, policy,
+                pg_text(str(report.get("completion_notes", ""))), str(limits.get("profile", "")), Jsonb(limits),
+                Jsonb(usage), wall, cpu, peak, root, Jsonb(pg_json(report)), digest, policy,
                 out.tail, err.tail, out.size, err.size, out.dropped, err.dropped,
             ),  # fmt: skip
         ).fetchone()
