@@ -316,9 +316,9 @@ def run_python_script(
         raise ValueError("give the script's path or, as source=, its text: exactly one of them")
     if source is not None and (not isinstance(source, str) or not source.strip()):
         raise ValueError(f"source {source!r}: give the script's text, a non-empty str")
-    run = _runner(jail, binary, tmp_root, server)
     stdout, out = _bounded(stdout, capture_limit)
     stderr, err = _bounded(stderr, capture_limit)
+    run = _runner(jail, binary, tmp_root, server)
     path = _script_path(script) if script is not None else None
     tmpdir: Optional[str] = None
     try:
@@ -389,9 +389,9 @@ def run_notebook(
     ``jail`` a :class:`scidex_jail.Jail` to run it with, ``server`` a
     :class:`scidex_jail.Server` to run it through.
     """
-    run = _runner(jail, binary, tmp_root, server)
     stdout, out = _bounded(stdout, capture_limit)
     stderr, err = _bounded(stderr, capture_limit)
+    run = _runner(jail, binary, tmp_root, server)
     p = os.path.abspath(os.fspath(notebook))
     if not os.path.isfile(p):
         raise ValueError(f"notebook {p} does not exist or is not a file")

@@ -173,3 +173,10 @@ def test_bounded_capture(limit: int, writes: list, text: object, total: int, dro
         assert cap.text() == text
     else:
         assert f"{dropped} bytes dropped here" in cap.text() and cap.text().endswith(tail)
+
+
+@pytest.mark.unit
+def test_capture_limit_argument() -> None:
+    for bad in (-1, 1.5, True, "1M"):
+        with pytest.raises(ValueError, match="capture_limit"):
+            forge.run_python_script(source="print(1)\n", analysis_id="x", capture_limit=bad)  # type: ignore[arg-type]
