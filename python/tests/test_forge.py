@@ -150,7 +150,8 @@ def test_printer_bounded_in_the_platform_process(jail_bin: str) -> None:
     if jail is None:
         assert seen == 400 << 20
     else:
-        assert (jail["bytes"], jail["delivered"]) == (400 << 20, seen), jail
+        # The jail's delivered bytes, and its one line marking the cut.
+        assert jail["bytes"] == 400 << 20 and jail["delivered"] <= seen <= jail["delivered"] + 512, (seen, jail)
     assert got["stdout_dropped"] == max(0, seen - (1 << 20) - 4096)
     assert got["truncated"] or jail["dropped"] > 0, "the truncation is stated"
     assert got["head"] == line * 2 and len(got["stdout_tail"]) == 4096 and set(got["stdout_tail"]) == set(line)
