@@ -31,8 +31,9 @@ import stat
 import tempfile
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Mapping, Optional, Sequence, Tuple, Union, cast
 
+from ._capture import BoundedCapture
 from ._client import Jail
 from ._limits import CountArg, CPUsArg, DurationArg, SizeArg
 from ._options import PathArg, _check_id
@@ -46,6 +47,10 @@ from ._streams import CAPTURE, Destination
 PYTHON = "/usr/bin/python3"
 #: The notebook runner, from Debian's jupyter-nbconvert.
 JUPYTER = "/usr/bin/jupyter"
+#: How much of each captured stream forge keeps by default (``capture_limit``):
+#: the head up to this, plus the last 4 KiB. Two streams of 1 MiB per run
+#: keep ten runs at once within a few tens of MiB of the platform's memory.
+DEFAULT_CAPTURE_LIMIT = 1 << 20
 
 #: Environment the analyses get besides the caller's ``env`` (which wins).
 #: Empty: the jail itself points HOME, TMPDIR and the usual caches into
@@ -83,6 +88,15 @@ class RuntimeResult:
     analysis left; ``report``: the jail's whole :class:`scidex_jail.Report`
     (the JSON in ``report.raw``); ``result``: the
     :class:`scidex_jail.Result` it came from.
+
+    When forge captured a stream (the default, bounded by
+    ``capture_limit``): ``stdout_bytes`` is how many bytes reached this
+    process, ``stdout_dropped`` how many of them were kept in neither the
+    head nor the tail (``stdout`` then says so in a line where they were),
+    ``stdout_tail`` the last 4 KiB as text; the same for stderr. ``None``
+    when the stream went elsewhere or was captured without a bound. What
+    the jail itself cut (its per-stream budget) is in the report's
+    ``streams``.
     """
 
     returncode: int
@@ -96,11 +110,22 @@ class RuntimeResult:
     analysis_id: str = ""
     collected_to: Optional[str] = None
     result: Optional[Result] = field(default=None, repr=False)
+    stdout_bytes: Optional[int] = None
+    stdout_dropped: Optional[int] = None
+    stdout_tail: Optional[str] = field(default=None, repr=False)
+    stderr_bytes: Optional[int] = None
+    stderr_dropped: Optional[int] = None
+    stderr_tail: Optional[str] = field(default=None, repr=False)
 
     @property
     def ok(self) -> bool:
         """True when the analysis exited 0."""
         return self.status == "ok"
+
+    @property
+    def truncated(self) -> bool:
+        """True when forge dropped part of stdout or stderr (``capture_limit``)."""
+        return bool(self.stdout_dropped or self.stderr_dropped)
 
     def output(self, path: str) -> Optional[Output]:
         """The output at ``path`` (relative to the run directory), if any."""
@@ -110,12 +135,19 @@ class RuntimeResult:
         return None
 
     @classmethod
-    def from_result(cls, r: Result, duration: float) -> "RuntimeResult":
-        """Map a :class:`scidex_jail.Result` to the runtime's fields."""
+    def from_result(
+        cls,
+        r: Result,
+        duration: float,
+        out: Optional[BoundedCapture] = None,
+        err: Optional[BoundedCapture] = None,
+    ) -> "RuntimeResult":
+        """Map a :class:`scidex_jail.Result` to the runtime's fields; ``out``
+        and ``err`` are forge's bounded captures, when it made them."""
         return cls(
             returncode=r.exit_code,
-            stdout=r.stdout or "",
-            stderr=r.stderr or "",
+            stdout=out.text() if out is not None else r.stdout or "",
+            stderr=err.text() if err is not None else r.stderr or "",
             duration=duration,
             completion_notes=r.completion_notes,
             status=r.status,
@@ -124,7 +156,23 @@ class RuntimeResult:
             analysis_id=r.analysis_id,
             collected_to=r.collected_to,
             result=r,
+            stdout_bytes=out.total if out is not None else None,
+            stdout_dropped=out.dropped if out is not None else None,
+            stdout_tail=out.tail() if out is not None else None,
+            stderr_bytes=err.total if err is not None else None,
+            stderr_dropped=err.dropped if err is not None else None,
+            stderr_tail=err.tail() if err is not None else None,
         )
+
+
+def _bounded(dest: Destination, limit: Optional[int]) -> Tuple[Destination, Optional[BoundedCapture]]:
+    """CAPTURE becomes a :class:`BoundedCapture` of ``limit`` bytes (the
+    runner pumps the pipe into it); any other destination, or no limit,
+    is passed on as it is."""
+    if limit is None or isinstance(dest, bool) or dest != CAPTURE:
+        return dest, None
+    cap = BoundedCapture(limit)
+    return cast(Destination, cap), cap
 
 
 def _client(jail: Optional[Jail], binary: Optional[PathArg], tmp_root: Optional[PathArg]) -> Jail:
@@ -229,6 +277,7 @@ def run_python_script(
     keep: bool = False,
     stdout: Destination = CAPTURE,
     stderr: Destination = CAPTURE,
+    capture_limit: Optional[int] = DEFAULT_CAPTURE_LIMIT,
     python: str = PYTHON,
     binary: Optional[PathArg] = None,
     tmp_root: Optional[PathArg] = None,
@@ -253,8 +302,10 @@ def run_python_script(
     runs it with that client's settings (then leave ``binary`` and
     ``tmp_root`` out); ``server``, a :class:`scidex_jail.Server`, runs it
     through that resident server (then leave ``jail`` and ``binary``
-    out; ``tmp_root`` still applies). stdout/stderr are captured by default; stream long
-    logs to a file or callback instead.
+    out; ``tmp_root`` still applies). stdout/stderr are captured by default, each
+    bounded by ``capture_limit`` bytes (1 MiB; the last 4 KiB are kept
+    besides, and the rest counted: see :class:`RuntimeResult`; ``None``
+    keeps everything); stream long logs to a file or callback instead.
 
     Raises ValueError (bad arguments, an unreadable script),
     JailNotFoundError and JailSetupError like :func:`scidex_jail.run`;
@@ -265,6 +316,8 @@ def run_python_script(
         raise ValueError("give the script's path or, as source=, its text: exactly one of them")
     if source is not None and (not isinstance(source, str) or not source.strip()):
         raise ValueError(f"source {source!r}: give the script's text, a non-empty str")
+    stdout, out = _bounded(stdout, capture_limit)
+    stderr, err = _bounded(stderr, capture_limit)
     run = _runner(jail, binary, tmp_root, server)
     path = _script_path(script) if script is not None else None
     tmpdir: Optional[str] = None
@@ -289,7 +342,7 @@ def run_python_script(
             inputs=inputs, env={**CACHE_ENV, **(env or {})}, collect=collect, keep=keep,
             stdout=stdout, stderr=stderr,
         )  # fmt: skip
-        return RuntimeResult.from_result(r, time.monotonic() - start)
+        return RuntimeResult.from_result(r, time.monotonic() - start, out, err)
     finally:
         if tmpdir is not None:
             shutil.rmtree(tmpdir, ignore_errors=True)
@@ -314,6 +367,7 @@ def run_notebook(
     kernel: Optional[str] = None,
     stdout: Destination = CAPTURE,
     stderr: Destination = CAPTURE,
+    capture_limit: Optional[int] = DEFAULT_CAPTURE_LIMIT,
     python: str = PYTHON,
     jupyter: str = JUPYTER,
     binary: Optional[PathArg] = None,
@@ -335,6 +389,8 @@ def run_notebook(
     ``jail`` a :class:`scidex_jail.Jail` to run it with, ``server`` a
     :class:`scidex_jail.Server` to run it through.
     """
+    stdout, out = _bounded(stdout, capture_limit)
+    stderr, err = _bounded(stderr, capture_limit)
     run = _runner(jail, binary, tmp_root, server)
     p = os.path.abspath(os.fspath(notebook))
     if not os.path.isfile(p):
@@ -356,4 +412,4 @@ def run_notebook(
         disk=disk, root=root, ro=(p, *ro), inputs=inputs, env={**_NOTEBOOK_ENV, **(env or {})},
         collect=collect, keep=keep, stdout=stdout, stderr=stderr,
     )  # fmt: skip
-    return RuntimeResult.from_result(r, time.monotonic() - start)
+    return RuntimeResult.from_result(r, time.monotonic() - start, out, err)

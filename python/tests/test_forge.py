@@ -5,10 +5,11 @@ from __future__ import annotations
 import glob
 import json
 import os
+import subprocess
 
 import pytest
 
-from conftest import Jailish, leftovers, new_id, through, write
+from conftest import PYTHON, REPO, Jailish, leftovers, new_id, through, write
 from scidex_jail import JailSetupError, forge
 
 SCRIPT = (
@@ -104,3 +105,85 @@ def test_run_notebook(jail: Jailish, work: str) -> None:
     with open(nb) as f:
         assert json.load(f) == NOTEBOOK
     assert leftovers(aid, dict(rr.report)) == []
+
+
+# Prints 400 MiB on stdout in 1 MiB writes of 1 KiB lines, then a line on
+# stderr, and fails.
+PRINTER = (
+    "import sys\n"
+    "block = (b'y' * 1023 + b'\\n') * 1024\n"
+    "for _ in range(400):\n"
+    "    sys.stdout.buffer.write(block)\n"
+    "sys.stdout.flush()\n"
+    "sys.exit('printed')\n"
+)
+
+# Runs in a fresh interpreter so that its peak RSS is this run's alone.
+MEASURE = """
+import json, resource, sys
+from scidex_jail import forge
+idle = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+rr = forge.run_python_script(source=sys.argv[1], analysis_id=sys.argv[2], timeout=120)
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+facts = {k: getattr(rr, k, None) for k in ("stdout_bytes", "stdout_dropped", "stdout_tail", "truncated")}
+facts["jail"] = (rr.report.raw.get("streams") or {}).get("stdout")
+print(json.dumps({"idle_kib": idle, "peak_kib": peak, "status": rr.status, "stdout_len": len(rr.stdout),
+                  "stderr": rr.stderr, "head": rr.stdout[:2048], **facts}))
+"""
+
+
+def test_printer_bounded_in_the_platform_process(jail_bin: str) -> None:
+    """Issue 33, item 1: an analysis printing 400 MB keeps the platform
+    process within 100 MB of its idle size (it peaked at 823 MiB)."""
+    env = {**os.environ, "PYTHONPATH": os.path.join(REPO, "python")}
+    proc = subprocess.run([PYTHON, "-c", MEASURE, PRINTER, new_id("printer")], env=env, capture_output=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr.decode()[-3000:]
+    got = json.loads(proc.stdout)
+    grew = (got["peak_kib"] - got["idle_kib"]) << 10
+    assert grew < 100 << 20, f"the platform process grew by {grew >> 20} MiB printing 400 MiB, want < 100"
+    assert (got["status"], got["stderr"], got["truncated"]) == ("exit_nonzero", "printed\n", True)
+    line = "y" * 1023 + "\n"
+    # What reached this process (all of it, or what the jail's own
+    # per-stream budget delivered: the report's streams) was counted, and
+    # 1 MiB of head and 4 KiB of tail kept.
+    seen, jail = got["stdout_bytes"], got["jail"]
+    if jail is None:
+        assert seen == 400 << 20
+    else:
+        # The jail's delivered bytes, and its one line marking the cut.
+        assert jail["bytes"] == 400 << 20 and jail["delivered"] <= seen <= jail["delivered"] + 512, (seen, jail)
+    assert got["stdout_dropped"] == max(0, seen - (1 << 20) - 4096)
+    assert got["truncated"] or jail["dropped"] > 0, "the truncation is stated"
+    assert got["head"] == line * 2 and len(got["stdout_tail"]) == 4096 and set(got["stdout_tail"]) == set(line)
+    assert got["stdout_len"] < (1 << 20) + 8192
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize(
+    "limit,writes,text,total,dropped,tail",
+    [
+        pytest.param(10, [b"abc"], "abc", 3, 0, "abc", id="under the limit"),
+        pytest.param(2, [b"ab", b"cd"], "abcd", 4, 0, "abcd", id="past the head, within the tail"),
+        pytest.param(0, [b"x" * 5000], None, 5000, 904, "x" * 4096, id="no head"),
+        pytest.param(3, [b"abc", b"d" * 3000, b"e" * 3000], None, 6003, 1904, "d" * 1096 + "e" * 3000, id="head, dropped, tail"),
+        pytest.param(1, [b"\xff" * 9000], None, 9000, 4903, "\ufffd" * 4096, id="bad utf-8 replaced"),
+    ],
+)
+def test_bounded_capture(limit: int, writes: list, text: object, total: int, dropped: int, tail: str) -> None:
+    from scidex_jail._capture import BoundedCapture
+
+    cap = BoundedCapture(limit)
+    for w in writes:
+        assert cap.write(w) == len(w)
+    assert (cap.total, cap.dropped, cap.tail()) == (total, dropped, tail), f"BoundedCapture({limit}) of {[len(w) for w in writes]}"
+    if text is not None:
+        assert cap.text() == text
+    else:
+        assert f"{dropped} bytes dropped here" in cap.text() and cap.text().endswith(tail)
+
+
+@pytest.mark.unit
+def test_capture_limit_argument() -> None:
+    for bad in (-1, 1.5, True, "1M"):
+        with pytest.raises(ValueError, match="capture_limit"):
+            forge.run_python_script(source="print(1)\n", analysis_id="x", capture_limit=bad)  # type: ignore[arg-type]

@@ -16,7 +16,7 @@ import pytest
 import scidex_jail
 from conftest import PYTHON, REPO, Postgres, leftovers, new_id, wait_for, write
 from scidex_jail import forge
-from scidex_jail.post_process import CommitError, OutputMismatchError, commit_outputs, schema_sql
+from scidex_jail.post_process import CommitError, OutputMismatchError, commit_outputs, schema_sql, store_in
 
 # An analysis that writes a CSV and a PNG (stdlib only: zlib + struct), and
 # tries the database every way it could: TCP, each unix socket, psycopg.
@@ -203,7 +203,7 @@ def test_tampered_output_is_refused(work: str, postgres: Postgres, db: Callable[
         commit_outputs(r, conn)
 
 
-def test_large_outputs_by_reference_and_limits_recorded(work: str, postgres: Postgres, db: Callable[[], Any]) -> None:
+def test_large_outputs_stored_by_the_hook_and_limits_recorded(work: str, postgres: Postgres, db: Callable[[], Any]) -> None:
     conn = db()
     conn.execute(schema_sql())  # tables already there: commit_outputs must cope
     conn.commit()
@@ -213,13 +213,16 @@ def test_large_outputs_by_reference_and_limits_recorded(work: str, postgres: Pos
         analysis_id=new_id("big"), timeout=1, collect=os.path.join(work, "big"),
     )  # fmt: skip
     assert rr.status == "timeout"
-    summary = commit_outputs(rr, conn, inline_limit=1024)
-    assert (summary.inline, summary.referenced) == (1, 1)
+    with pytest.raises(CommitError, match="big.bin.*16384 bytes, over inline_limit 1024.*store="):
+        commit_outputs(rr, conn, inline_limit=1024, outputs="all-marked")
+    summary = commit_outputs(rr, conn, inline_limit=1024, outputs="all-marked", store=store_in(os.path.join(work, "store")))
+    assert (summary.inline, summary.referenced, summary.partial) == (1, 1, True)
     rows = dict(
         (p, (c, s))
         for p, c, s in conn.execute("SELECT path, content, stored_at FROM scidex_jail_outputs").fetchall()
     )
-    assert rows["big.bin"] == (None, os.path.join(work, "big", "big.bin"))
+    sha = hashlib.sha256(bytes(range(256)) * 64).hexdigest()
+    assert rows["big.bin"] == (None, f"file://{work}/store/{sha[:2]}/{sha}")
     assert bytes(rows["small.txt"][0]) == b"s" and rows["small.txt"][1] is None
     status, notes, timeout = conn.execute(
         "SELECT status, completion_notes, (limits->>'timeout_seconds')::float FROM scidex_jail_runs"

@@ -2,7 +2,7 @@
 commit_outputs never reads more than the report says a file holds, refuses
 a FIFO, a device or a grown file put in a collected file's place (writing
 nothing), commits names that are not UTF-8 exactly, and refuses a run over
-its output budget unless asked. Run.cancel() ends a run at once while the
+its output budget as a run without outputs unless asked. Run.cancel() ends a run at once while the
 jail hashes a huge file."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import pytest
 
 import scidex_jail
 from conftest import PYTHON, Postgres, leftovers, new_id, wait_for
-from scidex_jail.post_process import OutputLimitError, OutputMismatchError, commit_outputs
+from scidex_jail.post_process import OutputMismatchError, commit_outputs
 
 
 def _collected(work: str, script: str, tag: str) -> scidex_jail.Result:
@@ -60,21 +60,26 @@ def test_name_not_utf8_committed_exactly(work: str, postgres: Postgres, db: Call
     assert summary.outputs == 1 and summary.inline == 1
 
 
-def test_output_limit_refused_unless_asked(work: str, postgres: Postgres, db: Callable[[], Any]) -> None:
+def test_output_limit_recorded_without_outputs_unless_asked(work: str, postgres: Postgres, db: Callable[[], Any]) -> None:
     r = _collected(work, "open('big.bin', 'wb').truncate(1 << 40)\nopen('a.txt', 'w').write('a')", "over")
     assert r.status == "output_limit" and r.exit_code == 123, r.completion_notes
     assert "big.bin" in r.completion_notes
     big = next(o for o in r.outputs if o.path == "big.bin")
     assert big.size == 1 << 40 and big.sha256 is None and big.collected_path is None and "one file" in (big.skipped or "")
     conn = db()
-    with pytest.raises(OutputLimitError, match="output budget"):
-        commit_outputs(r, conn)
-    _nothing_written(conn)
-    summary = commit_outputs(r, conn, allow_output_limit=True)
+    summary = commit_outputs(r, conn)
+    assert (summary.outputs, summary.withheld) == (0, 2)
+    assert conn.execute("SELECT status FROM scidex_jail_runs").fetchall() == [("output_limit",)]
+    assert conn.execute("SELECT count(*) FROM scidex_jail_outputs").fetchone() == (0,)
+    conn.commit()
+    other = db()  # the run deleted, to commit it again with the other policy
+    other.execute("DELETE FROM scidex_jail_runs")
+    other.commit()
+    summary = commit_outputs(r, conn, outputs="all-marked")
     # big.bin was not hashed or collected: it is in the stored report only.
-    assert (summary.outputs, summary.inline) == (1, 1)
-    paths = [p for (p,) in conn.execute("SELECT path FROM scidex_jail_outputs").fetchall()]
-    assert paths == ["a.txt"]
+    assert (summary.outputs, summary.inline, summary.partial) == (1, 1, True)
+    rows = conn.execute("SELECT path, partial FROM scidex_jail_outputs").fetchall()
+    assert rows == [("a.txt", True)]
 
 
 def _wait_read(pid: int, n: int) -> None:
