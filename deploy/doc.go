@@ -1,7 +1,8 @@
 // Package deploy holds the end-to-end tests of the ways scidex-jail is
 // deployed, run as root on this machine by `go test ./deploy/`: the Debian
 // package (built with packaging/deb/build.sh, installed with dpkg -i, used,
-// removed and purged) and a one-node Slurm cluster (Debian's slurm-wlm:
+// removed and purged; on a host that has the package, in a mount namespace
+// of throw-away overlays) and a one-node Slurm cluster (Debian's slurm-wlm:
 // munged, slurmctld and slurmd started by the test with their own
 // configuration, state and logs under a temporary directory) running a job
 // array of analyses through examples/slurm/scidex-analyses.sbatch. The

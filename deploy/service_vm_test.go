@@ -275,9 +275,13 @@ func TestVMSystemdService(t *testing.T) {
 
 // installPackage installs the Debian package of the jail built here
 // (SCIDEX_DEB, as .ci/vmtests builds it, or built now with
-// packaging/deb/build.sh) with dpkg -i; purged at cleanup.
+// packaging/deb/build.sh) with dpkg -i, in the VM, whatever the host
+// has of the package (installed, removed, purged); purged at cleanup.
 func installPackage(t *testing.T) {
 	t.Helper()
+	if os.Getenv("SCIDEX_IN_VM") != "1" {
+		t.Fatal("installPackage purges and installs the package: call it only in the VM harness (requireVM)")
+	}
 	deb := os.Getenv("SCIDEX_DEB")
 	if deb == "" {
 		out := sharedDir(t, "scidex-svc-deb-")
@@ -289,9 +293,6 @@ func installPackage(t *testing.T) {
 		}
 		deb = strings.TrimSpace(string(b))
 	}
-	if s := status(t); s != "" && !strings.Contains(s, "not-installed") {
-		t.Fatalf("scidex-jail is already known to dpkg (%s): this test installs its own build", s)
-	}
 	// man-db's trigger would rebuild the whole manual database after
 	// dpkg -i and again after the purge, 3 minutes each under emulation,
 	// for nothing this test reads: off, as debconf's man-db/auto-update
@@ -300,6 +301,15 @@ func installPackage(t *testing.T) {
 		t.Fatal(err)
 	} else if err == nil {
 		t.Cleanup(func() { writeFile(t, manDBAutoUpdate, "", 0o644) })
+	}
+	// The VM's root is the host's under a throw-away overlay: a package
+	// the host has installed, or removed but not purged, is installed
+	// here too, its conffile with it, and dpkg -i would upgrade over it
+	// and keep that conffile. Purged first, in the overlay only, so the
+	// test always starts from a machine that never had the package.
+	if s := status(t); s != "" && !strings.Contains(s, "not-installed") {
+		t.Logf("the host's scidex-jail (%s) is purged in the VM's overlay first", s)
+		dpkg(t, "--purge", "scidex-jail")
 	}
 	t.Cleanup(func() { dpkg(t, "--purge", "scidex-jail") })
 	dpkg(t, "-i", deb)

@@ -55,18 +55,27 @@ func netRunProbesIn(t *testing.T, tmp, id string, args []string, cases []netProb
 	return netProbeResults(t, r.stdout), r
 }
 
-// TestNetPostgresUnreachable starts a real PostgreSQL, proves a client on
-// the host reaches it over TCP and over its unix socket, then fails to
-// reach it from inside the jail in every network mode, cleanly and fast.
+// TestNetPostgresUnreachable starts a real PostgreSQL of its own on a free
+// port, proves a client on the host reaches it over TCP and over its unix
+// sockets, then fails to reach it from inside the jail in every network
+// mode, cleanly and fast. The platform's port 5432 and the host's own
+// cluster, when one runs (its TCP port and sockets, peer authentication or
+// not), are probed the same way and left running.
 func TestNetPostgresUnreachable(t *testing.T) {
 	requireRoot(t)
-	sockets := pgStart(t)
-	for _, conn := range []string{pgTCPConn, pgSockDSN} {
+	pg := pgStart(t)
+	for _, conn := range []string{pg.tcpConn(), pg.sockConn()} {
 		if out, err := pgPsqlOutside(conn); err != nil || strings.TrimSpace(out) != "1" {
 			t.Fatalf("outside the jail: psql %q -c 'select 1' = %q, %v, want 1, <nil>: the server the test needs is not reachable", conn, out, err)
 		}
 	}
-	outside := []netProbe{{"tcp 5432", fmt.Sprintf("tcp(%d)", pgPort), 0}}
+	hostTCP, hostSockets := pgHostTargets()
+	t.Logf("the host's own PostgreSQL: 127.0.0.1:%d answers %v, sockets %v", pgPort, hostTCP, hostSockets)
+	sockets := append(append([]string(nil), pg.sockets...), hostSockets...)
+	outside := []netProbe{{fmt.Sprintf("tcp %d", pg.port), fmt.Sprintf("tcp(%d)", pg.port), 0}}
+	if hostTCP {
+		outside = append(outside, netProbe{"host tcp 5432", fmt.Sprintf("tcp(%d)", pgPort), 0})
+	}
 	for _, s := range sockets {
 		outside = append(outside, netProbe{"unix socket " + s, fmt.Sprintf("unix(%q)", s), 0})
 	}
@@ -79,6 +88,10 @@ func TestNetPostgresUnreachable(t *testing.T) {
 				return
 			}
 			inside := []netProbe{
+				{fmt.Sprintf("tcp %d", pg.port), fmt.Sprintf("tcp(%d)", pg.port), m.tcpErrno},
+				// Refused with the same errno whether or not the host
+				// listens there: no mode lets an analysis see a
+				// difference.
 				{"tcp 5432", fmt.Sprintf("tcp(%d)", pgPort), m.tcpErrno},
 				{"socket dir", fmt.Sprintf("os.stat(%q) and 0", pgSockDir), int(syscall.ENOENT)},
 			}
@@ -95,14 +108,14 @@ func TestNetPostgresUnreachable(t *testing.T) {
 			// The real client, with libpq's own error messages.
 			script := `"$0" "$1" -X -Atc 'select 1'; echo "tcp-exit=$?"; "$0" "$2" -X -Atc 'select 1'; echo "unix-exit=$?"`
 			args := append([]string{"run", "--id", "psql", "--tmp-root", tmpRoot(t)}, m.args...)
-			args = append(args, "--", "/bin/sh", "-c", script, pgPsql, pgTCPConn, pgSockDSN)
+			args = append(args, "--", "/bin/sh", "-c", script, pgPsql, pg.tcpConn(), pg.sockConn())
 			r = netRunBounded(t, runOpts{}, args...)
 			wantStatus(t, r, report.StatusOK, 0)
 			for _, w := range []struct{ what, re string }{
 				{"exit of psql over TCP", `(?m)^tcp-exit=2$`},
 				{"exit of psql over the unix socket", `(?m)^unix-exit=2$`},
-				{"psql's TCP error", `127\.0\.0\.1.*5432.*` + regexp.QuoteMeta(m.psqlTCP)},
-				{"psql's socket error", regexp.QuoteMeta(pgSocket) + `.*No such file or directory`},
+				{"psql's TCP error", `127\.0\.0\.1.*` + strconv.Itoa(pg.port) + `.*` + regexp.QuoteMeta(m.psqlTCP)},
+				{"psql's socket error", regexp.QuoteMeta(pg.sockets[0]) + `.*No such file or directory`},
 			} {
 				if !regexp.MustCompile(w.re).MatchString(r.stdout + r.stderr) {
 					t.Errorf("inside --net %s: %s does not match %q; %v", m.name, w.what, w.re, r)

@@ -247,7 +247,6 @@ def leftovers(analysis_id: str, report: Optional[dict[str, Any]] = None, tmp_roo
 # --- PostgreSQL 15, a cluster of our own ------------------------------------
 
 PG_BIN = "/usr/lib/postgresql/15/bin"
-PG_PORT = 5433
 #: Where a platform's server puts its socket; hidden inside the jail.
 PG_SYSTEM_SOCKDIR = "/var/run/postgresql"
 
@@ -266,27 +265,30 @@ class Postgres:
         return f"host={host} port={self.port} user=postgres dbname={dbname} connect_timeout=10"
 
 
-def _port_answers(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=2):
-            return True
-    except OSError:
-        return False
+def _free_port() -> int:
+    """A port of 127.0.0.1 nothing listens on, never the platform's 5432
+    (a host's own cluster stays where it is, running), with no socket of
+    that number in the system socket directory."""
+    while True:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if port != 5432 and not os.path.lexists(os.path.join(PG_SYSTEM_SOCKDIR, f".s.PGSQL.{port}")):
+            return port
 
 
 @pytest.fixture(scope="session")
 def postgres() -> Iterator[Postgres]:
-    """A throw-away PostgreSQL 15 on 127.0.0.1:5433 and two unix sockets
-    (/var/run/postgresql, where a platform's would be, and a private
-    directory), trust auth, stopped and removed at the end."""
+    """A throw-away PostgreSQL 15 on a free port of 127.0.0.1 and two unix
+    sockets (/var/run/postgresql, where a platform's would be, and a private
+    directory), trust auth, stopped and removed at the end. A cluster the
+    host runs itself (Debian's on 5432) is left running."""
     if not os.path.exists(os.path.join(PG_BIN, "initdb")):
         pytest.fail(f"no {PG_BIN}/initdb: install Debian's postgresql package (.ci/deps test does)")
     try:
         import psycopg  # noqa: F401
     except ImportError:
         pytest.fail("psycopg 3 is missing: install Debian's python3-psycopg (.ci/deps test does)")
-    if _port_answers(PG_PORT):
-        pytest.fail(f"something already listens on 127.0.0.1:{PG_PORT}; these tests start their own PostgreSQL there")
     import pwd
 
     pg = pwd.getpwnam("postgres")
@@ -310,13 +312,22 @@ def postgres() -> Iterator[Postgres]:
             raise RuntimeError(f"{args}: exit {p.returncode}\n{p.stdout.decode()}\n{extra}")
 
     as_postgres(f"{PG_BIN}/initdb", "-D", data, "-U", "postgres", "--auth=trust", "--no-sync", "-E", "UTF8", "--locale=C.UTF-8")
-    opts = (
-        f"-c listen_addresses=127.0.0.1 -c port={PG_PORT} -c fsync=off "
-        f"-c unix_socket_directories={PG_SYSTEM_SOCKDIR},{sockdir}"
-    )
-    as_postgres(f"{PG_BIN}/pg_ctl", "-D", data, "-l", log, "-o", opts, "-w", "-t", "60", "start")
+    # A free port can be taken between the probe and the server's bind
+    # (other suites start servers too): a failed start tries another.
+    for attempt in range(3):
+        port = _free_port()
+        opts = (
+            f"-c listen_addresses=127.0.0.1 -c port={port} -c fsync=off "
+            f"-c unix_socket_directories={PG_SYSTEM_SOCKDIR},{sockdir}"
+        )
+        try:
+            as_postgres(f"{PG_BIN}/pg_ctl", "-D", data, "-l", log, "-o", opts, "-w", "-t", "60", "start")
+            break
+        except RuntimeError:
+            if attempt == 2:
+                raise
     try:
-        yield Postgres(PG_PORT, (PG_SYSTEM_SOCKDIR, sockdir))
+        yield Postgres(port, (PG_SYSTEM_SOCKDIR, sockdir))
     finally:
         as_postgres(f"{PG_BIN}/pg_ctl", "-D", data, "-m", "immediate", "-w", "stop")
         shutil.rmtree(base, ignore_errors=True)

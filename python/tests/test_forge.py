@@ -5,7 +5,10 @@ from __future__ import annotations
 import glob
 import json
 import os
+import shutil
 import subprocess
+import tempfile
+from typing import Iterator
 
 import pytest
 
@@ -82,6 +85,68 @@ NOTEBOOK = {
     "nbformat": 4,
     "nbformat_minor": 5,
 }  # fmt: skip
+
+
+ENV_MODULE = "scidex_env_probe"
+
+
+@pytest.fixture(scope="module")
+def analysis_env() -> Iterator[str]:
+    """The environment recipe of docs/deploying.md ("An environment for
+    analyses"): a virtual environment on the system's Python and its
+    packages, plus a package of the platform's (a tiny one made here,
+    installed by the system's pip without network), root's and 0755."""
+    base = tempfile.mkdtemp(prefix="sj-pyenv-")
+    os.chmod(base, 0o755)
+    src, env = os.path.join(base, "src"), os.path.join(base, "env")
+    os.makedirs(os.path.join(src, ENV_MODULE))
+    write(src, "pyproject.toml",
+          '[build-system]\nrequires = ["flit_core"]\nbuild-backend = "flit_core.buildapi"\n\n'
+          f'[project]\nname = "{ENV_MODULE}"\nversion = "1.0"\ndescription = "the environment recipe\'s test package"\n')  # fmt: skip
+    write(os.path.join(src, ENV_MODULE), "__init__.py", "ANSWER = 42\n")
+    for argv in (
+        ["/usr/bin/python3", "-m", "venv", "--without-pip", "--system-site-packages", env],
+        ["/usr/bin/python3", "-m", "pip", "--python", os.path.join(env, "bin", "python"), "install",
+         "--quiet", "--no-index", "--no-build-isolation", "--no-cache-dir", src],
+    ):  # fmt: skip
+        p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120)
+        assert p.returncode == 0, f"{argv}: {p.stdout} (python3-venv, python3-pip, flit: .ci/deps test)"
+    yield env
+    shutil.rmtree(base, ignore_errors=True)
+
+
+ENV_PROBE = f"""import errno, os, sys, sysconfig
+import {ENV_MODULE} as m
+print("answer", m.ANSWER)
+print("prefix", sys.prefix)
+site = sysconfig.get_paths()["purelib"]
+for what, f in [("new module", lambda: open(os.path.join(site, "injected.py"), "w")),
+                ("package file", lambda: open(m.__file__, "a"))]:
+    try:
+        f()
+        print(what, "written")
+    except OSError as e:
+        print(what, errno.errorcode[e.errno])
+"""
+
+
+def test_run_python_script_environment(jail: Jailish, analysis_env: str) -> None:
+    """forge runs the script with the environment's interpreter (python=)
+    and the environment bound read-only (ro=): the platform's package
+    imports, nothing of the environment can be written."""
+    python = os.path.join(analysis_env, "bin", "python")
+    rr = forge.run_python_script(source=ENV_PROBE, analysis_id=new_id("env"), python=python, ro=[analysis_env], timeout=60,
+                                 **through(jail))  # fmt: skip
+    assert (rr.returncode, rr.status) == (0, "ok"), (rr.completion_notes, rr.stderr)
+    lines = (rr.stdout or "").splitlines()
+    assert lines[:2] == ["answer 42", f"prefix {analysis_env}"], lines
+    for what in ("new module", "package file"):
+        assert any(line in (f"{what} EROFS", f"{what} EACCES") for line in lines), lines
+    assert analysis_env in rr.report["enforced"]["mounts"]["read_only"]
+    # The system's interpreter has not got it: the import came from the environment.
+    rr = forge.run_python_script(source=f"import {ENV_MODULE}\n", analysis_id=new_id("noenv"), ro=[analysis_env], timeout=60,
+                                 **through(jail))  # fmt: skip
+    assert rr.status == "exit_nonzero" and "ModuleNotFoundError" in (rr.stderr or ""), rr.stderr
 
 
 def test_run_notebook(jail: Jailish, work: str) -> None:
