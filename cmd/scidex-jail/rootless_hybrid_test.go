@@ -8,6 +8,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/scidex/scidex-jail/jail/report"
 )
@@ -99,4 +102,64 @@ func TestRootlessHybridMessages(t *testing.T) {
 	// The opt-out, as named.
 	r = runAs(t, a.setpriv(jailBin, "run", "--id", "hyb", "--tmp-root", tmp, "--report", rep, "--unsafe-disable", "cgroup", "--", "/bin/true"), rep)
 	wantStatus(t, r, report.StatusOK, 0)
+}
+
+// TestServeRootlessNoCgroup: a rootless server on a hybrid host told to
+// run without a cgroup (serve --unsafe-disable cgroup, as Python's
+// Server(unsafe_disable=("cgroup",)) starts it) makes its slots without
+// one: its runs start from slots, no slot leaf is made, and it logs no
+// slot it failed to make.
+func TestServeRootlessNoCgroup(t *testing.T) {
+	requireHybrid(t)
+	a := newAccount(t)
+	tmp := a.tmpRootFor(t)
+	c := startServeCmd(t, a.setpriv(jailBin, "serve", "--slots", "1", "--unsafe-disable", "cgroup"))
+	pid := c.cmd.Process.Pid // setpriv execs the server: the same process
+	slots := func() int { return len(childrenOf(t, pid)) }
+	waitFor(t, func() bool { return slots() == 1 }, "the slot's init, a child of the server")
+	// A slot's init is a child before it is ready (its hello): a run may
+	// still start cold; runs go on, a pause after each cold one, until
+	// three took a slot.
+	var fromSlot, cold int
+	for i := 0; fromSlot < 3 && i < 40; i++ {
+		name := "r" + strconv.Itoa(i)
+		c.send(runReq(name, "/", []string{"--id", "hyb-serve-" + name, "--tmp-root", tmp, "--unsafe-disable", "cgroup"}, "/bin/true"))
+		r := c.await(name)
+		if r.Event != "done" {
+			t.Fatalf("reply %+v, want done; server stderr: %s", r, c.stderr)
+		}
+		rep := r.report(t)
+		if rep.Status != report.StatusOK || rep.Enforced.Cgroup != nil {
+			t.Fatalf("run %s: status %s, cgroup %+v; want ok without a cgroup", name, rep.Status, rep.Enforced.Cgroup)
+		}
+		if rep.Start == "slot" {
+			fromSlot++
+		} else {
+			cold++
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	if fromSlot < 3 {
+		t.Errorf("%d runs started from a slot (%d cold), want 3; server stderr: %s", fromSlot, cold, c.stderr)
+	}
+	if l := (slotLeaves{pid}).added(t); len(l) != 0 {
+		t.Errorf("slot leaves %v, want none", l)
+	}
+	unix.Kill(pid, unix.SIGTERM)
+	c.cmd.Wait()
+	if s := c.stderr.String(); s != "" {
+		t.Errorf("server stderr = %q, want nothing (no slot failed)", s)
+	}
+}
+
+// childrenOf are pid's child processes.
+func childrenOf(t *testing.T, pid int) []string {
+	t.Helper()
+	var out []string
+	tasks, _ := filepath.Glob("/proc/" + strconv.Itoa(pid) + "/task/*/children")
+	for _, f := range tasks {
+		b, _ := os.ReadFile(f)
+		out = append(out, strings.Fields(string(b))...)
+	}
+	return out
 }
