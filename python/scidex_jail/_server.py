@@ -94,7 +94,9 @@ class Server:
     and ``validate`` are the settings of :class:`Jail`, for every run (a run
     may override the first four); ``max_runs``, ``queue``, ``slots``,
     ``slot_profiles`` and ``slot_idle`` are the child server's flags (it
-    gets ``config`` too, for its slots' profiles);
+    gets ``config``, ``cgroup_parent`` and ``unsafe_disable`` too, to make
+    its slots as its runs will be: with ``unsafe_disable=("cgroup",)``,
+    rootless on a cgroup v1 host, slots without a cgroup);
     ``stderr`` (a :data:`Destination`, default: this process' stderr) gets
     its own messages. A child server starts after ``scidex-jail gc`` has
     swept ``tmp_root`` (and ``cgroup_parent``) of what an earlier server,
