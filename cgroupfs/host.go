@@ -196,7 +196,7 @@ func (h Host) Probe(parent string) (Info, error) {
 	if err != nil {
 		return info, err
 	}
-	err = checkWritable(info)
+	err = h.h.checkWritable(info)
 	info.Delegated = err == nil
 	return info, err
 }
@@ -289,12 +289,15 @@ func missingV2(info Info, want []string) error {
 
 // checkWritable reports, as an ErrUnsupported error, the first parent this
 // process may not create leaves in.
-func checkWritable(info Info) error {
+func (h host) checkWritable(info Info) error {
 	for _, p := range info.Parents {
 		if err := unix.Access(p, unix.W_OK|unix.X_OK); err != nil {
 			fix := fixAccessV1
-			if info.Version == 2 {
+			switch {
+			case info.Version == 2:
 				fix = fixDelegateV2
+			case os.Geteuid() != 0:
+				fix = h.fixAccessV1Rootless(os.Geteuid())
 			}
 			if errors.Is(err, unix.EROFS) {
 				fix = fixReadOnlyMount

@@ -150,7 +150,7 @@ func (h Host) Create(c Config) (*Leaf, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkWritable(info); err != nil {
+	if err := h.h.checkWritable(info); err != nil {
 		return nil, err
 	}
 	l := &Leaf{version: info.Version, role: map[string]string{}, fd: -1, lockFD: -1, written: map[string]string{}}
@@ -303,8 +303,11 @@ func (l *Leaf) mkLeaf(dir string) error {
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		if errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) || errors.Is(err, unix.EROFS) {
 			fix := fixAccessV1
-			if l.version == 2 {
+			switch {
+			case l.version == 2:
 				fix = fixDelegateV2
+			case os.Geteuid() != 0:
+				fix = RootlessV1Fix()
 			}
 			return &UnsupportedError{Feature: "write access to cgroup " + filepath.Dir(dir), Found: err.Error(), Fix: fix}
 		}

@@ -33,7 +33,7 @@ func requireCgroup2Mount(t *testing.T) (host, string) {
 		why = "no cgroup2 mount in /proc/self/mountinfo"
 	} else if dir, err = h.v2.ownDir(); err != nil {
 		why = err.Error()
-	} else if err = checkWritable(Info{Version: 2, Parents: []string{dir}}); err != nil {
+	} else if err = h.checkWritable(Info{Version: 2, Parents: []string{dir}}); err != nil {
 		why = err.Error()
 	}
 	if why == "" {

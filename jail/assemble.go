@@ -15,7 +15,7 @@ import (
 // (settle).
 func assembleReport(f runFacts) *report.Report {
 	r := newReport(&f.spec.Spec, f.t0)
-	r.Warnings, r.Start = f.warnings, f.start
+	r.Warnings, r.Start, r.Served = f.warnings, f.start, f.served
 	r.Enforced = enforced(f.plan, f.end.started, f.cgroup)
 	r.Phases = slices.Clone(f.phases)
 	if f.out.read {

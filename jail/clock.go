@@ -23,12 +23,25 @@ type phaseTimer struct {
 }
 
 // newPhaseTimer starts at t0, with the startup phase before it when the
-// caller gave the process's start.
-func newPhaseTimer(t0, started time.Time) *phaseTimer {
+// caller gave the process's start, and the queued phase between them when
+// the caller (a server) gave when the request was accepted: the wait for
+// a place is never counted as startup.
+func newPhaseTimer(t0, started, accepted time.Time) *phaseTimer {
 	pt := &phaseTimer{t0: t0, last: t0, phases: []report.Phase{}}
-	if !started.IsZero() && started.Before(t0) {
-		// The process's start, its runtime's and the flags: before Run.
-		pt.phases = append(pt.phases, report.Phase{Name: "startup", Where: "supervisor", Micros: t0.Sub(started).Microseconds()})
+	if started.IsZero() || !started.Before(t0) {
+		return pt
+	}
+	queued := !accepted.IsZero() && !accepted.Before(started) && !accepted.After(t0) // else none given (or a bug's)
+	if !queued {
+		accepted = t0
+	}
+	// The process's start, its runtime's and the flags (a request's
+	// parsing and admission for a server): before Run.
+	pt.phases = append(pt.phases, report.Phase{Name: "startup", Where: "supervisor", Micros: accepted.Sub(started).Microseconds()})
+	if queued {
+		// Every served run has it, tens of microseconds (its goroutine's
+		// start) when a place was free.
+		pt.phases = append(pt.phases, report.Phase{Name: "queued", Where: "supervisor", Micros: t0.Sub(accepted).Microseconds()})
 	}
 	return pt
 }

@@ -27,7 +27,8 @@ type runFacts struct {
 	// reach the caller (relay.go), a delivery failure each.
 	stdioLost []string
 	phases    []report.Phase
-	start     string // serve's runs: "slot" or "cold"
+	start     string         // serve's runs: "slot" or "cold"
+	served    *report.Served // serve's runs: the admission figures
 }
 
 // failure is the run's setup failure, in the supervisor or the init: only
@@ -78,6 +79,7 @@ func (sv *supervisor) finish(c carried) runFacts {
 		f.wall = time.Since(c.end.tStart).Seconds()
 	}
 	f.sigs = sv.sig.signalFacts
+	f.served = sv.opts.Served
 	if sv.opts.Slots != nil {
 		f.start = "cold"
 		if sv.slot != nil {

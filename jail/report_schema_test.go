@@ -97,6 +97,17 @@ func TestReportSchemaRules(t *testing.T) {
 			r.DeliveryErrors, r.ExitCode = []string{"collect: no space"}, 122
 			return r
 		}, ""},
+		{"served, queued", func() *report.Report {
+			r := planned()
+			r.Start, r.Served = "slot", &report.Served{MaxRuns: 2, Queue: 64, Running: 2, QueuedAhead: 3}
+			r.Phases = append([]report.Phase{{Name: "queued", Where: "supervisor", Micros: 8e6}}, r.Phases...)
+			return r
+		}, ""},
+		{"served with no run place", func() *report.Report {
+			r := planned()
+			r.Served = &report.Served{MaxRuns: 0}
+			return r
+		}, "max_runs"},
 		{"unknown status", func() *report.Report { r := base(); r.Status = "fine"; return r }, "status"},
 		{"setup_error without its stage", func() *report.Report { r := base(); r.Status = report.StatusSetupError; return r }, "setup_error"},
 		{"delivery_failed without the analysis' status", func() *report.Report { r := base(); r.Status = report.StatusDeliveryFailed; return r }, "analysis_status"},

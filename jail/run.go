@@ -50,6 +50,13 @@ type Options struct {
 	// and with false when it has ended (the supervisor's work after it
 	// follows): a server keeps its own work off a run's start and end.
 	Running func(bool)
+	// Accepted, for a server, is when the run's request was accepted:
+	// the report's queued phase runs from it to RunWith's call (the wait
+	// for a place), its startup phase from Spec.Started to it. Zero: no
+	// queued phase.
+	Accepted time.Time
+	// Served is the server's admission figures for the report; nil: none.
+	Served *report.Served
 }
 
 // RunWith is Run with opts.
@@ -81,7 +88,7 @@ func RunWith(given *Spec, opts Options) (*report.Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	sv := &supervisor{spec: s, opts: opts, clock: newPhaseTimer(t0, s.Started), sig: &signalMachine{c: sigs}, report: rf, lease: lease}
+	sv := &supervisor{spec: s, opts: opts, clock: newPhaseTimer(t0, s.Started, opts.Accepted), sig: &signalMachine{c: sigs}, report: rf, lease: lease}
 	// Released last: the run's processes are dead and its files removed
 	// (or left for gc, owned by an id no later run can be given while
 	// this one holds it).

@@ -110,7 +110,7 @@ func (sl *Slot) start(plan *Plan) error {
 		return err
 	}
 	defer null.Close()
-	sl.conn, sl.spawner, err = initconn.Start(sl.prog, leaf, procAttrIn(plan, leaf), []*os.File{null, null, null})
+	sl.conn, sl.spawner, err = initconn.StartSlot(sl.prog, leaf, procAttrIn(plan, leaf), []*os.File{null, null, null})
 	if err != nil {
 		return err
 	}

@@ -102,8 +102,10 @@ type Spec struct {
 	AllowDegraded []string
 	Disable       []string
 
-	// Started is when the jail's process started (ProcessStart): the
-	// report's first phase, startup, runs from it to Run. Zero: Run's own
+	// Started is when the jail's process started (ProcessStart), or a
+	// server's request came: the report's first phase, startup, runs from
+	// it to Run (to the request's acceptance when Options.Accepted is
+	// given; the wait after it is the queued phase). Zero: Run's own
 	// start, and no startup phase.
 	Started time.Time
 

@@ -48,6 +48,13 @@ func appArmorLabel() string {
 // process may write there and who else lives in it.
 func cgroupSetup(cgroupParent string, info hostcheck.CgroupInfo) hostcheck.CgroupSetup {
 	cg := hostcheck.CgroupSetup{Version: info.Version, Own: cgroupParent == ""}
+	if info.Version == 1 {
+		cg.V1Writable = len(info.Parents) > 0
+		for _, p := range info.Parents {
+			cg.V1Writable = cg.V1Writable && unix.Access(p, unix.W_OK|unix.X_OK) == nil
+		}
+		cg.V1Fix = hostcheck.RootlessV1Fix()
+	}
 	if info.Version != 2 || len(info.Parents) != 1 {
 		return cg
 	}

@@ -32,6 +32,7 @@ type serveCmd struct {
 	SlotProfiles []string      `name:"slot-profile" sep:"none" placeholder:"NAME" help:"A profile slots are prepared for (repeatable). Default: default."`
 	SlotIdle     time.Duration `name:"slot-idle" default:"5m" placeholder:"DURATION" help:"A slot unused this long is destroyed and made anew."`
 	SlotCgroup   string        `name:"cgroup-parent" placeholder:"PATH" help:"Delegated cgroup the slots' leaves go below; a request takes a slot when it gives the same --cgroup-parent. Default: the server's own cgroup."`
+	SlotDisable  []string      `name:"unsafe-disable" sep:"none" placeholder:"LAYER" help:"Make the slots with a protection off (landlock, seccomp, cgroup), as run's --unsafe-disable: a request takes a slot when it turns off the same layers. cgroup: slots without a cgroup leaf, for a host (rootless on cgroup v1) where none can be made."`
 	ReplyTimeout time.Duration `name:"reply-timeout" default:"30s" placeholder:"DURATION" help:"How long a reply may wait for its client to read it; a client that has not read it by then is dropped, its runs cancelled, and its replies logged on stderr."`
 	// The slots' ids: each slot leases its own from --uid-range when it is
 	// made, and a request that fixes none takes one; a request takes a
@@ -155,6 +156,9 @@ func (c *serveCmd) templates() ([]*jail.Spec, error) {
 		args := append([]string{"--id", "slot-" + strconv.Itoa(os.Getpid()), "--profile", n}, c.idFlags.args()...)
 		if c.SlotCgroup != "" {
 			args = append(args, "--cgroup-parent", c.SlotCgroup)
+		}
+		for _, d := range c.SlotDisable {
+			args = append(args, "--unsafe-disable", d)
 		}
 		if c.Config != "" {
 			args = append(args, "--config", c.Config)

@@ -46,13 +46,20 @@ func (r serveReply) report(t *testing.T) *report.Report {
 func startServe(t *testing.T, args ...string) *serveClient {
 	t.Helper()
 	requireRoot(t)
+	return startServeCmd(t, exec.Command(jailBin, append([]string{"serve"}, args...)...))
+}
+
+// startServeCmd starts cmd, a `scidex-jail serve` (run as another user,
+// say), and reads its hello.
+func startServeCmd(t *testing.T, cmd *exec.Cmd) *serveClient {
+	t.Helper()
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	theirs := os.NewFile(uintptr(fds[1]), "serve-end")
 	c := &serveClient{t: t, fd: fds[0], stderr: &bytes.Buffer{}}
-	c.cmd = exec.Command(jailBin, append([]string{"serve"}, args...)...)
+	c.cmd = cmd
 	c.cmd.Stdin, c.cmd.Stdout, c.cmd.Stderr = theirs, theirs, c.stderr
 	if err := c.cmd.Start(); err != nil {
 		t.Fatal(err)

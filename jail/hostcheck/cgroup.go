@@ -37,3 +37,7 @@ func Explain(err error) (found, fix string) {
 	}
 	return err.Error(), "see the error above; it names what failed"
 }
+
+// RootlessV1Fix is how this account gets cgroups on this cgroup v1 host, or
+// does without (cgroupfs.RootlessV1Fix); "" without cgroup v1.
+func RootlessV1Fix() string { return cgroupfs.RootlessV1Fix() }

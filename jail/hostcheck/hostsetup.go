@@ -1,6 +1,8 @@
 package hostcheck
 
 import (
+	"github.com/scidex/scidex-jail/cgroupfs"
+
 	"fmt"
 	"slices"
 	"strings"
@@ -39,6 +41,12 @@ type CgroupSetup struct {
 	Root        bool     // Dir is the root of the hierarchy, where processes and controllers mix
 	NotWritable []string // Dir's entries ("." for the directory) this process may not write
 	OtherPIDs   []int    // processes in Dir other than this one
+	// V1Writable: on v1, every parent is writable by this process (root
+	// made it a subtree: V1Fix's recipe).
+	V1Writable bool
+	// V1Fix: on v1, how this account gets cgroups, or does without
+	// (RootlessV1Fix).
+	V1Fix string
 }
 
 // SetupCheck is one verdict: what was found and, when not OK, the fix.
@@ -125,9 +133,15 @@ func checkDelegation(h HostSetup) SetupCheck {
 	case cg.Version == 1 && h.EUID == 0:
 		c.OK, c.Found = true, "cgroup v1 (a hybrid host): not delegated, written as root"
 		return c
+	case cg.Version == 1 && cg.V1Writable:
+		c.OK, c.Found = true, fmt.Sprintf("cgroup v1 (a hybrid host): the parents are writable by uid %d (a subtree root made for it)", h.EUID)
+		return c
 	case cg.Version == 1:
-		c.Found = fmt.Sprintf("cgroup v1 (a hybrid host) and uid %d: cgroup v1 cannot be delegated safely", h.EUID)
-		c.Fix = "boot with systemd.unified_cgroup_hierarchy=1 (cgroup v2) and run under a unit with Delegate=yes (" + ExampleRunnerUnit + "), or run the jail as root"
+		c.Found = fmt.Sprintf("cgroup v1 (a hybrid host) and uid %d: on v1 an account cannot make cgroups unless root makes it a subtree in every hierarchy", h.EUID)
+		c.Fix = cg.V1Fix
+		if c.Fix == "" {
+			c.Fix = "run the jail as root, or boot with systemd.unified_cgroup_hierarchy=1 (cgroup v2) and run under a unit with Delegate=yes (" + ExampleRunnerUnit + "); " + cgroupfs.FixOptOut
+		}
 		return c
 	}
 	if len(cg.NotWritable) > 0 {

@@ -60,7 +60,11 @@ func TestCheckHostSetup(t *testing.T) {
 		{"v1 as root", HostSetup{EUID: 0, Cgroup: CgroupSetup{Version: 1}}, "cgroup delegation",
 			want{ok: true, found: "cgroup v1 (a hybrid host): not delegated, written as root"}},
 		{"v1 as a user", HostSetup{EUID: 1000, Cgroup: CgroupSetup{Version: 1}}, "cgroup delegation",
-			want{found: "cgroup v1 cannot be delegated", fix: "systemd.unified_cgroup_hierarchy=1"}},
+			want{found: "unless root makes it a subtree", fix: "--unsafe-disable cgroup"}},
+		{"v1 as a user, the recipe's fix", HostSetup{EUID: 1000, Cgroup: CgroupSetup{Version: 1, V1Fix: "As root: `mkdir`"}}, "cgroup delegation",
+			want{found: "unless root makes it a subtree", fix: "As root: `mkdir`"}},
+		{"v1 as a user, a subtree made for it", HostSetup{EUID: 1000, Cgroup: CgroupSetup{Version: 1, V1Writable: true}}, "cgroup delegation",
+			want{ok: true, found: "writable by uid 1000"}},
 		{"no cgroup", HostSetup{EUID: 0}, "cgroup delegation",
 			want{found: "no usable cgroup parent", fix: "cgroup line above"}},
 	} {

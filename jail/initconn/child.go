@@ -14,7 +14,6 @@ import (
 
 	"github.com/scidex/scidex-jail/cgroupfs"
 	"github.com/scidex/scidex-jail/internal/osthread"
-	"github.com/scidex/scidex-jail/jail/childmode"
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
 )
 
@@ -48,13 +47,13 @@ var initExecPath = "/proc/self/fd/" + strconv.Itoa(protocol.ProgFD)
 
 // startInitChild forks and execs the opened init program with attr (its
 // namespaces, ID mapping, cgroup), stdio inherited, sync as fd 3 and the
-// program's file as fd 4.
-func startInitChild(prog *Program, attr *syscall.SysProcAttr, stdio []*os.File, sync *os.File) (*initChild, error) {
+// program's file as fd 4, with argv (childmode.Init's).
+func startInitChild(prog *Program, attr *syscall.SysProcAttr, stdio []*os.File, sync *os.File, argv []string) (*initChild, error) {
 	if stdio == nil {
 		stdio = []*os.File{os.Stdin, os.Stdout, os.Stderr}
 	}
 	start := time.Now()
-	pid, err := syscall.ForkExec(initExecPath, childmode.Init.Argv(), &syscall.ProcAttr{
+	pid, err := syscall.ForkExec(initExecPath, argv, &syscall.ProcAttr{
 		Env: initEnv,
 		// fd 3 = protocol.SyncFD, 4 = protocol.ProgFD (initExecPath)
 		Files: []uintptr{stdio[0].Fd(), stdio[1].Fd(), stdio[2].Fd(), sync.Fd(), prog.f.Fd()},
@@ -144,7 +143,7 @@ func IsEnterError(err error) bool {
 }
 
 // startInitInLeaf starts the init from a spawner in leaf (v1).
-func startInitInLeaf(leaf *cgroupfs.Leaf, prog *Program, attr *syscall.SysProcAttr, stdio []*os.File, sync *os.File) (*initChild, *Spawner, error) {
+func startInitInLeaf(leaf *cgroupfs.Leaf, prog *Program, attr *syscall.SysProcAttr, stdio []*os.File, sync *os.File, argv []string) (*initChild, *Spawner, error) {
 	type result struct {
 		c   *initChild
 		err error
@@ -158,7 +157,7 @@ func startInitInLeaf(leaf *cgroupfs.Leaf, prog *Program, attr *syscall.SysProcAt
 			res <- result{err: &enterError{err}}
 			return
 		}
-		c, err := startInitChild(prog, attr, stdio, sync)
+		c, err := startInitChild(prog, attr, stdio, sync, argv)
 		res <- result{c, err}
 		if err == nil {
 			<-sp.release

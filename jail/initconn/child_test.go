@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/scidex/scidex-jail/jail/childmode"
 )
 
 // TestStartInitAboveChildFiles: the program is execed whatever its fd's
@@ -46,7 +48,7 @@ func TestStartInitAboveChildFiles(t *testing.T) {
 	if fds, _ := os.ReadDir("/proc/self/fd"); len(fds) > 150 {
 		t.Fatalf("the test process holds %d fds: no low one is free", len(fds))
 	}
-	c, err := startInitChild(prog, &syscall.SysProcAttr{}, stdio, sync)
+	c, err := startInitChild(prog, &syscall.SysProcAttr{}, stdio, sync, childmode.Init.Argv())
 	if err != nil {
 		t.Fatalf("start with the program at fd 200 and stderr at 199: %v", err)
 	}

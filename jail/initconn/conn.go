@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/scidex/scidex-jail/cgroupfs"
+	"github.com/scidex/scidex-jail/jail/childmode"
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
 )
 
@@ -48,6 +49,16 @@ type Conn struct {
 // /dev/null for an init started ahead of its run, whose target's stdio
 // comes with its config: SendConfigStdio).
 func Start(prog *Program, leaf *cgroupfs.Leaf, attr *syscall.SysProcAttr, stdio []*os.File) (*Conn, *Spawner, error) {
+	return start(prog, leaf, attr, stdio, childmode.Init.Argv())
+}
+
+// StartSlot is Start for a slot, an init started ahead of its run: it
+// shows in ps as one (protocol.SlotComm) until its run's config comes.
+func StartSlot(prog *Program, leaf *cgroupfs.Leaf, attr *syscall.SysProcAttr, stdio []*os.File) (*Conn, *Spawner, error) {
+	return start(prog, leaf, attr, stdio, childmode.Init.Argv(protocol.SlotArg))
+}
+
+func start(prog *Program, leaf *cgroupfs.Leaf, attr *syscall.SysProcAttr, stdio []*os.File, argv []string) (*Conn, *Spawner, error) {
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, nil, fmt.Errorf("socketpair: %w", err)
@@ -57,9 +68,9 @@ func Start(prog *Program, leaf *cgroupfs.Leaf, attr *syscall.SysProcAttr, stdio 
 	c := &Conn{prog: prog, sock: parent, msgs: make(chan protocol.InitMsg, 16)}
 	var sp *Spawner
 	if leaf != nil && leaf.Version() == 1 {
-		c.child, sp, err = startInitInLeaf(leaf, prog, attr, stdio, child)
+		c.child, sp, err = startInitInLeaf(leaf, prog, attr, stdio, child, argv)
 	} else {
-		c.child, err = startInitChild(prog, attr, stdio, child)
+		c.child, err = startInitChild(prog, attr, stdio, child, argv)
 	}
 	if err != nil {
 		parent.Close()

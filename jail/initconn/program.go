@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/scidex/scidex-jail/internal/buildversion"
+	"github.com/scidex/scidex-jail/jail/childmode"
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
 )
 
@@ -187,7 +188,7 @@ func CheckInit(attr *syscall.SysProcAttr) (InitCheck, error) {
 	}
 	parent, child := os.NewFile(uintptr(fds[0]), "sync"), os.NewFile(uintptr(fds[1]), "sync-init")
 	defer parent.Close()
-	c, err := startInitChild(prog, attr, nil, child)
+	c, err := startInitChild(prog, attr, nil, child, childmode.Init.Argv())
 	child.Close()
 	if err != nil {
 		return res, explainSpawnError(initExecError(prog.path, err))

@@ -64,6 +64,9 @@ type Report struct {
 	// init prepared ahead) or "cold" (none was ready: as `run` starts);
 	// empty for `run`.
 	Start string `json:"start,omitempty"`
+	// Served is the server's admission figures for a run of scidex-jail
+	// serve (its wait for a place is the queued phase); nil for `run`.
+	Served *Served `json:"served,omitempty"`
 
 	Limits   LimitsReport   `json:"limits"`
 	Enforced EnforcedReport `json:"enforced"`

@@ -104,11 +104,13 @@ func (s *Server) runIn(r *run, placed bool, spec *jail.Spec, files []*os.File) (
 	}
 	e := s.enter()
 	defer e.done()
-	return jail.RunWith(spec, jail.Options{Signals: r.signals, Stdio: files, Slots: s.pool.take, Running: e.running})
+	return jail.RunWith(spec, jail.Options{Signals: r.signals, Stdio: files, Slots: s.pool.take, Running: e.running,
+		Accepted: r.accepted, Served: &r.served})
 }
 
 // admit counts r in the queue, or refuses it: the queue is full, or the
-// server is ending.
+// server is ending. An admitted r has the server's figures as they were
+// before it came, and the time, for its report.
 func (s *Server) admit(r *run) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -119,6 +121,8 @@ func (s *Server) admit(r *run) error {
 		return errors.New("refused: " + strconv.Itoa(s.cfg.MaxRuns) + " runs at once and " + strconv.Itoa(s.cfg.Queue) +
 			" waiting, the most this server takes (--max-runs, --queue): try again later")
 	}
+	r.served = report.Served{MaxRuns: s.cfg.MaxRuns, Queue: s.cfg.Queue, Running: len(s.places), QueuedAhead: s.queued}
+	r.accepted = time.Now()
 	s.queued++
 	s.runs[r] = struct{}{}
 	s.wg.Add(1)

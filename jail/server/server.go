@@ -14,6 +14,7 @@ import (
 
 	"github.com/scidex/scidex-jail/jail"
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
+	"github.com/scidex/scidex-jail/jail/report"
 )
 
 // Config is a server's settings.
@@ -133,6 +134,10 @@ type run struct {
 	signals chan os.Signal
 	once    sync.Once
 	stopped chan struct{} // closed by stop: a queued run leaves the queue
+	// Set by admit: when the request was accepted (its queued phase
+	// starts there) and the server's figures then.
+	accepted time.Time
+	served   report.Served
 }
 
 func newRun(req string) *run {

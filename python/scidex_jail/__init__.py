@@ -78,6 +78,7 @@ from ._report import (
     Output,
     Phase,
     Report,
+    Served,
     SetupError,
     Usage,
 )
@@ -117,6 +118,7 @@ __all__ = [
     "Server",
     "ServerRefusedError",
     "ServerRun",
+    "Served",
     "SetupError",
     "StdinArg",
     "Usage",

@@ -139,6 +139,27 @@ class Phase:
 
 
 @dataclass(frozen=True)
+class Served:
+    """A server's admission figures for a run of ``scidex-jail serve``, as
+    they were when its request was accepted: ``max_runs`` and ``queue``
+    (the server's ``--max-runs`` and ``--queue``), ``running`` (runs
+    holding a place) and ``queued_ahead`` (requests accepted before it and
+    still waiting). Its wait for a place is the ``queued`` phase."""
+
+    max_runs: int
+    queue: int
+    running: int
+    queued_ahead: int
+
+    @classmethod
+    def from_json(cls, d: Any) -> Optional["Served"]:
+        """The report's ``served``, or None when it has none (``run``)."""
+        if not isinstance(d, Mapping):
+            return None
+        return cls(_int(d.get("max_runs")), _int(d.get("queue")), _int(d.get("running")), _int(d.get("queued_ahead")))
+
+
+@dataclass(frozen=True)
 class SetupError:
     """Which stage failed before the analysis ran, and the jail's message."""
 
@@ -198,7 +219,8 @@ class Report(_OverRaw):
 
     A :class:`Report` is also a read-only mapping over ``raw``
     (``report["status"]``, ``dict(report)``), as the report was before it
-    had types. ``analysis_status``, ``analysis_exit_code`` and
+    had types. ``served`` is set for a run of a server (:class:`Served`).
+    ``analysis_status``, ``analysis_exit_code`` and
     ``delivery_errors`` are set with status ``delivery_failed`` (and the
     first two with ``output_limit``) only.
     """
@@ -214,6 +236,7 @@ class Report(_OverRaw):
     usage: Usage
     enforced: Enforced
     phases: Tuple[Phase, ...]
+    served: Optional[Served]
     run_dir: str
     kept: bool
     outputs: Tuple[Output, ...]
@@ -257,6 +280,7 @@ class Report(_OverRaw):
                 Phase(name=_str(p.get("name")), where=_str(p.get("where")), us=_int(p.get("us")))
                 for p in d.get("phases") or () if isinstance(p, Mapping)
             ),
+            served=Served.from_json(d.get("served")),
             run_dir=_str(d.get("run_dir")),
             kept=d.get("kept") is True,
             outputs=tuple(Output.from_report(e, collected_to) for e in d.get("outputs") or () if isinstance(e, Mapping)),

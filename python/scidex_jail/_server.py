@@ -61,6 +61,27 @@ def _serve_flags(
     return flags
 
 
+def _sweep(binary: str, tmp_root: Optional[str], cgroup_parent: Optional[str]) -> bytes:
+    """What an earlier server killed in its tracks left (its runs'
+    directories in ``tmp_root``, its slots' and runs' cgroup leaves), removed
+    as ``scidex-jail gc`` does: only what provably belongs to a dead jail
+    (docs/serve.md). Returns its complaint, for the server's stderr, when it
+    could not finish: a sweep that fails never keeps the server from
+    starting (its runs sweep their own tmp root as they start)."""
+    argv = [binary, "gc"]
+    if tmp_root is not None:
+        argv.append(f"--tmp-root={tmp_root}")
+    if cgroup_parent is not None:
+        argv.append(f"--cgroup-parent={cgroup_parent}")
+    try:
+        done = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"scidex-jail gc, the sweep before the server starts: {e}\n".encode()
+    if done.returncode != 0:
+        return b"scidex-jail gc, the sweep before the server starts, exited %d: %s" % (done.returncode, done.stderr)
+    return b""
+
+
 class Server:
     """``scidex-jail serve``, and runs through it.
 
@@ -73,9 +94,13 @@ class Server:
     and ``validate`` are the settings of :class:`Jail`, for every run (a run
     may override the first four); ``max_runs``, ``queue``, ``slots``,
     ``slot_profiles`` and ``slot_idle`` are the child server's flags (it
-    gets ``config`` too, for its slots' profiles);
+    gets ``config``, ``cgroup_parent`` and ``unsafe_disable`` too, to make
+    its slots as its runs will be: with ``unsafe_disable=("cgroup",)``,
+    rootless on a cgroup v1 host, slots without a cgroup);
     ``stderr`` (a :data:`Destination`, default: this process' stderr) gets
-    its own messages. Use it as a context manager::
+    its own messages. A child server starts after ``scidex-jail gc`` has
+    swept ``tmp_root`` (and ``cgroup_parent``) of what an earlier server,
+    killed with runs going, left behind. Use it as a context manager::
 
         with scidex_jail.Server(tmp_root="/srv/runs") as server:
             r = server.run(["/usr/bin/python3", "a.py"], analysis_id="a42", ro=["a.py"])
@@ -174,8 +199,15 @@ class Server:
             flags = [*flags, f"--config={self._jail.config}"]
         if self._jail.cgroup_parent is not None:  # where its slots go: each request names it too
             flags = [*flags, f"--cgroup-parent={self._jail.cgroup_parent}"]
+        # Its slots are made as its requests will run: without a cgroup
+        # (rootless on cgroup v1) it makes slots without one, not failing ones.
+        flags += [f"--unsafe-disable={layer}" for layer in self._jail.unsafe_disable]
         mine, theirs = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_STREAM)
         plan = plan_stderr(stderr, self._tail)
+        assert plan.sink is not None
+        problem = _sweep(self.binary, self._jail.tmp_root, self._jail.cgroup_parent)
+        if problem:
+            plan.sink.feed(problem)
         try:
             # Its own session: a Ctrl-C for this process is this process'
             # to handle (leaving the block ends the server and its runs).

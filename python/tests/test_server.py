@@ -321,10 +321,15 @@ def test_server_flags_queue_and_refusal(tmp_root: str) -> None:
             refused.wait(60)
         assert not isinstance(e.value, scidex_jail.JailSetupError), e.value
         queued.cancel()
-        # Cancelled while queued: a report all the same, nothing made.
-        assert queued.wait(60).status == "cancelled"
+        # Cancelled while queued: a report all the same, nothing made; its
+        # wait is its queued phase, and served says what it waited behind.
+        q = queued.wait(60)
+        assert q.status == "cancelled"
+        assert q.report.served == scidex_jail.Served(max_runs=1, queue=1, running=1, queued_ahead=0)
+        assert [p.name for p in q.report.phases[:2]] == ["startup", "queued"], q.report.phases
         first.cancel()
-        assert first.wait(60).status == "cancelled"
+        f = first.wait(60)
+        assert f.status == "cancelled" and f.report.served == scidex_jail.Served(1, 1, 0, 0)
     assert os.listdir(tmp_root) == [] and all(leftovers(a, None, tmp_root) == [] for a in aids)
 
 
@@ -347,3 +352,41 @@ def test_callback_error_raised_after_the_run(server: scidex_jail.Server, tmp_roo
     with pytest.raises(RuntimeError, match="callback bug"):
         server.run([PYTHON, "-c", "print('a'); print('b')"], analysis_id=aid, stdout=boom)
     assert leftovers(aid, None, tmp_root) == []
+
+
+def test_a_new_server_sweeps_what_a_killed_one_left(tmp_root: str) -> None:
+    aid = new_id("srvsweep")
+    s = scidex_jail.Server(tmp_root=tmp_root, slots=1)
+    run = s.start(["/bin/sleep", "60"], analysis_id=aid)
+    wait_for(lambda: os.path.exists(os.path.join(tmp_root, f"scidex-analysis-{aid}")), "the run directory")
+    dead = s.pid
+    assert dead is not None
+    os.kill(dead, signal.SIGKILL)
+    with pytest.raises(scidex_jail.RunLostError):
+        run.wait(60)
+    s.close()
+    # Left: the run's directory, and the leaves of its run and slots.
+    leaves = lambda: [d for c in _own_cgroup_dirs() for pat in (f"scidex-slot-{dead}-*", f"scidex-{aid}-*") for d in glob.glob(os.path.join(c, pat))]
+    assert os.listdir(tmp_root) != [] and leaves() != []
+    # Older than gc's margin (2 s) for a live jail to lock a leaf it made.
+    time.sleep(2.5)
+    with scidex_jail.Server(tmp_root=tmp_root, slots=0) as again:
+        assert os.listdir(tmp_root) == [] and leaves() == [], (os.listdir(tmp_root), leaves())
+        assert again.run(["/bin/true"], analysis_id=new_id("srvsweep2")).status == "ok"
+
+
+def test_a_server_without_cgroup_makes_slots_without_one(tmp_root: str) -> None:
+    # serve gets --unsafe-disable=cgroup: its slots are made as its runs
+    # will be, without a leaf (rootless on cgroup v1, where none can be).
+    with scidex_jail.Server(tmp_root=tmp_root, slots=1, unsafe_disable=("cgroup",), stderr=scidex_jail.CAPTURE) as s:
+        pid = s.pid
+        starts = []
+        for i in range(40):
+            r = s.run(["/bin/true"], analysis_id=new_id(f"srvnocg{i}"))
+            assert r.status == "ok" and r.enforced["cgroup"] is None, r.completion_notes
+            starts.append(r.report.raw.get("start"))
+            if starts.count("slot") >= 2:
+                break
+            time.sleep(0.1)
+        assert starts.count("slot") >= 2, starts
+        assert [d for c in _own_cgroup_dirs() for d in glob.glob(os.path.join(c, f"scidex-slot-{pid}-*"))] == []

@@ -22,6 +22,7 @@ import (
 	"runtime"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -146,6 +147,13 @@ func run(started time.Time) int {
 	// Our own file, which the supervisor execed us by: nothing more to do
 	// with it, and no host file stays open in the view.
 	unix.Close(protocol.ProgFD)
+	// Named for ps, where the exec by /proc/self/fd/4 named us "4": one
+	// prctl on this thread, the leader, whose comm ps shows.
+	slot := len(os.Args) > 1 && os.Args[1] == protocol.SlotArg
+	setComm(protocol.InitComm)
+	if slot {
+		setComm(protocol.SlotComm)
+	}
 	sock := os.NewFile(protocol.SyncFD, "sync")
 	unix.CloseOnExec(protocol.SyncFD)
 	rr := newRightsReader(protocol.SyncFD)
@@ -187,6 +195,9 @@ func run(started time.Time) int {
 		// A slot's init, started ahead: its wait for a run is the
 		// slot's idle time, no part of the run's.
 		c.lapAt("slot", arrival)
+		if slot {
+			setComm(protocol.InitComm) // it has its run
+		}
 	}
 	c.lap(string(protocol.StageConfig))
 	found := &protocol.Started{}
@@ -291,4 +302,11 @@ func readConfig(r *bufio.Reader) (*protocol.Config, error) {
 		return nil, wrap.Error("decode config from supervisor", err)
 	}
 	return cfg, nil
+}
+
+// setComm sets this thread's name (comm, in ps and /proc/PID/comm); a
+// failure leaves the name the exec gave, and costs nothing else.
+func setComm(name string) {
+	b := append([]byte(name), 0)
+	_ = unix.Prctl(unix.PR_SET_NAME, uintptr(unsafe.Pointer(&b[0])), 0, 0, 0)
 }

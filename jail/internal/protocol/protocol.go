@@ -77,6 +77,15 @@ const (
 	// ProgFD is the init program's own file as the forked child holds
 	// it: the supervisor execs /proc/self/fd/4. The init closes it first.
 	ProgFD = 4
+	// SlotArg is the init's argv[1] when it is a slot, started ahead of
+	// its run (its argv[0] is childmode.Init): it names itself for ps.
+	SlotArg = "slot"
+	// InitComm and SlotComm are the init's name in ps (its comm, 15 bytes
+	// at most), where the exec by /proc/self/fd/4 made it "4": a slot
+	// waiting for a run, then the run's init. The analysis' exec gives
+	// the analysis its own.
+	InitComm = "sj-init"
+	SlotComm = "sj-slot"
 	// InsideUID is the uid and gid of the target inside its user namespace.
 	InsideUID = 1000
 	// AnalysisHome is the analysis' HOME inside the view: its per-run
