@@ -26,6 +26,7 @@ type runFacts struct {
 	// stdioLost: what of the analysis' relayed stdout or stderr did not
 	// reach the caller (relay.go), a delivery failure each.
 	stdioLost []string
+	stdio     streamFacts // what became of the streams (relay_budget.go)
 	phases    []report.Phase
 	start     string // serve's runs: "slot" or "cold"
 }
@@ -54,6 +55,7 @@ func (sv *supervisor) finish(c carried) runFacts {
 	// byte, or has it in its pipe. The report (and the summary line after
 	// it) come after it reached the caller.
 	f.stdioLost = sv.relay.drain()
+	f.stdio = sv.relay.facts()
 	if f.usage != nil && sv.res.base != nil {
 		// A slot's leaf held its init before the run: the run's own
 		// counters start where the slot's ended.

@@ -150,7 +150,7 @@ func (sv *supervisor) openRelay() *setupFailure {
 	if sv.opts.Stdio != nil {
 		caller = [3]*os.File(sv.opts.Stdio)
 	}
-	r, err := newRelay(caller)
+	r, err := newRelay(caller, sv.plan.Run.StdioBytes)
 	if err != nil {
 		return failAt(protocol.StageSpawn, err)
 	}
