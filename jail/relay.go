@@ -53,6 +53,13 @@ import (
 // description.
 const kcmpFile = 0
 
+// callerStall is how long, once the run's processes are gone, the
+// caller's pipe may take no byte before the relay stops writing to it: a
+// caller that never reads what it handed over must not hold the run (and
+// a server's place) for ever. Long enough for a slow reader; a test waits
+// it out.
+const callerStall = 10 * time.Second
+
 // relayIdle is how long a relay still open after the run's tree is gone
 // may read nothing before it is cut: only a process outside the run can
 // hold the pipe then (the analysis passed its end out over a socket), and
@@ -72,14 +79,19 @@ type stream struct {
 	name string   // "stdout", "stderr", "stdout and stderr"
 	fd   int      // 1 or 2: which the report names it by
 	r, w *os.File // the jail's read end; the write end, the init's once handed over (nil: closed)
-	dst  *os.File // the caller's own
+	dst  *os.File // the caller's own, or for a pipe a description of it of the relay's (ownEnd)
+	own  bool     // dst is the relay's, closed with the stream
 	done chan struct{}
 	// Set by copy, read after done: what of the stream is delivered
 	// (relay_budget.go).
 	cut cut
 
 	read    atomic.Int64 // bytes read from the pipe
+	sent    atomic.Int64 // bytes written to dst (the marker's too)
 	writing atomic.Bool  // in a write to dst: busy, not idle
+	// stalled: the caller took no byte for callerStall once the run's
+	// processes were gone, and the write was cut.
+	stalled atomic.Bool
 	// Set by copy, read after done.
 	written int64 // bytes that reached dst
 	werr    error // the first write to dst that failed; nothing more was written
@@ -157,6 +169,9 @@ func newStream(name string, fd int, dst *os.File, budget int64) (*stream, error)
 		return nil, fmt.Errorf("make the pipe that relays the analysis' %s: %w", name, err)
 	}
 	s := &stream{name: name, fd: fd, r: os.NewFile(uintptr(p[0]), name+"-relay"), w: os.NewFile(uintptr(p[1]), name), dst: dst, done: make(chan struct{}), cut: newCut(budget)}
+	if own := ownEnd(dst); own != nil {
+		s.dst, s.own = own, true
+	}
 	go s.copy()
 	return s, nil
 }
@@ -166,6 +181,9 @@ func newStream(name string, fd int, dst *os.File, budget int64) (*stream, error)
 func (s *stream) copy() {
 	defer close(s.done)
 	defer s.r.Close()
+	if s.own {
+		defer s.dst.Close()
+	}
 	buf := make([]byte, 64<<10) // a pipe holds 64 KiB unless resized: no read returns more
 	for {
 		n, err := s.r.Read(buf)
@@ -200,6 +218,7 @@ func (s *stream) send(p []byte) int {
 	s.writing.Store(true)
 	n, err := s.dst.Write(p)
 	s.writing.Store(false)
+	s.sent.Add(int64(n))
 	if err != nil {
 		s.werr = err
 	}
@@ -240,31 +259,66 @@ func (r *relay) drain() []string {
 	return lost
 }
 
-// await waits for the stream's end, cutting it once idle for relayIdle.
+// await waits for the stream's end, cutting it once idle for relayIdle,
+// and cutting the write to the caller once it has taken no byte for
+// callerStall.
 func (s *stream) await() {
 	t := time.NewTicker(relayIdle)
 	defer t.Stop()
-	last := s.read.Load()
+	last, lastSent := s.read.Load(), s.sent.Load()
+	var stalled time.Duration
 	for {
 		select {
 		case <-s.done:
 			return
 		case <-t.C:
-			n := s.read.Load()
-			if n == last && !s.writing.Load() {
+			n, sent, writing := s.read.Load(), s.sent.Load(), s.writing.Load()
+			switch {
+			case !writing || sent != lastSent:
+				stalled = 0
+			case stalled < callerStall:
+				stalled += relayIdle
+			case !s.stalled.Load():
+				// Only the relay's own description of a pipe can
+				// be cut; a caller's file or socket, written as it
+				// is, holds the run as it held the analysis.
+				if s.dst.SetWriteDeadline(time.Now()) == nil {
+					s.stalled.Store(true)
+				}
+			}
+			if n == last && !writing {
 				s.r.SetReadDeadline(time.Now())
 				<-s.done
 				return
 			}
-			last = n
+			last, lastSent = n, sent
 		}
 	}
+}
+
+// ownEnd is a description of the caller's pipe dst of the relay's own,
+// opened through /proc/self/fd and non-blocking, so that a write to it
+// can be cut (a deadline) while the caller's description and its flags
+// stay as they are; nil when dst is not a pipe or cannot be opened so (no
+// reader left: the writes fail as they would).
+func ownEnd(dst *os.File) *os.File {
+	var st unix.Stat_t
+	if err := unix.Fstat(int(dst.Fd()), &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFIFO {
+		return nil
+	}
+	fd, err := unix.Open(fmt.Sprintf("/proc/self/fd/%d", dst.Fd()), unix.O_WRONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil
+	}
+	return os.NewFile(uintptr(fd), dst.Name())
 }
 
 // undelivered says what of the stream did not reach the caller; "": all.
 func (s *stream) undelivered() string {
 	total := s.read.Load()
 	switch {
+	case s.stalled.Load() && errors.Is(s.werr, os.ErrDeadlineExceeded):
+		return fmt.Sprintf("the analysis' %s: the caller took no byte of it for %s once the run's processes were gone; %d of its %d bytes were delivered, the rest read and dropped", s.name, callerStall, s.written, total)
 	case s.werr != nil:
 		return fmt.Sprintf("the analysis' %s: %d of its %d bytes were written to the caller's file, then a write failed (%v); the rest was read and dropped", s.name, s.written, total, s.werr)
 	case errors.Is(s.rerr, os.ErrDeadlineExceeded):

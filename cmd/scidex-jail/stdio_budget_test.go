@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/scidex/scidex-jail/jail/report"
 )
 
@@ -236,4 +238,31 @@ func vmHWM(t *testing.T, pid int) int64 {
 	}
 	t.Fatalf("no VmHWM in /proc/%d/status", pid)
 	return 0
+}
+
+// TestRelayCallerStalls: a caller that never reads the pipe it handed
+// over as stdout holds the analysis (its writes block, as they did on the
+// caller's pipe itself) until the timeout, but not the run's end: once the
+// run's processes are gone the jail's write into the caller's pipe is cut
+// after 10 s without progress, and the run is delivery_failed, saying so.
+// The caller's pipe keeps its flags (still blocking).
+func TestRelayCallerStalls(t *testing.T) {
+	requireRoot(t)
+	cmd, rep, _, errb := jailCmd(t, runOpts{}, "run", "--id", runID(t, "relay-stall"), "--tmp-root", tmpRoot(t), "--timeout", "1s", "--grace", "0",
+		"--", "/usr/bin/python3", "-c", "import os\nwhile True:\n    os.write(1, b'x' * 65536)\n")
+	outR, outW := pipe(t)
+	cmd.Stdout = outW
+	err := runBounded(t, cmd)
+	r := finishJail(t, cmd, err, rep, &bytes.Buffer{}, errb)
+	wantStatus(t, r, report.StatusDeliveryFailed, report.ExitDeliveryFailed)
+	if r.report.AnalysisStatus != report.StatusTimeout {
+		t.Errorf("analysis_status = %q, want timeout: the analysis' writes blocked until then", r.report.AnalysisStatus)
+	}
+	if len(r.report.DeliveryErrors) != 1 || !strings.Contains(r.report.DeliveryErrors[0], "the caller took no byte of it for 10s") {
+		t.Errorf("delivery_errors = %q, want one saying the caller took nothing for 10s", r.report.DeliveryErrors)
+	}
+	if fl, err := unix.FcntlInt(outW.Fd(), unix.F_GETFL, 0); err != nil || fl&unix.O_NONBLOCK != 0 {
+		t.Errorf("the caller's pipe flags = %#x, %v; want it still blocking", fl, err)
+	}
+	outR.Close()
 }

@@ -79,6 +79,8 @@ from ._report import (
     Phase,
     Report,
     SetupError,
+    Stream,
+    Streams,
     Usage,
 )
 from ._schema import ReportSchemaError, report_schema, schema_text, validate_report
@@ -119,6 +121,8 @@ __all__ = [
     "ServerRun",
     "SetupError",
     "StdinArg",
+    "Stream",
+    "Streams",
     "Usage",
     "find_binary",
     "report_schema",
