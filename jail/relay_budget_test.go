@@ -2,6 +2,8 @@ package jail
 
 import (
 	"bytes"
+	"io"
+	"os"
 	"strings"
 	"testing"
 )
@@ -69,5 +71,54 @@ func TestDropMarker(t *testing.T) {
 	m := dropMarker("stdout", 12345, 8<<20)
 	if !strings.HasPrefix(m, "\n[scidex-jail: 12345 bytes") || !strings.HasSuffix(m, "]\n") || strings.Count(m, "\n") != 2 {
 		t.Errorf("dropMarker = %q, want one line of its own naming 12345 bytes", m)
+	}
+}
+
+// BenchmarkRelayCopy: 100 MiB written into a relay whose caller's end is
+// a pipe read to its end, under the default budget (most of it dropped)
+// and without one (all of it copied): the relay's cost per byte.
+func BenchmarkRelayCopy(b *testing.B) {
+	const total = 100 << 20
+	null, err := os.Open(os.DevNull)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer null.Close()
+	chunk := make([]byte, 1<<20)
+	for _, bc := range []struct {
+		name   string
+		budget int64
+	}{{"budget 8M", 8 << 20}, {"no budget", 0}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(total)
+			for b.Loop() {
+				pr, pw, err := os.Pipe()
+				if err != nil {
+					b.Fatal(err)
+				}
+				read := make(chan struct{})
+				go func() { io.Copy(io.Discard, pr); close(read) }()
+				r, err := newRelay([3]*os.File{null, pw, null}, bc.budget)
+				if err != nil {
+					b.Fatal(err)
+				}
+				w := r.stdio[1]
+				r.streams[0].w = nil
+				for range total / len(chunk) {
+					if _, err := w.Write(chunk); err != nil {
+						b.Fatal(err)
+					}
+				}
+				w.Close()
+				r.streams[1].w.Close()
+				r.streams[1].w = nil
+				if lost := r.drain(); lost != nil {
+					b.Fatal(lost)
+				}
+				pw.Close()
+				<-read
+				pr.Close()
+			}
+		})
 	}
 }
