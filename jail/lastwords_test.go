@@ -3,6 +3,8 @@ package jail
 import (
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 )
 
 // TestLastWords: what a failed analysis said last, from its stderr.
@@ -32,4 +34,24 @@ func TestLastWords(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzLastWords: whatever an analysis writes to stderr, its last words are
+// valid UTF-8, one line without a control or format character, and at most
+// MaxLastWords characters.
+func FuzzLastWords(f *testing.F) {
+	for _, s := range []string{"Traceback (most recent call last):\nKeyError: 'x'\n", "  File \"a\", line 1\nSyntaxError: x\n", "\x1b[2J\r\n", "\xff\xfe", ""} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		w := lastWords(b)
+		if !utf8.ValidString(w) || utf8.RuneCountInString(w) > MaxLastWords {
+			t.Fatalf("lastWords(%q) = %q: not UTF-8 or longer than %d", b, w, MaxLastWords)
+		}
+		for _, r := range w {
+			if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == '\u2028' || r == '\u2029' {
+				t.Fatalf("lastWords(%q) = %q, holding %U", b, w, r)
+			}
+		}
+	})
 }
