@@ -22,8 +22,10 @@ func assembleReport(f runFacts) *report.Report {
 		r.Outputs = f.out.list
 	}
 	r.CollectedTo, r.DiskUsedBytes = f.out.collectedTo, f.out.diskUsed
-	streams := f.stdio.streams
-	r.Streams = &streams
+	if f.stdioDecided {
+		streams := f.stdio.streams
+		r.Streams = &streams
+	}
 	r.WallSeconds = f.wall
 	if m := f.end.exited; m != nil {
 		r.CPUUserSecs = float64(m.UserUsec) / 1e6

@@ -61,7 +61,7 @@ func (c *cut) lastBytes() []byte { return c.last.bytes() }
 // dropMarker is the one line the caller's stream gets where bytes were
 // dropped. It starts on a line of its own: the head may end mid-line.
 func dropMarker(name string, dropped, budget int64) string {
-	return fmt.Sprintf("\n[scidex-jail: %d bytes of the analysis' %s dropped here: over its budget of %d bytes (--stdio-bytes, stdio_bytes); the last %d follow]\n", dropped, name, budget, budget-budget/2)
+	return fmt.Sprintf("\n[scidex-jail: %d bytes of the analysis' %s dropped here: over its budget of %d bytes (stdio_bytes); the last %d follow]\n", dropped, name, budget, budget-budget/2)
 }
 
 // ring keeps the last max bytes written to it. Its buffer grows to max

@@ -154,7 +154,7 @@ func (sv *supervisor) openRelay() *setupFailure {
 	if err != nil {
 		return failAt(protocol.StageSpawn, err)
 	}
-	sv.relay = r
+	sv.relay, sv.relayDecided = r, true
 	return nil
 }
 

@@ -116,7 +116,7 @@ func TestStdioBudgetFlag(t *testing.T) {
 		want        string // stdout, "" for the refusal
 		dropped     int64
 	}{
-		{"64K", "64K", strings.Repeat("a", 32<<10) + "\n[scidex-jail: 134464 bytes of the analysis' stdout dropped here: over its budget of 65536 bytes (--stdio-bytes, stdio_bytes); the last 32768 follow]\n" + strings.Repeat("b", 32<<10), 200000 - 64<<10},
+		{"64K", "64K", strings.Repeat("a", 32<<10) + "\n[scidex-jail: 134464 bytes of the analysis' stdout dropped here: over its budget of 65536 bytes (stdio_bytes); the last 32768 follow]\n" + strings.Repeat("b", 32<<10), 200000 - 64<<10},
 		{"none", "none", strings.Repeat("a", 100000) + strings.Repeat("b", 100000), 0},
 		{"zero", "0", "", 0},
 	} {
