@@ -26,9 +26,13 @@ type runFacts struct {
 	// stdioLost: what of the analysis' relayed stdout or stderr did not
 	// reach the caller (relay.go), a delivery failure each.
 	stdioLost []string
-	phases    []report.Phase
-	start     string         // serve's runs: "slot" or "cold"
-	served    *report.Served // serve's runs: the admission figures
+	stdio     streamFacts // what became of the streams (relay_budget.go)
+	// stdioDecided: the relay step ran (the streams were decided); a
+	// report of a run that failed before has no streams.
+	stdioDecided bool
+	phases       []report.Phase
+	start        string         // serve's runs: "slot" or "cold"
+	served       *report.Served // serve's runs: the admission figures
 }
 
 // failure is the run's setup failure, in the supervisor or the init: only
@@ -55,6 +59,7 @@ func (sv *supervisor) finish(c carried) runFacts {
 	// byte, or has it in its pipe. The report (and the summary line after
 	// it) come after it reached the caller.
 	f.stdioLost = sv.relay.drain()
+	f.stdio, f.stdioDecided = sv.relay.facts(), sv.relayDecided
 	if f.usage != nil && sv.res.base != nil {
 		// A slot's leaf held its init before the run: the run's own
 		// counters start where the slot's ended.

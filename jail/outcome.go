@@ -63,6 +63,11 @@ type outcome struct {
 	Delivered int    // of those, the ones hashed (and, collected, copied) whole
 	Collected string // where they were copied
 	Kept      string // the kept run directory, when kept
+	// LastWords: what the analysis said last on stderr (lastWords), for
+	// a failure; Truncated: each stream over its budget, with the bytes
+	// dropped.
+	LastWords string
+	Truncated []string
 }
 
 // verdict is what the report says of the run's end.
@@ -161,6 +166,15 @@ func ranStatus(o outcome) report.Status {
 	return report.StatusExitNonzero
 }
 
+// failed says whether the analysis ran and failed: its last words say why.
+func failed(v verdict) bool {
+	switch v.Status {
+	case report.StatusExitNonzero, report.StatusSignaled, report.StatusTimeout, report.StatusOOMKilled, report.StatusPIDsLimit, report.StatusDiskLimit:
+		return true
+	}
+	return false
+}
+
 // notes is the one sentence for the caller's logs.
 func notes(v verdict, o outcome) string {
 	var b strings.Builder
@@ -192,6 +206,12 @@ func notes(v verdict, o outcome) string {
 		fmt.Fprintf(&b, "The analysis failed (exit code %d) after filling its %s run directory budget (shared with its scratch: HOME, TMPDIR, caches)", v.ExitCode, limits.SizeWords(o.Disk))
 	case report.StatusSetupError:
 		fmt.Fprintf(&b, "The analysis did not run: the jail failed at stage %q: %s", v.SetupError.Stage, v.SetupError.Message)
+	}
+	if o.LastWords != "" && failed(v) {
+		fmt.Fprintf(&b, "; last words: %s", o.LastWords)
+	}
+	for _, t := range o.Truncated {
+		fmt.Fprintf(&b, "; %s", t)
 	}
 	fmt.Fprintf(&b, "; %d output file(s) listed", o.Outputs)
 	switch {

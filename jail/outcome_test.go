@@ -67,6 +67,17 @@ func TestSettle(t *testing.T) {
 			o.Collected, o.Delivered, o.Over = "/out", 1, &OverBudget{Budget: "file_bytes", Limit: "1GiB", Path: "big.bin", Size: 1 << 40}
 		}), report.StatusOutputLimit, report.ExitOutputLimit, "", "", "; 2 output file(s) listed, 1 of them collected to /out."},
 		{"collected and kept", with(func(o *outcome) { o.Collected, o.Kept = "/out", "/tmp/scidex-analysis-x" }), report.StatusOK, 0, "", "", "collected to /out; run directory kept at /tmp/scidex-analysis-x."},
+		{"last words of a failure", with(func(o *outcome) { o.Code, o.LastWords = 1, "KeyError: 'dose'" }), report.StatusExitNonzero, 1, "", "",
+			"failed with exit code 1 after 1.50 s; last words: KeyError: 'dose'; 2 output file(s) listed."},
+		{"last words of a timeout", with(func(o *outcome) {
+			o.TimedOut, o.Code, o.Signal, o.LastWords = true, 137, int(syscall.SIGKILL), "step 9 of 10"
+		}),
+			report.StatusTimeout, 137, "SIGKILL", "", "grace); last words: step 9 of 10;"},
+		{"no last words when ok", with(func(o *outcome) { o.LastWords = "warning: x" }), report.StatusOK, 0, "", "", "finished normally (exit code 0) after 1.50 s; 2 output file(s) listed."},
+		{"truncated", with(func(o *outcome) {
+			o.Truncated = []string{"stdout truncated: 9 of its 10 bytes dropped, over the budget of 1"}
+		}), report.StatusOK, 0, "", "",
+			"after 1.50 s; stdout truncated: 9 of its 10 bytes dropped, over the budget of 1; 2 output file(s) listed."},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

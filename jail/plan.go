@@ -53,6 +53,9 @@ type RunPlan struct {
 	Timeout time.Duration // wall-clock budget; 0 = none
 	Grace   time.Duration // SIGTERM to SIGKILL on timeout or cancel
 	Outputs OutputBudget  // bounds the post-run work
+	// StdioBytes bounds each of the analysis' relayed stdout and stderr
+	// (relay.go); 0: no budget.
+	StdioBytes int64
 	// DiskBytes is the tmpfs run directory's budget (0: bound from the
 	// host, read from there too if the init could not be).
 	DiskBytes int64
@@ -164,7 +167,7 @@ func BuildPlan(r *Resolved, h view.HostView) (*Plan, []string, error) {
 func planRun(r *Resolved) RunPlan {
 	p := RunPlan{
 		ID: r.ID, TmpRoot: r.TmpRoot, Owner: [2]int{r.HostUID, r.HostGID},
-		Timeout: r.Limits.Duration(limits.Timeout), Grace: r.Limits.Duration(limits.Grace), Outputs: r.outputBudget(), DiskBytes: r.Limits.Int(limits.Disk),
+		Timeout: r.Limits.Duration(limits.Timeout), Grace: r.Limits.Duration(limits.Grace), Outputs: r.outputBudget(), StdioBytes: r.Limits.Int(limits.StdioBytes), DiskBytes: r.Limits.Int(limits.Disk),
 		Keep: r.Keep, Collect: r.Collect, Report: r.Report,
 	}
 	if r.Keep && r.Limits.Int(limits.Disk) > 0 {

@@ -11,19 +11,32 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The analysis' stdout and stderr, when the caller's is a file.
+// The analysis' stdout and stderr, bounded.
 //
-// A descriptor handed to the analysis as it is shares its open file
-// description with the caller. For a regular file that is the caller's
-// data at risk: the analysis can clear O_APPEND on it (fcntl F_SETFL), seek
-// to 0 and write over what the caller wrote before the run
-// (`scidex-jail run ... >>log`). A block device is the same, with any
-// offset of the device in reach. Such a stdout or stderr is relayed: the
-// init gets the write end of a pipe of the jail's, and the jail copies
-// what arrives into the caller's own descriptor, so the caller's flags
-// (O_APPEND or not) decide where it lands and the analysis holds nothing
-// of the file. A TTY, a pipe, a socket or a character device (/dev/null)
-// has no offset to move and is handed over as it is: no pipe, no copy.
+// Every stdout and stderr of the caller's that is not a terminal reaches
+// the analysis as the write end of a pipe of the jail's: the jail copies
+// what arrives into the caller's own descriptor under a byte budget per
+// stream (limits.StdioBytes). Two reasons:
+//
+//   - The bound. Whatever reads the caller's end (a platform capturing
+//     stdout in memory, a log on a small disk) gets at most the budget: the
+//     first half as it is written, the last half (kept in a ring) at the
+//     end, and between them one line saying how many bytes were dropped.
+//     The jail holds at most the tail's half per stream, whatever the
+//     analysis writes.
+//   - The caller's file. A descriptor handed to the analysis as it is
+//     shares its open file description with the caller: for a regular file
+//     the analysis could clear O_APPEND (fcntl F_SETFL), seek to 0 and
+//     write over what the caller wrote before the run (`scidex-jail run ...
+//     >>log`); a block device is the same with any offset in reach.
+//     Relayed, the caller's flags decide where the bytes land and the
+//     analysis holds nothing of the file.
+//
+// The last 4 KiB of each stream are kept whether or not the budget is hit:
+// the report's streams, and the failed analysis' last words in its notes.
+// /dev/null is relayed too (its tail is the report's); a terminal is not:
+// a person is watching it, a program (a progress bar, a REPL) may need it
+// to be a terminal, and the person can stop what they do not want to read.
 //
 // stdin is always handed over. It is open for reading only (F_SETFL cannot
 // change the access mode), so the analysis can only move the offset the
@@ -32,12 +45,20 @@ import (
 // take away seeking and mmap, which some readers of a file need.
 //
 // A stdout and stderr that are one open file description (`>>log 2>&1`;
-// kcmp(2) KCMP_FILE tells) share one pipe, which keeps their order.
+// kcmp(2) KCMP_FILE tells) share one pipe, which keeps their order, and
+// one budget; the report gives its numbers under stdout.
 
 // kcmpFile is KCMP_FILE of linux/kcmp.h, which golang.org/x/sys/unix does
 // not name: do two descriptors of two processes refer to one open file
 // description.
 const kcmpFile = 0
+
+// callerStall is how long, once the run's processes are gone, the
+// caller's pipe may take no byte before the relay stops writing to it: a
+// caller that never reads what it handed over must not hold the run (and
+// a server's place) for ever. Long enough for a slow reader; a test waits
+// it out.
+const callerStall = 10 * time.Second
 
 // relayIdle is how long a relay still open after the run's tree is gone
 // may read nothing before it is cut: only a process outside the run can
@@ -49,43 +70,49 @@ const relayIdle = time.Second
 type relay struct {
 	stdio   [3]*os.File // the init's 0, 1 and 2
 	streams []*stream
+	merged  bool // stdout and stderr are one stream
 }
 
 // stream is one pipe the analysis writes into and the caller's descriptor
 // its bytes are copied to.
 type stream struct {
 	name string   // "stdout", "stderr", "stdout and stderr"
+	fd   int      // 1 or 2: which the report names it by
 	r, w *os.File // the jail's read end; the write end, the init's once handed over (nil: closed)
-	dst  *os.File // the caller's own
+	dst  *os.File // the caller's own, or for a pipe a description of it of the relay's (ownEnd)
+	own  bool     // dst is the relay's, closed with the stream
 	done chan struct{}
+	// Set by copy, read after done: what of the stream is delivered
+	// (relay_budget.go).
+	cut cut
 
 	read    atomic.Int64 // bytes read from the pipe
+	sent    atomic.Int64 // bytes written to dst (the marker's too)
 	writing atomic.Bool  // in a write to dst: busy, not idle
+	// stalled: the caller took no byte for callerStall once the run's
+	// processes were gone, and the write was cut.
+	stalled atomic.Bool
 	// Set by copy, read after done.
 	written int64 // bytes that reached dst
 	werr    error // the first write to dst that failed; nothing more was written
 	rerr    error // a read of the pipe that failed (cut: held open)
 }
 
-// relayed says whether a caller's stdout or stderr of this kind is
-// relayed: a regular file or a block device, where the description's
-// offset and flags are the caller's data.
-func relayed(mode uint32) bool {
-	t := mode & unix.S_IFMT
-	return t == unix.S_IFREG || t == unix.S_IFBLK
+// relayed says whether the caller's stdout or stderr f is relayed:
+// anything but a terminal (TCGETS answers).
+func relayed(f *os.File) bool {
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err != nil
 }
 
 // newRelay decides, from the kinds of the caller's stdio, which of stdout
-// and stderr are relayed, and makes their pipes and copiers. nil: none is,
-// and the init gets stdio as it is (one fstat each: no cost on that path).
-func newRelay(stdio [3]*os.File) (*relay, error) {
+// and stderr are relayed, and makes their pipes and copiers, each bounded
+// to budget bytes (0: no budget). nil: none is (two terminals), and the
+// init gets stdio as it is.
+func newRelay(stdio [3]*os.File, budget int64) (*relay, error) {
 	var kinds [3]bool
 	for i := 1; i <= 2; i++ {
-		var st unix.Stat_t
-		if err := unix.Fstat(int(stdio[i].Fd()), &st); err != nil {
-			return nil, fmt.Errorf("fstat the caller's fd %d: %w", i, err)
-		}
-		kinds[i] = relayed(st.Mode)
+		kinds[i] = relayed(stdio[i])
 	}
 	if !kinds[1] && !kinds[2] {
 		return nil, nil
@@ -95,6 +122,7 @@ func newRelay(stdio [3]*os.File) (*relay, error) {
 	one := kinds[1] && kinds[2] && sameDescription(stdio[1], stdio[2])
 	if one {
 		names[1] = "stdout and stderr"
+		r.merged = true
 	}
 	for i := 1; i <= 2; i++ {
 		if !kinds[i] {
@@ -104,7 +132,7 @@ func newRelay(stdio [3]*os.File) (*relay, error) {
 			r.stdio[2] = r.stdio[1]
 			break
 		}
-		s, err := newStream(names[i], stdio[i])
+		s, err := newStream(names[i], i, stdio[i], budget)
 		if err != nil {
 			r.drain()
 			return nil, err
@@ -124,8 +152,9 @@ func sameDescription(a, b *os.File) bool {
 	return errno == 0 && r == 0
 }
 
-// newStream makes the pipe for dst and starts copying it.
-func newStream(name string, dst *os.File) (*stream, error) {
+// newStream makes the pipe for dst, fd 1 or 2 of the analysis, and starts
+// copying it under budget.
+func newStream(name string, fd int, dst *os.File, budget int64) (*stream, error) {
 	var p [2]int
 	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
 		return nil, fmt.Errorf("make the pipe that relays the analysis' %s: %w", name, err)
@@ -139,47 +168,61 @@ func newStream(name string, dst *os.File) (*stream, error) {
 		unix.Close(p[1])
 		return nil, fmt.Errorf("make the pipe that relays the analysis' %s: %w", name, err)
 	}
-	s := &stream{name: name, r: os.NewFile(uintptr(p[0]), name+"-relay"), w: os.NewFile(uintptr(p[1]), name), dst: dst, done: make(chan struct{})}
+	s := &stream{name: name, fd: fd, r: os.NewFile(uintptr(p[0]), name+"-relay"), w: os.NewFile(uintptr(p[1]), name), dst: dst, done: make(chan struct{}), cut: newCut(budget)}
+	if own := ownEnd(dst); own != nil {
+		s.dst, s.own = own, true
+	}
 	go s.copy()
 	return s, nil
 }
 
-// copy reads the pipe to its end, every chunk through deliver.
+// copy reads the pipe to its end, every chunk through the budget's cut,
+// then delivers the kept tail.
 func (s *stream) copy() {
 	defer close(s.done)
 	defer s.r.Close()
+	if s.own {
+		defer s.dst.Close()
+	}
 	buf := make([]byte, 64<<10) // a pipe holds 64 KiB unless resized: no read returns more
 	for {
 		n, err := s.r.Read(buf)
 		if n > 0 {
 			s.read.Add(int64(n))
-			s.deliver(buf[:n])
+			s.deliver(s.cut.head(buf[:n]))
 		}
 		if err != nil {
 			if !errors.Is(err, io.EOF) {
 				s.rerr = err
 			}
-			return
+			break
 		}
 	}
+	if dropped := s.cut.dropped(); dropped > 0 {
+		s.send([]byte(dropMarker(s.name, dropped, s.cut.budget)))
+	}
+	s.deliver(s.cut.tail())
 }
 
-// deliver writes one chunk to the caller's descriptor; after a write has
-// failed (a full disk, EIO), the rest is read and dropped, so the analysis
-// never waits on a pipe no one reads, and nothing is written after a gap.
-// A byte budget per stream (keep a head and a tail, count the rest) would
-// decide here what reaches dst.
-func (s *stream) deliver(p []byte) {
-	if s.werr != nil {
-		return
+// deliver writes bytes of the analysis' to the caller's descriptor,
+// counted as delivered.
+func (s *stream) deliver(p []byte) { s.written += int64(s.send(p)) }
+
+// send writes p to the caller's descriptor; after a write has failed (a
+// full disk, EIO), the rest is read and dropped, so the analysis never
+// waits on a pipe no one reads, and nothing is written after a gap.
+func (s *stream) send(p []byte) int {
+	if s.werr != nil || len(p) == 0 {
+		return 0
 	}
 	s.writing.Store(true)
 	n, err := s.dst.Write(p)
 	s.writing.Store(false)
-	s.written += int64(n)
+	s.sent.Add(int64(n))
 	if err != nil {
 		s.werr = err
 	}
+	return n
 }
 
 // handed closes the jail's copies of the write ends, once the init has
@@ -216,31 +259,66 @@ func (r *relay) drain() []string {
 	return lost
 }
 
-// await waits for the stream's end, cutting it once idle for relayIdle.
+// await waits for the stream's end, cutting it once idle for relayIdle,
+// and cutting the write to the caller once it has taken no byte for
+// callerStall.
 func (s *stream) await() {
 	t := time.NewTicker(relayIdle)
 	defer t.Stop()
-	last := s.read.Load()
+	last, lastSent := s.read.Load(), s.sent.Load()
+	var stalled time.Duration
 	for {
 		select {
 		case <-s.done:
 			return
 		case <-t.C:
-			n := s.read.Load()
-			if n == last && !s.writing.Load() {
+			n, sent, writing := s.read.Load(), s.sent.Load(), s.writing.Load()
+			switch {
+			case !writing || sent != lastSent:
+				stalled = 0
+			case stalled < callerStall:
+				stalled += relayIdle
+			case !s.stalled.Load():
+				// Only the relay's own description of a pipe can
+				// be cut; a caller's file or socket, written as it
+				// is, holds the run as it held the analysis.
+				if s.dst.SetWriteDeadline(time.Now()) == nil {
+					s.stalled.Store(true)
+				}
+			}
+			if n == last && !writing {
 				s.r.SetReadDeadline(time.Now())
 				<-s.done
 				return
 			}
-			last = n
+			last, lastSent = n, sent
 		}
 	}
+}
+
+// ownEnd is a description of the caller's pipe dst of the relay's own,
+// opened through /proc/self/fd and non-blocking, so that a write to it
+// can be cut (a deadline) while the caller's description and its flags
+// stay as they are; nil when dst is not a pipe or cannot be opened so (no
+// reader left: the writes fail as they would).
+func ownEnd(dst *os.File) *os.File {
+	var st unix.Stat_t
+	if err := unix.Fstat(int(dst.Fd()), &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFIFO {
+		return nil
+	}
+	fd, err := unix.Open(fmt.Sprintf("/proc/self/fd/%d", dst.Fd()), unix.O_WRONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil
+	}
+	return os.NewFile(uintptr(fd), dst.Name())
 }
 
 // undelivered says what of the stream did not reach the caller; "": all.
 func (s *stream) undelivered() string {
 	total := s.read.Load()
 	switch {
+	case s.stalled.Load() && errors.Is(s.werr, os.ErrDeadlineExceeded):
+		return fmt.Sprintf("the analysis' %s: the caller took no byte of it for %s once the run's processes were gone; %d of its %d bytes were delivered, the rest read and dropped", s.name, callerStall, s.written, total)
 	case s.werr != nil:
 		return fmt.Sprintf("the analysis' %s: %d of its %d bytes were written to the caller's file, then a write failed (%v); the rest was read and dropped", s.name, s.written, total, s.werr)
 	case errors.Is(s.rerr, os.ErrDeadlineExceeded):

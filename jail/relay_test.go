@@ -1,11 +1,14 @@
 package jail
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestNewRelayDecides: which of the caller's stdout and stderr are relayed,
@@ -30,20 +33,23 @@ func TestNewRelayDecides(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { pr.Close(); pw.Close() })
+	tty := openTTY(t)
 	for _, tc := range []struct {
 		name           string
 		stdout, stderr *os.File
 		want           []string // the streams' names
 	}{
-		{"pipe and /dev/null", pw, null, nil},
-		{"file, pipe", file, pw, []string{"stdout"}},
-		{"/dev/null, file", null, file, []string{"stderr"}},
+		{"pipe and /dev/null", pw, null, []string{"stdout", "stderr"}},
+		{"file, pipe", file, pw, []string{"stdout", "stderr"}},
+		{"terminal, file", tty, file, []string{"stderr"}},
+		{"file, terminal", file, tty, []string{"stdout"}},
+		{"two terminals", tty, tty, nil},
 		{"one description", file, file, []string{"stdout and stderr"}},
 		{"two descriptions of one file", file, again, []string{"stdout", "stderr"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			caller := [3]*os.File{null, tc.stdout, tc.stderr}
-			r, err := newRelay(caller)
+			r, err := newRelay(caller, 0)
 			if err != nil {
 				t.Fatalf("newRelay: %v", err)
 			}
@@ -96,7 +102,7 @@ func TestRelayDrains(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer null.Close()
-			r, err := newRelay([3]*os.File{null, f, null})
+			r, err := newRelay([3]*os.File{null, f, null}, 0)
 			if err != nil || r == nil {
 				t.Fatalf("newRelay(file) = %v, %v; want a relay", r, err)
 			}
@@ -121,10 +127,32 @@ func TestRelayDrains(t *testing.T) {
 	}
 }
 
-// BenchmarkNewRelay: what the relay's decision costs a run whose stdout
-// and stderr are a pipe (two fstat: no relay), and what a relay costs
-// whose file is written nothing (its pipe made, its copier started and
-// drained).
+// openTTY is the terminal side of a new pseudo-terminal.
+func openTTY(t *testing.T) *os.File {
+	t.Helper()
+	ptmx, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatalf("open /dev/ptmx: %v", err)
+	}
+	t.Cleanup(func() { ptmx.Close() })
+	if err := unix.IoctlSetPointerInt(int(ptmx.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		t.Fatalf("unlock the pty: %v", err)
+	}
+	n, err := unix.IoctlGetInt(int(ptmx.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		t.Fatalf("the pty's number: %v", err)
+	}
+	tty, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatalf("open the pty's terminal: %v", err)
+	}
+	t.Cleanup(func() { tty.Close() })
+	return tty
+}
+
+// BenchmarkNewRelay: what a relay costs whose stream is written nothing
+// (its pipe made, its copier started and drained), to a pipe and to a
+// file.
 func BenchmarkNewRelay(b *testing.B) {
 	null, err := os.Open(os.DevNull)
 	if err != nil {
@@ -148,7 +176,7 @@ func BenchmarkNewRelay(b *testing.B) {
 	}{{"pipe", pw}, {"file", file}} {
 		b.Run(bc.name, func(b *testing.B) {
 			for b.Loop() {
-				r, err := newRelay([3]*os.File{null, bc.out, bc.out})
+				r, err := newRelay([3]*os.File{null, bc.out, bc.out}, 8<<20)
 				if err != nil {
 					b.Fatal(err)
 				}

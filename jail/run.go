@@ -113,7 +113,9 @@ type supervisor struct {
 	warnings []string             // the steps' warnings, in order, until the cleanup
 	report   *runfiles.ReportFile // where the report goes (nil: nowhere)
 	lease    *uidlease.Lease      // the run's host ids when leased (uids.go); nil: fixed or rootless
-	relay    *relay               // the caller's stdout and stderr that are files (relay.go); nil: none
+	relay    *relay               // the caller's stdout and stderr but terminals (relay.go); nil: none
+	// relayDecided: openRelay ran; before it, the report has no streams.
+	relayDecided bool
 }
 
 // resources are what the run made on the host, which the cleanup removes.

@@ -150,11 +150,11 @@ func (sv *supervisor) openRelay() *setupFailure {
 	if sv.opts.Stdio != nil {
 		caller = [3]*os.File(sv.opts.Stdio)
 	}
-	r, err := newRelay(caller)
+	r, err := newRelay(caller, sv.plan.Run.StdioBytes)
 	if err != nil {
 		return failAt(protocol.StageSpawn, err)
 	}
-	sv.relay = r
+	sv.relay, sv.relayDecided = r, true
 	return nil
 }
 

@@ -223,7 +223,7 @@ for _ in range(%d):
         mv = mv[os.write(1, mv):]
 `, size)
 	log, path := callerLog(t)
-	r := runTo(t, log, log, "run", "--id", runID(t, "relay-large"), "--tmp-root", tmpRoot(t), "--", "/usr/bin/python3", "-c", script)
+	r := runTo(t, log, log, "run", "--id", runID(t, "relay-large"), "--tmp-root", tmpRoot(t), "--stdio-bytes", "none", "--", "/usr/bin/python3", "-c", script)
 	wantStatus(t, r, report.StatusOK, 0)
 	got, err := os.ReadFile(path)
 	if err != nil {

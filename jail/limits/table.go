@@ -96,6 +96,9 @@ const (
 	MinMemory = 8 << 20
 	// MinDisk: a tmpfs smaller than this is of no use.
 	MinDisk = 64 << 10
+	// MinStdio: half a stream's budget is its head and half its tail,
+	// and the tail must hold at least the 4 KiB the report keeps of it.
+	MinStdio = 16 << 10
 )
 
 // NoLimit is the word that switches a limit off.
@@ -199,10 +202,18 @@ var (
 		Placeholder: "DUR", Help: "Wall-time budget of the work after the analysis ends: listing, hashing, copying (none = no budget; 0 is refused).",
 		Doc: Doc{Value: "duration, default 3m: the whole post-run work (listing, hashing, copying)", EnforcedBy: "the supervisor's clock", Exceeded: "`output_limit`"},
 	}
+	StdioBytes = &Limit{
+		Name: "stdio_bytes", Kind: Size, None: true, Zero: ZeroRefused,
+		Min:  Bound{MinStdio, "16K: half is the stream's head, half its tail, and the tail keeps at least 4K for the report; give e.g. 8M, or none for no budget"},
+		Flag: "stdio-bytes", Field: "stdio_bytes", Report: "limits.stdio_bytes", ReportOptional: true,
+		Unit: "bytes", Give: "a budget such as 8M", Off: "no budget", Noun: "size",
+		Placeholder: "SIZE", Help: "Budget of bytes of each of the analysis' stdout and stderr that reach the caller (not a terminal): the first half delivered as written, the last half at the end, the middle counted and dropped with one line saying so (default 8M; none = no budget; 0 is refused).",
+		Doc: Doc{Value: "size per stream, default 8M: half head, half tail; a terminal is not bounded", EnforcedBy: "the supervisor's relay of stdout and stderr", Exceeded: "the middle dropped with a marker line; `streams` and the notes say how much"},
+	}
 )
 
 // All is the table, in order.
-var All = []*Limit{Timeout, Grace, Memory, Swap, CPUQuota, PIDs, Disk, Shm, OutputEntries, OutputBytes, OutputFileBytes, OutputTime}
+var All = []*Limit{Timeout, Grace, Memory, Swap, CPUQuota, PIDs, Disk, Shm, OutputEntries, OutputBytes, OutputFileBytes, OutputTime, StdioBytes}
 
 // ByName is the row of the limit called name, nil if there is none.
 func ByName(name string) *Limit {

@@ -60,7 +60,8 @@ const postgresPort = 5432
 func Builtins() map[string]Profile {
 	base := Profile{
 		Limits: limits.Of(L{limits.Timeout: 1800 * time.Second, limits.Grace: 10 * time.Second,
-			limits.Memory: 2 << 30, limits.CPUQuota: 2, limits.PIDs: 512, limits.Disk: 1 << 30, limits.Shm: 256 << 20}),
+			limits.Memory: 2 << 30, limits.CPUQuota: 2, limits.PIDs: 512, limits.Disk: 1 << 30, limits.Shm: 256 << 20,
+			limits.StdioBytes: defaultStdioBytes}),
 		Permissions: Permissions{Net: promise.NetNone, DBPorts: []uint16{postgresPort}, DataDirs: []string{"data", "docs"}, OutputIgnore: slices.Clone(runfiles.DefaultIgnore)},
 	}
 	def := base
@@ -210,6 +211,13 @@ func (p Profile) Spec() jail.Spec {
 		OutputIgnore:  slices.Clone(p.OutputIgnore),
 	}
 }
+
+// defaultStdioBytes is the built-in profiles' budget of each of stdout and
+// stderr: 4 MiB of head and 4 MiB of tail. A log, a progress bar or a
+// traceback fits many times over; a print loop costs the caller (a
+// platform holding ten runs' output in memory) at most 16 MiB a run, and
+// the jail's own memory at most the 4 MiB tail per stream.
+const defaultStdioBytes = 8 << 20
 
 // defaultOutputBudget is the built-in profiles' budget, for a disk budget
 // of disk: no honest analysis whose run directory holds at most disk bytes

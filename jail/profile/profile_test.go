@@ -40,11 +40,11 @@ func TestParseProfiles(t *testing.T) {
 		{"every field", `{"profiles": {"tool": {"description": "d", "timeout": "1m", "grace": "2s", "memory": "1G", "swap": "64M",
 			"disk": "2G", "shm": "1M", "cpus": 3, "pids": 90, "net": "host", "allow_tcp": [443, 8080], "db_ports": [5432, 3306],
 			"data_dirs": ["x"], "read_only": ["/ro"], "read_write": ["/rw"], "env": ["A=1"], "allow_degraded": ["landlock"], "require_input": true,
-			"output_entries": 500, "output_bytes": "1G", "output_file_bytes": "none", "output_time": "30s", "output_ignore": [".tox"]}}}`,
+			"output_entries": 500, "output_bytes": "1G", "output_file_bytes": "none", "output_time": "30s", "output_ignore": [".tox"], "stdio_bytes": "1M"}}}`,
 			parseWant{name: "tool", from: "tool", want: func(p *Profile) {
 				*p = Profile{Name: "tool", Description: "d", Limits: limits.Of(L{limits.Timeout: time.Minute, limits.Grace: 2 * time.Second, limits.Memory: 1 << 30, limits.Swap: 64 << 20,
 					limits.Disk: 2 << 30, limits.Shm: 1 << 20, limits.CPUQuota: 3, limits.PIDs: 90,
-					limits.OutputEntries: 500, limits.OutputBytes: 1 << 30, limits.OutputTime: 30 * time.Second}), Permissions: Permissions{Net: promise.NetHost, AllowTCP: []uint16{443, 8080}, DBPorts: []uint16{5432, 3306},
+					limits.OutputEntries: 500, limits.OutputBytes: 1 << 30, limits.OutputTime: 30 * time.Second, limits.StdioBytes: 1 << 20}), Permissions: Permissions{Net: promise.NetHost, AllowTCP: []uint16{443, 8080}, DBPorts: []uint16{5432, 3306},
 					DataDirs: []string{"x"}, ReadOnly: []string{"/ro"}, ReadWrite: []string{"/rw"}, Env: []string{"A=1"},
 					AllowDegraded: []string{"landlock"}, RequireInput: true, OutputIgnore: []string{".tox"}}}
 			}}},

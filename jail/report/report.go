@@ -78,6 +78,10 @@ type Report struct {
 	CollectedTo   string   `json:"collected_to,omitempty"`
 	DiskUsedBytes int64    `json:"disk_used_bytes"` // of the run directory's budget, when it has one
 
+	// Streams: the analysis' stdout and stderr; nil in a report made
+	// before the jail had decided them (added within the version).
+	Streams *Streams `json:"streams,omitempty"`
+
 	SetupError      *SetupError `json:"setup_error,omitempty"`
 	Warnings        []string    `json:"warnings,omitempty"`
 	CompletionNotes string      `json:"completion_notes"`

@@ -80,6 +80,8 @@ from ._report import (
     Report,
     Served,
     SetupError,
+    Stream,
+    Streams,
     Usage,
 )
 from ._schema import ReportSchemaError, report_schema, schema_text, validate_report
@@ -121,6 +123,8 @@ __all__ = [
     "Served",
     "SetupError",
     "StdinArg",
+    "Stream",
+    "Streams",
     "Usage",
     "find_binary",
     "report_schema",

@@ -213,6 +213,49 @@ class Output:
         )
 
 
+@dataclass(frozen=True)
+class Stream:
+    """One of the analysis' stdout and stderr as the jail relayed it.
+
+    ``relayed`` False: the caller's terminal was handed to the analysis as
+    it is, and nothing else is known. ``bytes`` is what the analysis wrote,
+    ``delivered`` what of it reached the caller, ``dropped`` what did not,
+    over the ``stdio_bytes`` budget. ``tail`` is the stream's last bytes (at
+    most 4 KiB), delivered or not, as UTF-8 with invalid bytes replaced.
+    ``merged`` (stderr only): the caller's stderr was its stdout's open
+    file description, and the one stream is reported under stdout."""
+
+    relayed: bool = False
+    bytes: int = 0
+    delivered: int = 0
+    dropped: int = 0
+    tail: str = ""
+    merged: bool = False
+
+    @classmethod
+    def from_json(cls, d: _Raw) -> "Stream":
+        return cls(
+            relayed=d.get("relayed") is True,
+            bytes=_int(d.get("bytes")),
+            delivered=_int(d.get("delivered")),
+            dropped=_int(d.get("dropped")),
+            tail=_str(d.get("tail")),
+            merged=d.get("merged") is True,
+        )
+
+
+@dataclass(frozen=True)
+class Streams:
+    """The analysis' stdout and stderr (the report's ``streams``)."""
+
+    stdout: Stream
+    stderr: Stream
+
+    @classmethod
+    def from_json(cls, d: _Raw) -> "Streams":
+        return cls(stdout=Stream.from_json(_obj(d.get("stdout"))), stderr=Stream.from_json(_obj(d.get("stderr"))))
+
+
 @dataclass(frozen=True, eq=False)
 class Report(_OverRaw):
     """The jail's report, typed; ``raw`` is the JSON object as read.
@@ -248,6 +291,9 @@ class Report(_OverRaw):
     analysis_exit_code: Optional[int]
     delivery_errors: Tuple[str, ...]
     raw: _Raw = field(repr=False)
+    #: The analysis' stdout and stderr; None in a report that lacks them
+    #: (a jail before streams were reported).
+    streams: Optional[Streams] = None
 
     @classmethod
     def from_json(cls, d: _Raw) -> "Report":
@@ -292,6 +338,7 @@ class Report(_OverRaw):
             analysis_exit_code=_int(aec) if isinstance(aec, int) else None,
             delivery_errors=_strs(d.get("delivery_errors")),
             raw=d,
+            streams=Streams.from_json(d["streams"]) if isinstance(d.get("streams"), Mapping) else None,
         )  # fmt: skip
 
     @property

@@ -390,3 +390,27 @@ def test_a_server_without_cgroup_makes_slots_without_one(tmp_root: str) -> None:
             time.sleep(0.1)
         assert starts.count("slot") >= 2, starts
         assert [d for c in _own_cgroup_dirs() for d in glob.glob(os.path.join(c, f"scidex-slot-{pid}-*"))] == []
+
+
+@pytest.mark.parametrize("served", [True, False], ids=["served", "one-shot"])
+def test_bounded_output_and_last_words(server: scidex_jail.Server, tmp_root: str, served: bool) -> None:
+    """What an analysis prints reaches the caller within its budget (here
+    1M: the first and last 512K, one marker line between), the report's
+    streams say how much was written and dropped, and the notes carry the
+    truncation and the exception that ended the analysis."""
+    code = "import sys\nb = b'x' * 1048576 + b'\\n'\nfor _ in range(40):\n    sys.stdout.buffer.write(b)\nsys.stdout.flush()\nd = {}\nd['dose']\n"
+    opts: Dict[str, Any] = dict(analysis_id=new_id("srvbound"), stdout=scidex_jail.CAPTURE, stderr=scidex_jail.CAPTURE, stdio_bytes="1M")
+    if served:
+        r = server.run([PYTHON, "-c", code], **opts)
+    else:
+        r = scidex_jail.run([PYTHON, "-c", code], tmp_root=tmp_root, **opts)
+    assert r.status == "exit_nonzero", r.completion_notes
+    written, budget = 40 * (1 << 20 | 1), 1 << 20
+    assert r.stdout is not None and budget < len(r.stdout) < budget + 256
+    assert r.stdout.startswith("x" * (budget // 2) + "\n[scidex-jail: ") and r.stdout.endswith("x\n")
+    streams = r.report.streams
+    assert streams is not None
+    assert (streams.stdout.relayed, streams.stdout.bytes, streams.stdout.delivered, streams.stdout.dropped) == (True, written, budget, written - budget)
+    assert streams.stderr.tail.endswith("KeyError: 'dose'\n") and r.stderr == streams.stderr.tail
+    assert "; last words: KeyError: 'dose';" in r.completion_notes
+    assert f"; stdout truncated: {written - budget} of its {written} bytes dropped" in r.completion_notes
