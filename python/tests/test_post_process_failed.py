@@ -131,10 +131,9 @@ def test_why_a_run_failed_is_in_its_row(postgres: Postgres, db: Callable[[], Any
     row = _run_row(conn, commit_outputs(rr, conn).run_id)
     assert row["stderr_tail"].rstrip().splitlines()[-1].startswith(words), row["stderr_tail"]
     assert row["completion_notes"] == rr.completion_notes
-    if "streams" in rr.report.raw:
-        # The jail's last words (issue 33, item 2) came with the report's
-        # streams: the notes name the exception too.
-        assert words.split(" (")[0] in row["completion_notes"], row["completion_notes"]
+    # The jail's last words (issue 33, item 2): the notes name the exception.
+    assert "streams" in rr.report.raw
+    assert words.split(" (")[0] in row["completion_notes"], row["completion_notes"]
 
 
 def test_tails_from_the_report_and_nul(work: str, postgres: Postgres, db: Callable[[], Any]) -> None:
@@ -147,7 +146,7 @@ def test_tails_from_the_report_and_nul(work: str, postgres: Postgres, db: Callab
     # A Result that captured its stderr: the tail from the report's streams
     # (a jail that writes them), else from the captured text.
     row = _run_row(conn, commit_outputs(r, conn).run_id)
-    stdout_tail = "" if "streams" in r.report.raw else None  # stdout went to the caller's
+    stdout_tail = ""  # stdout went to the caller's, through the jail's relay
     assert (row["stderr_tail"], row["stderr_bytes"], row["stdout_tail"]) == ("a\ufffdb", 3, stdout_tail)
     report = {**r.report.raw, "id": new_id("nul-report")}
     report["streams"] = {
