@@ -120,11 +120,8 @@ func (l Limits) validate() error {
 
 // validate checks that v has the form kind and no negative amount.
 func (v Value) validate(key string, kind Kind) error {
-	form := map[Kind]bool{Whole: v.N != 0, Quota: v.CPUs != 0, PerDevice: v.Devices != nil}
-	for k, set := range form {
-		if set && k != kind {
-			return fmt.Errorf("cgroupfs: bug: limits: key %q: a value of the wrong form %+v", key, v)
-		}
+	if kind != Whole && v.N != 0 || kind != Quota && v.CPUs != 0 || kind != PerDevice && v.Devices != nil {
+		return fmt.Errorf("cgroupfs: bug: limits: key %q: a value of another form than its key's: %+v", key, v)
 	}
 	if v.N < 0 {
 		return fmt.Errorf("cgroupfs: limits: %s %d: negative", key, v.N)
