@@ -13,9 +13,6 @@ import (
 // limit.
 const CPUsKey = "cpus"
 
-var _ = register(controller{name: "cpu", order: 2, keys: []string{CPUsKey},
-	isSet: func(l Limits) bool { return l[CPUsKey].CPUs > 0 }, set: cpuSettings, stat: statCPU, check: checkCPUs})
-
 // checkCPUs refuses a quota that is no number or that the kernel refuses
 // (below 1 ms: cpu.max, cpu.cfs_quota_us: EINVAL).
 func checkCPUs(l Limits) error {
@@ -34,11 +31,11 @@ func (l Limits) cpuQuota() int64 { return int64(math.Round(l[CPUsKey].CPUs * cpu
 // cpuSettings: v2 cpu.max "quota period"; v1 the period, then the quota.
 func cpuSettings(version int, l Limits) []Setting {
 	if version == 2 {
-		return []Setting{{Controller: "cpu", File: "cpu.max", Value: fmt.Sprintf("%d %d", l.cpuQuota(), cpuPeriodUsec)}}
+		return []Setting{{File: "cpu.max", Value: fmt.Sprintf("%d %d", l.cpuQuota(), cpuPeriodUsec)}}
 	}
 	return []Setting{
-		{Controller: "cpu", File: "cpu.cfs_period_us", Value: fmt.Sprint(cpuPeriodUsec)},
-		{Controller: "cpu", File: "cpu.cfs_quota_us", Value: fmt.Sprint(l.cpuQuota())},
+		{File: "cpu.cfs_period_us", Value: fmt.Sprint(cpuPeriodUsec)},
+		{File: "cpu.cfs_quota_us", Value: fmt.Sprint(l.cpuQuota())},
 	}
 }
 

@@ -25,19 +25,30 @@
 //     born there), or start it blocked, [Leaf.AddProcess] it (the kernel's
 //     global lock and an RCU grace period), then let it go.
 //
-// What the limits write is data first: [Settings] lists the files and
-// their values (one controller per file of this package: memory.go,
-// cpu.go, pids.go, each declaring the keys of [Limits] it reads, whether
-// the limits set it, what it writes and how its counters are read back,
-// and registering itself: [Keys] lists the keys), and one loop writes
-// them. A new limit of the leaf is a new controller file (or a key of
-// one), with no line elsewhere in the package. The report names the version used
-// ([Leaf.Version]) and the values written ([Leaf.Written]): that list,
-// with v2's two setup writes (the parent's cgroup.subtree_control, the
-// supervisor's move into its own leaf) when they were needed. [Leaf.MemoryCurrent] is the usage now (memory.current,
-// memory.usage_in_bytes), and [Leaf.Controllers] the v1 controllers the
-// leaf has directories for: what the jail needs to show the analysis its
-// own limits.
+// What the limits write is data first. One ordered list of controllers
+// (controllers.go: memory, cpu, cpuacct, pids) gives each its name on
+// cgroup v2, its hierarchy's name on v1 (they may differ: v2's io is
+// v1's blkio), the kernel option that builds it, the keys of [Limits] it
+// reads with the form of each key's [Value] (a whole number, a CPU
+// quota, or one value per block device, as io.max takes), whether every
+// leaf needs it or only limits that set its keys, what it writes and how
+// its counters are read back; its own file (memory.go, cpu.go, pids.go)
+// holds those functions. [Settings] lists the files and their values, and
+// one loop writes them; [Keys] lists the keys, [Needs] the controllers a
+// leaf with given limits requires on a version, and [Info.Missing] the
+// error (with its fix) for those a probed parent lacks, which `scidex-jail
+// check` prints. A new limit of the leaf is a row of the list (or a key
+// of one) and its file, with no line elsewhere in the package; nothing
+// registers itself.
+//
+// The report names the version used ([Leaf.Version]) and the values
+// written ([Leaf.Written]): that list, with v2's two setup writes (the
+// parent's cgroup.subtree_control, the supervisor's move into its own
+// leaf) when they were needed; a file written once per device holds its
+// values one a line. [Leaf.MemoryCurrent] is the usage now
+// (memory.current, memory.usage_in_bytes), and [Leaf.Controllers] the v1
+// controllers the leaf has directories for: what the jail needs to show
+// the analysis its own limits.
 //
 // # Where leaves go
 //
@@ -54,9 +65,10 @@
 // enabled in the parent are left enabled, since other leaves may use them.
 //
 // Only the controllers needed are required: memory always (peak and OOM
-// accounting), cpu when the CPUsKey limit is set, pids when PIDsKey is. A
-// missing controller or a parent this process may not write is an error that
-// errors.Is [ErrUnsupported] and says what was found and how to fix it.
+// accounting), cpu when the CPUsKey limit is set, pids when PIDsKey is;
+// cpuacct (v1) is taken when mounted. A missing controller or a parent
+// this process may not write is an error that errors.Is [ErrUnsupported]
+// and says what was found and how to fix it.
 //
 // # Usage
 //

@@ -207,7 +207,7 @@ func (h Host) Probe(parent string) (Info, error) {
 func (h host) choose(parent string, l Limits) (Info, []*v1Dir, error) {
 	info, err2 := h.probeV2(parent)
 	if err2 == nil {
-		if err := missingV2(info, l.controllers()); err != nil {
+		if err := missingV2(info, l.controllersOn(2)); err != nil {
 			return info, nil, err
 		}
 		return info, nil, nil
@@ -256,6 +256,24 @@ func (h host) probeV2(parent string) (Info, error) {
 	return info, nil
 }
 
+// Missing is the error a leaf with limits l would meet for the
+// controllers it needs ([Needs]) that info, as [Probe] found it, does not
+// offer: errors.Is ErrUnsupported, naming them and how to get them. nil
+// when all are offered, or when info has no version (nothing was found).
+func (info Info) Missing(l Limits) error {
+	switch info.Version {
+	case 2:
+		return missingV2(info, l.controllersOn(2))
+	case 1:
+		for _, n := range Needs(1, l) {
+			if !slices.Contains(info.Controllers, n.Controller) {
+				return missingV1(byName(1, n.Controller), fmt.Sprintf("no usable cgroup v1 hierarchy with %s below %v (offered: %v)", n.Controller, info.Parents, info.Controllers))
+			}
+		}
+	}
+	return nil
+}
+
 // missingV2 is an ErrUnsupported error naming the controllers in want that
 // the v2 parent does not offer.
 func missingV2(info Info, want []string) error {
@@ -273,12 +291,20 @@ func missingV2(info Info, want []string) error {
 		word += "s"
 	}
 	parent := info.Parents[0]
-	fix := fmt.Sprintf("enable it in the grandparent: echo +%s > %s/cgroup.subtree_control, or delegate a subtree that has it (systemd Delegate=yes)",
-		missing[0], filepath.Dir(parent))
+	var plus, kernel []string
+	for _, c := range missing {
+		plus = append(plus, "+"+c)
+		if ctl := byName(2, c); ctl != nil {
+			kernel = append(kernel, ctl.kernel)
+		}
+	}
+	fix := fmt.Sprintf("enable it in the grandparent: echo %q > %s/cgroup.subtree_control, or delegate a subtree that has it (systemd-run --scope -p Delegate=yes)",
+		strings.Join(plus, " "), filepath.Dir(parent))
 	if _, err := os.Stat(filepath.Join(filepath.Dir(parent), "cgroup.subtree_control")); err != nil {
 		// The parent is the root of the mount: the kernel lacks the
 		// controller or has bound it to a cgroup v1 hierarchy.
-		fix = "the controller is missing or bound to cgroup v1 (hybrid mode): boot with systemd.unified_cgroup_hierarchy=1 or cgroup_no_v1=all"
+		fix = fmt.Sprintf("the kernel lacks it or has bound it to cgroup v1 (hybrid mode): boot with systemd.unified_cgroup_hierarchy=1 or cgroup_no_v1=all "+
+			"(the kernel needs %s)", strings.Join(kernel, ", "))
 	}
 	return &UnsupportedError{
 		Feature: fmt.Sprintf("cgroup v2 %s %s", strings.Join(missing, ", "), word),

@@ -19,18 +19,22 @@ import (
 // period (cpu.max, cpu.cfs_quota_us).
 const MinCPUs = 0.01
 
-// Limits are the resource limits of a leaf by key. Each controller file
-// of this package declares the keys it writes and how (memory.go:
+// Limits are the resource limits of a leaf by key. The list of
+// controllers (controllers.go) declares each key with the form of its
+// value, and its controller's file says what it writes (memory.go:
 // MemoryKey and SwapKey; cpu.go: CPUsKey; pids.go: PIDsKey), so that a new
-// limit is a new controller file, or a key of one, and nothing else here.
-// A key left out, or 0, is no limit, except SwapKey, where 0 is no swap.
+// limit is a row of the list, or a key of one, and its file. A key left
+// out, or 0, is no limit, except SwapKey, where 0 is no swap.
 type Limits map[string]Value
 
-// Value is one limit: a whole number (bytes, processes), or for CPUsKey
-// a CPU quota in CPUs.
+// Value is one limit, in the form its key's [Kind] says: a whole number
+// (bytes, processes: Whole), a CPU quota in CPUs (Quota), or one value per
+// block device (PerDevice: io.max's form). The fields of other forms stay
+// zero.
 type Value struct {
-	N    int64
-	CPUs float64
+	N       int64
+	CPUs    float64
+	Devices []DeviceValue
 }
 
 // Usage is what a leaf used, read back after (or during) a run. Counters a
@@ -94,20 +98,40 @@ func (c Config) validate() error {
 	return c.Limits.validate()
 }
 
-// validate checks every limit against the controller file that declares it.
+// validate checks every limit against the controller that declares it:
+// its value's form, then the controller's own checks.
 func (l Limits) validate() error {
 	for key, v := range l {
-		ctl := controllerOf(key)
-		switch {
-		case ctl == nil:
-			return fmt.Errorf("cgroupfs: limits: key %q: no controller file declares it; known: %s", key, strings.Join(Keys(), ", "))
-		case v.N < 0:
-			return fmt.Errorf("cgroupfs: limits: %s %d: negative", key, v.N)
-		case ctl.check != nil:
+		ctl, kind := controllerOf(key)
+		if ctl == nil {
+			return fmt.Errorf("cgroupfs: limits: key %q: no controller declares it; known: %s", key, strings.Join(Keys(), ", "))
+		}
+		if err := v.validate(key, kind); err != nil {
+			return err
+		}
+		if ctl.check != nil {
 			if err := ctl.check(l); err != nil {
 				return err
 			}
 		}
+	}
+	return nil
+}
+
+// validate checks that v has the form kind and no negative amount.
+func (v Value) validate(key string, kind Kind) error {
+	if kind != Whole && v.N != 0 || kind != Quota && v.CPUs != 0 || kind != PerDevice && v.Devices != nil {
+		return fmt.Errorf("cgroupfs: bug: limits: key %q: a value of another form than its key's: %+v", key, v)
+	}
+	if v.N < 0 {
+		return fmt.Errorf("cgroupfs: limits: %s %d: negative", key, v.N)
+	}
+	seen := map[Device]bool{}
+	for _, d := range v.Devices {
+		if d.N < 0 || seen[d.Device] {
+			return fmt.Errorf("cgroupfs: limits: %s: device %s: a negative value or the device twice", key, d.Device)
+		}
+		seen[d.Device] = true
 	}
 	return nil
 }

@@ -17,9 +17,6 @@ const (
 	SwapKey = "swap"
 )
 
-var _ = register(controller{name: "memory", order: 1, keys: []string{MemoryKey, SwapKey},
-	isSet: func(Limits) bool { return true }, set: memorySettings, stat: statMemory})
-
 // memorySettings: v2 memory.max when limited, and memory.swap.max always
 // (its default is "max", so no swap must be written out as 0). v1
 // memory.limit_in_bytes, then memory.memsw.limit_in_bytes (RAM+swap),
@@ -30,16 +27,16 @@ func memorySettings(version int, l Limits) []Setting {
 	if version == 2 {
 		var out []Setting
 		if memory > 0 {
-			out = append(out, Setting{Controller: "memory", File: "memory.max", Value: mem})
+			out = append(out, Setting{File: "memory.max", Value: mem})
 		}
-		return append(out, Setting{Controller: "memory", File: "memory.swap.max", Value: strconv.FormatInt(swap, 10), IfPresent: true})
+		return append(out, Setting{File: "memory.swap.max", Value: strconv.FormatInt(swap, 10), IfPresent: true})
 	}
 	if memory == 0 {
 		return nil
 	}
 	return []Setting{
-		{Controller: "memory", File: "memory.limit_in_bytes", Value: mem},
-		{Controller: "memory", File: "memory.memsw.limit_in_bytes", Value: strconv.FormatInt(memory+swap, 10), IfPresent: true},
+		{File: "memory.limit_in_bytes", Value: mem},
+		{File: "memory.memsw.limit_in_bytes", Value: strconv.FormatInt(memory+swap, 10), IfPresent: true},
 	}
 }
 

@@ -11,11 +11,8 @@ import (
 // limit.
 const PIDsKey = "pids"
 
-var _ = register(controller{name: "pids", order: 3, keys: []string{PIDsKey},
-	isSet: func(l Limits) bool { return l[PIDsKey].N > 0 }, set: pidsSettings, stat: statPids})
-
 func pidsSettings(_ int, l Limits) []Setting {
-	return []Setting{{Controller: "pids", File: "pids.max", Value: strconv.FormatInt(l[PIDsKey].N, 10)}}
+	return []Setting{{File: "pids.max", Value: strconv.FormatInt(l[PIDsKey].N, 10)}}
 }
 
 // statPids reads how often a fork failed at the limit: pids.events max.

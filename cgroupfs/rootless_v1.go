@@ -28,8 +28,8 @@ func SubtreeName(uid int) string { return fmt.Sprintf("scidex-%d", uid) }
 // --cgroup-parent.
 func (h host) fixAccessV1Rootless(uid int) string {
 	var mounts []string
-	for _, c := range v1Controllers {
-		if hier := h.v1[c]; hier != nil && !strings.Contains(strings.Join(mounts, " "), hier.mount) {
+	for _, c := range controllers {
+		if hier := h.v1[c.v1]; c.v1 != "" && hier != nil && !strings.Contains(strings.Join(mounts, " "), hier.mount) {
 			mounts = append(mounts, hier.mount)
 		}
 	}

@@ -4,19 +4,20 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/scidex/scidex-jail/internal/sysfile"
 )
 
-// Setting is one file a leaf's limits write before anything runs in it:
+// Setting is one write a leaf's limits make before anything runs in it:
 // the wanted kernel state as data, made by Settings and written by one
 // loop (Leaf.apply), so that what is written, what the report's written
-// shows and what the tests expect are the same list.
+// shows and what the tests expect are the same list. A per-device limit
+// is one Setting per device, all to the same file (the kernel takes one
+// device a write).
 type Setting struct {
-	Controller string // whose leaf directory holds File (v1: its hierarchy's)
+	Controller string // whose leaf directory holds File: its name on the version (v1: its hierarchy's)
 	File       string
 	Value      string
 	// IfPresent: written only when the kernel has the file (swap
@@ -24,89 +25,27 @@ type Setting struct {
 	IfPresent bool
 }
 
-// controller is one controller a leaf uses, declared by a file of this
-// package of its own (memory.go, cpu.go, pids.go) with register: the keys
-// of Limits it writes, whether the limits use it, the settings it writes,
-// and how its counters are read back into a Usage from its leaf directory.
-type controller struct {
-	name  string
-	order int      // where it is written: memory, then cpu, then pids
-	keys  []string // the keys of Limits it reads
-	isSet func(Limits) bool
-	set   func(version int, l Limits) []Setting
-	stat  func(version int, dir string, u *Usage) error
-	check func(Limits) error // its own checks of its keys' values (nil: none)
-}
-
-// controllerFiles are the controllers, in their order.
-var controllerFiles []*controller
-
-// register adds c to controllerFiles, in order: the package's variables
-// that call it are set before any function of it runs.
-func register(c controller) *controller {
-	i := 0
-	for i < len(controllerFiles) && controllerFiles[i].order < c.order {
-		i++
-	}
-	controllerFiles = slices.Insert(controllerFiles, i, &c)
-	return &c
-}
-
-// controllerOf is the controller that declares key, nil if none does.
-func controllerOf(key string) *controller {
-	for _, c := range controllerFiles {
-		if slices.Contains(c.keys, key) {
-			return c
-		}
-	}
-	return nil
-}
-
-// Keys are the keys of Limits the controller files declare, in order.
-func Keys() []string {
-	var out []string
-	for _, c := range controllerFiles {
-		out = append(out, c.keys...)
-	}
-	return out
-}
-
-// every is a Limits that uses every controller.
-func every() Limits {
-	l := Limits{}
-	for _, k := range Keys() {
-		l[k] = Value{N: 1, CPUs: 1}
-	}
-	return l
-}
-
 // Settings are the files limits l write in a leaf of cgroup version
 // version (2 or 1), in order. Pure: no file is read.
 func Settings(version int, l Limits) []Setting {
 	var out []Setting
-	for _, c := range controllerFiles {
-		if c.isSet(l) {
-			out = append(out, c.set(version, l)...)
+	for _, c := range controllers {
+		if c.set == nil || !c.needed(l) {
+			continue
 		}
-	}
-	return out
-}
-
-// controllers are the ones l needs: memory always (peak and OOM
-// accounting), cpu and pids when limited.
-func (l Limits) controllers() []string {
-	var out []string
-	for _, c := range controllerFiles {
-		if c.isSet(l) {
-			out = append(out, c.name)
+		for _, s := range c.set(version, l) {
+			s.Controller = c.on(version)
+			out = append(out, s)
 		}
 	}
 	return out
 }
 
 // apply writes settings, each in the directory dir gives its controller,
-// and records them in Written.
+// and records them in Written: a file the settings write more than once
+// (a per-device limit, one device a write) with its values one a line.
 func (l *Leaf) apply(settings []Setting, dir func(controller string) string) error {
+	done := map[string]string{}
 	for _, s := range settings {
 		file := filepath.Join(dir(s.Controller), s.File)
 		if s.IfPresent {
@@ -120,6 +59,10 @@ func (l *Leaf) apply(settings []Setting, dir func(controller string) string) err
 		if err := l.set(file, s.Value); err != nil {
 			return err
 		}
+		if before, ok := done[file]; ok {
+			l.written[file] = before + "\n" + s.Value
+		}
+		done[file] = l.written[file]
 	}
 	return nil
 }

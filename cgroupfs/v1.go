@@ -3,7 +3,6 @@ package cgroupfs
 import (
 	"fmt"
 	"path/filepath"
-	"slices"
 )
 
 // The cgroup v1 backend, for hybrid hosts whose controllers are still on v1.
@@ -16,31 +15,27 @@ import (
 
 // v1Dir is one v1 hierarchy a leaf uses.
 type v1Dir struct {
-	controllers []string // those we use from it: memory, cpu, cpuacct, pids
+	controllers []string // those we use from it, by hierarchy name: memory, cpu, cpuacct, pids
 	parent      string   // directory the leaf goes in
 }
 
-// v1Controllers are the hierarchies a v1 leaf uses when mounted; memory
-// always, cpu and pids too when Limits need them.
-var v1Controllers = []string{"memory", "cpu", "cpuacct", "pids"}
-
-// probeV1 finds the parent directory in each hierarchy. Co-mounted
-// controllers (cpu,cpuacct on most hosts; separate mounts on some) share a
-// directory.
+// probeV1 finds the parent directory in the hierarchy of each controller
+// with a v1 name, in the list's order: those l needs must be there, the
+// others are taken when they are. Co-mounted controllers (cpu,cpuacct on
+// most hosts; separate mounts on some) share a directory.
 func (h host) probeV1(parent string, l Limits) ([]*v1Dir, error) {
-	need := l.controllers()
 	byMount := map[string]*v1Dir{}
 	var out []*v1Dir
-	for _, c := range v1Controllers {
-		required := slices.Contains(need, c)
+	for _, ctl := range controllers {
+		c := ctl.v1
+		if c == "" {
+			continue
+		}
+		required := ctl.needed(l)
 		hier := h.v1[c]
 		if hier == nil {
 			if required {
-				return out, &UnsupportedError{
-					Feature: "cgroup v1 " + c + " controller",
-					Found:   "no cgroup v1 hierarchy with " + c + " in /proc/self/mountinfo, and no cgroup v2 memory controller",
-					Fix:     fmt.Sprintf("mount it (mount -t cgroup -o %s cgroup /sys/fs/cgroup/%s), or use a cgroup v2 host", c, c),
-				}
+				return out, missingV1(ctl, "no cgroup v1 hierarchy with "+c+" in /proc/self/mountinfo, and no cgroup v2 memory controller")
 			}
 			continue
 		}
@@ -78,28 +73,34 @@ func (l *Leaf) createV1(dirs []*v1Dir, c Config) error {
 // userHZ is the unit of cpuacct.stat: USER_HZ, 100 on every Linux ABI.
 const userHZ = 100
 
+// missingV1 is the error for a controller c whose v1 hierarchy a leaf
+// needs and does not find: found says what was looked at.
+func missingV1(c *controller, found string) error {
+	return &UnsupportedError{
+		Feature: "cgroup v1 " + c.v1 + " controller",
+		Found:   found,
+		Fix: fmt.Sprintf("mount its hierarchy (mkdir /sys/fs/cgroup/%s && mount -t cgroup -o %s cgroup /sys/fs/cgroup/%s; "+
+			"the kernel needs %s), or use a cgroup v2 host (boot with systemd.unified_cgroup_hierarchy=1)", c.v1, c.v1, c.v1, c.kernel),
+	}
+}
+
 // usageV1 reads each controller's counters from its hierarchy's leaf,
-// where the leaf has one, and the CPU time from cpuacct.
+// where the leaf has one.
 func (l *Leaf) usageV1() (Usage, error) {
 	var u Usage
-	for _, c := range controllerFiles {
-		if d, ok := l.role[c.name]; ok {
+	for _, c := range controllers {
+		if d, ok := l.role[c.v1]; ok && c.v1 != "" {
 			if err := c.stat(1, d, &u); err != nil {
 				return u, fmt.Errorf("cgroupfs: usage: %w", err)
 			}
 		}
 	}
-	if d, ok := l.role["cpuacct"]; ok {
-		if err := cpuacctUsage(d, &u); err != nil {
-			return u, fmt.Errorf("cgroupfs: usage: %w", err)
-		}
-	}
 	return u, nil
 }
 
-// cpuacctUsage reads CPU time. cpuacct.usage_user/_sys (4.7+) are in ns;
-// older kernels only have cpuacct.stat in USER_HZ ticks.
-func cpuacctUsage(dir string, u *Usage) error {
+// statCPUAcct reads v1's CPU time. cpuacct.usage_user/_sys (4.7+) are in
+// ns; older kernels only have cpuacct.stat in USER_HZ ticks.
+func statCPUAcct(_ int, dir string, u *Usage) error {
 	total, err := intOptional(filepath.Join(dir, "cpuacct.usage"))
 	if err != nil {
 		return err

@@ -22,7 +22,7 @@ import (
 const supervisorLeaf = "scidex-supervisor"
 
 func (l *Leaf) createV2(h host, parent string, c Config) error {
-	need := c.Limits.controllers()
+	need := c.Limits.controllersOn(2)
 	if err := l.enableV2(h, parent, need); err != nil {
 		return err
 	}
@@ -134,7 +134,10 @@ func (l *Leaf) moveSelf(h host, parent string) error {
 // are there whether or not the controller limits anything).
 func (l *Leaf) usageV2() (Usage, error) {
 	var u Usage
-	for _, c := range controllerFiles {
+	for _, c := range controllers {
+		if c.name == "" {
+			continue // v1 only (cpuacct)
+		}
 		if err := c.stat(2, l.dirs[0], &u); err != nil {
 			return u, fmt.Errorf("cgroupfs: usage: %w", err)
 		}

@@ -1,7 +1,6 @@
 package jail
 
 import (
-	"maps"
 	"reflect"
 	"testing"
 	"time"
@@ -29,7 +28,7 @@ func TestBuildPlanRun(t *testing.T) {
 	if !reflect.DeepEqual(p.Run, want) {
 		t.Errorf("BuildPlan().Run = %+v, want %+v", p.Run, want)
 	}
-	if c := p.Cgroup; c == nil || c.Name != "scidex-a1" || !maps.Equal(c.Limits, cgroupLimits(s.Limits)) {
+	if c := p.Cgroup; c == nil || c.Name != "scidex-a1" || !reflect.DeepEqual(c.Limits, cgroupLimits(s.Limits)) {
 		t.Errorf("BuildPlan().Cgroup = %+v, want leaf scidex-a1 with the spec's resources", c)
 	}
 

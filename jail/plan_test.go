@@ -2,7 +2,6 @@ package jail
 
 import (
 	"errors"
-	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -56,7 +55,7 @@ func TestBuildPlan(t *testing.T) {
 			if !reflect.DeepEqual(p.IDs, IDMap{HostUID: 65534, HostGID: 65534, Setgroups: true}) {
 				t.Errorf("IDs = %+v, want 65534:65534 with setgroups", p.IDs)
 			}
-			if p.Cgroup == nil || !maps.Equal(p.Cgroup.Limits, cgroupLimits(limits.Of(L{limits.Memory: 1 << 30, limits.CPUQuota: 1, limits.PIDs: 64}))) {
+			if p.Cgroup == nil || !reflect.DeepEqual(p.Cgroup.Limits, cgroupLimits(limits.Of(L{limits.Memory: 1 << 30, limits.CPUQuota: 1, limits.PIDs: 64}))) {
 				t.Errorf("Cgroup = %+v, want the spec's limits", p.Cgroup)
 			}
 			in := p.Init

@@ -5,8 +5,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 
 	"github.com/scidex/scidex-jail/jail"
 	"github.com/scidex/scidex-jail/jail/hostcheck"
@@ -90,7 +88,7 @@ func (c *checkCmd) checks(p profile.Profile) []checkLine {
 		checkLandlock(p, sec),
 		checkSeccomp(p, sec),
 		cg,
-		checkControllers(limits, info, cg.State == stateOK),
+		checkControllers(p, limits, info, cg.State == stateOK), // check_cgroup.go
 		checkTmpRoot(c.TmpRoot, c.uid, c.gid),
 	}
 	// What a deployment must set up (check_host.go), then the promises.
@@ -160,76 +158,6 @@ func printCheck(w io.Writer, p profile.Profile, source string, lines []checkLine
 		return
 	}
 	fmt.Fprintf(w, "verdict: profile %s cannot be enforced in full on this host: %d of %d checks not OK (see the fix lines)\n", p.Name, bad, len(lines))
-}
-
-// checkCgroup probes the delegated parent the run's leaf would go under.
-func checkCgroup(parent string) (checkLine, hostcheck.CgroupInfo) {
-	l := checkLine{Name: "cgroup"}
-	info, err := hostcheck.ProbeCgroup(parent)
-	if err != nil {
-		l.State = stateMissing
-		l.Text, l.Fix = hostcheck.Explain(err)
-		if info.Version != 0 {
-			l.Text = fmt.Sprintf("cgroup version %d, parents %s: %s", info.Version, strings.Join(info.Parents, ", "), l.Text)
-		}
-		return l, info
-	}
-	l.State = stateOK
-	l.Text = fmt.Sprintf("cgroup version %d; run leaves go under %s, writable by this process", info.Version, strings.Join(info.Parents, ", "))
-	if info.Version == 1 {
-		l.Text += " (a hybrid host: the same limits and usage come from the v1 files)"
-	}
-	return l, info
-}
-
-// checkControllers compares the controllers the profile's limits need with
-// those the parent offers: memory always (limit, peak and OOM accounting),
-// cpu for a CPU quota, pids for a process limit.
-func checkControllers(cg *jail.CgroupPlan, info hostcheck.CgroupInfo, probed bool) checkLine {
-	lim := cg.Limits // by the rows' keys: cmd imports no facility
-	need := []string{"memory"}
-	what := []string{"memory (limit " + sizeOrNone(lim[limits.Memory.Cgroup].N) + ", peak and OOM accounting)"}
-	if cpus := lim[limits.CPUQuota.Cgroup].CPUs; cpus > 0 {
-		need = append(need, "cpu")
-		what = append(what, fmt.Sprintf("cpu (quota of %g CPUs)", cpus))
-	}
-	if pids := lim[limits.PIDs.Cgroup].N; pids > 0 {
-		need = append(need, "pids")
-		what = append(what, fmt.Sprintf("pids (limit %d)", pids))
-	}
-	l := checkLine{Name: "cgroup controllers"}
-	if !probed {
-		l.State = stateMissing
-		l.Text = "the profile needs " + strings.Join(what, ", ") + "; not available: the cgroup check failed"
-		l.Fix = "fix the cgroup check above"
-		return l
-	}
-	var missing []string
-	for _, c := range need {
-		if !slices.Contains(info.Controllers, c) {
-			missing = append(missing, c)
-		}
-	}
-	if len(missing) == 0 {
-		l.State = stateOK
-		l.Text = "the profile needs " + strings.Join(what, ", ") + "; all offered (" + strings.Join(info.Controllers, ", ") + ")"
-		return l
-	}
-	l.State = stateMissing
-	l.Text = fmt.Sprintf("the profile needs %s; missing %s (offered: %s)", strings.Join(what, ", "), strings.Join(missing, ", "), strings.Join(info.Controllers, ", "))
-	if info.Version == 2 {
-		l.Fix = fmt.Sprintf("enable them for the parent (echo +%s >> the grandparent's cgroup.subtree_control) or run under a delegated cgroup that has them (systemd-run --scope -p Delegate=yes); or set the limit to 0 in the profile", missing[0])
-	} else {
-		l.Fix = fmt.Sprintf("mount the cgroup v1 hierarchy of %s (mount -t cgroup -o %s cgroup /sys/fs/cgroup/%s) or boot with systemd.unified_cgroup_hierarchy=1 for cgroup v2; or set the limit to 0 in the profile", missing[0], missing[0], missing[0])
-	}
-	return l
-}
-
-func sizeOrNone(n int64) string {
-	if n == 0 {
-		return "none"
-	}
-	return limits.FormatSize(n)
 }
 
 func orDefault(s, def string) string {

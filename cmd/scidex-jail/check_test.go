@@ -79,7 +79,7 @@ func TestCheckDefaultProfile(t *testing.T) {
 		t.Errorf("check printed %d checks, want %d (%v); %v", len(got), len(checkNames), checkNames, r)
 	}
 	for _, want := range []string{"Landlock ABI 7", "cgroup version 1", "default/none", "leases a host uid and gid of its own from 1879048192-1879113727", "list /etc refused with EACCES",
-		"signal the parent refused with EPERM", "socket(AF_PACKET) refused with EAFNOSUPPORT", "memory (limit 2G", "pids (limit 512)"} {
+		"signal the parent refused with EPERM", "socket(AF_PACKET) refused with EAFNOSUPPORT", "memory (memory 2G, swap 0; peak and OOM accounting)", "cpu (cpus 2)", "pids (pids 512)"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("check output lacks %q; %v", want, r)
 		}
@@ -105,10 +105,10 @@ func TestCheckProfiles(t *testing.T) {
 		dont    []string // not in the output
 	}{
 		{"notebook", "notebook", []string{"default/loopback", "net, ipc"}, []string{"TCP bind"}},
-		{"tool", "tool", []string{"memory (limit 512M", "pids (limit 128)", "quota of 1 CPUs"}, nil},
+		{"tool", "tool", []string{"memory (memory 512M", "pids (pids 128)", "cpu (cpus 1)"}, nil},
 		{"net host from a file", "web", []string{"default/host", "TCP bind refused with EACCES", "TCP bind and connect rules (4)", "from " + cfg},
 			[]string{"pid, net,"}},
-		{"no cpu or pids limit", "nolimits", []string{"the profile needs memory (limit 2G, peak and OOM accounting); all offered"}, []string{"quota of"}},
+		{"no cpu or pids limit", "nolimits", []string{"the profile needs memory (memory 2G, swap 0; peak and OOM accounting); all offered"}, []string{"cpu (", "pids ("}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

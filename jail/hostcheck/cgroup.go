@@ -23,6 +23,23 @@ func ProbeCgroup(parent string) (CgroupInfo, error) {
 	return CgroupInfo{Version: info.Version, Parents: info.Parents, Controllers: info.Controllers}, err
 }
 
+// CgroupNeed is a controller a run's leaf needs (cgroupfs.Need): its name
+// on the host's version, the keys of the leaf's limits it reads, and why
+// every leaf needs it ("" when only those limits being set do).
+type CgroupNeed = cgroupfs.Need
+
+// CgroupNeeds are the controllers a leaf with limits l needs on cgroup
+// version version (0: not known, named as on v2), in the order cgroupfs
+// lists them: what a run would refuse to go without.
+func CgroupNeeds(version int, l cgroupfs.Limits) []CgroupNeed { return cgroupfs.Needs(version, l) }
+
+// MissingControllers is the error a run with limits l would meet for the
+// controllers info lacks, with its fix (see [Explain]); nil when all are
+// there.
+func MissingControllers(info CgroupInfo, l cgroupfs.Limits) error {
+	return cgroupfs.Info{Version: info.Version, Parents: info.Parents, Controllers: info.Controllers}.Missing(l)
+}
+
 // Explain turns a missing-feature error of the facilities into what was
 // found and how to fix it; any other error is its own text, with a fix
 // that points at it.

@@ -39,7 +39,7 @@
 // # Adding a limit
 //
 // Adding a limit is a row here, and for a limit the cgroup leaf holds, a
-// controller file of cgroupfs that declares the key the row names
+// row of cgroupfs's list of controllers that declares the key the row names
 // ([Limit.Cgroup]). A run's spec and a profile store the table's values
 // by row ([Values]), so no struct has a field per limit; the flag, the
 // profile field and its printed form, the checks, the report's field

@@ -62,7 +62,8 @@ type Limit struct {
 	ReportOptional bool
 	// Cgroup is the key of cgroupfs.Limits the value is written to the
 	// run's cgroup leaf as ("" for a limit the leaf does not hold): the
-	// controller file of cgroupfs that declares the key writes it.
+	// controller of cgroupfs's list (cgroupfs/controllers.go) that declares
+	// the key writes it.
 	Cgroup string
 
 	// The words of the messages: Unit counts the value ("0 CPUs is
