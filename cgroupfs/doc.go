@@ -72,6 +72,8 @@
 //
 // # Usage
 //
+// As ExampleCreate and ExampleHost_RemoveStale (compiled with the tests):
+//
 //	leaf, err := cgroupfs.Create(cgroupfs.Config{
 //		Name:   "scidex-" + runID,
 //		Limits: cgroupfs.Limits{cgroupfs.MemoryKey: {N: 2 << 30}, cgroupfs.CPUsKey: {CPUs: 1}, cgroupfs.PIDsKey: {N: 256}},

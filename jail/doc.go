@@ -107,18 +107,20 @@
 // while the target runs it is forwarded; after the target ended, it stops
 // the post-run work within a chunk of a file (postRun).
 //
-// Use:
+// Use (the package's Example, compiled with its tests):
 //
-//	profiles, _, err := profile.LoadProfiles("")   // built-ins + /etc/scidex-jail/profiles.json
-//	p := profiles["default"]
-//	spec := p.Spec()                                 // every field the profile decides
+//	profiles, _, err := profile.LoadProfiles("") // built-ins + /etc/scidex-jail/profiles.json
+//	spec := profiles["default"].Spec()           // every field the profile decides
 //	spec.ID, spec.Command = "SDA-1", []string{"python3", "script.py"}
 //	spec.TmpRoot, spec.Root, spec.Report = "/tmp", "/srv/platform", "/srv/reports/SDA-1.json"
 //	// HostUID, HostGID left 0: as root, the run leases ids of its own from
 //	// spec.UIDRange (jail/uidlease); set both to fix them.
-//	r, err := spec.Validate()                        // optional: the resolved copy,
-//	plan, warnings, err := jail.BuildPlan(r, jail.LookHost(&spec)) // and what a run would do
-//	rep, err := jail.Run(&spec, nil)  // err: nothing was created (bad input, ID in use)
+//
+//	// Optional: the resolved copy, and what a run would do.
+//	r, err := spec.Validate()                                      // errors.Is(err, jail.ErrBadSpec): what to fix
+//	plan, warnings, err := jail.BuildPlan(r, jail.LookHost(&spec)) // err: a *PlanError, the plan still returned
+//
+//	rep, err := jail.Run(&spec, nil) // err: nothing was created (bad input, ID in use)
 //	// rep.Status says why the run ended; rep.ExitCode is what to exit with.
 //
 // A run may start from a slot (slot.go): PrepareSlot does a run's first

@@ -6,7 +6,8 @@
 //
 // The jail's init calls it once, after it has built the run's mount view and
 // dropped to an unprivileged uid with no_new_privs, and before it closes
-// stray descriptors, loads seccomp and execs the target:
+// stray descriptors, loads seccomp and execs the target (as
+// ExamplePolicy_Restrict, compiled with the tests):
 //
 //	res, err := landlock.Policy{
 //		ReadExec:   []string{"/usr", "/bin", "/lib", "/lib64", "/etc"},

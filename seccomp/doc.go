@@ -103,6 +103,8 @@
 //
 // # Use
 //
+// As the package's Example (compiled with the tests):
+//
 //	prog, err := seccomp.Lookup(seccomp.Policy{Name: "default", Net: seccomp.NetNone})
 //	if err != nil {
 //		return err // errors.Is(err, seccomp.ErrUnsupported) on other architectures

@@ -7,7 +7,7 @@
 // program links only the init's side (.ci/layering, rule 6).
 //
 // Kernel: any Linux; the caller needs CAP_NET_ADMIN over the interface's
-// network namespace.
+// network namespace. ExampleLoopbackUp (compiled with the tests):
 //
 //	if err := netif.LoopbackUp(); err != nil {
 //		return err // "bring lo up: operation not permitted"

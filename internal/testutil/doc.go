@@ -29,6 +29,8 @@
 //
 // # Usage
 //
+// As ExampleJailBinary and ExampleOwnCgroups (compiled with the tests):
+//
 //	var jailBin string
 //
 //	func TestMain(m *testing.M) {

@@ -3,7 +3,7 @@
 // init's path (jail/internal/initproc, jail/internal/protocol,
 // internal/sysfile, internal/netif), which do without fmt: the init is
 // exec'd for every run, and fmt with the reflection it brings is a third
-// of its binary and its resident size.
+// of its binary and its resident size. The package's Example runs these:
 //
 //	wrap.Error("mount /usr", err)           // "mount /usr: " + err.Error()
 //	wrap.Around("open x: ", err, ": chmod") // "open x: " + err.Error() + ": chmod"

@@ -20,20 +20,21 @@
 // The marker selects; it authorises nothing. The init is trusted for
 // what the supervisor checks, not for its name: the file is opened once,
 // must be root's and writable by nobody else when the jail runs as root
-// (jail's openInit), the opened file is what runs, and it gets its config
+// (jail/initconn.Open), the opened file is what runs, and it gets its config
 // and "go" only after its first message states the supervisor's own
 // build version (the hello handshake, package protocol). It also refuses
 // to run as anything but PID 1 of new namespaces.
 //
 // It imports nothing, so that the init program, the supervisor and the
-// command line may all use it (.ci/layering). Usage:
+// command line may all use it (.ci/layering). Usage (the package's
+// Example, compiled with its tests):
 //
-//	// the parent
-//	cmd := &exec.Cmd{Path: "/proc/self/exe", Args: childmode.Probe.Argv()}
 //	// the child's main, first thing
 //	if childmode.Of(os.Args) == childmode.Probe {
 //		os.Exit(probe())
 //	}
+//	// the parent
+//	cmd := &exec.Cmd{Path: "/proc/self/exe", Args: childmode.Probe.Argv()}
 package childmode
 
 // Mode is a child mode; its value is the argv[0] that selects it.

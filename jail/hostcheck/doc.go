@@ -21,7 +21,8 @@
 // not an error of the probes but a finding: [Explain] splits a facility's
 // unsupported error into what was found and how to get the feature.
 //
-// Usage, in the checking process and in its child (first thing in main):
+// Usage, in the checking process and in its child (first thing in main;
+// the package's Example, compiled with its tests):
 //
 //	if childmode.Of(os.Args) == childmode.Probe {
 //		err := hostcheck.SecurityChild(os.Stdin, os.Stdout)

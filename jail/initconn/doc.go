@@ -12,14 +12,24 @@
 // one goroutine; a signal goes to it only under the lock the reaping
 // takes, so it never reaches a reused pid.
 //
-// Usage, as a run does it:
+// Usage, as a run does it (the package's Example, compiled with its
+// tests):
 //
 //	prog, err := initconn.Open() // an *InitError names the file, what is wrong and the fix
 //	defer prog.Close()
-//	conn, sp, err := initconn.Start(prog, leaf, plan.ProcAttr())
-//	err = conn.AwaitHello(sigs, take) // the init's version
-//	err = conn.Send(config)
-//	for m := range conn.Msgs() { ... }
+//	attr := plan.ProcAttr()
+//	if fd, ok := leaf.FD(); ok { // v2: born in the leaf; v1: the Spawner's thread is in it
+//		attr.UseCgroupFD, attr.CgroupFD = true, fd
+//	}
+//	conn, sp, err := initconn.Start(prog, leaf, attr, nil) // nil: the supervisor's own stdio
+//	err = conn.SendConfig(&plan.Init)                      // read by the init once it has said hello
+//	err = conn.AwaitHello(sigs, take)                      // the init's version, checked
+//	err = conn.Send(protocol.Go{})                         // only now may it start the target
+//	for m := range conn.Msgs() { ... }                     // started, exited, or error with its stage
+//	conn.Release()                                         // the run directory is read: the init may exit
+//	<-conn.Done()
+//	end := conn.End() // its wait status and rusage
+//	err = sp.End(conn) // v1 (sp != nil): the spawning thread leaves before the leaf can go
 //
 // It needs what a run needs: user namespaces, and the cgroup leaf the
 // caller made.

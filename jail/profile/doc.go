@@ -7,7 +7,7 @@
 // follow one rule, and an error names the field's path
 // (profiles.<name>.<field>).
 //
-// Usage:
+// Usage (the package's Example, compiled with its tests):
 //
 //	ps, path, err := profile.LoadProfiles(config) // "" = the default file, if it exists
 //	p, ok := ps[name]

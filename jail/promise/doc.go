@@ -13,7 +13,7 @@
 // given up by an opt-in, and returns the promises that run degraded so the
 // report can say so. Everything here is pure: no kernel, no files.
 //
-// Usage:
+// Usage (the package's Example runs it on a host without Landlock):
 //
 //	ins, err := promise.ParseOptIns(allowDegraded, unsafeDisable)
 //	states := promise.EvaluatePromises(promise.HostLayers{LandlockABI: abi, Net: net, Disabled: ins.Disabled()}, required)

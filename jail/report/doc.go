@@ -12,7 +12,7 @@
 // failed delivery (exit ExitDeliveryFailed, the analysis' own status kept
 // in analysis_status).
 //
-// Usage:
+// Usage (the package's Example, which the tests run):
 //
 //	var r report.Report
 //	err := json.Unmarshal(b, &r)

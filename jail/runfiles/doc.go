@@ -6,7 +6,7 @@
 // relative to an open directory and never follows a link, and the names it
 // gives things on disk are all in names.go.
 //
-// A run, in order:
+// A run, in order (the package's Example, which the tests run):
 //
 //	warn := runfiles.SweepLeftovers(tmpRoot, reportPath) // dead runs' leftovers, at most once a SweepInterval
 //	dir, stale, err := runfiles.CreateDir(tmpRoot, id, uid, gid) // fresh, locked, marked; err wraps ErrBusy or ErrBadSpec

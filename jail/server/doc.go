@@ -11,7 +11,8 @@
 // admission bounds the runs at once and the queue; every reply names its
 // request.
 //
-// Usage, as the command line does it:
+// Usage, as the command line does it (the package's Example, compiled
+// with its tests):
 //
 //	srv := server.New(server.Config{MaxRuns: 2, Queue: 64, Parse: parse, Version: v, Pool: pool})
 //	defer srv.Shutdown()

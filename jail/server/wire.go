@@ -109,7 +109,8 @@ type lineReader struct {
 	off     int64 // stream offset of buf[0]
 	batches []batch
 	owned   []int // the last line's descriptors
-	skip    bool  // in a line over MaxLine: drop up to its end
+	skip    bool  // in a line over limit: drop up to its end
+	limit   int   // MaxLine; the fuzz test sets a small one to reach it
 }
 
 // batch is descriptors received with the bytes [start, end) of the stream.
@@ -119,7 +120,7 @@ type batch struct {
 }
 
 func newLineReader(r io.Reader) *lineReader {
-	lr := &lineReader{r: r}
+	lr := &lineReader{r: r, limit: MaxLine}
 	if c, ok := r.(*net.UnixConn); ok {
 		lr.sock = c
 	}
@@ -139,7 +140,7 @@ func (lr *lineReader) next() ([]byte, error) {
 			lr.claim(start, lr.off)
 			skipped := lr.skip
 			lr.skip = false
-			if skipped || len(line) > MaxLine {
+			if skipped || len(line) > lr.limit {
 				closeFDs(lr.owned)
 				lr.owned = nil
 				if skipped {
@@ -149,7 +150,7 @@ func (lr *lineReader) next() ([]byte, error) {
 			}
 			return line, nil
 		}
-		if len(lr.buf) > MaxLine {
+		if len(lr.buf) > lr.limit {
 			lr.off += int64(len(lr.buf))
 			lr.buf, lr.skip = lr.buf[:0], true
 			return nil, errTooLong

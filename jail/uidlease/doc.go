@@ -20,6 +20,8 @@
 // a lease are the same number. A lease and its release cost 8 µs with
 // LeaseDir on a tmpfs (BenchmarkAcquireRelease).
 //
+// Usage (the package's Example, compiled with its tests):
+//
 //	if err := uidlease.Check(r); err != nil { ... } // once per run's start
 //	l, err := uidlease.Acquire(r)
 //	defer l.Release() // after the run's processes are dead and its files removed

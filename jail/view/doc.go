@@ -13,7 +13,7 @@
 // view exposes that a kept group opens and others cannot refuses the run
 // (CheckExposure, a *GroupExposureError with the finding and the fix).
 //
-// Usage:
+// Usage (the package's Example, compiled with its tests):
 //
 //	h := view.LookHost(view.Wanted{Net: net, Root: root, DataDirs: dirs})
 //	if err := view.CheckExposure(uid, gid, h.Groups, h.Exposed); err != nil { ... }

@@ -6,7 +6,8 @@
 // first to tell every number the rules table classifies from the numbers
 // it does not (denied with ENOSYS), the second to fail when an x/sys
 // upgrade names a syscall the table has not classified. The jail itself
-// never links it: it runs the go command to find the module.
+// never links it: it runs the go command to find the module. ExampleRead
+// (compiled with the tests):
 //
 //	nums, err := sysnum.Read("arm64") // {"read": 63, "write": 64, ...}
 package sysnum
