@@ -175,27 +175,9 @@ func TestClientCancel(t *testing.T) {
 	sock := serverSocket(t)
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
 		t.Run(sig.String(), func(t *testing.T) {
-			m := marker(t)
-			r, w, err := os.Pipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer r.Close()
-			cmd, rep, out, errb := jailCmd(t, runOpts{extra: []*os.File{w}}, "run", "--server", sock, "--id", "client-cancel", "--tmp-root", root,
-				"--ready-fd", "3", "--", "/bin/sleep", m)
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			w.Close()
-			if n, err := r.Read(make([]byte, 1)); n != 1 || err != nil {
-				t.Fatalf("ready byte: %d, %v", n, err)
-			}
-			// The client's own command line holds the marker too.
-			waitFor(t, func() bool {
-				return slices.ContainsFunc(testutil.ProcessesWith(m), func(p int) bool { return p != cmd.Process.Pid })
-			}, "the sleep to start")
+			cmd, m, wait := clientSleeping(t, sock, root, "client-cancel")
 			cmd.Process.Signal(sig)
-			res := finishJail(t, cmd, cmd.Wait(), rep, out, errb)
+			res := wait()
 			wantStatus(t, res, report.StatusCancelled, 143)
 			if !strings.Contains(res.stderr, "status=cancelled exit=143") {
 				t.Errorf("stderr %q, want the summary of a cancelled run", res.stderr)
@@ -203,6 +185,33 @@ func TestClientCancel(t *testing.T) {
 			waitGone(t, m, 5*time.Second)
 		})
 	}
+}
+
+// clientSleeping starts run --server SOCK whose analysis is `sleep
+// MARKER`, and returns once the sleep runs: the client, its marker, and
+// wait, which waits for the client and reads its result.
+func clientSleeping(t *testing.T, sock, root, id string) (cmd *exec.Cmd, m string, wait func() result) {
+	t.Helper()
+	m = marker(t)
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	cmd, rep, out, errb := jailCmd(t, runOpts{extra: []*os.File{w}}, "run", "--server", sock, "--id", id, "--tmp-root", root,
+		"--ready-fd", "3", "--", "/bin/sleep", m)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	if n, err := r.Read(make([]byte, 1)); n != 1 || err != nil {
+		t.Fatalf("ready byte: %d, %v", n, err)
+	}
+	// The client's own command line holds the marker too.
+	waitFor(t, func() bool {
+		return slices.ContainsFunc(testutil.ProcessesWith(m), func(p int) bool { return p != cmd.Process.Pid })
+	}, "the sleep to start")
+	return cmd, m, func() result { return finishJail(t, cmd, cmd.Wait(), rep, out, errb) }
 }
 
 // TestClientBadFlags: what run refuses, run --server refuses with the

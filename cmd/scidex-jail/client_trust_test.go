@@ -13,8 +13,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/scidex/scidex-jail/internal/testutil"
 )
 
 // fakeGot is what testdata/fake_server.py received from its clients.
@@ -191,26 +189,9 @@ func TestClientServerKilled(t *testing.T) {
 	root := tmpRoot(t)
 	sock := filepath.Join(t.TempDir(), "s.sock")
 	srv := startServeSocket(t, sock)
-	m := marker(t)
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	cmd, rep, out, errb := jailCmd(t, runOpts{extra: []*os.File{w}}, "run", "--server", sock, "--id", "client-killed", "--tmp-root", root,
-		"--ready-fd", "3", "--", "/bin/sleep", m)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	w.Close()
-	if n, err := r.Read(make([]byte, 1)); n != 1 || err != nil {
-		t.Fatalf("ready byte: %d, %v", n, err)
-	}
-	waitFor(t, func() bool {
-		return len(testutil.ProcessesWith(m)) > 1 // the client's command line holds it too
-	}, "the sleep to start")
+	_, m, wait := clientSleeping(t, sock, root, "client-killed")
 	srv.Process.Signal(syscall.SIGKILL)
-	res := finishJail(t, cmd, cmd.Wait(), rep, out, errb)
+	res := wait()
 	if res.code != exitLost || res.report != nil {
 		t.Errorf("run --server, its server killed: exit %d, report %v; want %d, none", res.code, res.report != nil, exitLost)
 	}
