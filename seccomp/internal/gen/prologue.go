@@ -5,11 +5,14 @@ package main
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
 	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
+
+	"github.com/scidex/scidex-jail/seccomp/internal/rules"
 )
 
 // The prologue runs before libseccomp's program and answers, for the
@@ -78,10 +81,10 @@ func (p *plan) spans() []span {
 		case deny:
 			add(nr, retErrno(e))
 		case !p.known[nr]:
-			add(nr, retErrno(unix.ENOSYS))
+			add(nr, retErrno(rules.Unknown.Errno))
 		}
 	}
-	return append(out, span{highest + 1, top(p.arch), retErrno(unix.ENOSYS)})
+	return append(out, span{highest + 1, top(p.arch), retErrno(rules.Unknown.Errno)})
 }
 
 // prologue assembles the prologue of p's program.
@@ -93,20 +96,13 @@ func (p *plan) prologue() (prologue, error) {
 	spans := p.spans()
 	var rets []uint32 // the return instructions, one per value, in order of use
 	for _, s := range spans {
-		if !containsU32(rets, s.ret) {
+		if !slices.Contains(rets, s.ret) {
 			rets = append(rets, s.ret)
 		}
 	}
 	head := 4
-	lib := head + 2*len(spans) + len(rets) // index of libseccomp's first instruction
-	retAt := func(r uint32) int {
-		for i, v := range rets {
-			if v == r {
-				return head + 2*len(spans) + i
-			}
-		}
-		return -1 // not reached: rets holds every span's ret
-	}
+	lib := head + 2*len(spans) + len(rets)                                             // index of libseccomp's first instruction
+	retAt := func(r uint32) int { return head + 2*len(spans) + slices.Index(rets, r) } // rets holds every span's ret
 	var skipErr error
 	skip := func(from, to int) uint8 { // jump offset from the instruction at from to to
 		d := to - from - 1
@@ -148,15 +144,6 @@ func (p *plan) prologue() (prologue, error) {
 	return prologue{insns: raw, enosys: enosysText(spans)}, nil
 }
 
-func containsU32(s []uint32, v uint32) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
-}
-
 // enosysText lists the ENOSYS spans as "181-185 214 337-423 472-0x3fffffff".
 func enosysText(spans []span) string {
 	num := func(n uint32) string {
@@ -167,7 +154,7 @@ func enosysText(spans []span) string {
 	}
 	var parts []string
 	for _, s := range spans {
-		if s.ret != retErrno(unix.ENOSYS) {
+		if s.ret != retErrno(rules.Unknown.Errno) {
 			continue
 		}
 		if s.lo == s.hi {
