@@ -3,6 +3,7 @@ package cgroupfs
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 )
 
@@ -29,7 +30,7 @@ func SubtreeName(uid int) string { return fmt.Sprintf("scidex-%d", uid) }
 func (h host) fixAccessV1Rootless(uid int) string {
 	var mounts []string
 	for _, c := range controllers {
-		if hier := h.v1[c.v1]; c.v1 != "" && hier != nil && !strings.Contains(strings.Join(mounts, " "), hier.mount) {
+		if hier := h.v1[c.v1]; hier != nil && !slices.Contains(mounts, hier.mount) {
 			mounts = append(mounts, hier.mount)
 		}
 	}
