@@ -14,8 +14,6 @@ so the runner pumps the pipe into :meth:`write` from its own thread.
 
 from __future__ import annotations
 
-from typing import Optional
-
 #: How much of a stream's end is kept apart from its head (the report's
 #: ``streams`` tail is the same size).
 TAIL_BYTES = 4096
@@ -60,12 +58,12 @@ class BoundedCapture:
     def tail(self) -> str:
         """The stream's last :data:`TAIL_BYTES` bytes as text (UTF-8,
         undecodable bytes replaced)."""
-        if not self._rest:
-            end = bytes(self._head[-TAIL_BYTES:])
-        else:
-            keep = max(0, TAIL_BYTES - len(self._rest))
-            end = bytes(self._head[len(self._head) - keep :]) + bytes(self._rest[-TAIL_BYTES:])
-        return end.decode("utf-8", "replace")
+        rest = bytes(self._rest[-TAIL_BYTES:])
+        # The head's end makes up what the rest lacks: all of the head, at
+        # most (a negative start would count from the end).
+        keep = TAIL_BYTES - len(rest)
+        end = bytes(self._head[max(0, len(self._head) - keep) :]) if keep > 0 else b""
+        return (end + rest).decode("utf-8", "replace")
 
     def text(self) -> str:
         """What is kept, as text: the whole stream when it fit; else its
@@ -82,9 +80,3 @@ class BoundedCapture:
             + rest.decode("utf-8", "replace")
         )
 
-
-def facts(cap: Optional[BoundedCapture]) -> tuple[Optional[int], Optional[int], Optional[str]]:
-    """(total, dropped, tail) of a capture, or Nones when there was none."""
-    if cap is None:
-        return None, None, None
-    return cap.total, cap.dropped, cap.tail()

@@ -232,6 +232,7 @@ def test_printer_bounded_in_the_platform_process(jail_bin: str) -> None:
         pytest.param(0, [b"x" * 5000], None, 5000, 904, "x" * 4096, id="no head"),
         pytest.param(3, [b"abc", b"d" * 3000, b"e" * 3000], None, 6003, 1904, "d" * 1096 + "e" * 3000, id="head, dropped, tail"),
         pytest.param(1, [b"\xff" * 9000], None, 9000, 4903, "\ufffd" * 4096, id="bad utf-8 replaced"),
+        pytest.param(100, [b"a" * 100, b"b" * 3946], "a" * 100 + "b" * 3946, 4046, 0, "a" * 100 + "b" * 3946, id="the whole head in the tail"),
     ],
 )
 def test_bounded_capture(limit: int, writes: list, text: object, total: int, dropped: int, tail: str) -> None:
