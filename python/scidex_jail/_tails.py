@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, Mapping, Optional
 
 from ._capture import TAIL_BYTES
+from ._report import Streams
 from ._result import Result
 
 
@@ -50,12 +51,14 @@ def streams_of(result: Any, report: Mapping[str, Any]) -> Dict[str, Stream]:
     ``streams`` when the jail wrote them (it saw every byte); else what
     forge's bounded capture counted; else a captured text's own end."""
     section = report.get("streams")
+    jail = Streams.from_json(section) if isinstance(section, Mapping) else None
     got: Dict[str, Stream] = {}
     for name in ("stdout", "stderr"):
-        s = section.get(name) if isinstance(section, Mapping) else None
-        if isinstance(s, Mapping):
-            tail = s.get("tail")
-            got[name] = Stream(pg_text(tail) if isinstance(tail, str) else None, _count(s.get("bytes")), _count(s.get("dropped")))
+        if jail is not None:
+            s = getattr(jail, name)
+            # Not relayed (a terminal), or merged into stdout's: the jail
+            # recorded nothing of its own for this stream.
+            got[name] = Stream() if not s.relayed or s.merged else Stream(pg_text(s.tail), s.bytes, s.dropped)
         elif getattr(result, f"{name}_bytes", None) is not None:  # forge's capture
             tail = getattr(result, f"{name}_tail", None)
             got[name] = Stream(
