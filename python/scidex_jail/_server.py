@@ -185,11 +185,9 @@ class Server:
         if self._proc is not None:
             return self._proc.pid
         try:
-            creds = self._sock.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, struct.calcsize("3i"))
+            return _peer(self._sock)[0]
         except OSError:
             return None
-        pid: int = struct.unpack("3i", creds)[0]
-        return pid
 
     # --- the connection ---------------------------------------------------
 
@@ -202,10 +200,12 @@ class Server:
         # Its slots are made as its requests will run: without a cgroup
         # (rootless on cgroup v1) it makes slots without one, not failing ones.
         flags += [f"--unsafe-disable={layer}" for layer in self._jail.unsafe_disable]
+        # The sweep first: it may take a while, and a Ctrl-C during it
+        # leaves nothing open.
+        problem = _sweep(self.binary, self._jail.tmp_root, self._jail.cgroup_parent)
         mine, theirs = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_STREAM)
         plan = plan_stderr(stderr, self._tail)
         assert plan.sink is not None
-        problem = _sweep(self.binary, self._jail.tmp_root, self._jail.cgroup_parent)
         if problem:
             plan.sink.feed(problem)
         try:
@@ -217,12 +217,11 @@ class Server:
             )  # fmt: skip
         except BaseException:
             mine.close()
-            if plan.sink is not None:
-                plan.sink.close()
+            plan.sink.close()
             raise
         finally:
             theirs.close()
-        assert self._proc.stderr is not None and plan.sink is not None
+        assert self._proc.stderr is not None
         self._stderr_thread = threading.Thread(target=_pump, args=(self._proc.stderr.fileno(), plan.sink), daemon=True)
         self._stderr_thread.start()
         return mine
@@ -425,6 +424,14 @@ class Server:
         self.close()
 
 
+def _peer(sock: _socket.socket) -> tuple[int, int]:
+    """The pid and uid of the process at the other end of a unix socket
+    (SO_PEERCRED: a struct ucred of pid, uid, gid)."""
+    creds = sock.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, struct.calcsize("iII"))
+    pid, uid, _ = struct.unpack("iII", creds)
+    return pid, uid
+
+
 def _check_server(sock: _socket.socket, path: str) -> None:
     """Refuse a server that runs as neither this process' uid nor root,
     before anything is sent to it: it would get the analysis' stdin,
@@ -432,8 +439,7 @@ def _check_server(sock: _socket.socket, path: str) -> None:
     account listening on a socket in a shared directory). The server
     checks its clients the same way. SO_PEERCRED is the effective uid of
     the process that called listen(2)."""
-    creds = sock.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, struct.calcsize("iII"))
-    pid, uid, _ = struct.unpack("iII", creds)
+    pid, uid = _peer(sock)
     if uid in (0, os.getuid()):
         return
     try:
