@@ -30,12 +30,12 @@ func (c *conn) reply(r Reply) {
 	}
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	if !c.dead {
+	if !c.dead.Load() {
 		err := c.write(append(line, '\n'))
 		if err == nil {
 			return
 		}
-		c.dead = true
+		c.dead.Store(true)
 		c.s.logf("a reply could not be written to a client (%v; a reply waits at most %v for the client to read): the client is dropped, its runs cancelled", err, c.s.cfg.ReplyWait)
 		if c.hangUp != nil {
 			c.hangUp()
@@ -72,11 +72,7 @@ func (c *conn) lost(r Reply) {
 }
 
 // gone says whether the client's replies can no longer be written.
-func (c *conn) gone() bool {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	return c.dead
-}
+func (c *conn) gone() bool { return c.dead.Load() }
 
 // logf writes one line to the server's log (Config.Log).
 func (s *Server) logf(format string, args ...any) {

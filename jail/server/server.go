@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -158,10 +159,13 @@ type conn struct {
 	w      io.Writer
 	hangUp func() // ends the client's connection both ways (nil: cannot)
 	wmu    sync.Mutex
-	dead   bool // a reply could not be written: the rest are logged (reply.go)
-	mu     sync.Mutex
-	runs   map[string]*run
-	wg     sync.WaitGroup
+	// dead: a reply could not be written, the rest are logged (reply.go).
+	// Set under wmu; read without it (gone), so that the request loop
+	// never waits behind a reply blocked on a client that does not read.
+	dead atomic.Bool
+	mu   sync.Mutex
+	runs map[string]*run
+	wg   sync.WaitGroup
 }
 
 func (c *conn) cancelAll() {
