@@ -211,19 +211,31 @@ func (s *stream) deliver(p []byte) { s.written += int64(s.send(p)) }
 // send writes p to the caller's descriptor; after a write has failed (a
 // full disk, EIO), the rest is read and dropped, so the analysis never
 // waits on a pipe no one reads, and nothing is written after a gap.
+//
+// It writes at most a pipe's worth at a time and counts each piece as
+// sent: await takes a caller that took no byte for callerStall as gone,
+// and a whole tail (up to half the budget) written in one call would look
+// so to a reader that is slow but reading.
 func (s *stream) send(p []byte) int {
-	if s.werr != nil || len(p) == 0 {
-		return 0
+	total := 0
+	for s.werr == nil && len(p) > 0 {
+		piece := p[:min(len(p), sendPiece)]
+		s.writing.Store(true)
+		n, err := s.dst.Write(piece)
+		s.writing.Store(false)
+		s.sent.Add(int64(n))
+		total += n
+		p = p[n:]
+		if err != nil {
+			s.werr = err
+		}
 	}
-	s.writing.Store(true)
-	n, err := s.dst.Write(p)
-	s.writing.Store(false)
-	s.sent.Add(int64(n))
-	if err != nil {
-		s.werr = err
-	}
-	return n
+	return total
 }
+
+// sendPiece is the most send writes at once: what a pipe holds unless
+// resized.
+const sendPiece = 64 << 10
 
 // handed closes the jail's copies of the write ends, once the init has
 // them (or will never have them): the relay ends when the run's processes
