@@ -1,8 +1,6 @@
 package jail
 
 import (
-	"slices"
-
 	"github.com/scidex/scidex-jail/jail/limits"
 	"github.com/scidex/scidex-jail/jail/runfiles"
 )
@@ -20,7 +18,7 @@ func (s *Spec) outputBudget() OutputBudget {
 	return OutputBudget{
 		Entries: s.Limits.Int(limits.OutputEntries), Bytes: s.Limits.Int(limits.OutputBytes),
 		FileBytes: s.Limits.Int(limits.OutputFileBytes), Time: s.Limits.Duration(limits.OutputTime),
-		Ignore: slices.Clone(s.OutputIgnore),
+		Ignore: s.OutputIgnore,
 	}
 }
 

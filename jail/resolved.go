@@ -45,6 +45,7 @@ func (s *Spec) clone() Spec {
 	c.Command = slices.Clone(s.Command)
 	c.Env = slices.Clone(s.Env)
 	c.DataDirs = slices.Clone(s.DataDirs)
+	c.OutputIgnore = slices.Clone(s.OutputIgnore)
 	c.ReadOnly = slices.Clone(s.ReadOnly)
 	c.ReadWrite = slices.Clone(s.ReadWrite)
 	c.AllowTCP = slices.Clone(s.AllowTCP)
