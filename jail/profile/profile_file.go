@@ -3,6 +3,7 @@ package profile
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -378,8 +379,12 @@ func outputIgnore(p *Profile, r json.RawMessage) error {
 		var ext struct {
 			Extend *[]string `json:"extend"`
 		}
-		if err := strict(r, &ext); err != nil || ext.Extend == nil {
-			return fmt.Errorf(`want a list of names (replacing the base profile's) or {"extend": [names]} (adding to them)`)
+		const want = `want a list of names (replacing the base profile's) or {"extend": [names]} (adding to them)`
+		if err := strict(r, &ext); err != nil {
+			return fmt.Errorf("%s: %w", want, err)
+		}
+		if ext.Extend == nil {
+			return errors.New(want)
 		}
 		p.OutputIgnore = append(slices.Clone(p.OutputIgnore), *ext.Extend...)
 		return nil
