@@ -66,7 +66,7 @@ func leaseIDs(s *Resolved) (*uidlease.Lease, error) {
 		return nil, uidRangeError(err)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: lease a host uid for the run: %w; the jail keeps its leases in %s: give it a writable /run (in a container with a read-only root, a volume there), or fixed ids with --uid and --gid", ErrBadSpec, err, uidlease.LeaseDir)
+		return nil, fmt.Errorf("%w: lease a host uid for the run: %w; %s", ErrBadSpec, err, uidlease.FixDir)
 	}
 	s.HostUID, s.HostGID, s.LeasedFrom = l.ID(), l.ID(), s.uidRange().String()
 	return l, nil

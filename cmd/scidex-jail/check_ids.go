@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
@@ -38,7 +39,12 @@ func (c *checkCmd) checkIDs() (checkLine, func()) {
 	if err != nil {
 		l.State = stateMissing
 		l.Text = err.Error()
-		l.Fix = "wait for runs to end, or give a wider --uid-range"
+		// A full range's message says what to do; any other failure is
+		// the lease directory's.
+		l.Fix = uidlease.FixDir
+		if errors.Is(err, uidlease.ErrFull) {
+			l.Fix = "wait for runs to end, or give a wider --uid-range"
+		}
 		c.uid, c.gid = probeID, probeID
 		return l, none
 	}

@@ -17,6 +17,10 @@ import (
 // could lease one id.
 const LeaseDir = "/run/scidex-jail-uids"
 
+// FixDir is the fix for a lease directory that cannot be had (other than
+// a full range): where it must be, and the way around it.
+const FixDir = "the jail keeps its leases in " + LeaseDir + ": give it a writable /run (in a container with a read-only root, a volume there), or fixed ids with --uid and --gid"
+
 // ErrFull is wrapped when every id of the range is leased.
 var ErrFull = errors.New("every id of the uid range is leased")
 
