@@ -7,7 +7,7 @@ import (
 	"os/user"
 	"strconv"
 
-	"golang.org/x/sys/unix"
+	"github.com/scidex/scidex-jail/jail/server"
 )
 
 // checkServer refuses a server that runs as neither this process's uid
@@ -20,28 +20,17 @@ import (
 // uid of the process that called listen(2), fixed then: a later setuid
 // of that process does not change it.
 func checkServer(sock string, conn *net.UnixConn) error {
-	raw, err := conn.SyscallConn()
+	cred, err := server.PeerCred(conn)
 	if err != nil {
-		return fmt.Errorf("--server %s: read the server's credentials: %w", sock, err)
-	}
-	var cred *unix.Ucred
-	var cerr error
-	if err := raw.Control(func(fd uintptr) {
-		cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
-	}); err != nil || cerr != nil {
-		if err == nil {
-			err = cerr
-		}
 		return fmt.Errorf("--server %s: read the server's credentials (SO_PEERCRED): %w", sock, err)
 	}
-	me := os.Getuid()
-	if cred.Uid == 0 || int(cred.Uid) == me {
+	if server.Trusted(cred.Uid) {
 		return nil
 	}
 	return fmt.Errorf("--server %s: the server there runs as %s (pid %d), neither this user (uid %d) nor root: "+
 		"nothing was sent to it (it would get this process's stdin, stdout and stderr and could forge the report); "+
 		"use a server of your own account or root's, on a socket in a directory only its owner can write",
-		sock, userOf(cred.Uid), cred.Pid, me)
+		sock, userOf(cred.Uid), cred.Pid, os.Getuid())
 }
 
 // userOf is "uid N", with the user's name when the passwd database

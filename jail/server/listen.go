@@ -97,16 +97,29 @@ func (s *Server) disconnect() {
 // allowedPeer: the peer runs as our uid or as root. A request runs with
 // the server's privileges, so no other user may make one.
 func allowedPeer(c *net.UnixConn) bool {
+	cred, err := PeerCred(c)
+	return err == nil && Trusted(cred.Uid)
+}
+
+// PeerCred is the credentials of the process at the other end of c
+// (SO_PEERCRED: for a listening socket's peer, those of the process that
+// called listen(2), fixed then).
+func PeerCred(c *net.UnixConn) (*unix.Ucred, error) {
 	raw, err := c.SyscallConn()
 	if err != nil {
-		return false
+		return nil, err
 	}
 	var cred *unix.Ucred
 	var cerr error
 	if err := raw.Control(func(fd uintptr) {
 		cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
-	}); err != nil || cerr != nil {
-		return false
+	}); err != nil {
+		return nil, err
 	}
-	return cred.Uid == 0 || int(cred.Uid) == syscall.Getuid()
+	return cred, cerr
 }
+
+// Trusted says whether a process of uid may be at the other end of a
+// server's socket, either way: this process's uid, or root. The server
+// holds its clients to it, and a client its server.
+func Trusted(uid uint32) bool { return uid == 0 || int(uid) == syscall.Getuid() }
