@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/scidex/scidex-jail/jail"
-	"github.com/scidex/scidex-jail/jail/internal/protocol"
 	"github.com/scidex/scidex-jail/jail/report"
 )
 
@@ -72,40 +71,30 @@ func (s *Server) execute(r *run, spec *jail.Spec, files []*os.File) Reply {
 	// its first step, with its report (cancelled, nothing made), as a
 	// cancel right after `run --ready-fd` does (its SIGTERM is still in
 	// r.signals). A free place goes first.
-	placed := true
 	select {
 	case s.places <- struct{}{}:
+		defer func() { <-s.places }()
 	default:
 		select {
 		case s.places <- struct{}{}:
+			defer func() { <-s.places }()
 		case <-r.stopped:
-			placed = false
 		}
 	}
 	s.unqueue()
-	rep, err := s.runIn(r, placed, spec, files)
+	e := s.enter()
+	defer e.done()
+	rep, err := jail.RunWith(spec, jail.Options{Signals: r.signals, Stdio: files, Slots: s.pool.take, Running: e.running,
+		Accepted: r.accepted, Served: &r.served})
 	if err != nil {
-		code := protocol.ExitSetup
-		return Reply{Event: "error", Req: r.req, ExitCode: &code, Error: err.Error()}
+		return errorReply(r.req, err)
 	}
 	b, err := json.Marshal(rep)
 	if err != nil {
-		code := protocol.ExitSetup
-		return Reply{Event: "error", Req: r.req, ExitCode: &code, Error: "bug: the report could not be encoded: " + err.Error()}
+		return errorReply(r.req, errors.New("bug: the report could not be encoded: "+err.Error()))
 	}
 	code := rep.ExitCode
 	return Reply{Event: "done", Req: r.req, ExitCode: &code, Report: b, status: string(rep.Status)}
-}
-
-// runIn runs r, and frees its place (placed: it holds one).
-func (s *Server) runIn(r *run, placed bool, spec *jail.Spec, files []*os.File) (*report.Report, error) {
-	if placed {
-		defer func() { <-s.places }()
-	}
-	e := s.enter()
-	defer e.done()
-	return jail.RunWith(spec, jail.Options{Signals: r.signals, Stdio: files, Slots: s.pool.take, Running: e.running,
-		Accepted: r.accepted, Served: &r.served})
 }
 
 // admit counts r in the queue, or refuses it: the queue is full, or the

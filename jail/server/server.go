@@ -176,9 +176,13 @@ func (c *conn) cancelAll() {
 	}
 }
 
-func (c *conn) fail(req string, err error) {
+func (c *conn) fail(req string, err error) { c.reply(errorReply(req, err)) }
+
+// errorReply is the reply to a request that failed before its run had a
+// report: exit 125, as run's own setup errors.
+func errorReply(req string, err error) Reply {
 	code := protocol.ExitSetup
-	c.reply(Reply{Event: "error", Req: req, ExitCode: &code, Error: err.Error()})
+	return Reply{Event: "error", Req: req, ExitCode: &code, Error: err.Error()}
 }
 
 // Serve answers one client reading from r and writing to w until r ends,
