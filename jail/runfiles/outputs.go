@@ -198,6 +198,13 @@ func (l *lister) remaining() int64 {
 func (l *lister) readDir(fd int, prefix string, max int64) ([]string, error) {
 	buf := make([]byte, 32<<10)
 	var names []string
+	// Skipped names (the ignored caches; at the top, the jail's own
+	// links) are dropped as they are read, before the count that stops
+	// the reading and before the budget sees them.
+	skipped := l.ignored
+	if prefix == "" && len(l.b.Links) > 0 {
+		skipped = func(n string) bool { return l.ignored(n) || l.jailLink(fd, n) }
+	}
 	for max < 0 || int64(len(names)) <= max {
 		if err := l.ctx.Err(); err != nil {
 			return names, nil // walk's next look at ctx ends it
@@ -211,12 +218,8 @@ func (l *lister) readDir(fd int, prefix string, max int64) ([]string, error) {
 		}
 		read := len(names)
 		_, _, names = unix.ParseDirent(buf[:n], -1, names)
-		// Skipped names are dropped as they are read, before the
-		// budget sees them; only the new ones are looked at.
-		names = append(names[:read], slices.DeleteFunc(names[read:], l.ignored)...)
-	}
-	if prefix == "" && len(l.b.Links) > 0 {
-		names = slices.DeleteFunc(names, func(n string) bool { return l.jailLink(fd, n) })
+		// Only the new names are looked at.
+		names = append(names[:read], slices.DeleteFunc(names[read:], skipped)...)
 	}
 	slices.Sort(names)
 	for i, name := range names {
