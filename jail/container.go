@@ -3,6 +3,7 @@ package jail
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/scidex/scidex-jail/internal/sysfile"
+	"github.com/scidex/scidex-jail/jail/uidlease"
 )
 
 // What a run needs from a container it is started in, checked before
@@ -51,21 +53,11 @@ func (s *Spec) validateContainer() error {
 
 // idMapped reports whether id (as seen in this namespace) is in one of
 // the ranges of a /proc/PID/uid_map or gid_map: lines of "inside outside
-// count".
+// count" (uidlease.Unmapped reads them).
 func idMapped(idMap string, id int) bool {
-	for _, line := range strings.Split(idMap, "\n") {
-		f := strings.Fields(line)
-		if len(f) != 3 {
-			continue
-		}
-		start, err1 := strconv.ParseUint(f[0], 10, 32)
-		count, err2 := strconv.ParseUint(f[2], 10, 32)
-		if err1 != nil || err2 != nil {
-			continue
-		}
-		if uint64(id) >= start && uint64(id)-start < count {
-			return true
-		}
+	if id < 0 || id > math.MaxUint32 {
+		return false
 	}
-	return false
+	_, missing := uidlease.Unmapped(uidlease.Range{First: uint32(id), Last: uint32(id)}, []byte(idMap))
+	return !missing
 }

@@ -26,7 +26,7 @@ func Check(r Range) error {
 		return err
 	}
 	for _, m := range []string{"/proc/self/uid_map", "/proc/self/gid_map"} {
-		if id, ok := unmapped(r, files[m]); ok {
+		if id, ok := Unmapped(r, files[m]); ok {
 			return fmt.Errorf("%w: %s includes id %d, which is not mapped in the user namespace the jail runs in (%s: %s): in a container, give a range of ids it maps that no account of the container uses (Kubernetes hostUsers: false maps 65536 from 0; runc, podman and LXC map subordinate ids from /etc/subuid and /etc/subgid)", ErrRange, r, id, m, strings.Join(strings.Fields(string(files[m])), " "))
 		}
 	}

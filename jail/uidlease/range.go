@@ -109,10 +109,10 @@ func subIn(r Range, b []byte) (string, bool) {
 	return "", false
 }
 
-// unmapped is the first id of r not mapped by an id map (the lines
+// Unmapped is the first id of r not mapped by an id map (the lines
 // "inside outside count" of /proc/self/uid_map), if any: a jail in a
 // container's user namespace can hand the analysis only ids mapped there.
-func unmapped(r Range, idMap []byte) (uint64, bool) {
+func Unmapped(r Range, idMap []byte) (uint64, bool) {
 	id := uint64(r.First)
 	for id <= uint64(r.Last) {
 		next := id

@@ -85,9 +85,9 @@ func TestUnmapped(t *testing.T) {
 		{"empty", "", Range{1, 1}, 1, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got, found := unmapped(c.r, []byte(c.idMap))
+			got, found := Unmapped(c.r, []byte(c.idMap))
 			if got != c.want || found != c.found {
-				t.Errorf("unmapped(%s, %q) = %d, %t; want %d, %t", c.r, c.idMap, got, found, c.want, c.found)
+				t.Errorf("Unmapped(%s, %q) = %d, %t; want %d, %t", c.r, c.idMap, got, found, c.want, c.found)
 			}
 		})
 	}
@@ -103,7 +103,7 @@ func FuzzConflict(f *testing.F) {
 		}
 		r := Range{first, last}
 		err := conflict(r, []byte(passwd), []byte(passwd), []byte(sub), []byte(sub))
-		unmapped(r, []byte(idMap))
+		Unmapped(r, []byte(idMap))
 		if err != nil {
 			return
 		}
