@@ -318,18 +318,28 @@ func missingV2(info Info, want []string) error {
 func (h host) checkWritable(info Info) error {
 	for _, p := range info.Parents {
 		if err := unix.Access(p, unix.W_OK|unix.X_OK); err != nil {
-			fix := fixAccessV1
-			switch {
-			case info.Version == 2:
-				fix = fixDelegateV2
-			case os.Geteuid() != 0:
-				fix = h.fixAccessV1Rootless(os.Geteuid())
-			}
-			if errors.Is(err, unix.EROFS) {
-				fix = fixReadOnlyMount
-			}
+			fix := accessFix(info.Version, err, func() string { return h.fixAccessV1Rootless(os.Geteuid()) })
 			return &UnsupportedError{Feature: "write access to cgroup " + p, Found: "access: " + err.Error(), Fix: fix}
 		}
 	}
 	return nil
+}
+
+// accessFix is the fix for a cgroup directory of version this process
+// may not write (err): a read-only mount's, v2's delegation, v1's recipe
+// for an account (v1Rootless; "" when it has none), or v1's for root.
+// checkWritable (before anything is made) and mkLeaf (a parent that
+// changed since) say the same.
+func accessFix(version int, err error, v1Rootless func() string) string {
+	switch {
+	case errors.Is(err, unix.EROFS):
+		return fixReadOnlyMount
+	case version == 2:
+		return fixDelegateV2
+	case os.Geteuid() != 0:
+		if fix := v1Rootless(); fix != "" {
+			return fix
+		}
+	}
+	return fixAccessV1
 }

@@ -326,14 +326,7 @@ func rmdir(dir string, deadline time.Time) error {
 func (l *Leaf) mkLeaf(dir string) error {
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		if errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) || errors.Is(err, unix.EROFS) {
-			fix := fixAccessV1
-			switch {
-			case l.version == 2:
-				fix = fixDelegateV2
-			case os.Geteuid() != 0:
-				fix = RootlessV1Fix()
-			}
-			return &UnsupportedError{Feature: "write access to cgroup " + filepath.Dir(dir), Found: err.Error(), Fix: fix}
+			return &UnsupportedError{Feature: "write access to cgroup " + filepath.Dir(dir), Found: err.Error(), Fix: accessFix(l.version, err, RootlessV1Fix)}
 		}
 		return fmt.Errorf("cgroupfs: create leaf: %w", err)
 	}
