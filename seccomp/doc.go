@@ -48,8 +48,9 @@
 // request_key; open_by_handle_at, name_to_handle_at; settimeofday,
 // clock_settime, clock_adjtime, adjtimex, stime; ioctl TIOCSTI and
 // TIOCLINUX; personality other than PER_LINUX (0) and the query 0xffffffff;
-// prlimit64 setting a new limit (arg 2 not NULL) for another process (arg 0
-// not 0): the analysis shares its init's uid, and could lower PID 1's limits.
+// prlimit64 setting a new limit (arg 2 not NULL) for any pid but 0, its own
+// pid given by number too (a filter cannot compare with the caller's): the
+// analysis shares its init's uid, and could lower PID 1's limits.
 // clone3 gets ENOSYS: its flags sit in a struct a filter cannot read, and
 // ENOSYS makes glibc fall back to clone(2).
 //

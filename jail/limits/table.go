@@ -97,8 +97,9 @@ const (
 	MinMemory = 8 << 20
 	// MinDisk: a tmpfs smaller than this is of no use.
 	MinDisk = 64 << 10
-	// MinStdio: half a stream's budget is its head and half its tail,
-	// and the tail must hold at least the 4 KiB the report keeps of it.
+	// MinStdio: half a stream's budget is its head and half its tail;
+	// less than 8 KiB at each end would give the caller less of a stream
+	// than the report's own 4 KiB tail (a ring of its own) already keeps.
 	MinStdio = 16 << 10
 )
 
@@ -205,7 +206,7 @@ var (
 	}
 	StdioBytes = &Limit{
 		Name: "stdio_bytes", Kind: Size, None: true, Zero: ZeroRefused,
-		Min:  Bound{MinStdio, "16K: half is the stream's head, half its tail, and the tail keeps at least 4K for the report; give e.g. 8M, or none for no budget"},
+		Min:  Bound{MinStdio, "16K: half is the stream's head, half its tail, 8K each at the least; give e.g. 8M, or none for no budget"},
 		Flag: "stdio-bytes", Field: "stdio_bytes", Report: "limits.stdio_bytes", ReportOptional: true,
 		Unit: "bytes", Give: "a budget such as 8M", Off: "no budget", Noun: "size",
 		Placeholder: "SIZE", Help: "Budget of bytes of each of the analysis' stdout and stderr that reach the caller (not a terminal): the first half delivered as written, the last half at the end, the middle counted and dropped with one line saying so (default 8M; none = no budget; 0 is refused).",

@@ -131,9 +131,9 @@ func (s *Server) leave(r *run) {
 	s.wg.Done()
 }
 
-// Shutdown refuses new runs, cancels every run (queued ones get an error
-// reply, running ones end cancelled, with their reports), waits for them
-// and destroys every slot.
+// Shutdown refuses new runs, cancels every run (queued ones and running
+// ones alike end cancelled, with their reports: a queued one runs to its
+// first step), waits for them and destroys every slot.
 func (s *Server) Shutdown() {
 	s.mu.Lock()
 	s.closing = true

@@ -83,9 +83,8 @@ func obey(r *bufio.Reader, t *tree, released chan struct{}) {
 }
 
 // passInbound passes the signals the analysis sends to PID 1 (kill 1),
-// caught on sigs
-// (catchForwarded), on to the target, as those of the supervisor are,
-// instead of letting them end the init.
+// caught on sigs (catchForwarded), on to the target, as those of the
+// supervisor are, instead of letting them end the init.
 func passInbound(t *tree, sigs <-chan os.Signal) {
 	for s := range sigs {
 		t.forward(s.(syscall.Signal))
