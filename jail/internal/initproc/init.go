@@ -150,10 +150,11 @@ func run(started time.Time) int {
 	// Named for ps, where the exec by /proc/self/fd/4 named us "4": one
 	// prctl on this thread, the leader, whose comm ps shows.
 	slot := len(os.Args) > 1 && os.Args[1] == protocol.SlotArg
-	setComm(protocol.InitComm)
+	name := protocol.InitComm
 	if slot {
-		setComm(protocol.SlotComm)
+		name = protocol.SlotComm
 	}
+	setComm(name)
 	sock := os.NewFile(protocol.SyncFD, "sync")
 	unix.CloseOnExec(protocol.SyncFD)
 	rr := newRightsReader(protocol.SyncFD)
