@@ -9,6 +9,7 @@ import (
 	"github.com/scidex/scidex-jail/jail"
 	"github.com/scidex/scidex-jail/jail/limits"
 	"github.com/scidex/scidex-jail/jail/promise"
+	"github.com/scidex/scidex-jail/jail/server"
 	"github.com/scidex/scidex-jail/jail/uidlease"
 )
 
@@ -119,7 +120,8 @@ func TestFlagValueRefused(t *testing.T) {
 
 // TestSharedFlagDefaults: run and check read the same shared flags, with
 // jail's defaults (the struct tags cannot name the constants), and gc
-// sweeps the same default tmp-root.
+// sweeps the same default tmp-root; serve waits for a reply the server
+// package's default.
 func TestSharedFlagDefaults(t *testing.T) {
 	for _, args := range [][]string{{"run", "--id", "x"}, {"check"}} {
 		c, err := parseQuiet(t, args...)
@@ -137,5 +139,8 @@ func TestSharedFlagDefaults(t *testing.T) {
 	}
 	if c, err := parseQuiet(t, "gc"); err != nil || c.GC.TmpRoot != jail.DefaultTmpRoot {
 		t.Errorf("parse(gc) = tmp-root %q, %v; want %s", c.GC.TmpRoot, err, jail.DefaultTmpRoot)
+	}
+	if c, err := parseQuiet(t, "serve"); err != nil || c.Serve.ReplyTimeout != server.DefaultReplyWait {
+		t.Errorf("parse(serve) = reply-timeout %v, %v; want server.DefaultReplyWait, %v", c.Serve.ReplyTimeout, err, server.DefaultReplyWait)
 	}
 }
