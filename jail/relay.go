@@ -271,20 +271,28 @@ func (r *relay) drain() []string {
 	return lost
 }
 
-// await waits for the stream's end, cutting it once idle for relayIdle,
-// and cutting the write to the caller once it has taken no byte for
-// callerStall.
+// await waits for the stream's end, cutting the pipe once idle for
+// relayIdle, and the write to the caller once it has taken no byte for
+// callerStall. The run's processes are gone: what the pipe held is read
+// at once, so a copier found waiting to read at two ticks in a row waits
+// on a holder outside the run, however often that one writes (a byte a
+// second must not hold the run), and is cut too.
 func (s *stream) await() {
 	t := time.NewTicker(relayIdle)
 	defer t.Stop()
 	last, lastSent := s.read.Load(), s.sent.Load()
 	var stalled time.Duration
+	waited := 0 // ticks in a row that found the copier not writing
 	for {
 		select {
 		case <-s.done:
 			return
 		case <-t.C:
 			n, sent, writing := s.read.Load(), s.sent.Load(), s.writing.Load()
+			waited++
+			if writing {
+				waited = 0
+			}
 			switch {
 			case !writing || sent != lastSent:
 				stalled = 0
@@ -298,7 +306,7 @@ func (s *stream) await() {
 					s.stalled.Store(true)
 				}
 			}
-			if n == last && !writing {
+			if n == last && !writing || waited >= 2 {
 				s.r.SetReadDeadline(time.Now())
 				<-s.done
 				return

@@ -279,11 +279,19 @@ func TestRelayWriteFails(t *testing.T) {
 // TestRelayHeldOutside: an analysis that passes its stdout's pipe out of
 // the run (SCM_RIGHTS over a unix socket in a --rw directory, to a process
 // of the host that keeps it) cannot keep the run from ending: once the
-// run's processes are gone the relay is cut after a second without a byte,
-// what came before is in the log after the earlier text, and the run is
-// delivery_failed, saying the stream was held open.
+// run's processes are gone the relay is cut, whether the holder stays
+// silent (a second without a byte) or trickles a byte now and then (two
+// ticks that find the relay waiting to read); what came before is in the
+// log after the earlier text, and the run is delivery_failed, saying the
+// stream was held open.
 func TestRelayHeldOutside(t *testing.T) {
 	requireRoot(t)
+	for _, trickle := range []bool{false, true} {
+		t.Run(map[bool]string{false: "silent", true: "trickling"}[trickle], func(t *testing.T) { relayHeldOutside(t, trickle) })
+	}
+}
+
+func relayHeldOutside(t *testing.T, trickle bool) {
 	dir := filepath.Join(tmpRoot(t), "rw")
 	if err := os.Mkdir(dir, 0o777); err != nil {
 		t.Fatal(err)
@@ -301,7 +309,10 @@ func TestRelayHeldOutside(t *testing.T) {
 		t.Fatal(err)
 	}
 	held := make(chan []int, 1)
+	stop := make(chan struct{})
+	trickled := make(chan struct{})
 	go func() {
+		defer close(trickled)
 		c, err := l.AcceptUnix()
 		if err != nil {
 			held <- nil
@@ -315,12 +326,23 @@ func TestRelayHeldOutside(t *testing.T) {
 			fds, _ = unix.ParseUnixRights(&msgs[0])
 		}
 		held <- fds
+		// A byte every 300 ms into the pipe, until the run has ended.
+		for trickle && len(fds) == 1 {
+			select {
+			case <-stop:
+				return
+			case <-time.After(300 * time.Millisecond):
+				unix.Write(fds[0], []byte("z"))
+			}
+		}
 	}()
 	script := reachCaller + "import socket\nreach(1)\nos.write(1, b'before\\n')\n" +
 		"s = socket.socket(socket.AF_UNIX)\ns.connect('" + sockPath + "')\nsocket.send_fds(s, [b'x'], [1])\n"
 	log, path := callerLog(t)
 	r := runTo(t, log, nil, "run", "--id", runID(t, "relay-held"), "--tmp-root", tmpRoot(t), "--rw", dir, "--", "/usr/bin/python3", "-c", script)
 	l.Close() // an analysis that never connected: Accept fails, nothing is held
+	close(stop)
+	<-trickled
 	fds := <-held
 	for _, fd := range fds {
 		unix.Close(fd)
@@ -332,7 +354,8 @@ func TestRelayHeldOutside(t *testing.T) {
 	if len(r.report.DeliveryErrors) != 1 || !strings.Contains(r.report.DeliveryErrors[0], "held open") {
 		t.Errorf("delivery_errors = %q, want one saying stdout was held open", r.report.DeliveryErrors)
 	}
-	if got := readFile(t, path); got != earlier+"before\n" {
-		t.Errorf("the log = %q, want %q", got, earlier+"before\n")
+	got := readFile(t, path)
+	if want := earlier + "before\n"; !trickle && got != want || trickle && strings.TrimRight(got, "z") != want {
+		t.Errorf("the log = %q, want %q (and, trickling, the holder's z's)", got, want)
 	}
 }
