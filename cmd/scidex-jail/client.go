@@ -75,11 +75,6 @@ func (c *runCmd) runVia() error {
 	}
 	defer s.conn.Close()
 	r, err := s.run(req, c.ReadyFD)
-	var lost runLost
-	if errors.As(err, &lost) {
-		fmt.Fprintf(os.Stderr, "scidex-jail: %v\n", err)
-		return exitError{exitLost}
-	}
 	if err != nil {
 		return err
 	}

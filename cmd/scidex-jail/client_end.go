@@ -30,7 +30,7 @@ func (s *session) ended() error {
 }
 
 // runLost is the end of a connection after the server accepted the run:
-// run --server exits exitLost.
+// run --server exits exitLost (exitStatus).
 type runLost struct{ error }
 
 func (e runLost) Unwrap() error { return e.error }

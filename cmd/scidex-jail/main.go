@@ -276,5 +276,10 @@ func exitStatus(w io.Writer, err error) int {
 		return ee.code
 	}
 	fmt.Fprintf(w, "scidex-jail: %v\n", err)
+	// Printed as any other, with an exit status of its own: run
+	// --server's run the server accepted and never answered.
+	if errors.As(err, new(runLost)) {
+		return exitLost
+	}
 	return exitSetup
 }
