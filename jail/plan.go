@@ -124,7 +124,7 @@ func BuildPlan(r *Resolved, h view.HostView) (*Plan, []string, error) {
 	// The host says what the kernel offers; the spec, what the caller
 	// switched off and which network mode the promises are about.
 	layers := h.Layers
-	layers.Net, layers.Disabled = s.Net, s.optIns().Disabled()
+	layers.Net, layers.Disabled = s.Net, s.OptIns.Disabled()
 	p := &Plan{
 		Namespaces: planNamespaces(s.Net),
 		IDs:        planIDs(r, h),
@@ -142,7 +142,7 @@ func BuildPlan(r *Resolved, h view.HostView) (*Plan, []string, error) {
 	// The analysis' own user database, with the HOME its environment has.
 	p.Init.Mounts.Files = view.UserDB(p.Init.Env, h)
 	p.Enforced = planEnforced(s, p)
-	short, err := promise.Check(p.Promises, s.optIns())
+	short, err := promise.Check(p.Promises, s.OptIns)
 	if err != nil {
 		return p, warnings, &PlanError{Stage: protocol.StagePromises, Err: err}
 	}

@@ -24,8 +24,7 @@ func promiseLines(p profile.Profile, sp hostcheck.Security, cg checkLine) []chec
 	if cg.State != stateOK {
 		h.CgroupErr = "the cgroup check failed"
 	}
-	// LoadProfiles refused an allow_degraded that names no protection.
-	optIns, _ := promise.ParseOptIns(p.AllowDegraded, nil)
+	optIns := p.OptIns()
 	var lines []checkLine
 	for _, st := range promise.EvaluatePromises(h, p.RequireLayers) {
 		l := checkLine{Name: "promise " + string(st.Promise), Text: st.What + ": " + st.Layers()}

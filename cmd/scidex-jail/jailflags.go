@@ -1,10 +1,16 @@
 package main
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
+	"github.com/alecthomas/kong"
+
+	"github.com/scidex/scidex-jail/jail"
+	"github.com/scidex/scidex-jail/jail/option"
 	"github.com/scidex/scidex-jail/jail/profile"
+	"github.com/scidex/scidex-jail/jail/promise"
 	"github.com/scidex/scidex-jail/jail/uidlease"
 )
 
@@ -75,4 +81,70 @@ func (f *jailFlags) profile() (profile.Profile, string, error) {
 		return profile.Profile{}, "", bad("--profile %q: no such profile; known: %s", f.Profile, strings.Join(profile.Names(profiles), ", "))
 	}
 	return p, from, nil
+}
+
+// origin is from (the profile's, with the limits given as flags) with
+// the options given as flags over p: each message about them then names
+// the flag, and about the profile's values the profile's field. A list
+// holds the profile's entries first, then the flags' (runCmd.specIn).
+func (c *runCmd) origin(p profile.Profile, from option.Origin) option.Origin {
+	for _, l := range []struct {
+		list, as option.Row
+		from     int
+		given    bool
+	}{
+		{option.ReadOnly, option.Inputs, len(p.ReadOnly), len(c.Input) > 0},
+		{option.ReadOnly, option.ReadOnly, len(p.ReadOnly) + len(c.Input), len(c.RO) > 0},
+		{option.ReadWrite, option.ReadWrite, len(p.ReadWrite), len(c.RW) > 0},
+		{option.Env, option.Env, len(p.Env), len(c.Env) > 0},
+		{option.Net, option.Net, 0, c.Net != ""},
+		{option.AllowTCP, option.AllowTCP, 0, len(c.AllowTCP) > 0},
+		{option.AllowDegraded, option.AllowDegraded, 0, len(c.Degrade) > 0},
+	} {
+		if l.given {
+			from = from.Added(l.list, l.from, l.as)
+		}
+	}
+	return from
+}
+
+// degradeFlag is one protection --allow-degraded names, read once here
+// (promise.ParseOptIns); disableFlag one --unsafe-disable names.
+type (
+	degradeFlag promise.OptIn
+	disableFlag promise.OptIn
+)
+
+func (f *degradeFlag) Decode(ctx *kong.DecodeContext) error {
+	return decodeOptIn(ctx, promise.OptInDegrade, (*promise.OptIn)(f))
+}
+
+func (f *disableFlag) Decode(ctx *kong.DecodeContext) error {
+	return decodeOptIn(ctx, promise.OptInDisable, (*promise.OptIn)(f))
+}
+
+func decodeOptIn(ctx *kong.DecodeContext, kind promise.OptInKind, o *promise.OptIn) error {
+	var s string
+	if err := ctx.Scan.PopValueInto("layer", &s); err != nil {
+		return err
+	}
+	ins, err := promise.ParseOptIns(kind, []string{s})
+	if err != nil {
+		return fmt.Errorf("%w: %w", jail.ErrBadSpec, err)
+	}
+	*o = ins[0]
+	return nil
+}
+
+// optIns are the protections the flags give up, in the order the report
+// has always listed them: those switched off, then those degraded.
+func optIns(degrade []degradeFlag, disable []disableFlag) promise.OptIns {
+	out := make(promise.OptIns, 0, len(degrade)+len(disable))
+	for _, d := range disable {
+		out = append(out, promise.OptIn(d))
+	}
+	for _, d := range degrade {
+		out = append(out, promise.OptIn(d))
+	}
+	return out
 }

@@ -37,8 +37,8 @@ type runCmd struct {
 
 	ReadyFD int `name:"ready-fd" placeholder:"FD" help:"Write one byte to FD (an inherited pipe) and close it as soon as a SIGTERM, SIGINT or SIGHUP to the jail cancels the run with a report; before, one can kill the jail with no report. For callers that may cancel right after the start: wait for the byte (or the jail's exit) before signalling."`
 
-	Degrade []string `name:"allow-degraded" sep:"none" placeholder:"LAYER" help:"Run even if the kernel cannot enforce LAYER in full (landlock); the report lists what was lost."`
-	Disable []string `name:"unsafe-disable" sep:"none" placeholder:"LAYER" help:"Turn a protection off (landlock, seccomp, cgroup): for benchmarks and debugging only; recorded in the report."`
+	Degrade []degradeFlag `name:"allow-degraded" sep:"none"`
+	Disable []disableFlag `name:"unsafe-disable" sep:"none"`
 
 	Command []string `arg:"" optional:"" name:"command" help:"The command to run and its arguments, after '--': everything after '--' is passed untouched."`
 
@@ -87,8 +87,7 @@ func (c *runCmd) specIn(cwd string) (*jail.Spec, error) {
 	if s.HostUID, s.HostGID, s.UIDRange, err = c.ids(); err != nil {
 		return nil, err
 	}
-	s.AllowDegraded = append(s.AllowDegraded, c.Degrade...)
-	s.Disable = c.Disable
+	s.OptIns = append(s.OptIns, optIns(c.Degrade, c.Disable)...)
 	s.Started = started
 	if s.Root == "" {
 		s.Root = cwd
@@ -107,6 +106,7 @@ func (c *runCmd) specIn(cwd string) (*jail.Spec, error) {
 		return nil, bad("profile %s reads earlier outputs: give them with --input DIR (e.g. a --collect directory of an earlier run)", p.Name)
 	}
 	c.limitFlags.apply(s)
+	s.From = c.origin(p, s.From)
 	// jail.Run validates it, once.
 	return s, nil
 }

@@ -1,5 +1,7 @@
 package limits
 
+import "github.com/scidex/scidex-jail/jail/option"
+
 // SchemaVersion is the version of the schema's shape; it grows when a
 // field changes meaning or goes away (a new field or a new row is not a
 // new version).
@@ -39,7 +41,7 @@ func Schema() []LimitSchema {
 		s := LimitSchema{
 			Name: l.Name, Kind: l.Kind, None: l.None, Zero: l.Zero, Units: unitOf(l.Kind),
 			MinReason: l.Min.Why, MaxReason: l.Max.Why,
-			Flag: "--" + l.Flag, ProfileField: l.Field, ReportField: l.Report, Help: l.Help,
+			Flag: option.Origin{}.Name(l), ProfileField: l.Field, ReportField: l.Report, Help: l.Help,
 			Messages: l.messages(),
 		}
 		if l.Min.Value > 0 {
@@ -58,7 +60,9 @@ func Schema() []LimitSchema {
 // messages are the refusals of l, made by the code that makes them for a
 // real text, with Placeholder for the text.
 func (l *Limit) messages() map[string]string {
-	flag := "--" + l.Flag + ": "
+	// The schema is the command line's: Python shows these messages
+	// for its keywords as the binary would for the flags.
+	flag := option.Origin{}.Name(l) + ": "
 	q := l.quantity(Placeholder)
 	m := map[string]string{}
 	if l.None && l.Kind != Size { // ParseSize refuses a negative size itself
