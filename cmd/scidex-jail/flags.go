@@ -11,6 +11,7 @@ import (
 	"github.com/scidex/scidex-jail/jail"
 	"github.com/scidex/scidex-jail/jail/limits"
 	"github.com/scidex/scidex-jail/jail/promise"
+	"github.com/scidex/scidex-jail/jail/option"
 )
 
 // limitFlag is the value of every limit flag: kong finds the flag's row
@@ -66,8 +67,8 @@ func (v *tcpPort) Decode(ctx *kong.DecodeContext) error {
 type limitFlags struct {
 	Table kong.Plugins `embed:""`
 
-	Net      promise.NetMode `name:"net" placeholder:"MODE" help:"Network: none (no network), loopback (lo only, e.g. for notebook kernels), host (the host's network; outbound TCP only to --allow-tcp ports; UDP is not restricted)."`
-	AllowTCP []tcpPort       `name:"allow-tcp" placeholder:"PORT" sep:"," help:"Outbound TCP ports allowed with --net host. PostgreSQL's 5432 can never be allowed."`
+	Net      promise.NetMode `name:"net"`
+	AllowTCP []tcpPort       `name:"allow-tcp" sep:","`
 }
 
 // tableFlags is a new struct of one *limitFlag field per row of rows, with
@@ -144,5 +145,26 @@ func (l *limitFlags) apply(s *jail.Spec) {
 		for i, p := range l.AllowTCP {
 			s.AllowTCP[i] = uint16(p)
 		}
+	}
+}
+
+// rowHelp gives each flag of the model that is a row of jail/option's
+// table the row's help and placeholder, where its tag gives none (serve's
+// --cgroup-parent and --unsafe-disable say what they do for slots), and
+// run's command the Command row's: --help, the manual page and the
+// completion say what the rows say.
+func rowHelp(n *kong.Node) {
+	for _, f := range n.Flags {
+		if r := option.ByFlag(f.Name); r != nil && f.Help == "" {
+			f.Help, f.PlaceHolder = r.Help, r.Placeholder
+		}
+	}
+	for _, a := range n.Positional {
+		if a.Name == "command" && a.Help == "" {
+			a.Help = option.Command.Help
+		}
+	}
+	for _, c := range n.Children {
+		rowHelp(c)
 	}
 }

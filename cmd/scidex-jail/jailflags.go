@@ -16,7 +16,7 @@ import (
 
 // configFlag names the profiles file, for every command that reads it.
 type configFlag struct {
-	Config string `name:"config" placeholder:"FILE" help:"Profiles file (JSON). Default: /etc/scidex-jail/profiles.json when it exists."`
+	Config string `name:"config"`
 }
 
 // jailFlags are the flags run and check share: which profile, and where
@@ -24,10 +24,10 @@ type configFlag struct {
 // uidlease.Default (a struct tag cannot name a constant; a test holds
 // them equal).
 type jailFlags struct {
-	Profile string `name:"profile" short:"p" default:"default" help:"Profile of limits and permissions: default, notebook, post_process, tool, or one from the profiles file (see 'scidex-jail profiles')."`
+	Profile string `name:"profile" short:"p" default:"default"`
 	configFlag
-	TmpRoot      string `name:"tmp-root" default:"/tmp" placeholder:"DIR" help:"Absolute directory that holds the run directories."`
-	CgroupParent string `name:"cgroup-parent" placeholder:"PATH" help:"Delegated cgroup under which a run's leaf is made. Default: the jail's own cgroup."`
+	TmpRoot      string `name:"tmp-root" default:"/tmp"`
+	CgroupParent string `name:"cgroup-parent"`
 	idFlags
 }
 
@@ -35,9 +35,9 @@ type jailFlags struct {
 // leased from a range (the default), or fixed ones. Rootless runs are the
 // caller's uid whatever they say.
 type idFlags struct {
-	UID      *int   `name:"uid" placeholder:"N" help:"A fixed host uid for the analysis when scidex-jail runs as root (never 0; give --gid too). Default: each run leases a uid and gid of its own from --uid-range."`
-	GID      *int   `name:"gid" placeholder:"N" help:"A fixed host gid, with --uid (never 0)."`
-	UIDRange string `name:"uid-range" default:"1879048192-1879113727" placeholder:"FIRST-LAST" help:"Host ids each run leases its own uid and gid from when scidex-jail runs as root and --uid is not given; no account, group, /etc/subuid or /etc/subgid range may use them (docs/security.md)."`
+	UID      *int   `name:"uid"`
+	GID      *int   `name:"gid"`
+	UIDRange string `name:"uid-range" default:"1879048192-1879113727"`
 }
 
 // ids are the host uid and gid the flags fix (0, 0: lease one from the

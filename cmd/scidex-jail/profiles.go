@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/scidex/scidex-jail/jail/limits"
+	"github.com/scidex/scidex-jail/jail/option"
 	"github.com/scidex/scidex-jail/jail/profile"
 	"github.com/scidex/scidex-jail/jail/promise"
 )
@@ -45,25 +46,18 @@ func (c *profilesCmd) Run() error {
 	return err
 }
 
-// optionSchema is a run option that is not a limit: a word from a list.
-type optionSchema struct {
-	Name         string   `json:"name"`
-	Flag         string   `json:"flag"`
-	ProfileField string   `json:"profile_field"`
-	Choices      []string `json:"choices"`
-}
-
-// writeSchema prints the limits' table and the run options as JSON.
+// writeSchema prints the limits' table and the run options' as JSON.
 func writeSchema() error {
 	out, err := json.MarshalIndent(struct {
 		Schema  string               `json:"schema"`
 		Version int                  `json:"version"`
 		Limits  []limits.LimitSchema `json:"limits"`
-		Options []optionSchema       `json:"options"`
+		Options []option.Schema      `json:"options"`
 	}{
 		Schema: "scidex-jail limits and run options", Version: limits.SchemaVersion, Limits: limits.Schema(),
-		Options: []optionSchema{{Name: "net", Flag: "--net", ProfileField: "net",
-			Choices: []string{string(promise.NetNone), string(promise.NetLoopback), string(promise.NetHost)}}},
+		Options: option.Schemas(func(*option.Option) []string {
+			return []string{string(promise.NetNone), string(promise.NetLoopback), string(promise.NetHost)}
+		}),
 	}, "", "  ")
 	if err != nil {
 		return fmt.Errorf("bug: encode the schema: %w", err)

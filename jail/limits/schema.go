@@ -25,6 +25,8 @@ type LimitSchema struct {
 	MaxReason    string   `json:"max_reason,omitempty"`
 	Flag         string   `json:"flag"`
 	ProfileField string   `json:"profile_field"`
+	RequestField string   `json:"request_field"` // in a request's limits object: limits.memory
+	Keyword      string   `json:"keyword"`       // the Python package's keyword argument
 	ReportField  string   `json:"report_field"`
 	Help         string   `json:"help"`
 	// Messages are the binary's messages for a text the rule refuses,
@@ -42,6 +44,7 @@ func Schema() []LimitSchema {
 			Name: l.Name, Kind: l.Kind, None: l.None, Zero: l.Zero, Units: unitOf(l.Kind),
 			MinReason: l.Min.Why, MaxReason: l.Max.Why,
 			Flag: option.Origin{}.Name(l), ProfileField: l.Field, ReportField: l.Report, Help: l.Help,
+			RequestField: l.RowNames().Request, Keyword: l.RowNames().Keyword,
 			Messages: l.messages(),
 		}
 		if l.Min.Value > 0 {

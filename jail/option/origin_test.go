@@ -1,6 +1,8 @@
 package option_test
 
 import (
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/scidex/scidex-jail/jail/limits"
@@ -116,6 +118,20 @@ func TestRowNames(t *testing.T) {
 				t.Errorf("two rows are called %q as a %s", name, w)
 			}
 			seen[w][name] = true
+		}
+	}
+}
+
+// TestDeployingFields: docs/deploying.md's table of profile fields has a
+// row for every option's field, as it has for every limit's.
+func TestDeployingFields(t *testing.T) {
+	b, err := os.ReadFile("../../docs/deploying.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range option.All {
+		if o.Field != "" && !strings.Contains(string(b), "\n| `"+o.Field+"`") && !strings.Contains(string(b), ", `"+o.Field+"` |") {
+			t.Errorf("docs/deploying.md has no row for the profile field %s", o.Field)
 		}
 	}
 }
