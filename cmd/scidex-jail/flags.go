@@ -10,8 +10,8 @@ import (
 
 	"github.com/scidex/scidex-jail/jail"
 	"github.com/scidex/scidex-jail/jail/limits"
-	"github.com/scidex/scidex-jail/jail/promise"
 	"github.com/scidex/scidex-jail/jail/option"
+	"github.com/scidex/scidex-jail/jail/promise"
 )
 
 // limitFlag is the value of every limit flag: kong finds the flag's row
