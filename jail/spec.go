@@ -300,7 +300,8 @@ func (s *Spec) validateNet() error {
 	}
 	tcp := s.From.Name(option.AllowTCP)
 	if len(s.AllowTCP) > 0 && s.Net != promise.NetHost {
-		return fmt.Errorf("%w: %s needs the host network, %s host (in %s mode there is no outside network to reach)", ErrBadSpec, tcp, s.From.Name(option.Net), s.Net)
+		// The fix in the words the user gives values in: --net host.
+		return fmt.Errorf("%w: %s needs %s host (in %s mode there is no outside network to reach)", ErrBadSpec, tcp, s.From.Join(option.Net), s.Net)
 	}
 	for _, p := range s.AllowTCP {
 		if p == 0 {
