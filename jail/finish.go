@@ -69,7 +69,7 @@ func (sv *supervisor) finish(c carried) runFacts {
 	f.warnings = append(append(sv.warnings, f.out.warnings...), warnings...)
 	if sv.res.cgroup != nil {
 		cg := *sv.res.cgroup
-		cg.Usage = f.usage
+		cg.Usage = reportUsage(f.usage)
 		f.cgroup = &cg
 	}
 	f.init = sv.conn.End()

@@ -70,7 +70,7 @@ func TestReportSchemaRules(t *testing.T) {
 		}
 		r.Enforced = p.Enforced
 		r.Enforced.Landlock = &report.LandlockReport{ABI: 7, Required: 6, Rules: []string{"rx /usr"}, Degraded: []string{}}
-		r.Enforced.Seccomp = &SeccompReport{Policy: "default/none", Arch: "amd64", SHA256: strings.Repeat("ab", 32), Denied: []string{}}
+		r.Enforced.Seccomp = &report.SeccompReport{Policy: "default/none", Arch: "amd64", SHA256: strings.Repeat("ab", 32), Denied: []string{}}
 		r.Enforced.Cgroup = &report.CgroupReport{Version: 1, Paths: []string{"/sys/fs/cgroup/pids/x"}, Written: map[string]string{"pids.max": "64"}, Usage: &report.CgroupUsage{PeakMemoryBytes: 1}}
 		r.Phases = []report.Phase{{Name: "startup", Where: "supervisor", Micros: 900}, {Name: "mounts", Where: "init", Micros: 80}}
 		r.Outputs = []report.Output{
