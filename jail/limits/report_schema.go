@@ -59,7 +59,9 @@ func object(description string) *schemaObject {
 	return &schemaObject{description: description, props: map[string]any{}}
 }
 
-// value is o as JSON Schema: an object that allows fields it does not name.
+// value is o as JSON Schema: an object that refuses a field it does not
+// name, as every object of the report's schema does (a row added is a
+// field named here).
 func (o *schemaObject) value() map[string]any {
 	props := map[string]any{}
 	for k, p := range o.props {
@@ -68,7 +70,7 @@ func (o *schemaObject) value() map[string]any {
 		}
 		props[k] = p
 	}
-	v := map[string]any{"type": "object", "required": o.required, "additionalProperties": true, "properties": props}
+	v := map[string]any{"type": "object", "required": o.required, "additionalProperties": false, "properties": props}
 	if o.description != "" {
 		v["description"] = o.description
 	}
