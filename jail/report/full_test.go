@@ -31,8 +31,8 @@ func fill(v reflect.Value, scalars bool) {
 		return
 	case v.Type() == limitsType:
 		// Its fields are the rows' (its MarshalJSON): give each row a
-		// value, and name one limit not enforced.
-		r := LimitsReport{Profile: "x", NotEnforced: []string{"x"}}
+		// value, and name one limit switched off and one not enforced.
+		r := LimitsReport{Profile: "x", NotEnforced: []string{"x"}, none: []string{"x"}}
 		if scalars {
 			for _, l := range limits.All {
 				a := limits.Int(int64(1))

@@ -21,7 +21,7 @@ from typing import Any, Dict, Mapping, Optional, Tuple
 
 from ._enforced import CgroupUsage, Enforced
 from ._errors import JailError
-from ._fields import _float, _int, _obj, _opt_str, _OverRaw, _Raw, _str, _strs
+from ._fields import COMPUTED, GATHERS, ROWS, _float, _int, _obj, _opt_str, _OverRaw, _Raw, _str, _strs
 
 #: The report version this package reads: the report's ``schema`` field and
 #: the end of the schema's ``$id``.
@@ -68,8 +68,8 @@ class Limits(_OverRaw):
     shm_bytes: int
     none: Tuple[str, ...]
     not_enforced: Tuple[str, ...] = ()
-    raw: _Raw = field(default_factory=dict, repr=False)
-    fields: Mapping[str, float] = field(default_factory=dict, repr=False)
+    raw: _Raw = field(default_factory=dict, repr=False, metadata=COMPUTED)
+    fields: Mapping[str, float] = field(default_factory=dict, repr=False, metadata=ROWS)
 
     @classmethod
     def from_json(cls, d: _Raw) -> "Limits":
@@ -113,7 +113,8 @@ class Usage:
     cpu_system_seconds: float
     peak_rss_bytes: int
     disk_used_bytes: int
-    cgroup: Optional[CgroupUsage]
+    #: ``enforced.cgroup.usage``, kept here beside the rest of what was used.
+    cgroup: Optional[CgroupUsage] = field(metadata=COMPUTED)
 
     @property
     def cpu_seconds(self) -> float:
@@ -186,11 +187,11 @@ class Output:
     size: int = 0
     sha256: Optional[str] = None
     link_target: Optional[str] = None
-    collected_path: Optional[str] = None
+    collected_path: Optional[str] = field(default=None, metadata=COMPUTED)
     path_b64: Optional[str] = None
     link_target_b64: Optional[str] = None
     skipped: Optional[str] = None
-    raw: _Raw = field(default_factory=dict, repr=False, compare=False)
+    raw: _Raw = field(default_factory=dict, repr=False, compare=False, metadata=COMPUTED)
 
     @classmethod
     def from_report(cls, entry: _Raw, collected_to: Optional[str]) -> "Output":
@@ -276,7 +277,9 @@ class Report(_OverRaw):
     exit_code: int
     signal: Optional[str]
     limits: Limits
-    usage: Usage
+    #: The report's ``wall_seconds``, ``cpu_user_seconds``,
+    #: ``cpu_system_seconds``, ``peak_rss_bytes`` and ``disk_used_bytes``.
+    usage: Usage = field(metadata=GATHERS)
     enforced: Enforced
     phases: Tuple[Phase, ...]
     served: Optional[Served]
@@ -290,10 +293,13 @@ class Report(_OverRaw):
     analysis_status: Optional[str]
     analysis_exit_code: Optional[int]
     delivery_errors: Tuple[str, ...]
-    raw: _Raw = field(repr=False)
+    raw: _Raw = field(repr=False, metadata=COMPUTED)
     #: The analysis' stdout and stderr; None in a report that lacks them
     #: (a jail before streams were reported).
     streams: Optional[Streams] = None
+    #: How a run of ``scidex-jail serve`` began: ``slot`` (it took an init
+    #: prepared ahead) or ``cold``; None for ``run``.
+    start: Optional[str] = None
 
     @classmethod
     def from_json(cls, d: _Raw) -> "Report":
@@ -339,6 +345,7 @@ class Report(_OverRaw):
             delivery_errors=_strs(d.get("delivery_errors")),
             raw=d,
             streams=Streams.from_json(d["streams"]) if isinstance(d.get("streams"), Mapping) else None,
+            start=_opt_str(d.get("start")),
         )  # fmt: skip
 
     @property
