@@ -9,7 +9,7 @@ const (
 )
 
 // ReportSchema is the report's limits object as its JSON Schema gives it
-// ($defs.limits of jail/schema/report.schema.json), made from the rows: a
+// ($defs.limits of jail/report/report.schema.json), made from the rows: a
 // field per row at its Report path (a duration in seconds, a size or a
 // count an integer, CPUs a number), required unless the row was added
 // within the report's schema version ([Limit.ReportOptional]), and none,

@@ -4,12 +4,17 @@ The report is the jail's interface; its JSON Schema ships in this package
 (:func:`scidex_jail.schema_text`) and :func:`scidex_jail.validate_report`
 checks a report against it.
 
-Parsing is lenient where the schema lets a report grow: fields this version
-does not know stay in :attr:`Report.raw` (and in each part's ``raw``), and
-a field a report lacks gets its zero value. Compatibility rule (the
-schema's own): new optional fields may appear within a version; removing,
-renaming or changing the meaning of a field, or adding a status, makes a
-new version, whose ``schema`` value differs from :data:`REPORT_SCHEMA`.
+Every field the schema names is typed here (a test holds the classes to
+the schema both ways, tests/test_report_types.py). Parsing is lenient where
+a report can grow: fields this version does not know (a newer binary's)
+stay in :attr:`Report.raw` (and in each part's ``raw``), and a field a
+report lacks (an older binary's) gets its zero value. Validation is strict:
+the schema refuses a field it does not name, so validate a report against
+the schema of the binary that wrote it (``scidex-jail schema``) or a later
+one of the same version. Compatibility rule (the schema's own): new
+optional fields may appear within a version; removing, renaming or changing
+the meaning of a field, or adding a status, makes a new version, whose
+``schema`` value differs from :data:`REPORT_SCHEMA`.
 """
 
 from __future__ import annotations
