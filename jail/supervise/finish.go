@@ -1,9 +1,10 @@
-package jail
+package supervise
 
 import (
 	"time"
 
 	"github.com/scidex/scidex-jail/cgroupfs"
+	"github.com/scidex/scidex-jail/jail"
 	"github.com/scidex/scidex-jail/jail/initconn"
 	"github.com/scidex/scidex-jail/jail/report"
 )
@@ -11,9 +12,9 @@ import (
 // runFacts is everything a run's report is made of, gathered as values by
 // its steps: assembleReport builds the report from it alone.
 type runFacts struct {
-	spec     *Resolved
+	spec     *jail.Resolved
 	t0       time.Time // Run's start: the report's started_at
-	plan     *Plan
+	plan     *jail.Plan
 	fail     *setupFailure // the supervisor's setup step that failed (the init's is in end)
 	end      ending        // what the event loop saw
 	sigs     signalFacts

@@ -1,13 +1,12 @@
-package jail
+package supervise
 
 import (
 	"fmt"
 	"os"
 	"syscall"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/scidex/scidex-jail/cgroupfs"
+	"github.com/scidex/scidex-jail/jail"
 	"github.com/scidex/scidex-jail/jail/initconn"
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
 	"github.com/scidex/scidex-jail/jail/runfiles"
@@ -16,12 +15,6 @@ import (
 // The steps of execute (run.go), in order: each carries out its part of
 // the plan and returns the stage and error of a failure, recording what it
 // made in the supervisor's resources.
-
-// initCaps are what the init needs for its setup, in its own namespaces
-// only: mounts, pivot_root and sethostname (SYS_ADMIN), the drop to the
-// target's identity (SETUID, SETGID, SETPCAP for the bounding set), bringing
-// up lo (NET_ADMIN).
-var initCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETUID, unix.CAP_SETGID, unix.CAP_SETPCAP, unix.CAP_NET_ADMIN}
 
 // create makes the run's cgroup leaf, as planned.
 func (sv *supervisor) create() *setupFailure {
@@ -62,7 +55,7 @@ func (sv *supervisor) makeRunDir() (*setupFailure, error) {
 	sv.clock.lap("sweep")
 	var leased func(uint32) bool
 	if sv.spec.LeasedFrom != "" {
-		leased = func(owner uint32) bool { return sv.spec.uidRange().Contains(uint64(owner)) }
+		leased = func(owner uint32) bool { return sv.spec.LeaseRange().Contains(uint64(owner)) }
 	}
 	dir, stale, err := runfiles.CreateDirLeased(p.TmpRoot, p.ID, p.Owner[0], p.Owner[1], leased)
 	if err != nil {
@@ -198,45 +191,13 @@ func (sv *supervisor) abortReported() *setupFailure {
 func (sv *supervisor) sysProcAttr() *syscall.SysProcAttr { return procAttrIn(sv.plan, sv.res.leaf) }
 
 // procAttrIn is the plan's ProcAttr for an init born in leaf (nil: none).
-func procAttrIn(p *Plan, leaf *cgroupfs.Leaf) *syscall.SysProcAttr {
+func procAttrIn(p *jail.Plan, leaf *cgroupfs.Leaf) *syscall.SysProcAttr {
 	attr := p.ProcAttr()
 	if leaf != nil {
 		if fd, ok := leaf.FD(); ok {
 			// cgroup v2: born inside the leaf, never a moment unlimited.
 			attr.UseCgroupFD, attr.CgroupFD = true, fd
 		}
-	}
-	return attr
-}
-
-// ProcAttr is how the init is born for plan p: in its namespaces, with its
-// ID mapping and the capabilities its setup needs (the cgroup fd is the
-// supervisor's to add). check spawns its probe with it.
-func (p *Plan) ProcAttr() *syscall.SysProcAttr {
-	var flags uintptr
-	for _, ns := range p.Namespaces {
-		flags |= ns.Flag
-	}
-	ids := p.IDs
-	attr := &syscall.SysProcAttr{
-		Cloneflags:                 flags,
-		UidMappings:                []syscall.SysProcIDMap{{ContainerID: InsideUID, HostID: ids.HostUID, Size: 1}},
-		GidMappings:                []syscall.SysProcIDMap{{ContainerID: InsideUID, HostID: ids.HostGID, Size: 1}},
-		GidMappingsEnableSetgroups: ids.Setgroups,
-		// The init runs as an unmapped uid until it drops to InsideUID:
-		// an execve by a non-root uid would empty its capability sets, so
-		// the ones setup needs cross the exec as ambient capabilities.
-		// dropIdentity clears them all.
-		AmbientCaps: initCaps,
-		// Mapped from the start: files the init creates in its tmpfs need
-		// a mapped owner (an unmapped one fails with EOVERFLOW).
-		Credential: &syscall.Credential{Uid: InsideUID, Gid: InsideUID, NoSetGroups: !ids.Setgroups},
-		// If the supervisor dies, even of SIGKILL, the kernel kills the
-		// init, and with PID 1 gone, every process of its namespace.
-		Pdeathsig: unix.SIGKILL,
-		// Own process group: a terminal's Ctrl-C reaches the supervisor
-		// only, which forwards it once.
-		Setpgid: true,
 	}
 	return attr
 }

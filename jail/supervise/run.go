@@ -1,4 +1,4 @@
-package jail
+package supervise
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/scidex/scidex-jail/cgroupfs"
+	"github.com/scidex/scidex-jail/jail"
 	"github.com/scidex/scidex-jail/jail/initconn"
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
 	"github.com/scidex/scidex-jail/jail/report"
@@ -31,7 +32,7 @@ import (
 // file of the jail's can take their numbers); a stdout or stderr that is a
 // file reaches it as a pipe the jail copies into it, drained before Run
 // returns (relay.go).
-func Run(given *Spec, sigs <-chan os.Signal) (*report.Report, error) {
+func Run(given *jail.Spec, sigs <-chan os.Signal) (*report.Report, error) {
 	return RunWith(given, Options{Signals: sigs})
 }
 
@@ -60,7 +61,7 @@ type Options struct {
 }
 
 // RunWith is Run with opts.
-func RunWith(given *Spec, opts Options) (*report.Report, error) {
+func RunWith(given *jail.Spec, opts Options) (*report.Report, error) {
 	t0 := time.Now()
 	if opts.Stdio != nil && len(opts.Stdio) != 3 {
 		return nil, fmt.Errorf("bug: %d stdio files, want 3", len(opts.Stdio))
@@ -102,9 +103,9 @@ func RunWith(given *Spec, opts Options) (*report.Report, error) {
 // resources (below); every step's result is a value, gathered into the
 // report at the end (finish.go, assemble.go).
 type supervisor struct {
-	spec     *Resolved // for the plan and the report: the steps consult only the plan
+	spec     *jail.Resolved // for the plan and the report: the steps consult only the plan
 	opts     Options
-	plan     *Plan
+	plan     *jail.Plan
 	slot     *Slot // the slot the run took; nil: a cold start
 	clock    *phaseTimer
 	sig      *signalMachine
@@ -159,8 +160,8 @@ func (sv *supervisor) run() (*report.Report, error) {
 // decide builds the plan; a plan the host cannot hold (a promise short of
 // layers) is the run's setup failure.
 func (sv *supervisor) decide() (*setupFailure, error) {
-	plan, warnings, err := BuildPlan(sv.spec, LookHost(&sv.spec.Spec))
-	var pe *PlanError
+	plan, warnings, err := jail.BuildPlan(sv.spec, jail.LookHost(&sv.spec.Spec))
+	var pe *jail.PlanError
 	if err != nil && !errors.As(err, &pe) {
 		return nil, fmt.Errorf("bug: BuildPlan returned %w, want a *PlanError", err)
 	}
