@@ -5,21 +5,22 @@ import (
 	"os"
 
 	"github.com/scidex/scidex-jail/cgroupfs"
+	"github.com/scidex/scidex-jail/jail"
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
 	"github.com/scidex/scidex-jail/jail/view"
 )
 
-// withLimits is the init's config with the run's leaf to show and its
+// withLimits is p's init config with the run's leaf to show and its
 // /proc/meminfo, made now, as the init starts: the leaf's usage is then
 // the init's own.
-func (sv *supervisor) withLimits(c protocol.Config) (protocol.Config, error) {
-	leaf := sv.res.leaf
+func withLimits(p *jail.Plan, leaf *cgroupfs.Leaf) (protocol.Config, error) {
+	c := p.Init
 	if leaf == nil {
 		return c, nil
 	}
 	c.Mounts.Cgroup = &protocol.CgroupView{Version: leaf.Version(), Controllers: leaf.Controllers()}
 	// The leaf is the plan's (meminfoShown: a cgroup with a memory limit).
-	lim := sv.plan.Cgroup.Limits
+	lim := p.Cgroup.Limits
 	if lim[cgroupfs.MemoryKey].N <= 0 {
 		return c, nil
 	}

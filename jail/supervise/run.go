@@ -89,95 +89,99 @@ func RunWith(given *jail.Spec, opts Options) (*report.Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	sv := &supervisor{spec: s, opts: opts, clock: newPhaseTimer(t0, s.Started, opts.Accepted), sig: &signalMachine{c: sigs}, report: rf, lease: lease}
+	clock := newPhaseTimer(t0, s.Started, opts.Accepted)
+	rep, held, err := run(s, opts, clock, sigs, lease)
+	if err == nil {
+		deliverReport(rep, clock, rf)
+	}
 	// Released last: the run's processes are dead and its files removed
 	// (or left for gc, owned by an id no later run can be given while
 	// this one holds it).
-	defer func() { sv.lease.Release() }()
-	return sv.run()
+	held.Release()
+	return rep, err
 }
 
-// supervisor is one run in the parent. Its state is in small owners, each
-// with its own file: the phase timer (clock.go), the signal and timeout
-// machine (signals.go), the init connection (jail/initconn) and the run's
-// resources (below); every step's result is a value, gathered into the
-// report at the end (finish.go, assemble.go).
+// supervisor is one run in the parent: what every step consults, fixed
+// before the first (the spec, its plan, the caller's options), and the
+// owners of what lasts the whole run, each with its own file: the phase
+// timer (clock.go), the signal and timeout machine (signals.go) and the
+// warnings, in order. What the steps make is not here: each returns it,
+// and run holds it (carried), to be cleaned up and reported (finish.go,
+// assemble.go).
 type supervisor struct {
 	spec     *jail.Resolved // for the plan and the report: the steps consult only the plan
-	opts     Options
 	plan     *jail.Plan
-	slot     *Slot // the slot the run took; nil: a cold start
+	opts     Options
 	clock    *phaseTimer
 	sig      *signalMachine
-	conn     *initconn.Conn // nil until the init is started
-	res      resources
-	warnings []string             // the steps' warnings, in order, until the cleanup
-	report   *runfiles.ReportFile // where the report goes (nil: nowhere)
-	lease    *uidlease.Lease      // the run's host ids when leased (uids.go); nil: fixed or rootless
-	relay    *relay               // the caller's stdout and stderr but terminals (relay.go); nil: none
-	// relayDecided: openRelay ran; before it, the report has no streams.
-	relayDecided bool
+	warnings []string // the steps' warnings, in order, until the cleanup
 }
 
-// resources are what the run made on the host, which the cleanup removes.
-type resources struct {
-	leaf    *cgroupfs.Leaf
-	cgroup  *report.CgroupReport // the leaf as made, for the report
-	spawner *initconn.Spawner    // cgroup v1: the thread the init was forked from, in the leaf
-	dir     *runfiles.Dir
-	base    *cgroupfs.Usage // a slot's leaf: its usage when the run took it, taken off the run's
-}
-
-// run is a run in order, each step a call. The whole run is decided
-// before anything exists (decide); it is then carried out (execute:
-// create, spawn, run directory, configure, wait, post-run), cleaned up,
-// and reported. A run the host cannot hold, or a cancel before anything
-// exists, ends with a report and nothing made.
-func (sv *supervisor) run() (*report.Report, error) {
-	sv.clock.lap("validate")
-	fail, err := sv.decide()
+// run is a run in order, each step a call that returns what it made. The
+// whole run is decided before anything exists (decide); it is then
+// carried out (execute: relay, init, run directory, configure, wait,
+// post-run), cleaned up, and reported. A run the host cannot hold, or a
+// cancel before anything exists, ends with a report and nothing made. It
+// returns the lease the run holds at its end (its own, or its slot's).
+func run(s *jail.Resolved, opts Options, clock *phaseTimer, sigs <-chan os.Signal, lease *uidlease.Lease) (*report.Report, *uidlease.Lease, error) {
+	clock.lap("validate")
+	plan, warnings, fail, err := decide(s)
 	if err != nil {
-		return nil, err
+		return nil, lease, err
 	}
-	sv.clock.lap("policy")
-	var c carried
+	clock.lap("policy")
+	sv := &supervisor{spec: s, plan: plan, opts: opts, clock: clock, sig: &signalMachine{c: sigs, grace: plan.Run.Grace}, warnings: warnings}
+	c := carried{fail: fail, lease: lease}
 	if fail == nil && !sv.sig.poll() {
-		if c, err = sv.execute(); err != nil {
-			sv.relay.drain()
-			return nil, err
+		if c, err = sv.execute(lease); err != nil {
+			c.relay.drain()
+			return nil, c.lease, err
 		}
-	} else {
-		c.fail = fail
 	}
 	facts := sv.finish(c)
-	sv.clock.lap("cleanup")
-	facts.phases = sv.clock.phases
-	rep := assembleReport(facts)
-	deliverReport(rep, sv.clock, sv.report)
-	return rep, nil
+	clock.lap("cleanup")
+	facts.phases = clock.phases
+	return assembleReport(facts), c.lease, nil
 }
 
 // decide builds the plan; a plan the host cannot hold (a promise short of
 // layers) is the run's setup failure.
-func (sv *supervisor) decide() (*setupFailure, error) {
-	plan, warnings, err := jail.BuildPlan(sv.spec, jail.LookHost(&sv.spec.Spec))
+func decide(s *jail.Resolved) (*jail.Plan, []string, *setupFailure, error) {
+	plan, warnings, err := jail.BuildPlan(s, jail.LookHost(&s.Spec))
 	var pe *jail.PlanError
 	if err != nil && !errors.As(err, &pe) {
-		return nil, fmt.Errorf("bug: BuildPlan returned %w, want a *PlanError", err)
+		return nil, nil, nil, fmt.Errorf("bug: BuildPlan returned %w, want a *PlanError", err)
 	}
-	sv.plan, sv.sig.grace = plan, plan.Run.Grace
-	sv.warnings = append(sv.warnings, warnings...)
 	if pe != nil {
-		return failAt(pe.Stage, pe), nil
+		return plan, warnings, failAt(pe.Stage, pe), nil
 	}
-	return nil, nil
+	return plan, warnings, nil, nil
 }
 
-// carried is what carrying out the plan gave.
+// carried is what carrying out the plan made and saw, each step's product
+// as the step returned it: finish removes what was made and gathers the
+// run's facts from it.
 type carried struct {
-	fail *setupFailure // the step that failed, in the supervisor or the init
-	end  ending        // what the event loop saw
-	out  *outputsRead  // what the post-run work read; nil: not read yet
+	fail  *setupFailure   // the step that failed, in the supervisor or the init
+	lease *uidlease.Lease // the run's host ids when leased (uids.go): its own, or its slot's; nil: fixed or rootless
+	relay *relay          // the caller's stdout and stderr but terminals (relay.go); nil: none
+	// relayDecided: openRelay ran; before it, the report has no streams.
+	relayDecided bool
+	init         spawned       // the init and its leaf; no conn: none started
+	dir          *runfiles.Dir // the run directory; nil: not made
+	end          ending        // what the event loop saw
+	out          *outputsRead  // what the post-run work read; nil: not read yet
+}
+
+// spawned is the init a run started, or took with its slot, and the leaf
+// it was born in.
+type spawned struct {
+	conn    *initconn.Conn       // nil: no init (a failure or a cancel came first)
+	leaf    *cgroupfs.Leaf       // nil: none (the layer disabled by name)
+	cgroup  *report.CgroupReport // the leaf as made, for the report
+	spawner *initconn.Spawner    // cgroup v1: the thread the init was forked from, in the leaf
+	base    *cgroupfs.Usage      // a slot's leaf: its usage when the run took it, taken off the run's
+	slot    *Slot                // the slot the run took; nil: a cold start
 }
 
 // execute carries out the plan, stopping at the first step that fails or
@@ -187,63 +191,68 @@ type carried struct {
 // leaf): its exec and Go runtime's start then overlap with the sweep and
 // the run directory. An error means the run could not begin (the ID is in
 // use): nothing is left.
-func (sv *supervisor) execute() (carried, error) {
-	var c carried
-	if c.fail = sv.openRelay(); c.fail != nil {
+func (sv *supervisor) execute(lease *uidlease.Lease) (carried, error) {
+	c := carried{lease: lease}
+	if c.relay, c.fail = sv.openRelay(); c.fail != nil {
 		return c, nil
 	}
-	if c.fail = sv.start(); c.fail != nil || sv.conn == nil {
+	c.relayDecided = true
+	if c.init, c.lease, c.fail = sv.start(c.relay, lease); c.fail != nil || c.init.conn == nil {
 		return c, nil
 	}
 	var err error
-	if c.fail, err = sv.makeRunDir(); c.fail != nil || err != nil {
+	if c.dir, c.fail, err = sv.makeRunDir(c.init); c.fail != nil || err != nil {
 		return c, err
 	}
-	if c.fail = sv.configure(); c.fail != nil || sv.sig.Cancelled {
+	if c.fail = sv.configure(c.init, c.relay); c.fail != nil || sv.sig.Cancelled {
 		return c, nil
 	}
-	c.end = sv.wait()
-	c.out = sv.readInPlace(&c.end)
-	sv.hangUp()
+	c.end = sv.wait(c.init.conn)
+	c.out = sv.readInPlace(&c.end, c.init.conn, c.dir)
+	sv.hangUp(c.init.conn)
 	return c, nil
 }
 
 // start takes a slot prepared ahead when one fits, or makes the leaf and
-// spawns the init into it. No init (sv.conn nil) and no failure: a cancel
-// came first.
-func (sv *supervisor) start() *setupFailure {
+// spawns the init into it. It returns the init and the lease the run
+// holds from then on. No init (no conn) and no failure: a cancel came
+// first.
+func (sv *supervisor) start(r *relay, lease *uidlease.Lease) (spawned, *uidlease.Lease, *setupFailure) {
 	prog, err := initconn.Open()
 	if err != nil {
-		return failAt(protocol.StageInit, err)
+		return spawned{}, lease, failAt(protocol.StageInit, err)
 	}
 	defer prog.Close()
-	if sv.takeSlot(prog) {
-		return nil
+	if in, held, ok := sv.takeSlot(prog, lease); ok {
+		return in, held, nil
 	}
-	if fail := sv.create(); fail != nil || sv.sig.poll() {
-		return fail
+	var in spawned
+	var fail *setupFailure
+	if in.leaf, in.cgroup, fail = sv.create(); fail != nil || sv.sig.poll() {
+		return in, lease, fail
 	}
-	return sv.spawn(prog)
+	in.conn, in.spawner, fail = sv.spawn(prog, in.leaf, r)
+	return in, lease, fail
 }
 
 // readInPlace reads the outputs through the init's root, if it reported
 // the target's end: it waits, with the namespace emptied, until the run
 // directory is read there (for a tmpfs, the only place it exists); then
 // it may go. nil: the init ended without that report.
-func (sv *supervisor) readInPlace(e *ending) *outputsRead {
+func (sv *supervisor) readInPlace(e *ending, conn *initconn.Conn, dir *runfiles.Dir) *outputsRead {
 	if e.exited == nil {
 		return nil
 	}
-	out := sv.postRun(fmt.Sprintf("/proc/%d/root%s", sv.conn.Pid(), sv.res.dir.Path()), e.started != nil)
+	out := sv.postRun(fmt.Sprintf("/proc/%d/root%s", conn.Pid(), dir.Path()), e.started != nil)
 	sv.clock.lap("outputs")
 	sv.sig.awaitCompanion(e.exited)
-	sv.release(e)
+	sv.release(e, conn)
 	return &out
 }
 
 // hangUp ends the supervisor's hold on an init that has ended: no kill
 // of the tree is due, and the socket is closed.
-func (sv *supervisor) hangUp() {
+func (sv *supervisor) hangUp(conn *initconn.Conn) {
 	sv.sig.disarm()
-	sv.conn.Close()
+	conn.Close()
 }

@@ -193,45 +193,45 @@ func slotKey(p *jail.Plan, prog *initconn.Program) (string, error) {
 }
 
 // takeSlot adopts a slot for the plan (and prog, the init a cold start
-// would exec) if the caller has one: its leaf gets
-// the run's limits and the usage so far is kept, to be taken off the
-// run's. false: no slot fits (or its limits could not be written, and it
-// is destroyed); the run starts cold.
-func (sv *supervisor) takeSlot(prog *initconn.Program) bool {
+// would exec) if the caller has one: its leaf gets the run's limits and
+// the usage so far is kept, to be taken off the run's. It returns the
+// slot's init and the lease the run holds from then on (lease, the run's
+// own, or the slot's). false: no slot fits (or its limits could not be
+// written, and it is destroyed); the run starts cold.
+func (sv *supervisor) takeSlot(prog *initconn.Program, lease *uidlease.Lease) (spawned, *uidlease.Lease, bool) {
 	if sv.opts.Slots == nil {
-		return false
+		return spawned{}, lease, false
 	}
 	key, err := slotKey(sv.plan, prog)
 	if err != nil {
-		return false
+		return spawned{}, lease, false
 	}
 	sl := sv.opts.Slots(key)
 	if sl == nil {
-		return false
+		return spawned{}, lease, false
 	}
+	in := spawned{conn: sl.conn, spawner: sl.spawner, slot: sl}
 	if sl.leaf != nil {
 		if err := sl.leaf.SetLimits(sv.plan.Cgroup.Limits); err != nil {
 			sv.warnings = append(sv.warnings, "a prepared slot could not take this run's limits ("+err.Error()+"): started cold")
 			sl.Destroy()
-			return false
+			return spawned{}, lease, false
 		}
 		base, err := sl.leaf.Usage()
 		if err != nil {
 			sl.Destroy()
-			return false
+			return spawned{}, lease, false
 		}
-		sv.res.base = &base
-		sv.res.leaf, sv.res.cgroup = sl.leaf, leafReport(sl.leaf)
+		in.base, in.leaf, in.cgroup = &base, sl.leaf, leafReport(sl.leaf)
 	}
-	sv.res.spawner, sv.conn, sv.slot = sl.spawner, sl.conn, sl
 	if sl.lease != nil {
 		// The slot's init was born with the slot's ids: the run gives
 		// back its own and holds the slot's to its end.
-		sv.lease.Release()
-		sv.lease, sl.lease = sl.lease, nil
-		sv.plan.RebindIDs(sv.lease.ID())
+		lease.Release()
+		lease, sl.lease = sl.lease, nil
+		sv.plan.RebindIDs(lease.ID())
 	}
 	sl.prog.Close() // exec'd long ago; the connection keeps its path for messages
 	sv.clock.lap("slot")
-	return true
+	return in, lease, true
 }
