@@ -35,8 +35,11 @@
 //	                   datadirs.go,           whole config (the analysis' own
 //	                   scratch.go,            passwd/group), the promises (fail
 //	                   limitsview.go,         closed per promise, and the group
-//	                   view/userdb.go         rule: *PlanError, stage
-//	                                          promises), static enforced
+//	                   unheld.go,             rule: *PlanError, stage
+//	                   view/userdb.go         promises); what the report takes
+//	                                          from the plan: the static
+//	                                          enforced, the limits no layer
+//	                                          holds
 //	Plan.ProcAttr      procattr.go            how the init is born: its
 //	                                          namespaces, ID map, capabilities
 //

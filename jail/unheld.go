@@ -17,11 +17,11 @@ import (
 // are then held by nothing, and the report says so: limits.not_enforced,
 // their fields 0, and a sentence in the completion notes.
 
-// UnheldLimits are the limits s asks for that no layer holds on its run:
+// unheldLimits are the limits s asks for that no layer holds on its run:
 // the cgroup leaf's rows when the leaf is given up, except those
 // switched off (none asks for nothing). Swap's 0 is an amount (no swap),
 // so it is asked for and unheld too.
-func UnheldLimits(s *Spec) []*limits.Limit {
+func unheldLimits(s *Spec) []*limits.Limit {
 	if !s.disabled(promise.ProtectCgroup) {
 		return nil
 	}

@@ -40,9 +40,8 @@ func assembleReport(f runFacts) *report.Report {
 	v := settle(outcomeOf(f))
 	r.Status, r.ExitCode, r.Signal, r.SetupError, r.CompletionNotes = v.Status, v.ExitCode, v.Signal, v.SetupError, v.Notes
 	r.AnalysisStatus, r.AnalysisExitCode = v.AnalysisStatus, v.AnalysisExitCode
-	unheld := jail.UnheldLimits(&f.spec.Spec)
-	r.Limits = r.Limits.Unheld(unheld)
-	if note := jail.UnheldNote(unheld); note != "" {
+	r.Limits = r.Limits.Unheld(f.plan.Unheld)
+	if note := jail.UnheldNote(f.plan.Unheld); note != "" {
 		r.CompletionNotes += " " + note
 	}
 	for _, e := range slices.Concat(f.out.deliveryErrs, f.stdioLost) {

@@ -109,7 +109,7 @@ func RunWith(given *jail.Spec, opts Options) (*report.Report, error) {
 // and run holds it (carried), to be cleaned up and reported (finish.go,
 // assemble.go).
 type supervisor struct {
-	spec     *jail.Resolved // for the plan and the report: the steps consult only the plan
+	spec     *jail.Resolved // for the report (runFacts): the steps consult only the plan
 	plan     *jail.Plan
 	opts     Options
 	clock    *phaseTimer

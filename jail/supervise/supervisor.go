@@ -11,6 +11,7 @@ import (
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
 	"github.com/scidex/scidex-jail/jail/report"
 	"github.com/scidex/scidex-jail/jail/runfiles"
+	"github.com/scidex/scidex-jail/jail/uidlease"
 )
 
 // The steps of execute (run.go), in order: each carries out its part of
@@ -57,8 +58,8 @@ func (sv *supervisor) makeRunDir(in spawned) (*runfiles.Dir, *setupFailure, erro
 	sv.warnings = append(sv.warnings, runfiles.SweepLeftovers(p.TmpRoot, p.Report)...)
 	sv.clock.lap("sweep")
 	var leased func(uint32) bool
-	if sv.spec.LeasedFrom != "" {
-		leased = func(owner uint32) bool { return sv.spec.LeaseRange().Contains(uint64(owner)) }
+	if p.Leased != (uidlease.Range{}) {
+		leased = func(owner uint32) bool { return p.Leased.Contains(uint64(owner)) }
 	}
 	dir, stale, err := runfiles.CreateDirLeased(p.TmpRoot, p.ID, p.Owner[0], p.Owner[1], leased)
 	if err != nil {
