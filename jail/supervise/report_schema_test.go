@@ -1,4 +1,4 @@
-package jail
+package supervise
 
 import (
 	"encoding/json"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/scidex/scidex-jail/internal/testutil"
+	"github.com/scidex/scidex-jail/jail"
 	"github.com/scidex/scidex-jail/jail/report"
 )
 
@@ -28,7 +29,7 @@ func TestReportSchemaRules(t *testing.T) {
 	}
 	planned := func() *report.Report {
 		r := base()
-		p, _, err := BuildPlan(asResolved(testSpec()), testHost())
+		p, _, err := jail.BuildPlan(asResolved(testSpec()), testHost())
 		if err != nil {
 			t.Fatalf("BuildPlan: %v", err)
 		}
