@@ -120,6 +120,29 @@ func TestHypotheticalReportField(t *testing.T) {
 	}
 }
 
+// TestOutputTypesInSchema: the schema's output types are the report's
+// OutputType values, no more, no fewer.
+func TestOutputTypesInSchema(t *testing.T) {
+	var s struct {
+		Defs struct {
+			Output struct {
+				Properties struct {
+					Type struct {
+						Enum []OutputType `json:"enum"`
+					} `json:"type"`
+				} `json:"properties"`
+			} `json:"output"`
+		} `json:"$defs"`
+	}
+	if err := json.Unmarshal(JSONSchema, &s); err != nil {
+		t.Fatalf("report.schema.json: %v", err)
+	}
+	want := []OutputType{OutputFile, OutputDir, OutputSymlink, OutputOther}
+	if got := s.Defs.Output.Properties.Type.Enum; !slices.Equal(got, want) {
+		t.Errorf("report.schema.json output type enum = %q, want %q", got, want)
+	}
+}
+
 // TestSchemaNoDuplicateKeys: no object of the schema's text names a key
 // twice. A decoder keeps the last of two and a reader of the file sees
 // both: the copies drift (served was twice, identical, in v1).

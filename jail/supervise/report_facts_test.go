@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/scidex/scidex-jail/cgroupfs"
+	"github.com/scidex/scidex-jail/jail/report"
 	"github.com/scidex/scidex-jail/jail/runfiles"
 )
 
@@ -29,6 +30,19 @@ func TestReportFacts(t *testing.T) {
 		in, out := exported(reflect.ValueOf(c.in)), exported(reflect.ValueOf(c.out))
 		if !reflect.DeepEqual(in, out) {
 			t.Errorf("%s: the report's fields = %q, want the input's %q", c.name, out, in)
+		}
+	}
+	// An entry's type is converted as it is: each of runfiles' names the
+	// report's of the same kind.
+	for _, c := range []struct {
+		in   runfiles.OutputType
+		want report.OutputType
+	}{
+		{runfiles.OutputFile, report.OutputFile}, {runfiles.OutputDir, report.OutputDir},
+		{runfiles.OutputSymlink, report.OutputSymlink}, {runfiles.OutputOther, report.OutputOther},
+	} {
+		if got := reportOutputs([]runfiles.Output{{Type: c.in}})[0].Type; got != c.want {
+			t.Errorf("reportOutputs(type %q).Type = %q, want %q", c.in, got, c.want)
 		}
 	}
 	if got := reportUsage(nil); got != nil {
