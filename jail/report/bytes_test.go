@@ -16,7 +16,7 @@ var updateBytes = flag.Bool("update-bytes", false, "write testdata/full.json fro
 // order) changes no byte a reader sees. A deliberate change of the report
 // (a new field) rewrites the file with -update-bytes, and the diff shows it.
 func TestReportBytes(t *testing.T) {
-	r := full(reflect.TypeFor[Report](), true).Interface().(Report)
+	r := full(reflect.TypeFor[Report](), every).Interface().(Report)
 	got, err := r.Encode()
 	if err != nil {
 		t.Fatal(err)

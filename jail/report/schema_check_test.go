@@ -27,15 +27,15 @@ func parseSchema() (schemaNode, error) {
 // walked beside the schema. Every field written must be a property of its
 // object in the schema, of the JSON type it is written as; every property
 // must be written by some field; every object with properties must refuse
-// the fields it does not name. A second walk, of the value with only its
-// containers filled (what omitempty leaves out is out), finds each
-// required property written (a scalar's: a list or an object the walk
-// fills to reach inside it). It returns what differs, one line each, and
-// the $defs the walk reached.
+// the fields it does not name. Two more walks, of the value with its
+// scalars zero (full's containers and bare), find each required property
+// written when its field is empty: what omitempty leaves out is not
+// required. It returns what differs, one line each, and the $defs the
+// walk reached.
 func schemaCheck(doc schemaNode, t reflect.Type) (diffs []string, reached map[string]bool) {
 	c := &checker{doc: doc, reached: map[string]bool{}}
-	for _, scalars := range []bool{true, false} {
-		b, err := json.Marshal(full(t, scalars).Interface())
+	for _, f := range []fill{every, containers, bare} {
+		b, err := json.Marshal(full(t, f).Interface())
 		if err != nil {
 			return []string{fmt.Sprintf("marshal a full %s: %v", t, err)}, nil
 		}
@@ -43,15 +43,16 @@ func schemaCheck(doc schemaNode, t reflect.Type) (diffs []string, reached map[st
 		if err := json.Unmarshal(b, &v); err != nil {
 			return []string{fmt.Sprintf("read back a full %s: %v", t, err)}, nil
 		}
-		c.required = !scalars
+		c.required = f != every
 		c.walk("report", v, doc)
 	}
-	return c.diffs, c.reached
+	slices.Sort(c.diffs)
+	return slices.Compact(c.diffs), c.reached
 }
 
 type checker struct {
 	doc      schemaNode
-	required bool // the walk of the value without scalars: check required properties only
+	required bool // a walk of a value with empty fields: check required properties only
 	diffs    []string
 	reached  map[string]bool
 }

@@ -43,7 +43,7 @@ type (
 	}
 	enforcedWithEgress struct {
 		EnforcedReport
-		Egress string `json:"egress,omitempty"`
+		Egress []string `json:"egress,omitempty"`
 	}
 	withEnforced struct {
 		Report
@@ -84,11 +84,11 @@ func TestHypotheticalReportField(t *testing.T) {
 		}, "report.sandbox: written as string, the schema says [integer]"},
 		{"nested field, schema without it", reflect.TypeFor[withEnforced](), nil, "report.enforced.egress: a field of the Go type the schema does not name"},
 		{"nested field, schema with it", reflect.TypeFor[withEnforced](), func(doc schemaNode) {
-			prop(doc, "enforced")["properties"].(schemaNode)["egress"] = str()
+			prop(doc, "enforced")["properties"].(schemaNode)["egress"] = schemaNode{"$ref": "#/$defs/strings"}
 		}, ""},
 		{"nested field, required though omitempty", reflect.TypeFor[withEnforced](), func(doc schemaNode) {
 			e := prop(doc, "enforced")
-			e["properties"].(schemaNode)["egress"] = str()
+			e["properties"].(schemaNode)["egress"] = schemaNode{"$ref": "#/$defs/strings"}
 			e["required"] = append(e["required"].([]any), "egress")
 		}, "report.enforced.egress: required by the schema, left out by the Go type when empty"},
 		{"property no field writes", reflect.TypeFor[Report](), func(doc schemaNode) {
