@@ -58,17 +58,14 @@ type (
 // python/tests/test_report_types.py fails until Python types the field.
 func TestHypotheticalReportField(t *testing.T) {
 	str := func() schemaNode { return schemaNode{"type": "string"} }
-	prop := func(doc schemaNode, path ...string) schemaNode {
-		n := doc
-		for _, p := range path {
-			if d, ok := n["$defs"].(schemaNode)[p].(schemaNode); ok && n["$defs"] != nil {
-				n = d
-				continue
-			}
-			n = n["properties"].(schemaNode)[p].(schemaNode)
+	// def is the object the schema defines under $defs as name ("": its top).
+	def := func(doc schemaNode, name string) schemaNode {
+		if name == "" {
+			return doc
 		}
-		return n
+		return doc["$defs"].(schemaNode)[name].(schemaNode)
 	}
+	props := func(n schemaNode) schemaNode { return n["properties"].(schemaNode) }
 	for _, c := range []struct {
 		name   string
 		typ    reflect.Type
@@ -77,28 +74,28 @@ func TestHypotheticalReportField(t *testing.T) {
 	}{
 		{"top field, schema without it", reflect.TypeFor[withSandbox](), nil, "report.sandbox: a field of the Go type the schema does not name"},
 		{"top field, schema with it", reflect.TypeFor[withSandbox](), func(doc schemaNode) {
-			prop(doc)["properties"].(schemaNode)["sandbox"] = str()
+			props(def(doc, ""))["sandbox"] = str()
 		}, ""},
 		{"top field, schema with another type", reflect.TypeFor[withSandbox](), func(doc schemaNode) {
-			prop(doc)["properties"].(schemaNode)["sandbox"] = schemaNode{"type": "integer"}
+			props(def(doc, ""))["sandbox"] = schemaNode{"type": "integer"}
 		}, "report.sandbox: written as string, the schema says [integer]"},
 		{"nested field, schema without it", reflect.TypeFor[withEnforced](), nil, "report.enforced.egress: a field of the Go type the schema does not name"},
 		{"nested field, schema with it", reflect.TypeFor[withEnforced](), func(doc schemaNode) {
-			prop(doc, "enforced")["properties"].(schemaNode)["egress"] = schemaNode{"$ref": "#/$defs/strings"}
+			props(def(doc, "enforced"))["egress"] = schemaNode{"$ref": "#/$defs/strings"}
 		}, ""},
 		{"nested field, required though omitempty", reflect.TypeFor[withEnforced](), func(doc schemaNode) {
-			e := prop(doc, "enforced")
-			e["properties"].(schemaNode)["egress"] = schemaNode{"$ref": "#/$defs/strings"}
+			e := def(doc, "enforced")
+			props(e)["egress"] = schemaNode{"$ref": "#/$defs/strings"}
 			e["required"] = append(e["required"].([]any), "egress")
 		}, "report.enforced.egress: required by the schema, left out by the Go type when empty"},
 		{"property no field writes", reflect.TypeFor[Report](), func(doc schemaNode) {
-			prop(doc, "served")["properties"].(schemaNode)["ghost"] = str()
+			props(def(doc, "served"))["ghost"] = str()
 		}, "report.served.ghost: in the schema, written by no field of the Go type"},
 		{"a field's type changed in the schema", reflect.TypeFor[Report](), func(doc schemaNode) {
-			prop(doc)["properties"].(schemaNode)["kept"] = str()
+			props(def(doc, ""))["kept"] = str()
 		}, "report.kept: written as boolean, the schema says [string]"},
 		{"an object open again", reflect.TypeFor[Report](), func(doc schemaNode) {
-			prop(doc, "phase")["additionalProperties"] = true
+			def(doc, "phase")["additionalProperties"] = true
 		}, "report.phases[]: the schema allows fields it does not name (additionalProperties true), want false"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
