@@ -268,7 +268,8 @@ class Report(_OverRaw):
 
     A :class:`Report` is also a read-only mapping over ``raw``
     (``report["status"]``, ``dict(report)``), as the report was before it
-    had types. ``served`` is set for a run of a server (:class:`Served`).
+    had types. ``served`` and ``start`` are set for a run of a server
+    (:class:`Served`; ``slot`` or ``cold``).
     ``analysis_status``, ``analysis_exit_code`` and
     ``delivery_errors`` are set with status ``delivery_failed`` (and the
     first two with ``output_limit``) only.
