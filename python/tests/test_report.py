@@ -157,6 +157,7 @@ def test_a_field_nobody_declared_fails_validation_and_still_parses(
     with pytest.raises(ReportSchemaError, match="Additional properties are not allowed") as e:
         validate_report(data)
     assert any(m.startswith(where + ":") for m in e.value.errors), e.value.errors
+    assert str(e.value).endswith("validate it against that binary's `scidex-jail schema`)"), str(e.value)
     r = Report.from_json(data)
     assert r.raw is data
 
@@ -181,6 +182,7 @@ def test_breaking_reports_fail_naming_the_field(change: Callable[[Dict[str, Any]
     with pytest.raises(ReportSchemaError, match="does not match its schema") as e:
         validate_report(data)
     assert any(where in m for m in e.value.errors), e.value.errors
+    assert "scidex-jail schema" not in str(e.value)  # no unknown field: no hint of another binary
 
 
 def test_validate_names_the_missing_library(monkeypatch: pytest.MonkeyPatch) -> None:
