@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/scidex/scidex-jail/internal/testutil"
@@ -53,6 +54,49 @@ func TestOldReports(t *testing.T) {
 			}
 			for _, d := range lost("report", was, is) {
 				t.Errorf("read and written again: %s", d)
+			}
+		})
+	}
+}
+
+// TestSchemaRefusesUnknownFields: a maintained validator refuses a field
+// the schema does not name, at the top and in nested objects (the limits
+// rows' included), naming where it is.
+func TestSchemaRefusesUnknownFields(t *testing.T) {
+	schema, err := testutil.CompileReportSchema(JSONSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile("../../python/tests/reports/ok.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		add  func(r map[string]any)
+		want string // a piece of the validator's message
+	}{
+		{"top", func(r map[string]any) { r["sandbox"] = "x" }, "sandbox"},
+		{"enforced", func(r map[string]any) { r["enforced"].(map[string]any)["egress"] = []any{} }, "egress"},
+		{"an output", func(r map[string]any) { r["outputs"].([]any)[0].(map[string]any)["hashed"] = true }, "hashed"},
+		{"limits", func(r map[string]any) { r["limits"].(map[string]any)["io_weight"] = 100 }, "io_weight"},
+		{"usage", func(r map[string]any) {
+			cg := r["enforced"].(map[string]any)["cgroup"].(map[string]any)
+			cg["usage"].(map[string]any)["io_bytes"] = 1
+		}, "io_bytes"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var r map[string]any
+			if err := json.Unmarshal(b, &r); err != nil {
+				t.Fatal(err)
+			}
+			c.add(r)
+			changed, err := json.Marshal(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := schema.Validate(changed); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("Validate(ok.json with %s) = %v, want an error naming it", c.want, err)
 			}
 		})
 	}
