@@ -173,12 +173,11 @@ func types(n schemaNode) []string {
 	return out
 }
 
-// allows says whether n lets a value be of type t (a number may be an
-// integer: an integral value written by a float field, such as a limit's
-// CPUs of 2).
+// allows says whether n lets a value be of type t. An integer is no
+// number here: full writes every float as 1.5, so an integral value came
+// from an integer field, whose schema says integer.
 func allows(n schemaNode, t string) bool {
-	ts := types(n)
-	return slices.Contains(ts, t) || t == "integer" && slices.Contains(ts, "number")
+	return slices.Contains(types(n), t)
 }
 
 func asStrings(v any) []string {

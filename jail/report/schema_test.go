@@ -94,6 +94,9 @@ func TestHypotheticalReportField(t *testing.T) {
 		{"a field's type changed in the schema", reflect.TypeFor[Report](), func(doc schemaNode) {
 			props(def(doc, ""))["kept"] = str()
 		}, "report.kept: written as boolean, the schema says [string]"},
+		{"an integer the schema calls a number", reflect.TypeFor[Report](), func(doc schemaNode) {
+			props(def(doc, ""))["exit_code"] = schemaNode{"type": "number"}
+		}, "report.exit_code: written as integer, the schema says [number]"},
 		{"an object open again", reflect.TypeFor[Report](), func(doc schemaNode) {
 			def(doc, "phase")["additionalProperties"] = true
 		}, "report.phases[]: the schema allows fields it does not name (additionalProperties true), want false"},
