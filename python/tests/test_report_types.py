@@ -69,7 +69,7 @@ class _Check:
             got = {"object"}
         else:
             got = {_PY_TYPES.get(hint, f"python {hint!r}")}
-        if not got & want and not (got == {"integer"} and "number" in want):
+        if not got & want:
             self.diffs.append(f"{path}: typed {_name(hint)}, the schema says {sorted(want)}")
             return
         if dataclasses.is_dataclass(hint):
