@@ -54,13 +54,10 @@ func seccompPolicy(s *Spec) *seccomp.Policy {
 	return &seccomp.Policy{Name: "default", Net: seccomp.NetMode(s.Net)}
 }
 
-// SeccompReport is the filter in force, as the report shows it.
-type SeccompReport = protocol.Seccomp
-
 // seccompReport is the filter the init loads for pol, which is prog
 // (seccomp.Lookup is a pure table lookup: the init finds the same).
-func seccompReport(pol *seccomp.Policy, prog seccomp.Program) *SeccompReport {
-	return &SeccompReport{Policy: pol.String(), Arch: prog.Arch, SHA256: prog.SHA256, Denied: prog.Denied()}
+func seccompReport(pol *seccomp.Policy, prog seccomp.Program) *report.SeccompReport {
+	return &report.SeccompReport{Policy: pol.String(), Arch: prog.Arch, SHA256: prog.SHA256, Denied: prog.Denied()}
 }
 
 // RecordSecurity adds to r what the init enforced of the Landlock policy
