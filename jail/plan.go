@@ -12,6 +12,7 @@ import (
 	"github.com/scidex/scidex-jail/cgroupfs"
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
 	"github.com/scidex/scidex-jail/jail/limits"
+	"github.com/scidex/scidex-jail/jail/netmode"
 	"github.com/scidex/scidex-jail/jail/promise"
 	"github.com/scidex/scidex-jail/jail/report"
 	"github.com/scidex/scidex-jail/jail/runfiles"
@@ -66,6 +67,11 @@ type RunPlan struct {
 	KeepTo  string
 	Collect string // "" = no copy
 	Report  string // "" = none
+	// NetHook is the network mode's supervisor side (netmode.Hook): nil
+	// for every mode today, and not called yet; the first mode to have
+	// one (egress, issue #35) starts it before the init and stops it at
+	// the run's end.
+	NetHook netmode.Hook
 }
 
 // Namespace is one namespace the init is born in.
@@ -107,8 +113,8 @@ type PlanError struct {
 func (e *PlanError) Error() string { return e.Err.Error() }
 func (e *PlanError) Unwrap() error { return e.Err }
 
-// allNamespaces is the fixed set; the network namespace is left out only in
-// the host network mode.
+// allNamespaces is the fixed set; the network namespace is left out in a
+// network mode that shares the host's (netmode.Mode.OwnNamespace).
 var allNamespaces = []Namespace{
 	{"user", unix.CLONE_NEWUSER}, {"mount", unix.CLONE_NEWNS}, {"pid", unix.CLONE_NEWPID},
 	{"net", unix.CLONE_NEWNET}, {"ipc", unix.CLONE_NEWIPC}, {"uts", unix.CLONE_NEWUTS},
@@ -121,15 +127,20 @@ var allNamespaces = []Namespace{
 // a *PlanError; the plan is returned even then, for its promises.
 func BuildPlan(r *Resolved, h view.HostView) (*Plan, []string, error) {
 	s := &r.Spec
+	net, err := netmode.Lookup(s.Net)
+	if err != nil {
+		return &Plan{}, nil, &PlanError{Stage: protocol.StagePolicy, Err: fmt.Errorf("network mode of a validated spec (bug): %w", err)}
+	}
 	// The host says what the kernel offers; the spec, what the caller
-	// switched off and which network mode the promises are about.
+	// switched off, and its network mode's row what the network's promises
+	// have.
 	layers := h.Layers
-	layers.Net, layers.Disabled = s.Net, s.optIns().Disabled()
+	layers.Net, layers.Disabled = net.Network(), s.optIns().Disabled()
 	p := &Plan{
-		Namespaces: planNamespaces(s.Net),
+		Namespaces: planNamespaces(net),
 		IDs:        planIDs(r, h),
 		Promises:   promise.EvaluatePromises(layers, s.RequireLayers),
-		Run:        planRun(r),
+		Run:        planRun(r, net),
 	}
 	// A data dir the platform's root lacks is no warning on every run:
 	// the report's enforced.mounts.data_dirs says it (dataDirsReport).
@@ -137,7 +148,7 @@ func BuildPlan(r *Resolved, h view.HostView) (*Plan, []string, error) {
 	if !s.disabled(promise.ProtectCgroup) {
 		p.Cgroup = &CgroupPlan{Parent: s.CgroupParent, Name: runfiles.LeafName(s.ID), Limits: cgroupLimits(s.Limits)}
 	}
-	p.Init = planInit(s, h, p.IDs)
+	p.Init = planInit(s, h, p.IDs, net)
 	p.Run.Outputs.Links = linkTargets(p.Init.Mounts.Links)
 	// The analysis' own user database, with the HOME its environment has.
 	p.Init.Mounts.Files = view.UserDB(p.Init.Env, h)
@@ -164,11 +175,11 @@ func BuildPlan(r *Resolved, h view.HostView) (*Plan, []string, error) {
 	return p, warnings, nil
 }
 
-func planRun(r *Resolved) RunPlan {
+func planRun(r *Resolved, net netmode.Mode) RunPlan {
 	p := RunPlan{
 		ID: r.ID, TmpRoot: r.TmpRoot, Owner: [2]int{r.HostUID, r.HostGID},
 		Timeout: r.Limits.Duration(limits.Timeout), Grace: r.Limits.Duration(limits.Grace), Outputs: r.outputBudget(), StdioBytes: r.Limits.Int(limits.StdioBytes), DiskBytes: r.Limits.Int(limits.Disk),
-		Keep: r.Keep, Collect: r.Collect, Report: r.Report,
+		Keep: r.Keep, Collect: r.Collect, Report: r.Report, NetHook: net.Hook,
 	}
 	if r.Keep && r.Limits.Int(limits.Disk) > 0 {
 		p.KeepTo = filepath.Join(r.RealTmpRoot, runfiles.DirName(r.ID))
@@ -176,10 +187,10 @@ func planRun(r *Resolved) RunPlan {
 	return p
 }
 
-func planNamespaces(net promise.NetMode) []Namespace {
+func planNamespaces(net netmode.Mode) []Namespace {
 	var out []Namespace
 	for _, ns := range allNamespaces {
-		if ns.Name == "net" && net == promise.NetHost {
+		if ns.Name == "net" && !net.OwnNamespace {
 			continue
 		}
 		out = append(out, ns)
@@ -198,8 +209,9 @@ func planIDs(s *Resolved, h view.HostView) IDMap {
 }
 
 // planInit is the init's config: the mount view, the Landlock and seccomp
-// policies, the target's argv and environment.
-func planInit(s *Spec, h view.HostView, ids IDMap) protocol.Config {
+// policies, the target's argv and environment; net is the network mode's
+// row.
+func planInit(s *Spec, h view.HostView, ids IDMap, net netmode.Mode) protocol.Config {
 	runDir := s.RunDir()
 	var dataEnv []string // where each data dir appears inside, so a script need not be told
 	for _, d := range s.DataDirs {
@@ -221,14 +233,14 @@ func planInit(s *Spec, h view.HostView, ids IDMap) protocol.Config {
 	}
 	c := protocol.Config{
 		Command:   s.Command,
-		Env:       s.targetEnv(dataEnv),
+		Env:       s.targetEnv(append(dataEnv, net.Env...)), // the mode's environment, under the caller's --env
 		RunDir:    runDir,
 		Hostname:  hostname,
 		UID:       InsideUID,
 		GID:       InsideUID,
 		Setgroups: ids.Setgroups,
 		Groups:    insideGroups(ids.Groups),
-		Loopback:  s.Net == promise.NetLoopback,
+		Loopback:  net.Loopback,
 		Mounts: protocol.Mounts{
 			System:      h.System,
 			ReadOnly:    append(sysRO, ro...),
@@ -239,8 +251,8 @@ func planInit(s *Spec, h view.HostView, ids IDMap) protocol.Config {
 			ShmBytes:    s.Limits.Int(limits.Shm),
 		},
 		Security: protocol.Security{
-			Landlock: landlockPolicy(s, h, ro),
-			Seccomp:  seccompPolicy(s),
+			Landlock: landlockPolicy(s, h, ro, net),
+			Seccomp:  seccompPolicy(s, net),
 		},
 	}
 	planScratch(s, &c.Mounts)
