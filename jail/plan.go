@@ -67,11 +67,6 @@ type RunPlan struct {
 	KeepTo  string
 	Collect string // "" = no copy
 	Report  string // "" = none
-	// NetHook is the network mode's supervisor side (netmode.Hook): nil
-	// for every mode today, and not called yet; the first mode to have
-	// one (egress, issue #35) starts it before the init and stops it at
-	// the run's end.
-	NetHook netmode.Hook
 }
 
 // Namespace is one namespace the init is born in.
@@ -140,7 +135,7 @@ func BuildPlan(r *Resolved, h view.HostView) (*Plan, []string, error) {
 		Namespaces: planNamespaces(net),
 		IDs:        planIDs(r, h),
 		Promises:   promise.EvaluatePromises(layers, s.RequireLayers),
-		Run:        planRun(r, net),
+		Run:        planRun(r),
 	}
 	// A data dir the platform's root lacks is no warning on every run:
 	// the report's enforced.mounts.data_dirs says it (dataDirsReport).
@@ -153,6 +148,13 @@ func BuildPlan(r *Resolved, h view.HostView) (*Plan, []string, error) {
 	// The analysis' own user database, with the HOME its environment has.
 	p.Init.Mounts.Files = view.UserDB(p.Init.Env, h)
 	p.Enforced = planEnforced(s, p)
+	if net.Hook != nil {
+		// Fail closed: the supervisor does not run a mode's own side yet
+		// (the first mode to have one, egress, issue #35, wires it: started
+		// before the init, its files sent with the config, stopped at the
+		// end), and a mode without its side would not be the mode.
+		return p, warnings, &PlanError{Stage: protocol.StagePolicy, Err: fmt.Errorf("network mode %s needs its supervisor-side hook, which this supervisor does not run yet", net.Name)}
+	}
 	short, err := promise.Check(p.Promises, s.optIns())
 	if err != nil {
 		return p, warnings, &PlanError{Stage: protocol.StagePromises, Err: err}
@@ -175,11 +177,11 @@ func BuildPlan(r *Resolved, h view.HostView) (*Plan, []string, error) {
 	return p, warnings, nil
 }
 
-func planRun(r *Resolved, net netmode.Mode) RunPlan {
+func planRun(r *Resolved) RunPlan {
 	p := RunPlan{
 		ID: r.ID, TmpRoot: r.TmpRoot, Owner: [2]int{r.HostUID, r.HostGID},
 		Timeout: r.Limits.Duration(limits.Timeout), Grace: r.Limits.Duration(limits.Grace), Outputs: r.outputBudget(), StdioBytes: r.Limits.Int(limits.StdioBytes), DiskBytes: r.Limits.Int(limits.Disk),
-		Keep: r.Keep, Collect: r.Collect, Report: r.Report, NetHook: net.Hook,
+		Keep: r.Keep, Collect: r.Collect, Report: r.Report,
 	}
 	if r.Keep && r.Limits.Int(limits.Disk) > 0 {
 		p.KeepTo = filepath.Join(r.RealTmpRoot, runfiles.DirName(r.ID))

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"slices"
 	"strings"
@@ -115,5 +116,39 @@ func TestHypotheticalNetMode(t *testing.T) {
 	s.Net = "tunel"
 	if _, err := s.Validate(); err == nil || !strings.Contains(err.Error(), `--net "tunel": choose none, loopback, host or tunnel`) {
 		t.Errorf("Validate(net tunel) = %v, want the choices to name the row", err)
+	}
+}
+
+// hookOnly is a supervisor side that is never started: the plan refuses
+// its mode before.
+type hookOnly struct{}
+
+func (hookOnly) Start(context.Context, netmode.Run) (netmode.Session, error) {
+	return nil, errors.New("started (the plan should have refused the mode)")
+}
+
+// TestHypotheticalNetModeHook: a mode whose row has a supervisor-side hook
+// is a mode the supervisor cannot run yet: the spec validates, and the
+// plan refuses it naming the mode, where the run would otherwise go
+// without the mode's own side.
+func TestHypotheticalNetModeHook(t *testing.T) {
+	withMode(t, netmode.Mode{
+		Name: "proxied", Help: "a mode of the test only", Means: "through the supervisor", Doc: "a row of the test",
+		OwnNamespace: true, Loopback: true, Seccomp: seccomp.NetInet, Hook: hookOnly{},
+		Layers: map[promise.Promise][]promise.Layer{
+			promise.PromiseAbstractSockets: {promise.LayerNetNS}, promise.PromiseNoPostgres: {promise.LayerNetNS}, promise.PromiseNetwork: {promise.LayerNetNS},
+		},
+	})
+	s := profile.Builtins()["default"].Spec()
+	s.Net, s.ID, s.Command, s.TmpRoot, s.Root = "proxied", "x", []string{"/bin/true"}, t.TempDir(), t.TempDir()
+	s.HostUID, s.HostGID = 65534, 65534
+	r, err := s.Validate()
+	if err != nil {
+		t.Fatalf("Validate(net proxied) = %v", err)
+	}
+	_, _, err = jail.BuildPlan(r, jail.LookHost(&r.Spec))
+	var pe *jail.PlanError
+	if !errors.As(err, &pe) || !strings.Contains(err.Error(), "network mode proxied needs its supervisor-side hook") {
+		t.Errorf("BuildPlan(net proxied) = %v, want a *PlanError refusing the mode", err)
 	}
 }

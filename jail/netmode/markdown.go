@@ -11,15 +11,21 @@ import (
 // the document's after changing a row.
 func MarkdownTable() string {
 	var b strings.Builder
-	b.WriteString("| mode | what the run gets | its own network namespace | sockets (seccomp) | TCP ports (Landlock) | `network` held by |\n")
-	b.WriteString("|---|---|---|---|---|---|\n")
+	b.WriteString("| mode | what the run gets | its own network namespace | sockets (seccomp) | TCP ports (Landlock) |")
+	for _, p := range promise.NetPromises() {
+		b.WriteString(" `" + string(p) + "` held by |")
+	}
+	b.WriteString("\n|---|---|---|---|---|" + strings.Repeat("---|", len(promise.NetPromises())) + "\n")
 	for _, m := range All {
 		ports := "none taken"
 		if m.TCPPorts {
 			ports = "connect to the allowed ports only, bind none"
 		}
-		b.WriteString("| `" + string(m.Name) + "` | " + m.Doc + " | " + namespace(m) +
-			" | " + string(m.Seccomp) + " | " + ports + " | " + joinLayers(m.Layers[promise.PromiseNetwork]) + " |\n")
+		b.WriteString("| `" + string(m.Name) + "` | " + m.Doc + " | " + namespace(m) + " | " + string(m.Seccomp) + " | " + ports + " |")
+		for _, p := range promise.NetPromises() {
+			b.WriteString(" " + joinLayers(m.Layers[p]) + " |")
+		}
+		b.WriteString("\n")
 	}
 	return b.String()
 }

@@ -46,7 +46,8 @@ type Mode struct {
 	// network (promise.NetPromises), in this mode.
 	Layers map[promise.Promise][]promise.Layer
 	// Hook is the supervisor's side of the mode, nil when it has none (every
-	// mode today).
+	// mode today; a run of a mode with one is refused until the supervisor
+	// runs hooks).
 	Hook Hook
 }
 
@@ -154,10 +155,13 @@ func (e *PortsError) Needs(netOption string) string {
 
 // Hook is the supervisor's side of a network mode that needs one (nil for
 // none, loopback and host; the egress mode of issue #35 will be the
-// first): the supervisor calls Start once the run's spec is resolved and
-// before the init runs, hands the init the session's Files with its
-// config, and calls Stop at the run's end, after the init is gone and
-// before the report is written, whatever the outcome.
+// first). Its contract: the supervisor calls Start once the run is
+// planned and before the init runs, hands the init the session's Files
+// with its config, and calls Stop at the run's end, after the init is gone
+// and before the report is written, whatever the outcome. The supervisor
+// does not call it yet: until the first mode with a hook wires it, the
+// plan refuses a mode that has one (fail closed: a mode without its own
+// side is not the mode).
 type Hook interface {
 	Start(ctx context.Context, run Run) (Session, error)
 }

@@ -152,3 +152,19 @@ func TestDocsTable(t *testing.T) {
 		t.Errorf("docs/security.md's table of network modes is not the rows'; want it to be:\n%s", want)
 	}
 }
+
+// TestREADMEFlag: the README's row for --net names every mode, in the
+// table's order.
+func TestREADMEFlag(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := make([]string, len(All))
+	for i, m := range All {
+		names[i] = string(m.Name)
+	}
+	if want := "| `--net " + strings.Join(names, `\|`) + "`"; !strings.Contains(string(b), "\n"+want) {
+		t.Errorf("README.md has no flag row starting %q: write the table's modes there", want)
+	}
+}
