@@ -1,4 +1,4 @@
-package jail
+package supervise
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/scidex/scidex-jail/cgroupfs"
+	"github.com/scidex/scidex-jail/jail"
 	"github.com/scidex/scidex-jail/jail/initconn"
 	"github.com/scidex/scidex-jail/jail/uidlease"
 )
@@ -34,7 +35,7 @@ type Slot struct {
 // the slot serves: its namespaces, identity and cgroup controllers; its ID
 // names the leaf). Its limits are written at once, and again by the run
 // that takes it.
-func PrepareSlot(template *Spec) (*Slot, error) {
+func PrepareSlot(template *jail.Spec) (*Slot, error) {
 	s, err := template.Validate()
 	if err != nil {
 		return nil, err
@@ -43,7 +44,7 @@ func PrepareSlot(template *Spec) (*Slot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("prepare slot: %w", err)
 	}
-	plan, _, err := BuildPlan(s, LookHost(&s.Spec))
+	plan, _, err := jail.BuildPlan(s, jail.LookHost(&s.Spec))
 	if err != nil {
 		lease.Release()
 		return nil, fmt.Errorf("prepare slot: %w", err)
@@ -75,12 +76,12 @@ func PrepareSlot(template *Spec) (*Slot, error) {
 // leaf is not tried: a rootless server on a host with no delegated
 // cgroup starts, and its runs say why they cannot have one (or degrade,
 // when a request allows it), as before.
-func CheckSlot(template *Spec) error {
+func CheckSlot(template *jail.Spec) error {
 	s, err := template.Validate()
 	if err != nil {
 		return err
 	}
-	plan, _, err := BuildPlan(s, LookHost(&s.Spec))
+	plan, _, err := jail.BuildPlan(s, jail.LookHost(&s.Spec))
 	if err != nil {
 		return err
 	}
@@ -99,7 +100,7 @@ func CheckSlot(template *Spec) error {
 
 // start makes the leaf and starts the init in it, stdio on /dev/null (the
 // run's own comes with its config), and checks its version.
-func (sl *Slot) start(plan *Plan) error {
+func (sl *Slot) start(plan *jail.Plan) error {
 	leaf, _, err := createLeaf(plan.Cgroup, plan.Run.TmpRoot)
 	if err != nil {
 		return err
@@ -159,7 +160,7 @@ type Slots func(key string) *Slot
 // controllers, and the init file it is (device, inode, size, change time:
 // an init replaced on disk, a new package, is another key). The rest of
 // the plan, the host view included, is the request's, built when it comes.
-func slotKey(p *Plan, prog *initconn.Program) (string, error) {
+func slotKey(p *jail.Plan, prog *initconn.Program) (string, error) {
 	var b strings.Builder
 	for _, ns := range p.Namespaces {
 		b.WriteString(ns.Name + ",")
@@ -192,45 +193,45 @@ func slotKey(p *Plan, prog *initconn.Program) (string, error) {
 }
 
 // takeSlot adopts a slot for the plan (and prog, the init a cold start
-// would exec) if the caller has one: its leaf gets
-// the run's limits and the usage so far is kept, to be taken off the
-// run's. false: no slot fits (or its limits could not be written, and it
-// is destroyed); the run starts cold.
-func (sv *supervisor) takeSlot(prog *initconn.Program) bool {
+// would exec) if the caller has one: its leaf gets the run's limits and
+// the usage so far is kept, to be taken off the run's. It returns the
+// slot's init and the lease the run holds from then on (lease, the run's
+// own, or the slot's). false: no slot fits (or its limits could not be
+// written, and it is destroyed); the run starts cold.
+func (sv *supervisor) takeSlot(prog *initconn.Program, lease *uidlease.Lease) (spawned, *uidlease.Lease, bool) {
 	if sv.opts.Slots == nil {
-		return false
+		return spawned{}, lease, false
 	}
 	key, err := slotKey(sv.plan, prog)
 	if err != nil {
-		return false
+		return spawned{}, lease, false
 	}
 	sl := sv.opts.Slots(key)
 	if sl == nil {
-		return false
+		return spawned{}, lease, false
 	}
+	in := spawned{conn: sl.conn, spawner: sl.spawner, slot: sl}
 	if sl.leaf != nil {
 		if err := sl.leaf.SetLimits(sv.plan.Cgroup.Limits); err != nil {
 			sv.warnings = append(sv.warnings, "a prepared slot could not take this run's limits ("+err.Error()+"): started cold")
 			sl.Destroy()
-			return false
+			return spawned{}, lease, false
 		}
 		base, err := sl.leaf.Usage()
 		if err != nil {
 			sl.Destroy()
-			return false
+			return spawned{}, lease, false
 		}
-		sv.res.base = &base
-		sv.res.leaf, sv.res.cgroup = sl.leaf, leafReport(sl.leaf)
+		in.base, in.leaf, in.cgroup = &base, sl.leaf, leafReport(sl.leaf)
 	}
-	sv.res.spawner, sv.conn, sv.slot = sl.spawner, sl.conn, sl
 	if sl.lease != nil {
 		// The slot's init was born with the slot's ids: the run gives
 		// back its own and holds the slot's to its end.
-		sv.lease.Release()
-		sv.lease, sl.lease = sl.lease, nil
-		sv.plan.rebindIDs(sv.lease.ID())
+		lease.Release()
+		lease, sl.lease = sl.lease, nil
+		sv.plan.RebindIDs(lease.ID())
 	}
 	sl.prog.Close() // exec'd long ago; the connection keeps its path for messages
 	sv.clock.lap("slot")
-	return true
+	return in, lease, true
 }
