@@ -1,13 +1,13 @@
 // Package seccomp is the system call filter of scidex-jail: a table that
 // classifies every system call, denying kernel attack surface with errnos
 // so that interpreters fail cleanly instead of dying, plus a socket policy
-// per network mode, and ENOSYS for every number the table does not name.
+// per network policy (Net: none or inet), and ENOSYS for every number the table does not name.
 //
 // # How the filter is built
 //
 // The rules are data (internal/rules). A generator (internal/gen, cgo and
 // libseccomp) compiles them ahead of time into classic BPF, one program per
-// policy, network mode and architecture (amd64, arm64): a short prologue of
+// policy, network policy and architecture (amd64, arm64): a short prologue of
 // its own (the numbers the table does not name, see below) followed by
 // libseccomp's program of the rules, which uses a binary tree of syscall
 // numbers (SCMP_FLTATR_CTL_OPTIMIZE=2). The programs

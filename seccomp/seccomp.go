@@ -71,7 +71,7 @@ type Program struct {
 
 // Lookup returns the program for p on the running architecture. The error
 // is errors.Is(err, ErrUnsupported) when no program was built for this
-// architecture; an unknown policy name or network mode is a plain error.
+// architecture; an unknown policy name or network policy is a plain error.
 func Lookup(p Policy) (Program, error) {
 	return lookup(p, runtime.GOARCH)
 }
