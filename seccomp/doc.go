@@ -1,7 +1,7 @@
 // Package seccomp is the system call filter of scidex-jail: a table that
 // classifies every system call, denying kernel attack surface with errnos
 // so that interpreters fail cleanly instead of dying, plus a socket policy
-// per network policy (Net: none or inet), and ENOSYS for every number the table does not name.
+// (Net: none or inet), and ENOSYS for every number the table does not name.
 //
 // # How the filter is built
 //
