@@ -98,7 +98,7 @@ type IDMap struct {
 }
 
 // CgroupPlan is the run's cgroup leaf, before it exists: the supervisor
-// makes it from this alone (createLeaf).
+// makes it from this alone (jail/supervise's createLeaf).
 type CgroupPlan struct {
 	Parent string
 	// Name is the leaf's name before the random suffix each run adds:

@@ -21,7 +21,7 @@ type Resolved struct {
 	// copied to (collect walks a path without following links).
 	RealTmpRoot string
 	// LeasedFrom is the range HostUID and HostGID were leased from
-	// (leaseIDs), "" when the caller fixed them or the run is rootless.
+	// (jail/supervise's leaseIDs), "" when the caller fixed them or the run is rootless.
 	LeasedFrom string
 }
 
@@ -29,7 +29,7 @@ type Resolved struct {
 // wrapping ErrBadSpec that says what is wrong and how to fix it. It
 // creates nothing on disk: the writability of --collect is probed with an
 // unnamed file (O_TMPFILE) that vanishes; that of --report is checked by
-// Run, which makes the report's unnamed file first
+// supervise.Run, which makes the report's unnamed file first
 // (runfiles.OpenReport).
 func (s *Spec) Validate() (*Resolved, error) {
 	c := s.clone()

@@ -31,7 +31,7 @@ const (
 var ErrBadSpec = runfiles.ErrBadSpec
 
 // Spec is one run as the caller gives it: everything the supervisor and the init
-// need, as plain values. Build it and hand it to Run, which validates it
+// need, as plain values. Build it and hand it to supervise.Run, which validates it
 // (Validate) and runs the resolved copy.
 type Spec struct {
 	ID      string   // analysis ID: letters, digits, '.', '_', '-'
@@ -48,7 +48,7 @@ type Spec struct {
 	// and kept with the outputs: for debugging. By default the scratch is
 	// never an output (scratch.go).
 	KeepScratch bool
-	// report.Report is where Run writes the JSON report (atomically); "" = none.
+	// report.Report is where supervise.Run writes the JSON report (atomically); "" = none.
 	// Validate resolves it and Collect in its copy (runfiles.CheckDestinations).
 	Report string
 
@@ -103,9 +103,9 @@ type Spec struct {
 	AllowDegraded []string
 	Disable       []string
 
-	// Started is when the jail's process started (ProcessStart), or a
+	// Started is when the jail's process started (supervise.ProcessStart), or a
 	// server's request came: the report's first phase, startup, runs from
-	// it to Run (to the request's acceptance when Options.Accepted is
+	// it to supervise.Run (to the request's acceptance when Options.Accepted is
 	// given; the wait after it is the queued phase). Zero: Run's own
 	// start, and no startup phase.
 	Started time.Time
