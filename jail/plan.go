@@ -12,9 +12,11 @@ import (
 	"github.com/scidex/scidex-jail/cgroupfs"
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
 	"github.com/scidex/scidex-jail/jail/limits"
+	"github.com/scidex/scidex-jail/jail/netmode"
 	"github.com/scidex/scidex-jail/jail/promise"
 	"github.com/scidex/scidex-jail/jail/report"
 	"github.com/scidex/scidex-jail/jail/runfiles"
+	"github.com/scidex/scidex-jail/jail/uidlease"
 	"github.com/scidex/scidex-jail/jail/view"
 	"github.com/scidex/scidex-jail/seccomp"
 )
@@ -38,6 +40,10 @@ type Plan struct {
 	Enforced report.EnforcedReport
 	// Promises are the contract on this host: which layers hold each one.
 	Promises []promise.PromiseState
+	// Unheld are the limits the spec asks for that no layer holds on this
+	// run (unheld.go): the report gives them as 0, names them in
+	// limits.not_enforced and says so in its completion notes.
+	Unheld []*limits.Limit
 	// Run is the supervisor's own part: the run directory, the time
 	// budget, the post-run work and where the results go.
 	Run RunPlan
@@ -54,7 +60,7 @@ type RunPlan struct {
 	Grace   time.Duration // SIGTERM to SIGKILL on timeout or cancel
 	Outputs OutputBudget  // bounds the post-run work
 	// StdioBytes bounds each of the analysis' relayed stdout and stderr
-	// (relay.go); 0: no budget.
+	// (jail/supervise's relay.go); 0: no budget.
 	StdioBytes int64
 	// DiskBytes is the tmpfs run directory's budget (0: bound from the
 	// host, read from there too if the init could not be).
@@ -66,6 +72,10 @@ type RunPlan struct {
 	KeepTo  string
 	Collect string // "" = no copy
 	Report  string // "" = none
+	// Leased is the range the run's ids were leased from (uids.go): a
+	// leftover run directory of this ID owned by one of its ids is a dead
+	// run's, which the run takes over. Zero: fixed or the caller's ids.
+	Leased uidlease.Range
 }
 
 // Namespace is one namespace the init is born in.
@@ -88,7 +98,7 @@ type IDMap struct {
 }
 
 // CgroupPlan is the run's cgroup leaf, before it exists: the supervisor
-// makes it from this alone (createLeaf).
+// makes it from this alone (jail/supervise's createLeaf).
 type CgroupPlan struct {
 	Parent string
 	// Name is the leaf's name before the random suffix each run adds:
@@ -107,8 +117,8 @@ type PlanError struct {
 func (e *PlanError) Error() string { return e.Err.Error() }
 func (e *PlanError) Unwrap() error { return e.Err }
 
-// allNamespaces is the fixed set; the network namespace is left out only in
-// the host network mode.
+// allNamespaces is the fixed set; the network namespace is left out in a
+// network mode that shares the host's (netmode.Mode.OwnNamespace).
 var allNamespaces = []Namespace{
 	{"user", unix.CLONE_NEWUSER}, {"mount", unix.CLONE_NEWNS}, {"pid", unix.CLONE_NEWPID},
 	{"net", unix.CLONE_NEWNET}, {"ipc", unix.CLONE_NEWIPC}, {"uts", unix.CLONE_NEWUTS},
@@ -121,15 +131,21 @@ var allNamespaces = []Namespace{
 // a *PlanError; the plan is returned even then, for its promises.
 func BuildPlan(r *Resolved, h view.HostView) (*Plan, []string, error) {
 	s := &r.Spec
+	net, err := netmode.Lookup(s.Net)
+	if err != nil {
+		return &Plan{}, nil, &PlanError{Stage: protocol.StagePolicy, Err: fmt.Errorf("network mode of a validated spec (bug): %w", err)}
+	}
 	// The host says what the kernel offers; the spec, what the caller
-	// switched off and which network mode the promises are about.
+	// switched off, and its network mode's row what the network's promises
+	// have.
 	layers := h.Layers
-	layers.Net, layers.Disabled = s.Net, s.OptIns.Disabled()
+	layers.Net, layers.Disabled = net.Network(), s.OptIns.Disabled()
 	p := &Plan{
-		Namespaces: planNamespaces(s.Net),
+		Namespaces: planNamespaces(net),
 		IDs:        planIDs(r, h),
 		Promises:   promise.EvaluatePromises(layers, s.RequireLayers),
 		Run:        planRun(r),
+		Unheld:     unheldLimits(s),
 	}
 	// A data dir the platform's root lacks is no warning on every run:
 	// the report's enforced.mounts.data_dirs says it (dataDirsReport).
@@ -137,11 +153,18 @@ func BuildPlan(r *Resolved, h view.HostView) (*Plan, []string, error) {
 	if !s.disabled(promise.ProtectCgroup) {
 		p.Cgroup = &CgroupPlan{Parent: s.CgroupParent, Name: runfiles.LeafName(s.ID), Limits: cgroupLimits(s.Limits)}
 	}
-	p.Init = planInit(s, h, p.IDs)
+	p.Init = planInit(s, h, p.IDs, net)
 	p.Run.Outputs.Links = linkTargets(p.Init.Mounts.Links)
 	// The analysis' own user database, with the HOME its environment has.
 	p.Init.Mounts.Files = view.UserDB(p.Init.Env, h)
 	p.Enforced = planEnforced(s, p)
+	if net.Hook != nil {
+		// Fail closed: the supervisor does not run a mode's own side yet
+		// (the first mode to have one, egress, issue #35, wires it: started
+		// before the init, its files sent with the config, stopped at the
+		// end), and a mode without its side would not be the mode.
+		return p, warnings, &PlanError{Stage: protocol.StagePolicy, Err: fmt.Errorf("network mode %s needs its supervisor-side hook, which this supervisor does not run yet", net.Name)}
+	}
 	short, err := promise.Check(p.Promises, s.OptIns)
 	if err != nil {
 		return p, warnings, &PlanError{Stage: protocol.StagePromises, Err: err}
@@ -173,13 +196,16 @@ func planRun(r *Resolved) RunPlan {
 	if r.Keep && r.Limits.Int(limits.Disk) > 0 {
 		p.KeepTo = filepath.Join(r.RealTmpRoot, runfiles.DirName(r.ID))
 	}
+	if r.LeasedFrom != "" {
+		p.Leased = r.uidRange()
+	}
 	return p
 }
 
-func planNamespaces(net promise.NetMode) []Namespace {
+func planNamespaces(net netmode.Mode) []Namespace {
 	var out []Namespace
 	for _, ns := range allNamespaces {
-		if ns.Name == "net" && net == promise.NetHost {
+		if ns.Name == "net" && !net.OwnNamespace {
 			continue
 		}
 		out = append(out, ns)
@@ -198,8 +224,9 @@ func planIDs(s *Resolved, h view.HostView) IDMap {
 }
 
 // planInit is the init's config: the mount view, the Landlock and seccomp
-// policies, the target's argv and environment.
-func planInit(s *Spec, h view.HostView, ids IDMap) protocol.Config {
+// policies, the target's argv and environment; net is the network mode's
+// row.
+func planInit(s *Spec, h view.HostView, ids IDMap, net netmode.Mode) protocol.Config {
 	runDir := s.RunDir()
 	var dataEnv []string // where each data dir appears inside, so a script need not be told
 	for _, d := range s.DataDirs {
@@ -221,14 +248,14 @@ func planInit(s *Spec, h view.HostView, ids IDMap) protocol.Config {
 	}
 	c := protocol.Config{
 		Command:   s.Command,
-		Env:       s.targetEnv(dataEnv),
+		Env:       s.targetEnv(append(dataEnv, net.Env...)), // the mode's environment, under the caller's --env
 		RunDir:    runDir,
 		Hostname:  hostname,
 		UID:       InsideUID,
 		GID:       InsideUID,
 		Setgroups: ids.Setgroups,
 		Groups:    insideGroups(ids.Groups),
-		Loopback:  s.Net == promise.NetLoopback,
+		Loopback:  net.Loopback,
 		Mounts: protocol.Mounts{
 			System:      h.System,
 			ReadOnly:    append(sysRO, ro...),
@@ -239,8 +266,8 @@ func planInit(s *Spec, h view.HostView, ids IDMap) protocol.Config {
 			ShmBytes:    s.Limits.Int(limits.Shm),
 		},
 		Security: protocol.Security{
-			Landlock: landlockPolicy(s, h, ro),
-			Seccomp:  seccompPolicy(s),
+			Landlock: landlockPolicy(s, h, ro, net),
+			Seccomp:  seccompPolicy(s, net),
 		},
 	}
 	planScratch(s, &c.Mounts)

@@ -24,13 +24,13 @@ func testHost() view.HostView {
 		DataDirs: []string{"/srv/platform/data"},
 		Etc:      []string{"/etc/passwd", "/etc/ssl"},
 		Devices:  []string{"/dev/null"},
-		Layers:   promise.HostLayers{LandlockABI: 7, Net: promise.NetNone},
+		Layers:   promise.HostLayers{LandlockABI: 7}, // BuildPlan adds the network mode's row
 	}
 }
 
 func testSpec() *Spec {
 	return &Spec{ID: "a1", Command: []string{"python3", "x.py"}, TmpRoot: "/tmp", Root: "/srv/platform",
-		DataDirs: []string{"data", "docs"}, Net: promise.NetNone, HostUID: 65534, HostGID: 65534,
+		DataDirs: []string{"data", "docs"}, Net: "none", HostUID: 65534, HostGID: 65534,
 		Limits: limits.Of(L{limits.Disk: 1 << 20, limits.Shm: 1 << 20, limits.Memory: 1 << 30, limits.CPUQuota: 1, limits.PIDs: 64})}
 }
 
@@ -57,6 +57,9 @@ func TestBuildPlan(t *testing.T) {
 			}
 			if p.Cgroup == nil || !reflect.DeepEqual(p.Cgroup.Limits, cgroupLimits(limits.Of(L{limits.Memory: 1 << 30, limits.CPUQuota: 1, limits.PIDs: 64}))) {
 				t.Errorf("Cgroup = %+v, want the spec's limits", p.Cgroup)
+			}
+			if len(p.Unheld) != 0 {
+				t.Errorf("Unheld = %q, want none (the leaf holds them)", limitNames(p.Unheld))
 			}
 			in := p.Init
 			if in.RunDir != "/tmp/scidex-analysis-a1" || in.Mounts.RunDir != in.RunDir || in.Mounts.RunDirBytes != 1<<20 {
@@ -95,8 +98,8 @@ func TestBuildPlan(t *testing.T) {
 				t.Errorf("enforced promises fs_write = %q", got)
 			}
 		}},
-		{"net host, rootless", func(s *Spec) { s.Net, s.AllowTCP = promise.NetHost, []uint16{443} }, func(h *view.HostView) {
-			h.EUID, h.EGID, h.DNS, h.Layers.Net = 1000, 1000, "/run/systemd/resolve/stub-resolv.conf", promise.NetHost
+		{"net host, rootless", func(s *Spec) { s.Net, s.AllowTCP = "host", []uint16{443} }, func(h *view.HostView) {
+			h.EUID, h.EGID, h.DNS = 1000, 1000, "/run/systemd/resolve/stub-resolv.conf"
 		}, func(t *testing.T, p *Plan, _ []string, err error) {
 			if err != nil {
 				t.Fatalf("BuildPlan = %v, want nil", err)
@@ -127,6 +130,11 @@ func TestBuildPlan(t *testing.T) {
 			if d := strings.Join(p.Enforced.Degraded, "\n"); !strings.Contains(d, "fs_write") || !strings.Contains(d, "kernel_surface") || !strings.Contains(d, "limits") {
 				t.Errorf("degraded = %q, want fs_write, kernel_surface and limits", d)
 			}
+			// The report's limits.not_enforced is the plan's: the leaf's
+			// rows, none of them switched off.
+			if got, want := limitNames(p.Unheld), []string{"memory", "swap", "cpus", "pids"}; !slices.Equal(got, want) {
+				t.Errorf("Unheld = %q, want %q", got, want)
+			}
 		}},
 		{"no Landlock is refused", nil, func(h *view.HostView) { h.Layers.LandlockABI = 0 }, func(t *testing.T, p *Plan, _ []string, err error) {
 			var pe *PlanError
@@ -137,7 +145,7 @@ func TestBuildPlan(t *testing.T) {
 				t.Errorf("plan = %+v, want its promises even when refused", p)
 			}
 		}},
-		{"loopback", func(s *Spec) { s.Net = promise.NetLoopback }, func(h *view.HostView) { h.Layers.Net = promise.NetLoopback }, func(t *testing.T, p *Plan, _ []string, err error) {
+		{"loopback", func(s *Spec) { s.Net = "loopback" }, func(h *view.HostView) {}, func(t *testing.T, p *Plan, _ []string, err error) {
 			if err != nil || !p.Init.Loopback {
 				t.Errorf("BuildPlan = %v, Loopback %v, want nil, true", err, p.Init.Loopback)
 			}
@@ -174,4 +182,12 @@ func TestBuildPlanRefusesGroupExposure(t *testing.T) {
 	if strings.Contains(err.Error(), "bug:") {
 		t.Errorf("BuildPlan = %v, want no bug: message", err)
 	}
+}
+
+func limitNames(ls []*limits.Limit) []string {
+	var out []string
+	for _, l := range ls {
+		out = append(out, l.Name)
+	}
+	return out
 }

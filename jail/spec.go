@@ -11,6 +11,7 @@ import (
 	"github.com/scidex/scidex-jail/internal/fspath"
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
 	"github.com/scidex/scidex-jail/jail/limits"
+	"github.com/scidex/scidex-jail/jail/netmode"
 	"github.com/scidex/scidex-jail/jail/option"
 	"github.com/scidex/scidex-jail/jail/promise"
 	"github.com/scidex/scidex-jail/jail/runfiles"
@@ -31,7 +32,7 @@ const (
 var ErrBadSpec = runfiles.ErrBadSpec
 
 // Spec is one run as the caller gives it: everything the supervisor and the init
-// need, as plain values. Build it and hand it to Run, which validates it
+// need, as plain values. Build it and hand it to supervise.Run, which validates it
 // (Validate) and runs the resolved copy.
 type Spec struct {
 	ID      string   // analysis ID: letters, digits, '.', '_', '-'
@@ -48,7 +49,7 @@ type Spec struct {
 	// and kept with the outputs: for debugging. By default the scratch is
 	// never an output (scratch.go).
 	KeepScratch bool
-	// report.Report is where Run writes the JSON report (atomically); "" = none.
+	// report.Report is where supervise.Run writes the JSON report (atomically); "" = none.
 	// Validate resolves it and Collect in its copy (runfiles.CheckDestinations).
 	Report string
 
@@ -85,9 +86,9 @@ type Spec struct {
 	Limits limits.Values
 
 	// Network.
-	Net      promise.NetMode
-	AllowTCP []uint16 // outbound TCP ports in promise.NetHost
-	DBPorts  []uint16 // never allowed, whatever AllowTCP says
+	Net      netmode.Name // a row of jail/netmode's table; "" is its Default
+	AllowTCP []uint16     // outbound TCP ports, for a mode that takes them (netmode.Mode.TCPPorts)
+	DBPorts  []uint16     // never allowed, whatever AllowTCP says
 
 	// From says where the values came from: the profile, and the rows
 	// (limits and options) given over it on the command line, in a
@@ -107,9 +108,9 @@ type Spec struct {
 	// the report records them.
 	OptIns promise.OptIns
 
-	// Started is when the jail's process started (ProcessStart), or a
+	// Started is when the jail's process started (supervise.ProcessStart), or a
 	// server's request came: the report's first phase, startup, runs from
-	// it to Run (to the request's acceptance when Options.Accepted is
+	// it to supervise.Run (to the request's acceptance when Options.Accepted is
 	// given; the wait after it is the queued phase). Zero: Run's own
 	// start, and no startup phase.
 	Started time.Time
@@ -159,7 +160,7 @@ func (s *Spec) check() error {
 			return fmt.Errorf("%w: %s %w", ErrBadSpec, s.From.Name(optInRow(o)), err)
 		}
 	}
-	if err := promise.ValidateRequireLayers(s.RequireLayers); err != nil {
+	if err := promise.ValidateRequireLayers(s.RequireLayers, netmode.Networks()); err != nil {
 		return fmt.Errorf("%w: %s: %w", ErrBadSpec, s.From.Name(option.RequireLayers), err)
 	}
 	if err := s.validateIDs(); err != nil { // uids.go
@@ -290,18 +291,22 @@ func (s *Spec) hostPaths() []pathList {
 	return []pathList{{option.ReadOnly, s.ReadOnly}, {option.ReadWrite, s.ReadWrite}}
 }
 
+// validateNet checks the network mode against jail/netmode's table (a name
+// it has; allowed TCP ports only for a mode that takes them) and fills in
+// the default mode. profile.Check asks the same rule (netmode.Lookup,
+// Mode.CheckPorts) in the profile's words.
 func (s *Spec) validateNet() error {
-	switch s.Net {
-	case promise.NetNone, promise.NetLoopback, promise.NetHost:
-	case "":
-		s.Net = promise.NetNone
-	default:
-		return fmt.Errorf("%w: %s %q: choose none, loopback or host", ErrBadSpec, s.From.Name(option.Net), s.Net)
+	if s.Net == "" {
+		s.Net = netmode.Default
+	}
+	mode, err := netmode.Lookup(s.Net)
+	if err != nil {
+		return fmt.Errorf("%w: %s %w", ErrBadSpec, s.From.Name(option.Net), err)
 	}
 	tcp := s.From.Name(option.AllowTCP)
-	if len(s.AllowTCP) > 0 && s.Net != promise.NetHost {
+	if pe := mode.CheckPorts(s.AllowTCP); pe != nil {
 		// The fix in the words the user gives values in: --net host.
-		return fmt.Errorf("%w: %s needs %s host (in %s mode there is no outside network to reach)", ErrBadSpec, tcp, s.From.Join(option.Net), s.Net)
+		return fmt.Errorf("%w: %s %s", ErrBadSpec, tcp, pe.Needs(s.From.Join(option.Net)))
 	}
 	for _, p := range s.AllowTCP {
 		if p == 0 {

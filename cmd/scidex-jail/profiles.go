@@ -6,9 +6,9 @@ import (
 	"os"
 
 	"github.com/scidex/scidex-jail/jail/limits"
+	"github.com/scidex/scidex-jail/jail/netmode"
 	"github.com/scidex/scidex-jail/jail/option"
 	"github.com/scidex/scidex-jail/jail/profile"
-	"github.com/scidex/scidex-jail/jail/promise"
 )
 
 // profilesCmd is `scidex-jail profiles`: the effective profiles, written
@@ -46,6 +46,16 @@ func (c *profilesCmd) Run() error {
 	return err
 }
 
+// netChoices are the network mode's words: the rows of jail/netmode's
+// table (the one option row whose type is a choice).
+func netChoices(*option.Option) []string {
+	var modes []string
+	for _, n := range netmode.Names() {
+		modes = append(modes, string(n))
+	}
+	return modes
+}
+
 // writeSchema prints the limits' table and the run options' as JSON.
 func writeSchema() error {
 	out, err := json.MarshalIndent(struct {
@@ -55,9 +65,7 @@ func writeSchema() error {
 		Options []option.Schema      `json:"options"`
 	}{
 		Schema: "scidex-jail limits and run options", Version: limits.SchemaVersion, Limits: limits.Schema(),
-		Options: option.Schemas(func(*option.Option) []string {
-			return []string{string(promise.NetNone), string(promise.NetLoopback), string(promise.NetHost)}
-		}),
+		Options: option.Schemas(netChoices),
 	}, "", "  ")
 	if err != nil {
 		return fmt.Errorf("bug: encode the schema: %w", err)

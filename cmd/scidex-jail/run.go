@@ -13,6 +13,7 @@ import (
 	"github.com/scidex/scidex-jail/cmd/scidex-jail/internal/earlysig"
 	"github.com/scidex/scidex-jail/jail"
 	"github.com/scidex/scidex-jail/jail/report"
+	"github.com/scidex/scidex-jail/jail/supervise"
 )
 
 // runCmd is `scidex-jail run`. Limits left out come from the profile.
@@ -107,7 +108,7 @@ func (c *runCmd) specIn(cwd string) (*jail.Spec, error) {
 	}
 	c.limitFlags.apply(s)
 	s.From = c.origin(p, s.From)
-	// jail.Run validates it, once.
+	// supervise.Run validates it, once.
 	return s, nil
 }
 
@@ -130,7 +131,7 @@ func (c *runCmd) Run() error {
 	if err != nil {
 		return err
 	}
-	rep, err := jail.Run(s, earlysig.C)
+	rep, err := supervise.Run(s, earlysig.C)
 	if err != nil {
 		return err
 	}

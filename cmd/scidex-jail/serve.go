@@ -21,6 +21,7 @@ import (
 	"github.com/scidex/scidex-jail/internal/buildversion"
 	"github.com/scidex/scidex-jail/jail"
 	"github.com/scidex/scidex-jail/jail/server"
+	"github.com/scidex/scidex-jail/jail/supervise"
 )
 
 // serveCmd is `scidex-jail serve` (docs/serve.md).
@@ -168,7 +169,7 @@ func (c *serveCmd) templates() ([]*jail.Spec, error) {
 			// What `run` refuses with these settings (a host uid of 0,
 			// a cgroup parent that is not there) is refused now, with
 			// run's message, not warned at every slot and run cold.
-			err = jail.CheckSlot(s)
+			err = supervise.CheckSlot(s)
 		}
 		switch {
 		case errors.Is(err, jail.ErrBadSpec):

@@ -118,11 +118,11 @@ var (
 	// and what each switches on, are jail/netmode's.
 	Net = &Option{
 		Names: Names{Flag: "net", Field: "net", Request: "net", Keyword: "net"}, Type: Choice, Placeholder: "MODE",
-		Help: "Network: none (no network), loopback (lo only, e.g. for notebook kernels), host (the host's network; outbound TCP only to the allowed ports; UDP is not restricted).",
+		Help: "The network mode: one of the choices, each a row of jail/netmode's table (which gives the flag its help).",
 	}
 	AllowTCP = &Option{
 		Names: Names{Flag: "allow-tcp", Field: "allow_tcp", Request: "allow_tcp", Keyword: "allow_tcp"}, Type: Ports, Placeholder: "PORT",
-		Help: "Outbound TCP ports allowed with the host network. PostgreSQL's 5432 can never be allowed.",
+		Help: "Outbound TCP ports allowed, for a network mode that takes them. PostgreSQL's 5432 can never be allowed.",
 	}
 	DBPorts = &Option{
 		Names: Names{Field: "db_ports"}, Type: Ports,

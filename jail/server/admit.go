@@ -9,6 +9,7 @@ import (
 
 	"github.com/scidex/scidex-jail/jail"
 	"github.com/scidex/scidex-jail/jail/report"
+	"github.com/scidex/scidex-jail/jail/supervise"
 )
 
 // start admits a run request: its spec parsed, a place among the runs at
@@ -84,7 +85,7 @@ func (s *Server) execute(r *run, spec *jail.Spec, files []*os.File) Reply {
 	s.unqueue()
 	e := s.enter()
 	defer e.done()
-	rep, err := jail.RunWith(spec, jail.Options{Signals: r.signals, Stdio: files, Slots: s.pool.take, Running: e.running,
+	rep, err := supervise.RunWith(spec, supervise.Options{Signals: r.signals, Stdio: files, Slots: s.pool.take, Running: e.running,
 		Accepted: r.accepted, Served: &r.served})
 	if err != nil {
 		return errorReply(r.req, err)

@@ -5,7 +5,7 @@
 // A request is what `scidex-jail run` takes; the command line turns it
 // into a jail.Spec (Config.Parse), so that the same flags are checked by
 // the same code with the same messages, and the reply is the run's report.
-// Runs go through jail.RunWith, each with its own cancel channel and the
+// Runs go through supervise.RunWith, each with its own cancel channel and the
 // analysis' stdio received with the request (SCM_RIGHTS). Slots (pool.go)
 // are inits prepared ahead for the configured profiles, each used once;
 // admission bounds the runs at once and the queue; every reply names its

@@ -5,12 +5,13 @@ import (
 	"time"
 
 	"github.com/scidex/scidex-jail/jail"
+	"github.com/scidex/scidex-jail/jail/supervise"
 )
 
 // PoolConfig says which slots are kept ready.
 type PoolConfig struct {
 	// Templates are specs of the slot profiles: a slot is made for each
-	// (jail.PrepareSlot) and serves a run whose plan has its key.
+	// (supervise.PrepareSlot) and serves a run whose plan has its key.
 	Templates   []*jail.Spec
 	PerTemplate int           // slots kept ready of each
 	Idle        time.Duration // a slot unused this long is made anew
@@ -28,7 +29,7 @@ type pool struct {
 	busy func() bool
 
 	mu     sync.Mutex
-	ready  [][]*jail.Slot // by template
+	ready  [][]*supervise.Slot // by template
 	closed bool
 	wake   chan struct{}
 	done   chan struct{}
@@ -46,7 +47,7 @@ type pool struct {
 const maxBackoff = 5 * time.Minute
 
 func newPool(cfg PoolConfig, busy func() bool) *pool {
-	p := &pool{cfg: cfg, busy: busy, ready: make([][]*jail.Slot, len(cfg.Templates)),
+	p := &pool{cfg: cfg, busy: busy, ready: make([][]*supervise.Slot, len(cfg.Templates)),
 		wake: make(chan struct{}, 1), done: make(chan struct{})}
 	go p.refill()
 	p.kick()
@@ -62,7 +63,7 @@ func (p *pool) kick() {
 }
 
 // take hands out a ready slot of key, or nil; it is the taker's from then.
-func (p *pool) take(key string) *jail.Slot {
+func (p *pool) take(key string) *supervise.Slot {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for i, slots := range p.ready {
@@ -111,7 +112,7 @@ func (p *pool) refillOnce() bool {
 		if i < 0 || p.busy() || time.Now().Before(p.retryAt) {
 			return true
 		}
-		sl, err := jail.PrepareSlot(p.cfg.Templates[i])
+		sl, err := supervise.PrepareSlot(p.cfg.Templates[i])
 		if err != nil {
 			p.failed("slot for profile " + p.cfg.Templates[i].Profile + ": " + err.Error() + "; runs start cold")
 			return true
@@ -152,7 +153,7 @@ func (p *pool) missing() int {
 // currentInit is the init program's identity now, "" when it cannot be
 // read (then the slots are kept: a run reports the missing init).
 func currentInit() string {
-	id, err := jail.InitIdentity()
+	id, err := supervise.InitIdentity()
 	if err != nil {
 		return ""
 	}
@@ -161,8 +162,8 @@ func currentInit() string {
 
 // takeStale removes the slots idle longer than Idle, and those made from
 // another init than the one there now (a new package).
-func (p *pool) takeStale(init string) []*jail.Slot {
-	var stale []*jail.Slot
+func (p *pool) takeStale(init string) []*supervise.Slot {
+	var stale []*supervise.Slot
 	for i, slots := range p.ready {
 		kept := slots[:0]
 		for _, sl := range slots {
@@ -181,7 +182,7 @@ func (p *pool) takeStale(init string) []*jail.Slot {
 func (p *pool) close() {
 	p.mu.Lock()
 	p.closed = true
-	var all []*jail.Slot
+	var all []*supervise.Slot
 	for i, slots := range p.ready {
 		all = append(all, slots...)
 		p.ready[i] = nil

@@ -1,5 +1,5 @@
 // Package protocol is everything the jail's two processes say to each
-// other: the supervisor (jail.Run, in the caller's process) and the init
+// other: the supervisor (supervise.Run, in the caller's process) and the init
 // (package initproc, the program cmd/scidex-jail-init, PID 1 of the run's
 // namespaces). Both import it; neither imports the other, so the message
 // kinds, the config the init receives and the exit codes they share are
@@ -255,16 +255,6 @@ type SystemEntry struct {
 type Security struct {
 	Landlock *landlock.Policy `json:"landlock,omitempty"`
 	Seccomp  *seccomp.Policy  `json:"seccomp,omitempty"`
-}
-
-// Seccomp is the filter in force, as the report shows it: the supervisor
-// tells it from the plan's policy (seccomp.Lookup), the program the init
-// loads.
-type Seccomp struct {
-	Policy string   `json:"policy"` // rule set / network mode
-	Arch   string   `json:"arch"`
-	SHA256 string   `json:"sha256"` // of the loaded BPF program
-	Denied []string `json:"denied"`
 }
 
 // Phase is one setup step of the init and how long it took.

@@ -1,0 +1,237 @@
+package supervise
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/scidex/scidex-jail/cgroupfs"
+	"github.com/scidex/scidex-jail/jail"
+	"github.com/scidex/scidex-jail/jail/initconn"
+	"github.com/scidex/scidex-jail/jail/uidlease"
+)
+
+// A Slot is the first half of a run done ahead of its request, for
+// scidex-jail serve: the init exec'd as PID 1 of its own new namespaces,
+// born in its own cgroup leaf, its version checked, waiting for its config.
+// What depends on the request is left: the leaf's limits are written, the
+// run directory made and the config sent (with the analysis' stdio) when a
+// run takes it. A slot serves exactly one run, or is destroyed unused; it
+// is never reset. Nothing is shared between slots: each has its own
+// namespaces, leaf and init process.
+type Slot struct {
+	key     string
+	prog    *initconn.Program
+	leaf    *cgroupfs.Leaf
+	spawner *initconn.Spawner
+	conn    *initconn.Conn
+	lease   *uidlease.Lease // the slot's ids when leased; the run that takes the slot takes it
+	made    time.Time
+}
+
+// PrepareSlot makes a slot for runs like template (a spec of the profile
+// the slot serves: its namespaces, identity and cgroup controllers; its ID
+// names the leaf). Its limits are written at once, and again by the run
+// that takes it.
+func PrepareSlot(template *jail.Spec) (*Slot, error) {
+	s, err := template.Validate()
+	if err != nil {
+		return nil, err
+	}
+	lease, err := leaseIDs(s)
+	if err != nil {
+		return nil, fmt.Errorf("prepare slot: %w", err)
+	}
+	plan, _, err := jail.BuildPlan(s, jail.LookHost(&s.Spec))
+	if err != nil {
+		lease.Release()
+		return nil, fmt.Errorf("prepare slot: %w", err)
+	}
+	prog, err := initconn.Open()
+	if err != nil {
+		lease.Release()
+		return nil, fmt.Errorf("prepare slot: %w", err)
+	}
+	sl := &Slot{prog: prog, lease: lease, made: time.Now()}
+	if sl.key, err = slotKey(plan, prog); err != nil {
+		prog.Close()
+		lease.Release()
+		return nil, err
+	}
+	if err := sl.start(plan); err != nil {
+		sl.Destroy()
+		return nil, fmt.Errorf("prepare slot: %w", err)
+	}
+	return sl, nil
+}
+
+// CheckSlot checks that slots like template can be made, as a run of it
+// would be checked, without making one: the spec (Validate), its plan
+// (BuildPlan) and, when the template names a cgroup parent, its cgroup
+// leaf, made and removed at once. A server checks its slot profiles so at
+// its start: a setting `run` refuses is refused there, with run's
+// message, not met at every slot it tries. Without a named parent the
+// leaf is not tried: a rootless server on a host with no delegated
+// cgroup starts, and its runs say why they cannot have one (or degrade,
+// when a request allows it), as before.
+func CheckSlot(template *jail.Spec) error {
+	s, err := template.Validate()
+	if err != nil {
+		return err
+	}
+	plan, _, err := jail.BuildPlan(s, jail.LookHost(&s.Spec))
+	if err != nil {
+		return err
+	}
+	if template.CgroupParent == "" {
+		return nil
+	}
+	leaf, _, err := createLeaf(plan.Cgroup, plan.Run.TmpRoot)
+	if err != nil {
+		return err
+	}
+	if _, warn := closeLeaf(leaf, nil, nil); len(warn) > 0 {
+		return fmt.Errorf("check slot: %s", strings.Join(warn, "; "))
+	}
+	return nil
+}
+
+// start makes the leaf and starts the init in it, stdio on /dev/null (the
+// run's own comes with its config), and checks its version.
+func (sl *Slot) start(plan *jail.Plan) error {
+	leaf, _, err := createLeaf(plan.Cgroup, plan.Run.TmpRoot)
+	if err != nil {
+		return err
+	}
+	sl.leaf = leaf
+	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	defer null.Close()
+	sl.conn, sl.spawner, err = initconn.StartSlot(sl.prog, leaf, procAttrIn(plan, leaf), []*os.File{null, null, null})
+	if err != nil {
+		return err
+	}
+	return sl.conn.AwaitHello(nil, nil)
+}
+
+// Key is what a run must match to take the slot (slotKey).
+func (sl *Slot) Key() string { return sl.key }
+
+// Made is when the slot was made.
+func (sl *Slot) Made() time.Time { return sl.made }
+
+// Destroy ends the slot's init and removes its leaf, then gives back its
+// leased ids. A slot taken by a run is the run's to end: Destroy is for
+// slots never used.
+func (sl *Slot) Destroy() {
+	if sl.conn != nil {
+		sl.conn.Abort()
+	}
+	closeLeaf(sl.leaf, sl.spawner, sl.conn)
+	sl.prog.Close()
+	sl.lease.Release()
+	sl.lease = nil
+}
+
+// InitIdentity names the init program a run would exec now (its file's
+// device, inode, size and change time): a slot made from another, an init
+// replaced on disk since, is no longer of this key and is destroyed.
+func InitIdentity() (string, error) {
+	prog, err := initconn.Open()
+	if err != nil {
+		return "", err
+	}
+	defer prog.Close()
+	return prog.Identity()
+}
+
+// MadeFrom says whether the slot's init is the one identity names.
+func (sl *Slot) MadeFrom(identity string) bool { return strings.HasSuffix(sl.key, "|init="+identity) }
+
+// Slots hands a run a slot made for its key, or nil: the run starts cold.
+type Slots func(key string) *Slot
+
+// slotKey is what a slot fixes of a run before its request: the
+// namespaces and ID map it was born with, its leaf's place and
+// controllers, and the init file it is (device, inode, size, change time:
+// an init replaced on disk, a new package, is another key). The rest of
+// the plan, the host view included, is the request's, built when it comes.
+func slotKey(p *jail.Plan, prog *initconn.Program) (string, error) {
+	var b strings.Builder
+	for _, ns := range p.Namespaces {
+		b.WriteString(ns.Name + ",")
+	}
+	if p.IDs.LeasedFrom != "" {
+		// Any id of the range will do: a run that takes the slot takes
+		// its ids (takeSlot).
+		fmt.Fprintf(&b, "|ids=leased from %s:%t:%d", p.IDs.LeasedFrom, p.IDs.Setgroups, len(p.IDs.Groups))
+	} else {
+		fmt.Fprintf(&b, "|ids=%d:%d:%t:%d", p.IDs.HostUID, p.IDs.HostGID, p.IDs.Setgroups, len(p.IDs.Groups))
+	}
+	for _, g := range p.IDs.Groups {
+		fmt.Fprintf(&b, ",%d", g.GID)
+	}
+	if c := p.Cgroup; c != nil {
+		var keys []string
+		for k, v := range c.Limits {
+			if v.N != 0 || v.CPUs != 0 {
+				keys = append(keys, k)
+			}
+		}
+		slices.Sort(keys)
+		fmt.Fprintf(&b, "|cgroup=%s:%s", c.Parent, strings.Join(keys, ","))
+	}
+	id, err := prog.Identity()
+	if err != nil {
+		return "", err
+	}
+	return b.String() + "|init=" + id, nil
+}
+
+// takeSlot adopts a slot for the plan (and prog, the init a cold start
+// would exec) if the caller has one: its leaf gets the run's limits and
+// the usage so far is kept, to be taken off the run's. It returns the
+// slot's init and the lease the run holds from then on (lease, the run's
+// own, or the slot's). false: no slot fits (or its limits could not be
+// written, and it is destroyed); the run starts cold.
+func (sv *supervisor) takeSlot(prog *initconn.Program, lease *uidlease.Lease) (spawned, *uidlease.Lease, bool) {
+	if sv.opts.Slots == nil {
+		return spawned{}, lease, false
+	}
+	key, err := slotKey(sv.plan, prog)
+	if err != nil {
+		return spawned{}, lease, false
+	}
+	sl := sv.opts.Slots(key)
+	if sl == nil {
+		return spawned{}, lease, false
+	}
+	in := spawned{conn: sl.conn, spawner: sl.spawner, slot: sl}
+	if sl.leaf != nil {
+		if err := sl.leaf.SetLimits(sv.plan.Cgroup.Limits); err != nil {
+			sv.warnings = append(sv.warnings, "a prepared slot could not take this run's limits ("+err.Error()+"): started cold")
+			sl.Destroy()
+			return spawned{}, lease, false
+		}
+		base, err := sl.leaf.Usage()
+		if err != nil {
+			sl.Destroy()
+			return spawned{}, lease, false
+		}
+		in.base, in.leaf, in.cgroup = &base, sl.leaf, leafReport(sl.leaf)
+	}
+	if sl.lease != nil {
+		// The slot's init was born with the slot's ids: the run gives
+		// back its own and holds the slot's to its end.
+		lease.Release()
+		lease, sl.lease = sl.lease, nil
+		sv.plan.RebindIDs(lease.ID())
+	}
+	sl.prog.Close() // exec'd long ago; the connection keeps its path for messages
+	sv.clock.lap("slot")
+	return in, lease, true
+}
