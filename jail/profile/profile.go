@@ -45,7 +45,7 @@ type Permissions struct {
 	ReadOnly      []string                `json:"read_only"`
 	ReadWrite     []string                `json:"read_write"`
 	Env           []string                `json:"env"`
-	AllowDegraded []promise.Protection    `json:"allow_degraded"` // read once, by promise.ParseOptIns
+	AllowDegraded []promise.Protection    `json:"allow_degraded"` // checked once, when the profile is read (Check)
 	RequireInput  bool                    `json:"require_input"`
 	RequireLayers map[promise.Promise]int `json:"require_layers"` // more layers than the default for a promise (EvaluatePromises)
 	// OutputIgnore are names never listed as outputs, at any depth
