@@ -12,6 +12,7 @@ import (
 	"encoding/pem"
 	"fmt"
 	"io"
+	"log"
 	"math/big"
 	"net"
 	"net/http"
@@ -232,7 +233,10 @@ func (l *Lab) serveHTTPS(ap netip.AddrPort, conf *tls.Config) error {
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: http.HandlerFunc(labHandler), TLSConfig: conf, ReadHeaderTimeout: 10 * time.Second}
+	// Clients that close before a handshake (tests of refusals and
+	// budgets do) are no news: the server keeps quiet about them.
+	srv := &http.Server{Handler: http.HandlerFunc(labHandler), TLSConfig: conf, ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog: log.New(io.Discard, "", 0)}
 	l.mu.Lock()
 	l.servers = append(l.servers, srv)
 	l.mu.Unlock()

@@ -30,7 +30,7 @@ func (e *Engine) admit() (outcome, bool) {
 	}
 	if e.open.Add(1) > int64(b.Open) {
 		e.open.Add(-1)
-		return refused(ReasonOpen, strconv.Itoa(b.Open)+" connections are open already"), false
+		return refused(ReasonOpen, count(b.Open, "connection is", "connections are")+" open already, the most at once"), false
 	}
 	return outcome{}, true
 }

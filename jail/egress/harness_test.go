@@ -26,7 +26,7 @@ import (
 // the proxy on 127.0.0.1:3128; the supervisor's side dials the test
 // internet, whose addresses the policy counts as public.
 type harness struct {
-	t        *testing.T
+	t        testing.TB
 	lab      *testutil.Lab
 	jail     *testutil.Netns
 	eng      *Engine
@@ -45,7 +45,7 @@ func requireRoot(t testing.TB) {
 	}
 }
 
-func newHarness(t *testing.T, hosts []string, b Budgets) *harness {
+func newHarness(t testing.TB, hosts []string, b Budgets) *harness {
 	t.Helper()
 	requireRoot(t)
 	h := &harness{t: t, lab: testutil.NewLab(t)}

@@ -1,0 +1,152 @@
+package egress
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/scidex/scidex-jail/internal/testutil"
+)
+
+var bytesTarget = fmt.Sprintf("%s:%d", testutil.LabWeb, testutil.LabBytes)
+
+// TestBudgets: over each budget the connection is refused or closed, the
+// log says which budget, and no byte past a byte budget is relayed.
+func TestBudgets(t *testing.T) {
+	hosts := []string{testutil.LabWeb, bytesTarget, "*." + testutil.LabWildcard}
+	t.Run("connections", func(t *testing.T) {
+		h := newHarness(t, hosts, Budgets{Connections: 3})
+		for i := range 3 {
+			c, err := h.connect(testutil.LabWeb + ":443")
+			if err != nil {
+				t.Fatalf("CONNECT %d of 3: %v", i+1, err)
+			}
+			c.Close()
+		}
+		_, err := h.connect(testutil.LabWeb + ":443")
+		if err == nil || !strings.Contains(err.Error(), "the run's budget of 3 connections is spent") {
+			t.Errorf("CONNECT 4 of 3 = %v, want refused over the connection budget", err)
+		}
+		checkConn(t, h.eng.Stop(), ViaProxy, Conn{Name: testutil.LabWeb, Port: 443, Decision: Refused, Reason: ReasonConnections})
+	})
+	t.Run("open", func(t *testing.T) {
+		h := newHarness(t, hosts, Budgets{Open: 1})
+		held, err := h.connect(testutil.LabWeb + ":443")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer held.Close()
+		_, err = h.connect(testutil.LabWeb + ":443")
+		if err == nil || !strings.Contains(err.Error(), "1 connection is open already") {
+			t.Errorf("a second CONNECT with one open = %v, want refused over the open budget", err)
+		}
+		held.Close()
+		checkConn(t, h.eng.Stop(), ViaProxy, Conn{Name: testutil.LabWeb, Port: 443, Decision: Refused, Reason: ReasonOpen})
+	})
+	t.Run("download", func(t *testing.T) {
+		const budget = 1 << 20
+		h := newHarness(t, hosts, Budgets{Down: budget})
+		c, err := h.connect(bytesTarget)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		fmt.Fprintf(c, "get %d\n", 3*budget)
+		n, _ := io.Copy(io.Discard, c)
+		if n != budget {
+			t.Errorf("downloaded %d bytes of %d under a budget of %d, want exactly the budget", n, 3*budget, budget)
+		}
+		c.Close()
+		log := h.eng.Stop()
+		got, ok := findConn(log, testutil.LabWeb, testutil.LabBytes, ViaProxy)
+		if !ok || got.Decision != Cut || got.Reason != ReasonDownload || got.Down != budget {
+			t.Errorf("connection = %+v, want cut over the download budget after %d bytes", got, budget)
+		}
+		if want := "cut 1 connection to 1 name over the run's download budget: " + bytesTarget; !strings.Contains(log.Summary(), want) {
+			t.Errorf("Summary() = %q, want %q", log.Summary(), want)
+		}
+	})
+	t.Run("upload", func(t *testing.T) {
+		const budget = 64 << 10
+		h := newHarness(t, hosts, Budgets{Up: budget})
+		c, err := h.dialCaptured(testutil.LabWeb, testutil.LabBytes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		go func() {
+			fmt.Fprintf(c, "put\n")
+			_, _ = io.CopyN(c, strings.NewReader(strings.Repeat("x", 1<<20)), 1<<20)
+			closeWrite(c)
+		}()
+		reply, _ := bufio.NewReader(c).ReadString('\n')
+		if reply != "" {
+			t.Errorf("the server answered %q, want the connection cut before the upload ended", reply)
+		}
+		c.Close()
+		got, ok := findConn(h.eng.Stop(), testutil.LabWeb, testutil.LabBytes, ViaCaptured)
+		if !ok || got.Decision != Cut || got.Reason != ReasonUpload || got.Up != budget {
+			t.Errorf("connection = %+v, want cut over the upload budget after %d bytes", got, budget)
+		}
+	})
+	t.Run("time", func(t *testing.T) {
+		h := newHarness(t, hosts, Budgets{ConnTime: 200 * time.Millisecond})
+		c, err := h.connect(testutil.LabWeb + ":443")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		// Say nothing; the engine cuts the connection at its time budget.
+		// (The deadline here only stops a hang.)
+		_ = c.SetReadDeadline(time.Now().Add(time.Minute))
+		if n, err := c.Read(make([]byte, 1)); n != 0 || err == nil || isTimeout(err) {
+			t.Errorf("read on an idle tunnel = %d, %v, want it closed by the engine", n, err)
+		}
+		got, ok := findConn(h.eng.Stop(), testutil.LabWeb, 443, ViaProxy)
+		if !ok || got.Decision != Cut || got.Reason != ReasonTime {
+			t.Errorf("connection = %+v, want cut over the time budget", got)
+		}
+	})
+	t.Run("names", func(t *testing.T) {
+		h := newHarness(t, hosts, Budgets{Names: 2})
+		for i, name := range []string{"a", "b", "c", "a"} {
+			_, err := h.resolver.LookupNetIP(h.ctx(), "ip4", name+"."+testutil.LabWildcard)
+			if refused := i == 2; refused != (err != nil) {
+				t.Errorf("lookup %d (%s) = %v, want refused: %v", i, name, err, refused)
+			}
+		}
+		log := h.eng.Stop()
+		if log.Totals.LookupsBy[ReasonTooManyNames] == 0 {
+			t.Errorf("lookups by reason = %v, want one over the names budget", log.Totals.LookupsBy)
+		}
+	})
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// TestLogBoundedByEngine: a flood of lookups of distinct names keeps
+// the log at its entry budget, with exact totals.
+func TestLogBoundedByEngine(t *testing.T) {
+	h := newHarness(t, []string{testutil.LabWeb}, Budgets{Entries: 5})
+	for i := range 50 {
+		if _, err := h.ask(query(t, fmt.Sprintf("x%d.exfil.example.", i), 1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	log := h.eng.Stop()
+	if len(log.Lookups)+len(log.Conns) != 5 || log.Dropped != 45 || log.Totals.Lookups != 50 || log.Totals.LookupsRefused != 50 {
+		t.Errorf("log = %d lookups, %d connections, %d dropped, totals %+v; want 5 entries, 45 dropped, 50 lookups refused",
+			len(log.Lookups), len(log.Conns), log.Dropped, log.Totals)
+	}
+	if want := "(45 egress log entries over the budget not kept)"; !strings.HasSuffix(log.Summary(), want) {
+		t.Errorf("Summary() = %q, want it to end %q", log.Summary(), want)
+	}
+}
