@@ -233,9 +233,10 @@ func (l *Lab) serveHTTPS(ap netip.AddrPort, conf *tls.Config) error {
 	if err != nil {
 		return err
 	}
+	// A config of its own: ServeTLS configures HTTP/2 into it in place.
 	// Clients that close before a handshake (tests of refusals and
 	// budgets do) are no news: the server keeps quiet about them.
-	srv := &http.Server{Handler: http.HandlerFunc(labHandler), TLSConfig: conf, ReadHeaderTimeout: 10 * time.Second,
+	srv := &http.Server{Handler: http.HandlerFunc(labHandler), TLSConfig: conf.Clone(), ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog: log.New(io.Discard, "", 0)}
 	l.mu.Lock()
 	l.servers = append(l.servers, srv)
