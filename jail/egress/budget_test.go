@@ -36,17 +36,29 @@ func TestBudgets(t *testing.T) {
 	})
 	t.Run("open", func(t *testing.T) {
 		h := newHarness(t, hosts, Budgets{Open: 1})
-		held, err := h.connect(testutil.LabWeb + ":443")
+		// A client that connects and never finishes its request holds
+		// its place from the accept on: such clients cannot pile up.
+		held, err := h.jail.DialContext(h.ctx(), "tcp", proxyAddr.String())
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer held.Close()
+		fmt.Fprintf(held, "CONNECT %s:443 HTTP/1.1\r\n", testutil.LabWeb)
 		_, err = h.connect(testutil.LabWeb + ":443")
 		if err == nil || !strings.Contains(err.Error(), "1 connection is open already") {
 			t.Errorf("a second CONNECT with one open = %v, want refused over the open budget", err)
 		}
+		captured, err := h.dialCaptured(testutil.LabWeb, 443)
+		if !refusedDial(captured, err) {
+			t.Errorf("a captured connection with one open = %v, want it reset", err)
+		}
 		held.Close()
-		checkConn(t, h.eng.Stop(), ViaProxy, Conn{Name: testutil.LabWeb, Port: 443, Decision: Refused, Reason: ReasonOpen})
+		log := h.eng.Stop()
+		checkConn(t, log, ViaProxy, Conn{Decision: Refused, Reason: ReasonOpen})
+		checkConn(t, log, ViaCaptured, Conn{Name: testutil.LabWeb, Port: 443, Decision: Refused, Reason: ReasonOpen})
+		if want := "refused 2 connections to at least 1 name over the budget of connections open at once: api.lab.test:443"; !strings.Contains(log.Summary(), want) {
+			t.Errorf("Summary() = %q, want %q", log.Summary(), want)
+		}
 	})
 	t.Run("download", func(t *testing.T) {
 		const budget = 1 << 20

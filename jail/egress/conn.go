@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -21,16 +22,25 @@ type outcome struct {
 
 func refused(r Reason, detail string) outcome { return outcome{Refused, r, detail} }
 
-// admit holds a connection to the run's connection budgets; the caller
-// releases the open slot when admitted.
-func (e *Engine) admit() (outcome, bool) {
+// holdOpen holds a connection to the budget of connections open at once,
+// from its accept on, so that clients that never finish a request cannot
+// pile up descriptors and goroutines in the supervisor; the caller
+// releases it when true.
+func (e *Engine) holdOpen() (outcome, bool) {
 	b := e.cfg.Budgets
-	if e.decided.Add(1) > int64(b.Connections) {
-		return refused(ReasonConnections, "the run's budget of "+strconv.Itoa(b.Connections)+" connections is spent"), false
-	}
 	if e.open.Add(1) > int64(b.Open) {
 		e.open.Add(-1)
 		return refused(ReasonOpen, count(b.Open, "connection is", "connections are")+" open already, the most at once"), false
+	}
+	return outcome{}, true
+}
+
+// countDecided holds a connection to the run's budget of connections,
+// every one counted that asked for a destination, allowed or refused.
+func (e *Engine) countDecided() (outcome, bool) {
+	b := e.cfg.Budgets
+	if e.decided.Add(1) > int64(b.Connections) {
+		return refused(ReasonConnections, "the run's budget of "+strconv.Itoa(b.Connections)+" connections is spent"), false
 	}
 	return outcome{}, true
 }
@@ -43,19 +53,24 @@ func (e *Engine) captured(c net.Conn) {
 	rec := Conn{Via: ViaCaptured}
 	ap := addrPort(c.LocalAddr())
 	rec.Port = ap.Port()
-	name, ok := e.fakes.name(ap.Addr())
-	if !ok {
-		rec.Name = ap.Addr().Unmap().String()
-		e.refuse(c, &rec, start, refused(ReasonUnknownAddress, rec.Name+" is not an address the DNS stub gave to a name"))
-		return
-	}
+	name, known := e.fakes.name(ap.Addr())
 	rec.Name = name
-	o, ok := e.admit()
-	if !ok {
+	if !known {
+		rec.Name = ap.Addr().Unmap().String()
+	}
+	if o, ok := e.holdOpen(); !ok {
 		e.refuse(c, &rec, start, o)
 		return
 	}
 	defer e.open.Add(-1)
+	if o, ok := e.countDecided(); !ok {
+		e.refuse(c, &rec, start, o)
+		return
+	}
+	if !known {
+		e.refuse(c, &rec, start, refused(ReasonUnknownAddress, rec.Name+" is not an address the DNS stub gave to a name"))
+		return
+	}
 	up, o := e.dial(name, rec.Port, &rec)
 	if up == nil {
 		e.refuse(c, &rec, start, o)
@@ -68,21 +83,35 @@ func (e *Engine) captured(c net.Conn) {
 func (e *Engine) proxied(c net.Conn) {
 	start := time.Now()
 	rec := Conn{Via: ViaProxy}
+	if o, ok := e.holdOpen(); !ok {
+		_, _ = c.Write(refusal(403, o.detail))
+		e.record(&rec, start, o)
+		return
+	}
+	defer e.open.Add(-1)
 	_ = c.SetReadDeadline(start.Add(headTimeout))
 	br := bufio.NewReaderSize(c, connectBufSize)
 	req, err := readConnect(br)
+	var re *requestError
+	switch {
+	case errors.Is(err, io.EOF):
+		return // connected and closed without a word: nothing was asked
+	case err != nil && !errors.As(err, &re) && e.ctx.Err() != nil:
+		return // the run ended while its client was still asking
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		err = errors.New("its head did not end within " + headTimeout.String())
+	}
+	if o, ok := e.countDecided(); !ok {
+		rec.Name, rec.Port = req.Name, req.Port
+		_, _ = c.Write(refusal(403, o.detail))
+		e.record(&rec, start, o)
+		return
+	}
 	if err != nil {
-		if errors.Is(err, io.EOF) {
-			return // connected and closed without a word: nothing was asked
-		}
-		var re *requestError
-		if errors.As(err, &re) {
+		if re != nil {
 			_, _ = c.Write(refusal(re.status, re.msg))
-			err = re
 		}
-		rec.Decision, rec.Reason, rec.Detail = Refused, ReasonMalformed, "a CONNECT request that could not be read: "+err.Error()
-		rec.Duration = time.Since(start)
-		e.rec.conn(rec)
+		e.record(&rec, start, refused(ReasonMalformed, "a CONNECT request that could not be read: "+err.Error()))
 		return
 	}
 	_ = c.SetReadDeadline(time.Time{})
@@ -93,13 +122,6 @@ func (e *Engine) proxied(c net.Conn) {
 		e.record(&rec, start, o)
 		return
 	}
-	o, ok := e.admit()
-	if !ok {
-		_, _ = c.Write(refusal(403, o.detail))
-		e.record(&rec, start, o)
-		return
-	}
-	defer e.open.Add(-1)
 	up, o := e.dial(req.Name, req.Port, &rec)
 	if up == nil {
 		status := 403

@@ -1,7 +1,6 @@
 package egress
 
 import (
-	"fmt"
 	"maps"
 	"net"
 	"slices"
@@ -192,25 +191,32 @@ func (r *recorder) snapshot() Log {
 }
 
 // connPhrases say, in the summary's order, what each reason's refused,
-// failed or cut connections were.
+// failed or cut connections were: "<verb> N connections to M <whom>
+// <what>: targets", without "to M <whom>" when no entry names one.
 var connPhrases = []struct {
 	reason Reason
 	verb   string
-	phrase string
+	whom   [2]string
+	what   string
 }{
-	{ReasonNotInProfile, "refused", "to %s not in the profile"},
-	{ReasonPort, "refused", "to %s on ports the profile does not allow"},
-	{ReasonNotPublic, "refused", "to %s resolving to addresses that are not public"},
-	{ReasonIPLiteral, "refused", "to %s given as IP addresses, not names"},
-	{ReasonUnknownAddress, "refused", "to %s the DNS stub never gave"},
-	{ReasonConnections, "refused", "to %s over the run's connection budget"},
-	{ReasonOpen, "refused", "to %s over the budget of connections open at once"},
-	{ReasonUpload, "cut", "to %s over the run's upload budget"},
-	{ReasonDownload, "cut", "to %s over the run's download budget"},
-	{ReasonTime, "cut", "to %s over the time budget of a connection"},
-	{ReasonResolve, "failed", "to %s the supervisor could not resolve"},
-	{ReasonDial, "failed", "to %s that did not answer"},
+	{ReasonNotInProfile, "refused", names, "not in the profile"},
+	{ReasonPort, "refused", names, "on ports the profile does not allow"},
+	{ReasonNotPublic, "refused", names, "resolving to addresses that are not public"},
+	{ReasonIPLiteral, "refused", addresses, "given as IP addresses, not names"},
+	{ReasonUnknownAddress, "refused", addresses, "the DNS stub never gave"},
+	{ReasonConnections, "refused", names, "over the run's connection budget"},
+	{ReasonOpen, "refused", names, "over the budget of connections open at once"},
+	{ReasonUpload, "cut", names, "over the run's upload budget"},
+	{ReasonDownload, "cut", names, "over the run's download budget"},
+	{ReasonTime, "cut", names, "over the time budget of a connection"},
+	{ReasonResolve, "failed", names, "the supervisor could not resolve"},
+	{ReasonDial, "failed", names, "that did not answer"},
 }
+
+var (
+	names     = [2]string{"name", "names"}
+	addresses = [2]string{"address", "addresses"}
+)
 
 // Summary is one sentence for a run's completion notes naming what was
 // refused, cut or failed ("refused 3 connections to 2 names not in the
@@ -223,20 +229,23 @@ func (l Log) Summary() string {
 			continue
 		}
 		var targets []string
+		named := 0
 		for _, c := range l.Conns {
-			if c.Reason == p.reason && c.Decision != Allowed {
+			if c.Reason == p.reason && c.Decision != Allowed && c.Name != "" {
 				targets = append(targets, target(c))
+				named++
 			}
 		}
 		targets = uniq(targets)
-		what := count(len(targets), "name", "names")
-		if p.reason == ReasonIPLiteral || p.reason == ReasonUnknownAddress {
-			what = count(len(targets), "address", "addresses")
+		s := p.verb + " " + count(n, "connection", "connections")
+		if len(targets) > 0 {
+			whom := count(len(targets), p.whom[0], p.whom[1])
+			if named < n { // entries dropped, or some that name nothing
+				whom = "at least " + whom
+			}
+			s += " to " + whom
 		}
-		if len(targets) < n && l.Dropped > 0 {
-			what = "at least " + what
-		}
-		s := p.verb + " " + count(n, "connection", "connections") + " " + fmt.Sprintf(p.phrase, what)
+		s += " " + p.what
 		if len(targets) > 0 {
 			s += ": " + list(targets)
 		}
