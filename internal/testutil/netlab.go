@@ -29,8 +29,12 @@ import (
 // and listeners where a jail must never connect: a PostgreSQL-like one on
 // a private address, a metadata-like one on 169.254.169.254, the lab's
 // own loopback, and a server for names no profile allows. What dials from
-// the lab's namespace (Lab.Net.DialContext) is "the host" of a jail's
-// supervisor; nothing in it reaches the real network.
+// the lab's namespace (Lab.Dial) is "the host" of a jail's supervisor;
+// nothing in it reaches the real network. A process started there
+// (Lab.Net.Start: a jail binary, for end-to-end runs) keeps the host's
+// files, and its resolver reaches the lab's DNS server all the same: the
+// server also answers on each IPv4 address the host's /etc/resolv.conf
+// names, which the lab puts on its own lo.
 //
 // Its public servers sit in 198.18.0.0/15, the range RFC 2544 sets aside
 // for benchmarking labs, so they can never shadow a real address. A real
@@ -119,7 +123,7 @@ func startLab() (_ *Lab, err error) {
 		return nil, err
 	}
 	lab.CA, lab.CAPEM = ca, caPEM
-	lab.dns, err = startLabDNS(ns, lab)
+	lab.dns, err = startLabDNS(ns)
 	if err != nil {
 		return nil, err
 	}

@@ -3,47 +3,87 @@ package testutil
 import (
 	"net"
 	"net/netip"
+	"os"
 	"strings"
 	"sync"
 
 	"golang.org/x/net/dns/dnsmessage"
 )
 
-// labDNS is the test internet's DNS server: UDP on LabDNSAddr, answering
-// its table of names, NXDOMAIN for the rest, counting every question.
+// labDNS is the test internet's DNS server: UDP on LabDNSAddr, and on
+// every IPv4 address the host's /etc/resolv.conf names (so that a
+// process started in the lab, which reads the host's files, resolves
+// through it), answering its table of names, NXDOMAIN for the rest,
+// counting every question.
 type labDNS struct {
-	pc      net.PacketConn
+	pcs     []net.PacketConn
 	wg      sync.WaitGroup
 	mu      sync.Mutex
 	asked   map[string]int
 	rebinds int // A questions about LabRebind so far
 }
 
-func startLabDNS(ns *Netns, lab *Lab) (*labDNS, error) {
-	pc, err := ns.ListenPacket("udp", LabDNSAddr.String())
-	if err != nil {
-		return nil, err
-	}
-	d := &labDNS{pc: pc, asked: map[string]int{}}
-	d.wg.Add(1)
-	go func() {
-		defer d.wg.Done()
-		buf := make([]byte, 1500)
-		for {
-			n, from, err := pc.ReadFrom(buf)
-			if err != nil {
-				return
-			}
-			if resp := d.answer(buf[:n]); resp != nil {
-				_, _ = pc.WriteTo(resp, from)
+func startLabDNS(ns *Netns) (*labDNS, error) {
+	d := &labDNS{asked: map[string]int{}}
+	for _, a := range append([]netip.Addr{LabDNSAddr.Addr()}, hostNameservers()...) {
+		if a != LabDNSAddr.Addr() && !a.IsLoopback() {
+			if err := ns.AddAddr(a); err != nil {
+				d.close()
+				return nil, err
 			}
 		}
-	}()
+		pc, err := ns.ListenPacket("udp", netip.AddrPortFrom(a, 53).String())
+		if err != nil {
+			d.close()
+			return nil, err
+		}
+		d.pcs = append(d.pcs, pc)
+		d.wg.Add(1)
+		go d.serve(pc)
+	}
 	return d, nil
 }
 
+func (d *labDNS) serve(pc net.PacketConn) {
+	defer d.wg.Done()
+	buf := make([]byte, 1500)
+	for {
+		n, from, err := pc.ReadFrom(buf)
+		if err != nil {
+			return
+		}
+		if resp := d.answer(buf[:n]); resp != nil {
+			_, _ = pc.WriteTo(resp, from)
+		}
+	}
+}
+
+// hostNameservers are the IPv4 name servers of the host's
+// /etc/resolv.conf, but for the lab's own addresses.
+func hostNameservers() []netip.Addr {
+	b, err := os.ReadFile("/etc/resolv.conf")
+	if err != nil {
+		return nil
+	}
+	var out []netip.Addr
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 || f[0] != "nameserver" {
+			continue
+		}
+		a, err := netip.ParseAddr(f[1])
+		if err != nil || !a.Is4() || a == LabWebAddr || a == LabEvilAddr || a == LabDNSAddr.Addr() || a == LabPrivateAddr || a == LabMetadataAddr {
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
 func (d *labDNS) close() {
-	_ = d.pc.Close()
+	for _, pc := range d.pcs {
+		_ = pc.Close()
+	}
 	d.wg.Wait()
 }
 

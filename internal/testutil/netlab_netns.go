@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"os/exec"
 	"runtime"
 
 	"golang.org/x/sys/unix"
@@ -66,6 +67,13 @@ func (n *Netns) Do(f func() error) error {
 	errc := make(chan error, 1)
 	n.jobs <- func() { errc <- f() }
 	return <-errc
+}
+
+// Start starts cmd in the namespace: the process is forked from the
+// namespace's thread, so it and its children live there (with the
+// host's files: its /etc/resolv.conf, which the lab answers).
+func (n *Netns) Start(cmd *exec.Cmd) error {
+	return n.Do(cmd.Start)
 }
 
 // Listen is net.Listen in the namespace.

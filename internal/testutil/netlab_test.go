@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -124,4 +125,21 @@ func TestLabIsolated(t *testing.T) {
 		t.Fatalf("dial lo in an empty namespace: %v", err)
 	}
 	c.Close()
+}
+
+// TestLabProcess: a process started in the lab resolves the lab's names
+// with the host's own resolv.conf and C library, and is in the lab's
+// namespace.
+func TestLabProcess(t *testing.T) {
+	requireRoot(t)
+	lab := NewLab(t)
+	var out strings.Builder
+	cmd := exec.Command("getent", "ahostsv4", LabWeb)
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := lab.Net.Start(cmd); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil || !strings.Contains(out.String(), LabWebAddr.String()) {
+		t.Errorf("getent ahostsv4 %s in the lab = %q, %v, want %s", LabWeb, out.String(), err, LabWebAddr)
+	}
 }
