@@ -47,6 +47,13 @@ func requireRoot(t testing.TB) {
 
 func newHarness(t testing.TB, hosts []string, b Budgets) *harness {
 	t.Helper()
+	return newHarnessDNS(t, hosts, b, stubAddr)
+}
+
+// newHarnessDNS is newHarness with the stub at dns, an address it puts
+// on the jail's lo.
+func newHarnessDNS(t testing.TB, hosts []string, b Budgets, dns netip.AddrPort) *harness {
+	t.Helper()
 	requireRoot(t)
 	h := &harness{t: t, lab: testutil.NewLab(t)}
 	jail, err := testutil.NewNetns()
@@ -55,13 +62,18 @@ func newHarness(t testing.TB, hosts []string, b Budgets) *harness {
 	}
 	t.Cleanup(func() { jail.Close() })
 	h.jail = jail
-	h.resolver = jail.Resolver(stubAddr)
+	h.resolver = jail.Resolver(dns)
+	if !dns.Addr().IsLoopback() {
+		if err := jail.AddAddr(dns.Addr()); err != nil {
+			t.Fatal(err)
+		}
+	}
 	p, err := Parse(hosts, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	p = p.withLabPublic(testutil.LabPublic)
-	s, err := jailSockets(jail, p)
+	s, err := jailSocketsDNS(jail, p, dns)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,9 +91,13 @@ func newHarness(t testing.TB, hosts []string, b Budgets) *harness {
 // jailSockets makes the sockets #35's init will make in the run's
 // namespace.
 func jailSockets(jail *testutil.Netns, p Policy) (Sockets, error) {
+	return jailSocketsDNS(jail, p, stubAddr)
+}
+
+func jailSocketsDNS(jail *testutil.Netns, p Policy, dns netip.AddrPort) (Sockets, error) {
 	var s Sockets
 	var err error
-	if s.DNS, err = jail.ListenPacket("udp", stubAddr.String()); err != nil {
+	if s.DNS, err = jail.ListenPacket("udp", dns.String()); err != nil {
 		return s, err
 	}
 	for _, port := range p.Ports() {
