@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/scidex/scidex-jail/internal/testutil"
+	"golang.org/x/net/dns/dnsmessage"
 )
 
 var bytesTarget = fmt.Sprintf("%s:%d", testutil.LabWeb, testutil.LabBytes)
@@ -149,7 +150,7 @@ func isTimeout(err error) bool {
 func TestLogBoundedByEngine(t *testing.T) {
 	h := newHarness(t, []string{testutil.LabWeb}, Budgets{Entries: 5})
 	for i := range 50 {
-		if _, err := h.ask(query(t, fmt.Sprintf("x%d.exfil.example.", i), 1)); err != nil {
+		if _, err := h.ask(query(t, fmt.Sprintf("x%d.exfil.example.", i), dnsmessage.TypeA)); err != nil {
 			t.Fatal(err)
 		}
 	}

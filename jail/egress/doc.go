@@ -96,6 +96,33 @@
 //     time per connection, names) and a bounded log, with exact totals and
 //     a summary sentence, are part of the engine, not an add-on.
 //
+// # Names
+//
+// A host entry is a name ("eutils.ncbi.nlm.nih.gov"), or every name
+// under a domain ("*.uniprot.org": rest.uniprot.org and a.b.uniprot.org,
+// not uniprot.org, which is an entry of its own), on port 443 unless it
+// names one ("files.rcsb.org:80"); one port per entry, entries merge.
+// Parse refuses, with an *EntryError saying how to write it: a bare *, a
+// wildcard over a top-level domain (*.org), a * anywhere but the whole
+// first label, an IP address (a range is named by CIDR instead, and only
+// widens where allowed names may resolve: the analysis still reaches
+// names, never addresses), port 0 and PostgreSQL's 5432, and anything
+// that is not a host name. Names are compared lower-cased, without a
+// trailing dot; a name written in Unicode is mapped to its ASCII form
+// (IDNA2008's lookup rules: bücher.example is xn--bcher-kva.example),
+// since that is what clients look up. From the analysis (the stub's
+// questions, CONNECT lines) only ASCII names are read: labels of letters,
+// digits, hyphens and underscores, at most 63 bytes each and 253 in all,
+// the last not all digits (a resolver may read 127.1 as an address).
+//
+// What clients see: an allowed name works as on any network. A refused
+// lookup is REFUSED, which the C library reports as "Temporary failure in
+// name resolution" (EAI_AGAIN) and curl as "Could not resolve host"; a
+// refused CONNECT is a 403 whose status line carries the reason, which
+// Python prints whole ("Tunnel connection failed: 403 scidex-jail egress:
+// evil.example is not in the profile"); a refused captured connection is
+// reset. The report's notes (Log.Summary) name every refusal either way.
+//
 // # Budgets and the log
 //
 // Budgets bound a run: bytes are counted per run each way (what must be

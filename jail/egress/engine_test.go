@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/scidex/scidex-jail/internal/testutil"
+	"golang.org/x/net/dns/dnsmessage"
 )
 
 // TestAllowed: a name the profile allows is fetched over TLS, verified
@@ -130,10 +131,10 @@ func TestRefused(t *testing.T) {
 	}{
 		{"label of 64", rawQuery(strings.Repeat("a", 64), "lab", "test")},
 		{"name of 300", rawQuery(strings.Split(strings.Repeat(strings.Repeat("a", 59)+".", 5)+"lab.test", ".")...)},
-		{"TXT of an allowed name", query(t, web+".", 16)},
+		{"TXT of an allowed name", query(t, web+".", dnsmessage.TypeTXT)},
 	}
 	for _, tt := range dns {
-		if rcode, err := h.ask(tt.pkt); err != nil || rcode.String() != "RCodeRefused" {
+		if rcode, err := h.ask(tt.pkt); err != nil || rcode != dnsmessage.RCodeRefused {
 			t.Errorf("%s: the stub answered %v, %v, want REFUSED", tt.name, rcode, err)
 		}
 	}
