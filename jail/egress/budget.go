@@ -18,14 +18,22 @@ type Budgets struct {
 	Down        int64         // bytes in to the analysis, the whole run
 	ConnTime    time.Duration // how long one connection may stay open
 	Names       int           // distinct names the DNS stub gives addresses to
+	Lookups     int           // questions the DNS stub answers in the run
 	Entries     int           // log entries kept (lookups and connections)
 }
 
 // DefaultBudgets are sized for an analysis calling a few scientific APIs
-// over a long run: a thousand requests that each open a connection, a few
-// GiB of downloads, 256 MiB of uploads (queries, not datasets), and a
-// connection held open for up to 15 minutes (a large download). Entries
-// matches the report's output-entries budget's order of magnitude.
+// over a long run: a thousand requests that each open a connection (and
+// look their name up, twice: A and AAAA, with room for clients that do
+// not cache), a few GiB of downloads, 256 MiB of uploads (queries, not
+// datasets), and a connection held open for up to 15 minutes (a large
+// download). Entries matches the report's output-entries budget's order
+// of magnitude.
+//
+// The supervisor's own work is bounded too, since it is not in the run's
+// cgroup: once the run's connections or lookups are spent, the listeners
+// or the stub's socket close, and the kernel refuses what follows (a
+// connection refused, a port unreachable) at no cost to the supervisor.
 var DefaultBudgets = Budgets{
 	Connections: 1024,
 	Open:        64,
@@ -33,6 +41,7 @@ var DefaultBudgets = Budgets{
 	Down:        4 << 30,
 	ConnTime:    15 * time.Minute,
 	Names:       1024,
+	Lookups:     100000,
 	Entries:     1000,
 }
 
@@ -56,6 +65,9 @@ func (b Budgets) withDefaults() Budgets {
 	}
 	if b.Names <= 0 {
 		b.Names = d.Names
+	}
+	if b.Lookups <= 0 {
+		b.Lookups = d.Lookups
 	}
 	if b.Entries <= 0 {
 		b.Entries = d.Entries

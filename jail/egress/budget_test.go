@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -33,7 +34,20 @@ func TestBudgets(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "the run's budget of 3 connections is spent") {
 			t.Errorf("CONNECT 4 of 3 = %v, want refused over the connection budget", err)
 		}
-		checkConn(t, h.eng.Stop(), ViaProxy, Conn{Name: testutil.LabWeb, Port: 443, Decision: Refused, Reason: ReasonConnections})
+		// The listeners are closed now: the kernel refuses the rest.
+		for _, target := range []string{proxyAddr.String(), "127.0.0.1:443"} {
+			if c, err := h.jail.DialContext(h.ctx(), "tcp", target); !errors.Is(err, syscall.ECONNREFUSED) {
+				if c != nil {
+					c.Close()
+				}
+				t.Errorf("dial %s after the budget = %v, want connection refused", target, err)
+			}
+		}
+		log := h.eng.Stop()
+		checkConn(t, log, ViaProxy, Conn{Name: testutil.LabWeb, Port: 443, Decision: Refused, Reason: ReasonConnections})
+		if n := log.Totals.ConnsBy[ReasonConnections]; n != 1 {
+			t.Errorf("connections refused over the budget = %d, want 1 (the rest refused by the kernel)", n)
+		}
 	})
 	t.Run("open", func(t *testing.T) {
 		h := newHarness(t, hosts, Budgets{Open: 1})
@@ -123,6 +137,36 @@ func TestBudgets(t *testing.T) {
 		got, ok := findConn(h.eng.Stop(), testutil.LabWeb, 443, ViaProxy)
 		if !ok || got.Decision != Cut || got.Reason != ReasonTime {
 			t.Errorf("connection = %+v, want cut over the time budget", got)
+		}
+	})
+	t.Run("lookups", func(t *testing.T) {
+		h := newHarness(t, hosts, Budgets{Lookups: 3})
+		// Three within the budget (a refused question counts too), one
+		// over it answered REFUSED, after which the stub's socket is
+		// closed and the kernel answers.
+		asks := []struct {
+			name string
+			want dnsmessage.RCode
+		}{
+			{testutil.LabWeb, dnsmessage.RCodeSuccess},
+			{testutil.LabWeb, dnsmessage.RCodeSuccess},
+			{testutil.LabEvil, dnsmessage.RCodeRefused},
+			{testutil.LabWeb, dnsmessage.RCodeRefused},
+		}
+		for i, a := range asks {
+			if got, err := h.ask(query(t, a.name+".", dnsmessage.TypeA)); err != nil || got != a.want {
+				t.Errorf("lookup %d (%s) of a budget of 3 = %v, %v, want %v", i+1, a.name, got, err, a.want)
+			}
+		}
+		if _, err := h.ask(query(t, testutil.LabWeb+".", dnsmessage.TypeA)); !errors.Is(err, syscall.ECONNREFUSED) {
+			t.Errorf("a lookup after the stub stopped = %v, want connection refused", err)
+		}
+		log := h.eng.Stop()
+		if n := log.Totals.LookupsBy[ReasonLookups]; n != 1 {
+			t.Errorf("lookups refused over the budget = %d, want 1", n)
+		}
+		if want := "stopped the DNS stub over the run's lookups budget"; !strings.Contains(log.Summary(), want) {
+			t.Errorf("Summary() = %q, want %q", log.Summary(), want)
 		}
 	})
 	t.Run("names", func(t *testing.T) {

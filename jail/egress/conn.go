@@ -23,9 +23,10 @@ type outcome struct {
 func refused(r Reason, detail string) outcome { return outcome{Refused, r, detail} }
 
 // holdOpen holds a connection to the budget of connections open at once,
-// from its accept on, so that clients that never finish a request cannot
-// pile up descriptors and goroutines in the supervisor; the caller
-// releases it when true.
+// from its accept on (in the accept loop, so in the order the kernel
+// queued them), so that clients that never finish a request cannot pile
+// up descriptors and goroutines in the supervisor; the caller releases it
+// when true.
 func (e *Engine) holdOpen() (outcome, bool) {
 	b := e.cfg.Budgets
 	if e.open.Add(1) > int64(b.Open) {
@@ -37,9 +38,15 @@ func (e *Engine) holdOpen() (outcome, bool) {
 
 // countDecided holds a connection to the run's budget of connections,
 // every one counted that asked for a destination, allowed or refused.
+// The first over it closes the listeners: the kernel refuses the rest.
 func (e *Engine) countDecided() (outcome, bool) {
 	b := e.cfg.Budgets
-	if e.decided.Add(1) > int64(b.Connections) {
+	if n := e.decided.Add(1); n > int64(b.Connections) {
+		if n == int64(b.Connections)+1 {
+			for _, l := range e.listeners {
+				_ = l.Close()
+			}
+		}
 		return refused(ReasonConnections, "the run's budget of "+strconv.Itoa(b.Connections)+" connections is spent"), false
 	}
 	return outcome{}, true
@@ -58,11 +65,6 @@ func (e *Engine) captured(c net.Conn) {
 	if !known {
 		rec.Name = ap.Addr().Unmap().String()
 	}
-	if o, ok := e.holdOpen(); !ok {
-		e.refuse(c, &rec, start, o)
-		return
-	}
-	defer e.open.Add(-1)
 	if o, ok := e.countDecided(); !ok {
 		e.refuse(c, &rec, start, o)
 		return
@@ -79,16 +81,31 @@ func (e *Engine) captured(c net.Conn) {
 	e.relay(c, up, nil, &rec, start)
 }
 
-// proxied handles a connection to the CONNECT proxy.
-func (e *Engine) proxied(c net.Conn) {
+// overOpen refuses a connection accepted over the open budget, before
+// anything is read from it: a captured one is named by its address, a
+// proxied one by nothing (its request is not read).
+func (e *Engine) overOpen(c net.Conn, via Via, o outcome) {
 	start := time.Now()
-	rec := Conn{Via: ViaProxy}
-	if o, ok := e.holdOpen(); !ok {
+	rec := Conn{Via: via}
+	if via == ViaProxy {
 		_, _ = c.Write(refusal(403, o.detail))
 		e.record(&rec, start, o)
 		return
 	}
-	defer e.open.Add(-1)
+	ap := addrPort(c.LocalAddr())
+	rec.Port = ap.Port()
+	if name, ok := e.fakes.name(ap.Addr()); ok {
+		rec.Name = name
+	} else {
+		rec.Name = ap.Addr().Unmap().String()
+	}
+	e.refuse(c, &rec, start, o)
+}
+
+// proxied handles a connection to the CONNECT proxy.
+func (e *Engine) proxied(c net.Conn) {
+	start := time.Now()
+	rec := Conn{Via: ViaProxy}
 	_ = c.SetReadDeadline(start.Add(headTimeout))
 	br := bufio.NewReaderSize(c, connectBufSize)
 	req, err := readConnect(br)

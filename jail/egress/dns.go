@@ -129,17 +129,39 @@ func reply(h dnsmessage.Header, q *dnsmessage.Question, rcode dnsmessage.RCode, 
 // serveDNS answers the stub's datagrams until its socket is closed. Any
 // other read error ends it too: the stub fails closed, and the run's
 // lookups time out.
+//
+// Past the run's budget of lookups it answers one last REFUSED and closes
+// its socket.
 func (e *Engine) serveDNS(pc net.PacketConn) {
 	buf := make([]byte, maxDatagram)
-	for {
+	for answered := 0; ; answered++ {
 		n, from, err := pc.ReadFrom(buf)
 		if err != nil {
 			return
 		}
 		resp, l := answerQuery(&e.cfg.Policy, e.fakes, buf[:n])
+		last := answered >= e.cfg.Budgets.Lookups
+		if last {
+			resp, l = refuseAll(buf[:n], e.cfg.Budgets.Lookups)
+		}
 		e.rec.lookup(l)
 		if resp != nil {
 			_, _ = pc.WriteTo(resp, from) // a client that went away is not the stub's fault
 		}
+		if last {
+			_ = pc.Close()
+			return
+		}
 	}
+}
+
+// refuseAll is the REFUSED answer to any query, past the lookups budget.
+func refuseAll(pkt []byte, budget int) ([]byte, Lookup) {
+	l := Lookup{Decision: Refused, Reason: ReasonLookups, Detail: "the run's budget of " + strconv.Itoa(budget) + " lookups is spent: the stub stopped"}
+	var parser dnsmessage.Parser
+	h, err := parser.Start(pkt)
+	if err != nil || h.Response {
+		return nil, l
+	}
+	return reply(h, nil, dnsmessage.RCodeRefused, nil), l
 }

@@ -92,9 +92,10 @@
 //     reports compare), never reused for another name within a run (a
 //     client that kept an address cannot reach another name through it,
 //     the failure sandbox-runtime's comment records from Clash).
-//   - Budgets (connections, connections open at once, bytes each way,
-//     time per connection, names) and a bounded log, with exact totals and
-//     a summary sentence, are part of the engine, not an add-on.
+//   - Budgets (connections, connections open at once, lookups, names,
+//     bytes each way, time per connection) and a bounded log, with exact
+//     totals and a summary sentence, are part of the engine, not an
+//     add-on; the supervisor's own work is bounded with the run's.
 //
 // # Names
 //
@@ -125,7 +126,12 @@
 //
 // # Budgets and the log
 //
-// Budgets bound a run: bytes are counted per run each way (what must be
+// Budgets bound a run: connections (open at once, counted from the accept,
+// and in the whole run), lookups and distinct names, bytes each way, time
+// per connection. Past the run's connections or lookups, the listeners or
+// the stub's socket close and the kernel refuses what follows, so that an
+// analysis cannot spend the supervisor's CPU, which its cgroup does not
+// bound. Bytes are counted per run each way (what must be
 // bounded is what the run as a whole sends out and pulls in; a
 // per-connection budget is evaded by opening another connection), taken
 // in chunks before they are copied, so no byte past a budget is relayed.

@@ -53,13 +53,14 @@ var ErrServing = errors.New("egress: engine already served")
 // Engine is the supervisor's side of a run's egress: it serves the
 // sockets it is handed until Stop.
 type Engine struct {
-	cfg      Config
-	fakes    *fakeMap
-	rec      *recorder
-	up, down *pool
-	decided  atomic.Int64 // connections accepted, for the Connections budget
-	open     atomic.Int64 // connections open now, for the Open budget
-	served   atomic.Bool
+	cfg       Config
+	fakes     *fakeMap
+	rec       *recorder
+	up, down  *pool
+	decided   atomic.Int64   // connections accepted, for the Connections budget
+	listeners []net.Listener // set by Serve, closed when Connections is spent
+	open      atomic.Int64   // connections open now, for the Open budget
+	served    atomic.Bool
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -110,11 +111,15 @@ func (e *Engine) Serve(ctx context.Context, s Sockets) error {
 	if s.DNS != nil {
 		start(s.DNS, func() { e.serveDNS(s.DNS) })
 	}
+	e.listeners = append([]net.Listener(nil), s.Ports...)
+	if s.Proxy != nil {
+		e.listeners = append(e.listeners, s.Proxy)
+	}
 	for _, l := range s.Ports {
-		start(l, func() { e.accept(l, e.captured) })
+		start(l, func() { e.accept(l, ViaCaptured) })
 	}
 	if s.Proxy != nil {
-		start(s.Proxy, func() { e.accept(s.Proxy, e.proxied) })
+		start(s.Proxy, func() { e.accept(s.Proxy, ViaProxy) })
 	}
 	e.wg.Add(1)
 	go func() {
@@ -173,14 +178,14 @@ func (e *Engine) untrack(c io.Closer) {
 	_ = c.Close()
 }
 
-// accept hands each connection of l to handle in a goroutine of its own,
-// until l is closed.
-func (e *Engine) accept(l net.Listener, handle func(net.Conn)) {
+// accept hands each connection of l to its handler in a goroutine of its
+// own, until l is closed.
+func (e *Engine) accept(l net.Listener, via Via) {
 	for {
 		c, err := l.Accept()
 		if err != nil {
 			if errors.Is(err, net.ErrClosed) || e.ctx.Err() != nil {
-				return
+				return // closed at Stop, or when the connections budget was spent
 			}
 			// Out of descriptors, or a connection reset before it was
 			// accepted: wait a little rather than spin.
@@ -200,10 +205,21 @@ func (e *Engine) accept(l net.Listener, handle func(net.Conn)) {
 		e.live[c] = struct{}{}
 		e.wg.Add(1)
 		e.mu.Unlock()
+		o, held := e.holdOpen()
 		go func() {
 			defer e.wg.Done()
 			defer e.untrack(c)
-			handle(c)
+			switch {
+			case !held:
+				e.overOpen(c, via, o)
+				return
+			case via == ViaCaptured:
+				defer e.open.Add(-1)
+				e.captured(c)
+			default:
+				defer e.open.Add(-1)
+				e.proxied(c)
+			}
 		}()
 	}
 }

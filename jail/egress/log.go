@@ -35,6 +35,7 @@ const (
 	ReasonMalformed      Reason = "malformed"        // a DNS query or CONNECT request that could not be read
 	ReasonQueryType      Reason = "query_type"       // a DNS question other than A, AAAA or HTTPS
 	ReasonTooManyNames   Reason = "too_many_names"   // the stub's names budget is spent
+	ReasonLookups        Reason = "lookups"          // the stub's lookups budget is spent: it stopped
 	ReasonConnections    Reason = "connections"      // the run's connection budget is spent
 	ReasonOpen           Reason = "open_connections" // too many connections open at once
 	ReasonUpload         Reason = "upload"           // the run's bytes-out budget is spent
@@ -204,7 +205,7 @@ var connPhrases = []struct {
 	{ReasonNotPublic, "refused", names, "resolving to addresses that are not public"},
 	{ReasonIPLiteral, "refused", addresses, "given as IP addresses, not names"},
 	{ReasonUnknownAddress, "refused", addresses, "the DNS stub never gave"},
-	{ReasonConnections, "refused", names, "over the run's connection budget"},
+	{ReasonConnections, "refused", names, "over the run's connection budget (the supervisor then stopped listening)"},
 	{ReasonOpen, "refused", names, "over the budget of connections open at once"},
 	{ReasonUpload, "cut", names, "over the run's upload budget"},
 	{ReasonDownload, "cut", names, "over the run's download budget"},
@@ -268,6 +269,12 @@ func (l Log) Summary() string {
 		}
 	}
 	malformed := l.Totals.LookupsBy[ReasonMalformed]
+	if l.Totals.LookupsBy[ReasonLookups] > 0 {
+		parts = append(parts, "stopped the DNS stub over the run's lookups budget")
+	}
+	if n := l.Totals.LookupsBy[ReasonTooManyNames]; n > 0 {
+		parts = append(parts, "refused "+count(n, "lookup", "lookups")+" over the run's budget of names")
+	}
 	if names = uniq(names); len(names) > 0 {
 		parts = append(parts, "refused lookups of "+count(len(names), "name", "names")+" not in the profile: "+list(names))
 	}
