@@ -157,3 +157,38 @@ func TestCheckRefusesHandBuilt(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParse: whatever a profile says, Parse refuses it with an
+// *EntryError, or returns hosts in normal form that read back as
+// themselves, on a real port other than PostgreSQL's.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{"eutils.ncbi.nlm.nih.gov", "*.uniprot.org:80", "bücher.example", "1.2.3.4", "[::1]:443", "*", "a..b", "x:5432"} {
+		f.Add(s, "10.0.0.0/8")
+	}
+	f.Fuzz(func(t *testing.T, host, cidr string) {
+		p, err := Parse([]string{host}, []string{cidr})
+		if err != nil {
+			var ee *EntryError
+			if !errors.As(err, &ee) || !errors.Is(err, ErrBadPolicy) {
+				t.Fatalf("Parse(%q, %q) = %v, want an *EntryError", host, cidr, err)
+			}
+			return
+		}
+		if err := p.check(); err != nil {
+			t.Fatalf("Parse(%q) = %+v, which check refuses: %v", host, p, err)
+		}
+		for _, h := range p.Hosts {
+			if h.Port == 0 || h.Port == postgresPort {
+				t.Fatalf("Parse(%q) allowed port %d", host, h.Port)
+			}
+			if h.Wildcard && !strings.Contains(h.Name, ".") {
+				t.Fatalf("Parse(%q) = *.%s, a wildcard over a top-level domain", host, h.Name)
+			}
+		}
+		for _, r := range p.Ranges {
+			if r.Bits() == 0 || r.Masked() != r {
+				t.Fatalf("Parse(range %q) = %v", cidr, r)
+			}
+		}
+	})
+}
