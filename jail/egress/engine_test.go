@@ -1,11 +1,13 @@
 package egress
 
 import (
+	"fmt"
 	"io"
 	"net"
 	"net/netip"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/scidex/scidex-jail/internal/testutil"
 	"golang.org/x/net/dns/dnsmessage"
@@ -192,4 +194,22 @@ func checkConn(t *testing.T, log Log, via Via, want Conn) {
 		}
 	}
 	t.Errorf("no %s connection %s:%d %s/%s in the log: %+v", via, want.Name, want.Port, want.Decision, want.Reason, log.Conns)
+}
+
+// TestProxyPipelined: a client that sends its first bytes with its
+// CONNECT, without waiting for the 200 (as some TLS clients send their
+// hello), has them relayed first.
+func TestProxyPipelined(t *testing.T) {
+	h := newHarness(t, []string{bytesTarget}, Budgets{})
+	c, err := h.jail.DialContext(h.ctx(), "tcp", proxyAddr.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second)) // a hang guard
+	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\n\r\nget 5\n", bytesTarget)
+	got, err := io.ReadAll(c)
+	if want := "HTTP/1.1 200 Connection established\r\n\r\n\x00\x00\x00\x00\x00"; err != nil || string(got) != want {
+		t.Errorf("CONNECT with a request behind it = %q, %v, want %q", got, err, want)
+	}
 }
