@@ -189,7 +189,8 @@ func (e *Engine) dial(name string, port uint16, rec *Conn) (net.Conn, outcome) {
 	}
 	var ok []netip.Addr
 	for _, a := range addrs {
-		a = a.Unmap()
+		// As the resolver gave it: an IPv4-mapped address in an AAAA
+		// answer is refused, not read as the IPv4 address inside.
 		allowed, why := p.checkAddr(a)
 		if !allowed {
 			return nil, refused(ReasonNotPublic, name+" resolves to "+why)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"io"
+	"net/netip"
 	"strconv"
 	"strings"
 )
@@ -88,8 +89,10 @@ func parseTarget(t string) (connectRequest, error) {
 	if err != nil || port == 0 {
 		return connectRequest{}, &requestError{400, "the target's port is not a number from 1 to 65535"}
 	}
-	if isIPLiteral(host) {
-		return connectRequest{Name: strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"), IP: true, Port: uint16(port)}, nil
+	if a, err := netip.ParseAddr(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")); err == nil {
+		// Recorded in canonical form, without a zone: its text is the
+		// client's to choose and goes into the report.
+		return connectRequest{Name: a.WithZone("").String(), IP: true, Port: uint16(port)}, nil
 	}
 	name, why := normalizeName(host)
 	if why != "" {

@@ -22,6 +22,7 @@ func TestReadConnect(t *testing.T) {
 		{"hello follows", "CONNECT api.example:443 HTTP/1.1\r\n\r\n\x16\x03\x01hello", connectRequest{Name: "api.example", Port: 443}, 0, "\x16\x03\x01hello"},
 		{"IPv4 literal", "CONNECT 10.0.0.5:5432 HTTP/1.1\r\n\r\n", connectRequest{Name: "10.0.0.5", IP: true, Port: 5432}, 0, ""},
 		{"IPv6 literal", "CONNECT [::1]:443 HTTP/1.1\r\n\r\n", connectRequest{Name: "::1", IP: true, Port: 443}, 0, ""},
+		{"IPv6 literal with a zone", "CONNECT [fe80::0001%eth0\x1b[31m]:443 HTTP/1.1\r\n\r\n", connectRequest{Name: "fe80::1", IP: true, Port: 443}, 0, ""},
 		{"GET", "GET http://api.example/ HTTP/1.1\r\n\r\n", connectRequest{}, 405, ""},
 		{"lower-case method", "connect api.example:443 HTTP/1.1\r\n\r\n", connectRequest{}, 405, ""},
 		{"HTTP/2", "CONNECT api.example:443 HTTP/2\r\n\r\n", connectRequest{}, 400, ""},

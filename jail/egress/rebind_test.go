@@ -121,6 +121,8 @@ func TestDialsCheckedAddress(t *testing.T) {
 			[]string{"200", "403 scidex-jail egress: a.example resolves to 127.0.0.1 is loopback"}, []string{"93.184.215.14:443"}},
 		{"two public addresses", [][]netip.Addr{{public, netip.MustParseAddr("93.184.215.15")}}, false,
 			[]string{"200"}, []string{"93.184.215.14:443"}},
+		{"an IPv4-mapped loopback in an AAAA answer", [][]netip.Addr{{netip.MustParseAddr("::ffff:127.0.0.1")}}, false,
+			[]string{"403 scidex-jail egress: a.example resolves to ::ffff:127.0.0.1 is IPv4-mapped"}, nil},
 		{"a dialler that went elsewhere", [][]netip.Addr{{public}}, true,
 			[]string{"502 scidex-jail egress: the dialler connected to " + echo + ", not the checked 93.184.215.14:443"}, []string{"93.184.215.14:443"}},
 	}
