@@ -2,11 +2,13 @@ package testutil
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
 	"os/exec"
 	"runtime"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -21,6 +23,8 @@ import (
 type Netns struct {
 	jobs chan func()
 	done chan struct{}
+	mu   sync.Mutex // held while a job is handed over, so that Close cannot race it
+	shut bool
 }
 
 // NewNetns makes a network namespace with lo up.
@@ -56,16 +60,30 @@ func NewNetns() (*Netns, error) {
 // Close ends the namespace's thread; the namespace goes once no socket
 // in it is left open.
 func (n *Netns) Close() error {
-	close(n.jobs)
+	n.mu.Lock()
+	if !n.shut {
+		n.shut = true
+		close(n.jobs)
+	}
+	n.mu.Unlock()
 	<-n.done
 	return nil
 }
+
+// errClosed is Do's error after Close.
+var errClosed = errors.New("the test's network namespace is closed")
 
 // Do runs f on the namespace's thread. Calls are served one at a time; f
 // must not call Do.
 func (n *Netns) Do(f func() error) error {
 	errc := make(chan error, 1)
+	n.mu.Lock()
+	if n.shut {
+		n.mu.Unlock()
+		return errClosed
+	}
 	n.jobs <- func() { errc <- f() }
+	n.mu.Unlock()
 	return <-errc
 }
 

@@ -125,6 +125,10 @@ func TestLabIsolated(t *testing.T) {
 		t.Fatalf("dial lo in an empty namespace: %v", err)
 	}
 	c.Close()
+	jail.Close()
+	if err := jail.Do(func() error { return nil }); err == nil {
+		t.Errorf("Do after Close = nil, want an error")
+	}
 }
 
 // TestLabProcess: a process started in the lab resolves the lab's names
