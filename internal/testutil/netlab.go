@@ -9,6 +9,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/binary"
 	"encoding/pem"
 	"fmt"
 	"io"
@@ -71,7 +72,7 @@ const (
 	LabHTTPSAlt = 8443 // HTTPS on the web server, for a port no profile allows
 	LabBytes    = 9000 // plain TCP on the web server: "get N\n" sends N bytes; "put\n" reads to the end and answers the count
 	LabPostgres = 5432 // the PostgreSQL-like listener, on the private address
-	LabHTTP     = 80   // a listener on the metadata address
+	LabHTTP     = 80   // the metadata-like HTTP server, on 169.254.169.254
 )
 
 // Lab is a running test internet; NewLab makes one, cleaned up with the
@@ -141,10 +142,14 @@ func startLab() (_ *Lab, err error) {
 	if err := lab.serve(netip.AddrPortFrom(LabWebAddr, LabBytes), serveBytes); err != nil {
 		return nil, err
 	}
+	if err := lab.serve(netip.AddrPortFrom(LabPrivateAddr, LabPostgres), servePostgres); err != nil {
+		return nil, err
+	}
+	if err := lab.serve(netip.AddrPortFrom(LabMetadataAddr, LabHTTP), serveMetadata); err != nil {
+		return nil, err
+	}
 	for _, ap := range []netip.AddrPort{
-		netip.AddrPortFrom(LabPrivateAddr, LabPostgres),
 		netip.AddrPortFrom(LabPrivateAddr, LabHTTPS),
-		netip.AddrPortFrom(LabMetadataAddr, LabHTTP),
 		netip.AddrPortFrom(LabMetadataAddr, LabHTTPS),
 		netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), LabHTTPS),
 	} {
@@ -296,6 +301,48 @@ func serveBytes(c net.Conn) {
 		n, _ := io.Copy(io.Discard, br)
 		fmt.Fprintf(c, "%d\n", n)
 	}
+}
+
+// servePostgres looks like PostgreSQL to a client: it declines TLS ('N'
+// to an SSLRequest) and answers a startup message with a FATAL error
+// naming the lab, so that a client that got here says so.
+func servePostgres(c net.Conn) {
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	for {
+		var hdr [8]byte
+		if _, err := io.ReadFull(c, hdr[:]); err != nil {
+			return
+		}
+		n := int(binary.BigEndian.Uint32(hdr[:4]))
+		if n == 8 && binary.BigEndian.Uint32(hdr[4:]) == 80877103 { // SSLRequest
+			if _, err := c.Write([]byte{'N'}); err != nil {
+				return
+			}
+			continue
+		}
+		if n < 8 || n > 10000 {
+			return
+		}
+		if _, err := io.CopyN(io.Discard, c, int64(n-8)); err != nil {
+			return
+		}
+		msg := "SFATAL\x00C28000\x00Mthe test internet's PostgreSQL-like listener: no jail should get here\x00\x00"
+		resp := append([]byte{'E'}, binary.BigEndian.AppendUint32(nil, uint32(4+len(msg)))...)
+		_, _ = c.Write(append(resp, msg...))
+		return
+	}
+}
+
+// serveMetadata answers HTTP as a cloud instance's metadata endpoint
+// does, with a secret no jail should read.
+func serveMetadata(c net.Conn) {
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	req, err := http.ReadRequest(bufio.NewReader(c))
+	if err != nil {
+		return
+	}
+	body := "lab-instance-secret for " + req.URL.Path + "\n"
+	fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", len(body), body)
 }
 
 func (l *Lab) close() {

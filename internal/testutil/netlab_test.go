@@ -78,7 +78,26 @@ func TestLabDirect(t *testing.T) {
 	if err != nil {
 		t.Fatalf("dial the PostgreSQL-like listener %s from the lab: %v", pg, err)
 	}
+	// An SSLRequest, declined; a startup message, answered with an error.
+	c.Write([]byte{0, 0, 0, 8, 4, 210, 22, 47})
+	startup := []byte{0, 0, 0, 9, 0, 3, 0, 0, 0}
+	c.Write(startup)
+	got, _ := io.ReadAll(c)
 	c.Close()
+	if len(got) < 2 || got[0] != 'N' || got[1] != 'E' || !strings.Contains(string(got), "PostgreSQL-like") {
+		t.Errorf("the PostgreSQL-like listener answered %q, want N, then an error naming itself", got)
+	}
+	meta := &http.Client{Transport: &http.Transport{DialContext: lab.Dial}}
+	defer meta.CloseIdleConnections()
+	mresp, err := meta.Get("http://169.254.169.254/latest/meta-data/")
+	if err != nil {
+		t.Fatalf("GET the metadata-like server from the lab: %v", err)
+	}
+	mbody, _ := io.ReadAll(mresp.Body)
+	mresp.Body.Close()
+	if !strings.Contains(string(mbody), "lab-instance-secret") {
+		t.Errorf("the metadata-like server answered %q, want its secret", mbody)
+	}
 	deadline := time.Now().Add(5 * time.Second)
 	for lab.Accepted(pg) != 1 && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)

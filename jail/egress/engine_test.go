@@ -59,7 +59,7 @@ func TestAllowed(t *testing.T) {
 // the profile reaching the supervisor's resolver.
 func TestRefused(t *testing.T) {
 	allowed := []string{testutil.LabWeb, testutil.LabLoopback, testutil.LabPrivate, testutil.LabMetadata,
-		testutil.LabMixed, testutil.LabLoop6, "other." + testutil.LabWildcard + ":8443"}
+		testutil.LabMixed, testutil.LabLoop6, "other." + testutil.LabWildcard + ":8443", testutil.LabMetadata + ":80"}
 	h := newHarness(t, allowed, Budgets{})
 	web := testutil.LabWeb
 	proxy := []struct {
@@ -80,6 +80,8 @@ func TestRefused(t *testing.T) {
 			Conn{Name: testutil.LabPrivate, Port: 443, Decision: Refused, Reason: ReasonNotPublic}},
 		{"resolves to metadata", testutil.LabMetadata + ":443", "169.254.169.254 is link-local: a cloud instance's metadata endpoint",
 			Conn{Name: testutil.LabMetadata, Port: 443, Decision: Refused, Reason: ReasonNotPublic}},
+		{"resolves to metadata, on port 80", testutil.LabMetadata + ":80", "169.254.169.254 is link-local: a cloud instance's metadata endpoint",
+			Conn{Name: testutil.LabMetadata, Port: 80, Decision: Refused, Reason: ReasonNotPublic}},
 		{"resolves to public and private", testutil.LabMixed + ":443", "10.0.0.5 is private",
 			Conn{Name: testutil.LabMixed, Port: 443, Decision: Refused, Reason: ReasonNotPublic}},
 		{"resolves to IPv6 loopback", testutil.LabLoop6 + ":443", "::1 is loopback",
@@ -170,7 +172,7 @@ func TestRefused(t *testing.T) {
 	for _, want := range []string{
 		"refused 1 connection to 1 name not in the profile: evil.lab.test:443",
 		"refused 3 connections to 2 names on ports the profile does not allow: api.lab.test:8443, db.lab.test:5432",
-		"refused 7 connections to 5 names resolving to addresses that are not public: db.lab.test:443, loopback.lab.test:443, loopback6.lab.test:443 and 2 more",
+		"refused 8 connections to 6 names resolving to addresses that are not public: db.lab.test:443, loopback.lab.test:443, loopback6.lab.test:443 and 3 more",
 		"refused 3 connections to 3 addresses given as IP addresses, not names: 10.0.0.5:5432, 198.18.0.10:443, [::1]:443",
 		"refused 1 malformed proxy request",
 		"refused 2 connections to 2 addresses the DNS stub never gave: 127.0.0.1:443, 127.64.0.1:443",
