@@ -106,7 +106,7 @@ func (e *Engine) overOpen(c net.Conn, via Via, o outcome) {
 func (e *Engine) proxied(c net.Conn) {
 	start := time.Now()
 	rec := Conn{Via: ViaProxy}
-	_ = c.SetReadDeadline(start.Add(headTimeout))
+	_ = c.SetReadDeadline(start.Add(e.headTimeout))
 	br := bufio.NewReaderSize(c, connectBufSize)
 	req, err := readConnect(br)
 	var re *requestError
@@ -116,7 +116,7 @@ func (e *Engine) proxied(c net.Conn) {
 	case err != nil && !errors.As(err, &re) && e.ctx.Err() != nil:
 		return // the run ended while its client was still asking
 	case errors.Is(err, os.ErrDeadlineExceeded):
-		err = errors.New("its head did not end within " + headTimeout.String())
+		err = errors.New("its head did not end within " + e.headTimeout.String())
 	}
 	if o, ok := e.countDecided(); !ok {
 		rec.Name, rec.Port = req.Name, req.Port

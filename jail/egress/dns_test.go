@@ -62,7 +62,7 @@ func parseReply(t testing.TB, msg []byte) parsedReply {
 }
 
 func TestAnswerQuery(t *testing.T) {
-	p, err := Parse([]string{"eutils.ncbi.nlm.nih.gov", "*.uniprot.org"}, nil)
+	p, err := Parse([]string{"eutils.ncbi.nlm.nih.gov", "*.uniprot.org", "bücher.example"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,6 +78,8 @@ func TestAnswerQuery(t *testing.T) {
 		{"allowed A", query(t, "eutils.ncbi.nlm.nih.gov.", dnsmessage.TypeA), dnsmessage.RCodeSuccess, true, Answered, ReasonNone, ""},
 		{"allowed A in upper case", query(t, "EUTILS.ncbi.nlm.nih.gov.", dnsmessage.TypeA), dnsmessage.RCodeSuccess, true, Answered, ReasonNone, ""},
 		{"wildcard A", query(t, "rest.uniprot.org.", dnsmessage.TypeA), dnsmessage.RCodeSuccess, true, Answered, ReasonNone, ""},
+		{"a Unicode entry's ASCII form", query(t, "xn--bcher-kva.example.", dnsmessage.TypeA), dnsmessage.RCodeSuccess, true, Answered, ReasonNone, ""},
+		{"a Unicode name asked raw", rawQuery("bücher", "example"), dnsmessage.RCodeRefused, false, Refused, ReasonMalformed, "a character other than"},
 		{"allowed AAAA: empty", query(t, "eutils.ncbi.nlm.nih.gov.", dnsmessage.TypeAAAA), dnsmessage.RCodeSuccess, false, Answered, ReasonNone, ""},
 		{"allowed HTTPS: empty", query(t, "rest.uniprot.org.", dnsmessage.TypeHTTPS), dnsmessage.RCodeSuccess, false, Answered, ReasonNone, ""},
 		{"allowed TXT", query(t, "eutils.ncbi.nlm.nih.gov.", dnsmessage.TypeTXT), dnsmessage.RCodeRefused, false, Refused, ReasonQueryType, "TXT"},

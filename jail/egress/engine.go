@@ -41,10 +41,10 @@ type Sockets struct {
 // that a client stalling a decision cannot hold a slot of the Open budget
 // for long.
 const (
-	headTimeout    = 10 * time.Second // a CONNECT request's head
-	resolveTimeout = 10 * time.Second
-	dialTimeout    = 10 * time.Second
-	maxDialAddrs   = 4 // addresses of one name tried before giving up
+	defaultHeadTimeout = 10 * time.Second // a CONNECT request's head
+	resolveTimeout     = 10 * time.Second
+	dialTimeout        = 10 * time.Second
+	maxDialAddrs       = 4 // addresses of one name tried before giving up
 )
 
 // ErrServing is returned by a second Serve.
@@ -53,14 +53,15 @@ var ErrServing = errors.New("egress: engine already served")
 // Engine is the supervisor's side of a run's egress: it serves the
 // sockets it is handed until Stop.
 type Engine struct {
-	cfg       Config
-	fakes     *fakeMap
-	rec       *recorder
-	up, down  *pool
-	decided   atomic.Int64   // connections accepted, for the Connections budget
-	listeners []net.Listener // set by Serve, closed when Connections is spent
-	open      atomic.Int64   // connections open now, for the Open budget
-	served    atomic.Bool
+	cfg         Config
+	fakes       *fakeMap
+	rec         *recorder
+	up, down    *pool
+	decided     atomic.Int64   // connections accepted, for the Connections budget
+	listeners   []net.Listener // set by Serve, closed when Connections is spent
+	open        atomic.Int64   // connections open now, for the Open budget
+	served      atomic.Bool
+	headTimeout time.Duration // defaultHeadTimeout; shorter in tests
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -90,6 +91,8 @@ func New(cfg Config) (*Engine, error) {
 		up:    newPool(cfg.Budgets.Up),
 		down:  newPool(cfg.Budgets.Down),
 		live:  map[io.Closer]struct{}{},
+
+		headTimeout: defaultHeadTimeout,
 	}, nil
 }
 

@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/netip"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/scidex/scidex-jail/internal/testutil"
 )
@@ -208,4 +210,40 @@ func listenEcho(t *testing.T) string {
 		}
 	}()
 	return l.Addr().String()
+}
+
+// TestHeadTimeout: a proxy client that never ends its request is cut at
+// the head timeout and recorded, its slot freed.
+func TestHeadTimeout(t *testing.T) {
+	p, _ := Parse([]string{"a.example"}, nil)
+	eng, err := New(Config{Policy: p, Budgets: Budgets{Open: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng.headTimeout = 100 * time.Millisecond
+	proxy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := eng.Serve(context.Background(), Sockets{Proxy: proxy}); err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Stop()
+	c, err := net.Dial("tcp", proxy.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintf(c, "CONNECT a.example:443 HTTP/1.1\r\n")
+	_ = c.SetReadDeadline(time.Now().Add(time.Minute)) // a hang guard
+	if got, err := io.ReadAll(c); err != nil || len(got) != 0 {
+		t.Errorf("a head never ended = %q, %v, want the connection closed", got, err)
+	}
+	l := eng.Stop()
+	if len(l.Conns) != 1 || l.Conns[0].Reason != ReasonMalformed || !strings.Contains(l.Conns[0].Detail, "did not end within 100ms") {
+		t.Errorf("connections = %+v, want one malformed, its head not ended within 100ms", l.Conns)
+	}
+	if eng.open.Load() != 0 {
+		t.Errorf("open connections after = %d, want 0", eng.open.Load())
+	}
 }
