@@ -53,6 +53,8 @@ func readConnect(r *bufio.Reader) (connectRequest, error) {
 			return connectRequest{}, &requestError{400, errHeadTooLong.Error()}
 		case errors.Is(err, io.EOF) && read == 0:
 			return connectRequest{}, io.EOF
+		case errors.Is(err, io.EOF):
+			return connectRequest{}, io.ErrUnexpectedEOF // a head cut short
 		case err != nil:
 			return connectRequest{}, err
 		}

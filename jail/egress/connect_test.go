@@ -61,9 +61,17 @@ func TestReadConnect(t *testing.T) {
 
 // TestReadConnectCut: a head cut short is an error, not a request.
 func TestReadConnectCut(t *testing.T) {
-	for _, in := range []string{"", "CONNECT api.example:443 HTTP/1.1\r\n", "CONNECT api.exa"} {
-		if got, err := readConnect(bufio.NewReader(strings.NewReader(in))); err == nil {
-			t.Errorf("readConnect(%q) = %+v, want an error", in, got)
+	tests := []struct {
+		in   string
+		want error
+	}{
+		{"", io.EOF}, // nothing asked
+		{"CONNECT api.example:443 HTTP/1.1\r\n", io.ErrUnexpectedEOF},
+		{"CONNECT api.exa", io.ErrUnexpectedEOF},
+	}
+	for _, tt := range tests {
+		if got, err := readConnect(bufio.NewReader(strings.NewReader(tt.in))); err != tt.want {
+			t.Errorf("readConnect(%q) = %+v, %v, want %v", tt.in, got, err, tt.want)
 		}
 	}
 }
