@@ -207,3 +207,42 @@ func TestLogBoundedByEngine(t *testing.T) {
 		t.Errorf("Summary() = %q, want it to end %q", log.Summary(), want)
 	}
 }
+
+// TestConcurrent: many connections at once, captured and proxied, all
+// relayed in full, the run's totals exact.
+func TestConcurrent(t *testing.T) {
+	const n, size = 32, 1 << 20
+	h := newHarness(t, []string{bytesTarget}, Budgets{})
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			var c net.Conn
+			var err error
+			if i%2 == 0 {
+				c, err = h.connect(bytesTarget)
+			} else {
+				c, err = h.dialCaptured(testutil.LabWeb, testutil.LabBytes)
+			}
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer c.Close()
+			fmt.Fprintf(c, "get %d\n", size)
+			got, err := io.Copy(io.Discard, c)
+			if err == nil && got != size {
+				err = fmt.Errorf("got %d bytes, want %d", got, size)
+			}
+			errs <- err
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	log := h.eng.Stop()
+	if log.Totals.ConnsAllowed != n || log.Totals.Down != n*size {
+		t.Errorf("totals = %+v, want %d allowed, %d bytes down", log.Totals, n, n*size)
+	}
+}
