@@ -54,13 +54,18 @@ const (
 	LabRebind   = "rebind.lab.test"      // the public address at the first A lookup, the private one after
 	LabMixed    = "mixed.lab.test"       // the public address and the private one in one answer
 	LabLoop6    = "loopback6.lab.test"   // only an AAAA answer: ::1
+	LabWeb6     = "v6.lab.test"          // only an AAAA answer: the public server's IPv6 address
+	LabULA      = "ula.lab.test"         // only an AAAA answer: a unique-local (private) address
 	LabNoAnswer = "nonexistent.lab.test" // NXDOMAIN, as every name the table lacks
 )
 
 // The lab's addresses and ports.
 var (
 	LabPublic       = netip.MustParsePrefix("198.18.0.0/15")
+	LabPublic6      = netip.MustParsePrefix("2001:2::/48") // benchmarking too (RFC 5180)
 	LabWebAddr      = netip.MustParseAddr("198.18.0.10")
+	LabWeb6Addr     = netip.MustParseAddr("2001:2::10")
+	LabULAAddr      = netip.MustParseAddr("fd00:1ab::5")
 	LabEvilAddr     = netip.MustParseAddr("198.18.0.66")
 	LabDNSAddr      = netip.AddrPortFrom(netip.MustParseAddr("198.18.0.53"), 53)
 	LabPrivateAddr  = netip.MustParseAddr("10.0.0.5")
@@ -114,7 +119,7 @@ func startLab() (_ *Lab, err error) {
 			lab.close()
 		}
 	}()
-	for _, a := range []netip.Addr{LabWebAddr, LabEvilAddr, LabDNSAddr.Addr(), LabPrivateAddr, LabMetadataAddr} {
+	for _, a := range []netip.Addr{LabWebAddr, LabWeb6Addr, LabEvilAddr, LabDNSAddr.Addr(), LabPrivateAddr, LabMetadataAddr, LabULAAddr} {
 		if err := ns.AddAddr(a); err != nil {
 			return nil, err
 		}
@@ -132,6 +137,7 @@ func startLab() (_ *Lab, err error) {
 	tlsConf := &tls.Config{Certificates: []tls.Certificate{cert}}
 	for _, ap := range []netip.AddrPort{
 		netip.AddrPortFrom(LabWebAddr, LabHTTPS),
+		netip.AddrPortFrom(LabWeb6Addr, LabHTTPS),
 		netip.AddrPortFrom(LabWebAddr, LabHTTPSAlt),
 		netip.AddrPortFrom(LabEvilAddr, LabHTTPS),
 	} {
@@ -149,6 +155,7 @@ func startLab() (_ *Lab, err error) {
 		return nil, err
 	}
 	for _, ap := range []netip.AddrPort{
+		netip.AddrPortFrom(LabULAAddr, LabHTTPS),
 		netip.AddrPortFrom(LabPrivateAddr, LabHTTPS),
 		netip.AddrPortFrom(LabMetadataAddr, LabHTTPS),
 		netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), LabHTTPS),

@@ -107,6 +107,10 @@ func (d *labDNS) addrs(name string, t dnsmessage.Type) []netip.Addr {
 	switch {
 	case t == dnsmessage.TypeAAAA && name == LabLoop6:
 		return []netip.Addr{netip.IPv6Loopback()}
+	case t == dnsmessage.TypeAAAA && name == LabWeb6:
+		return []netip.Addr{LabWeb6Addr}
+	case t == dnsmessage.TypeAAAA && name == LabULA:
+		return []netip.Addr{LabULAAddr}
 	case t != dnsmessage.TypeA:
 		return nil
 	case name == LabRebind:
@@ -125,7 +129,7 @@ func (d *labDNS) addrs(name string, t dnsmessage.Type) []netip.Addr {
 // answer of the type asked) or not (NXDOMAIN).
 func known(name string) bool {
 	switch name {
-	case LabWeb, LabEvil, LabLoopback, LabPrivate, LabMetadata, LabRebind, LabMixed, LabLoop6:
+	case LabWeb, LabEvil, LabLoopback, LabPrivate, LabMetadata, LabRebind, LabMixed, LabLoop6, LabWeb6, LabULA:
 		return true
 	}
 	return strings.HasSuffix(name, "."+LabWildcard)

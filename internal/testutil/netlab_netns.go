@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"runtime"
 	"sync"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -138,13 +139,15 @@ func (n *Netns) Resolver(server netip.AddrPort) *net.Resolver {
 	}
 }
 
-// AddAddr puts an IPv4 address on lo (as `ip addr add A/32 dev lo`, by
-// the alias ioctls ifconfig uses: lo:1, lo:2, ...), so that servers can
-// listen on it and clients reach it, in the namespace only.
+// AddAddr puts an address on lo (as `ip addr add A/32 dev lo`: for IPv4
+// by the alias ioctls ifconfig uses, lo:1, lo:2, ...; for IPv6, /128, by
+// the in6_ifreq one), so that servers can listen on it and clients reach
+// it, in the namespace only.
 func (n *Netns) AddAddr(a netip.Addr) error {
-	if !a.Is4() {
-		return fmt.Errorf("add %s to lo: only IPv4 addresses", a)
+	if a.Is6() && !a.Is4In6() {
+		return n.Do(func() error { return addAddr6(a) })
 	}
+	a = a.Unmap()
 	return n.Do(func() error {
 		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
 		if err != nil {
@@ -176,6 +179,33 @@ func (n *Netns) AddAddr(a netip.Addr) error {
 			return nil
 		}
 	})
+}
+
+// addAddr6 puts an IPv6 address on lo, /128, by SIOCSIFADDR on an IPv6
+// socket with a struct in6_ifreq (the kernel's ipv6 ioctl; lo does no
+// duplicate address detection, so the address is usable at once).
+func addAddr6(a netip.Addr) error {
+	fd, err := unix.Socket(unix.AF_INET6, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("IPv6 socket for lo: %w", err)
+	}
+	defer unix.Close(fd)
+	ifr, err := unix.NewIfreq("lo")
+	if err != nil {
+		return fmt.Errorf("ifreq lo: %w", err)
+	}
+	if err := unix.IoctlIfreq(fd, unix.SIOCGIFINDEX, ifr); err != nil {
+		return fmt.Errorf("index of lo: %w", err)
+	}
+	req := struct {
+		addr      [16]byte
+		prefixlen uint32
+		ifindex   int32
+	}{addr: a.As16(), prefixlen: 128, ifindex: int32(ifr.Uint32())}
+	if _, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.SIOCSIFADDR, uintptr(unsafe.Pointer(&req))); errno != 0 {
+		return fmt.Errorf("add %s to lo: %w", a, errno)
+	}
+	return nil
 }
 
 // ifaceUp sets IFF_UP on an interface of the calling thread's network

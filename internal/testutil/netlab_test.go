@@ -44,6 +44,8 @@ func TestLabDirect(t *testing.T) {
 		{LabPrivate, []netip.Addr{LabPrivateAddr}},
 		{LabMetadata, []netip.Addr{LabMetadataAddr}},
 		{LabLoop6, []netip.Addr{netip.IPv6Loopback()}},
+		{LabWeb6, []netip.Addr{LabWeb6Addr}},
+		{LabULA, []netip.Addr{LabULAAddr}},
 		{LabMixed, []netip.Addr{LabWebAddr, LabPrivateAddr}},
 		{LabRebind, []netip.Addr{LabWebAddr}},
 		{LabRebind, []netip.Addr{LabPrivateAddr}},
@@ -76,6 +78,13 @@ func TestLabDirect(t *testing.T) {
 	resp.Body.Close()
 	if want := "hello from " + LabWeb; !strings.Contains(string(body), want) {
 		t.Errorf("GET https://%s/ = %q, want %q", LabWeb, body, want)
+	}
+
+	web6 := netip.AddrPortFrom(LabWeb6Addr, LabHTTPS)
+	if c, err := lab.Dial(ctx, "tcp", web6.String()); err != nil {
+		t.Errorf("dial the public server's IPv6 address %s from the lab: %v", web6, err)
+	} else {
+		c.Close()
 	}
 
 	pg := netip.AddrPortFrom(LabPrivateAddr, LabPostgres)

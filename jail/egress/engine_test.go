@@ -215,3 +215,35 @@ func TestProxyPipelined(t *testing.T) {
 		t.Errorf("CONNECT with a request behind it = %q, %v, want %q", got, err, want)
 	}
 }
+
+// TestIPv6: an allowed name with only an IPv6 address is reached from
+// the jail's IPv4-only namespace, captured (its fake address is IPv4)
+// and proxied, the supervisor dialling the IPv6 address; a name that
+// resolves to a unique-local address is refused.
+func TestIPv6(t *testing.T) {
+	h := newHarness(t, []string{testutil.LabWeb6, testutil.LabULA}, Budgets{})
+	for _, viaProxy := range []bool{false, true} {
+		resp, err := h.client(viaProxy).Get("https://" + testutil.LabWeb6 + "/")
+		if err != nil {
+			t.Fatalf("GET https://%s/ (proxy %v): %v", testutil.LabWeb6, viaProxy, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if want := "hello from " + testutil.LabWeb6; !strings.Contains(string(body), want) {
+			t.Errorf("GET https://%s/ (proxy %v) = %q, want %q", testutil.LabWeb6, viaProxy, body, want)
+		}
+	}
+	if _, err := h.connect(testutil.LabULA + ":443"); err == nil || !strings.Contains(err.Error(), "fd00:1ab::5 is unique local (private)") {
+		t.Errorf("CONNECT %s:443 = %v, want refused as unique local", testutil.LabULA, err)
+	}
+	log := h.eng.Stop()
+	want := netip.AddrPortFrom(testutil.LabWeb6Addr, 443).String()
+	for _, via := range []Via{ViaCaptured, ViaProxy} {
+		if c, ok := findConn(log, testutil.LabWeb6, 443, via); !ok || c.Decision != Allowed || c.Dialled != want {
+			t.Errorf("%s connection = %+v (found %v), want allowed, dialled %s", via, c, ok, want)
+		}
+	}
+	if n := h.lab.Accepted(netip.AddrPortFrom(testutil.LabULAAddr, 443)); n != 0 {
+		t.Errorf("the unique-local address accepted %d connections, want 0", n)
+	}
+}

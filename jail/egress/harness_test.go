@@ -77,7 +77,7 @@ func newHarnessDNS(t testing.TB, hosts []string, b Budgets, dns netip.AddrPort) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	p = p.withLabPublic(testutil.LabPublic)
+	p = p.withLabPublic(testutil.LabPublic, testutil.LabPublic6)
 	s, err := jailSocketsDNS(jail, p, dns)
 	if err != nil {
 		t.Fatal(err)

@@ -21,7 +21,7 @@ func TestStopLeavesNothing(t *testing.T) {
 	// the baseline. Stop it, and measure a fresh one on fresh sockets.
 	h.eng.Stop()
 	p, _ := Parse([]string{testutil.LabWeb, bytesTarget}, nil)
-	p = p.withLabPublic(testutil.LabPublic)
+	p = p.withLabPublic(testutil.LabPublic, testutil.LabPublic6)
 	settle()
 	goroutines, fds := runtime.NumGoroutine(), openFDs(t)
 
