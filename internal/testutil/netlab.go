@@ -37,12 +37,13 @@ import (
 // server also answers on each IPv4 address the host's /etc/resolv.conf
 // names, which the lab puts on its own lo.
 //
-// Its public servers sit in 198.18.0.0/15, the range RFC 2544 sets aside
-// for benchmarking labs, so they can never shadow a real address. A real
-// policy counts that range as not public: the egress package's tests mark
-// it public through a hook only they can reach, and runs through the
-// binary name it as an allowed range (CIDR) in their profile, as a user
-// would name an institute's own range.
+// Its public servers sit in 198.18.0.0/15 and 2001:2::/48, the ranges
+// RFC 2544 and RFC 5180 set aside for benchmarking labs, so they can
+// never shadow a real address. A real policy counts those ranges as not
+// public: the egress package's tests mark them public through a hook
+// only they can reach, and runs through the binary name them as allowed
+// ranges (CIDR) in their profile, as a user would name an institute's own
+// range.
 const (
 	LabDomain   = "lab.test"             // every lab name is under it (RFC 2606 reserves .test)
 	LabWeb      = "api.lab.test"         // the public HTTPS server
