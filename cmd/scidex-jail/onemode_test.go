@@ -12,6 +12,7 @@ import (
 
 	"github.com/scidex/scidex-jail/jail"
 	"github.com/scidex/scidex-jail/jail/netmode"
+	"github.com/scidex/scidex-jail/jail/option"
 	"github.com/scidex/scidex-jail/jail/profile"
 	"github.com/scidex/scidex-jail/jail/promise"
 	"github.com/scidex/scidex-jail/seccomp"
@@ -68,8 +69,8 @@ func TestHypotheticalNetMode(t *testing.T) {
 	}
 
 	// The schema `profiles --schema` prints, which the Python package reads.
-	if i := slices.IndexFunc(schemaOptions(), func(o optionSchema) bool { return o.Name == "net" }); i < 0 || !slices.Contains(schemaOptions()[i].Choices, "tunnel") {
-		t.Errorf("profiles --schema options = %+v, want net's choices to hold tunnel", schemaOptions())
+	if opts := option.Schemas(netChoices); !slices.ContainsFunc(opts, func(o option.Schema) bool { return o.Name == "net" && slices.Contains(o.Choices, "tunnel") }) {
+		t.Errorf("profiles --schema options = %+v, want net's choices to hold tunnel", opts)
 	}
 
 	// A spec of the mode validates, and its plan is the row's.
@@ -108,7 +109,9 @@ func TestHypotheticalNetMode(t *testing.T) {
 		t.Errorf("BuildPlan(net tunnel) enforced.net = %q, want tunnel", p.Enforced.Net)
 	}
 
-	// --allow-tcp needs a mode that takes ports: the row does not.
+	// --allow-tcp needs a mode that takes ports: the row does not. The
+	// values are named as a program's spec names them: as flags.
+	s.From = option.Origin{}
 	s.AllowTCP = []uint16{443}
 	if _, err := s.Validate(); err == nil || !strings.Contains(err.Error(), "--allow-tcp needs --net host (in tunnel mode") {
 		t.Errorf("Validate(net tunnel, allow-tcp 443) = %v, want it refused for the row", err)

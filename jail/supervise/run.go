@@ -11,6 +11,7 @@ import (
 	"github.com/scidex/scidex-jail/jail"
 	"github.com/scidex/scidex-jail/jail/initconn"
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
+	"github.com/scidex/scidex-jail/jail/option"
 	"github.com/scidex/scidex-jail/jail/report"
 	"github.com/scidex/scidex-jail/jail/runfiles"
 	"github.com/scidex/scidex-jail/jail/uidlease"
@@ -73,7 +74,7 @@ func RunWith(given *jail.Spec, opts Options) (*report.Report, error) {
 	// The report's file is made first: the check that it can be written.
 	var rf *runfiles.ReportFile
 	if s.Report != "" {
-		if rf, err = runfiles.OpenReport(s.Report, given.Report); err != nil {
+		if rf, err = runfiles.OpenReport(s.Report, given.From.Name(option.Report), given.Report); err != nil {
 			return nil, err
 		}
 		defer rf.Close()
