@@ -12,6 +12,16 @@ import (
 // up lo (NET_ADMIN).
 var initCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETUID, unix.CAP_SETGID, unix.CAP_SETPCAP, unix.CAP_NET_ADMIN}
 
+// initCaps are initCaps, and for a mode whose init makes the supervisor's
+// sockets (hosts.go) the right to bind the DNS stub's port 53, in the
+// run's network namespace only.
+func (p *Plan) initCaps() []uintptr {
+	if p.Init.Sockets != nil {
+		return append([]uintptr{unix.CAP_NET_BIND_SERVICE}, initCaps...)
+	}
+	return initCaps
+}
+
 // ProcAttr is how the init is born for plan p: in its namespaces, with its
 // ID mapping and the capabilities its setup needs (the cgroup fd is the
 // supervisor's to add). check spawns its probe with it.
@@ -30,7 +40,7 @@ func (p *Plan) ProcAttr() *syscall.SysProcAttr {
 		// an execve by a non-root uid would empty its capability sets, so
 		// the ones setup needs cross the exec as ambient capabilities.
 		// dropIdentity clears them all.
-		AmbientCaps: initCaps,
+		AmbientCaps: p.initCaps(),
 		// Mapped from the start: files the init creates in its tmpfs need
 		// a mapped owner (an unmapped one fails with EOVERFLOW).
 		Credential: &syscall.Credential{Uid: InsideUID, Gid: InsideUID, NoSetGroups: !ids.Setgroups},

@@ -99,6 +99,8 @@ func (c *runCmd) origin(p profile.Profile, from option.Origin) option.Origin {
 		{option.Env, option.Env, len(p.Env), len(c.Env) > 0},
 		{option.Net, option.Net, 0, c.Net != ""},
 		{option.AllowTCP, option.AllowTCP, 0, len(c.AllowTCP) > 0},
+		{option.AllowHosts, option.AllowHosts, len(p.AllowHosts), len(c.AllowHost) > 0},
+		{option.AllowRanges, option.AllowRanges, len(p.AllowRanges), len(c.AllowRange) > 0},
 		{option.AllowDegraded, option.AllowDegraded, 0, len(c.Degrade) > 0},
 	} {
 		if l.given {

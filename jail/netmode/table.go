@@ -44,6 +44,27 @@ var All = []Mode{
 			promise.PromiseNetwork:         {promise.LayerLandlockTCP},
 		},
 	},
+	{
+		Name: "egress", Help: "only the allowed hosts, by name, through the supervisor's DNS stub and proxy",
+		Means: "the allowed hosts only, by name, through the supervisor",
+		Doc: "the allowed hosts only, by name, on their ports: the run's own namespace, `lo` up and nothing routed out; " +
+			"a DNS stub (127.0.0.1:53) answers allowed names with fake loopback addresses and refuses the rest; connections to those " +
+			"(or a CONNECT to the HTTPS proxy in HTTPS_PROXY) reach the supervisor, which resolves the name itself and dials only public " +
+			"addresses (or ranges the profile names), never PostgreSQL's port; UDP but the stub's has no way out (nothing routes out); " +
+			"every lookup and connection is in the report's `egress`",
+		OwnNamespace: true, Loopback: true, Seccomp: seccomp.NetInet, Hosts: true,
+		// Its namespace holds the network: it has no route out, and the
+		// supervisor's sockets in it are the only way, which decides by
+		// name, port and address (jail/egress). UDP needs no layer of
+		// its own: nothing routes out, so a datagram to any address but
+		// the stub's fails (ENETUNREACH).
+		Layers: map[promise.Promise][]promise.Layer{
+			promise.PromiseAbstractSockets: {promise.LayerNetNS, promise.LayerLandlockScope},
+			promise.PromiseNoPostgres:      {promise.LayerNetNS},
+			promise.PromiseNetwork:         {promise.LayerNetNS},
+		},
+		Hook: egressHook{},
+	},
 }
 
 // Default is the mode of a run that names none.

@@ -103,7 +103,7 @@ func TestParseProfiles(t *testing.T) {
 		{"negative size", `{"profiles": {"x": {"disk": "-1G"}}}`, parseWant{errText: "profiles.x.disk: size \"-1G\" is not a non-negative number"}},
 		{"bad duration", `{"profiles": {"x": {"timeout": "10 minutes"}}}`, parseWant{errText: `profiles.x.timeout: "10 minutes" is not a duration`}},
 		{"negative duration", `{"profiles": {"x": {"grace": "-1s"}}}`, parseWant{errText: `profiles.x.grace: "-1s": give a duration such as 5s`}},
-		{"bad net", `{"profiles": {"x": {"net": "internet"}}}`, parseWant{errText: `profiles.x.net "internet": choose none, loopback or host`}},
+		{"bad net", `{"profiles": {"x": {"net": "internet"}}}`, parseWant{errText: `profiles.x.net "internet": choose none, loopback, host or egress`}},
 		{"allow_tcp 5432", `{"profiles": {"x": {"net": "host", "allow_tcp": [443, 5432]}}}`, parseWant{errText: "profiles.x.allow_tcp 5432: port 0 or a database port"}},
 		{"allow_tcp port 0", `{"profiles": {"x": {"net": "host", "allow_tcp": [0]}}}`, parseWant{errText: "profiles.x.allow_tcp 0"}},
 		{"allow_tcp port too large", `{"profiles": {"x": {"net": "host", "allow_tcp": [65536]}}}`, parseWant{errText: "profiles.x.allow_tcp:"}},

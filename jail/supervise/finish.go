@@ -6,6 +6,7 @@ import (
 	"github.com/scidex/scidex-jail/cgroupfs"
 	"github.com/scidex/scidex-jail/jail"
 	"github.com/scidex/scidex-jail/jail/initconn"
+	"github.com/scidex/scidex-jail/jail/netmode"
 	"github.com/scidex/scidex-jail/jail/report"
 	"github.com/scidex/scidex-jail/jail/runfiles"
 )
@@ -33,8 +34,9 @@ type runFacts struct {
 	// report of a run that failed before has no streams.
 	stdioDecided bool
 	phases       []report.Phase
-	start        string         // serve's runs: "slot" or "cold"
-	served       *report.Served // serve's runs: the admission figures
+	hook         netmode.Stopped // the network mode's hook's notes and log (hook.go)
+	start        string          // serve's runs: "slot" or "cold"
+	served       *report.Served  // serve's runs: the admission figures
 }
 
 // failure is the run's setup failure, in the supervisor or the init: only
@@ -57,6 +59,9 @@ func (sv *supervisor) finish(c carried) runFacts {
 	f.out = sv.salvage(c)
 	var warnings []string
 	f.usage, warnings = sv.cleanup(c.init, c.dir)
+	// Every process of the run is gone: nothing can reach the hook's
+	// sockets any more.
+	f.hook = sv.stopHook()
 	// The run's processes are gone: the relay has had the analysis' last
 	// byte, or has it in its pipe. The report (and the summary line after
 	// it) come after it reached the caller.

@@ -24,6 +24,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Dict, Mapping, Optional, Tuple
 
+from ._egress import Egress
 from ._enforced import CgroupUsage, Enforced
 from ._errors import JailError
 from ._fields import COMPUTED, GATHERS, ROWS, _float, _int, _obj, _opt_str, _OverRaw, _Raw, _str, _strs
@@ -306,6 +307,8 @@ class Report(_OverRaw):
     #: How a run of ``scidex-jail serve`` began: ``slot`` (it took an init
     #: prepared ahead) or ``cold``; None for ``run``.
     start: Optional[str] = None
+    #: What the egress network mode decided; None for another mode.
+    egress: Optional[Egress] = None
 
     @classmethod
     def from_json(cls, d: _Raw) -> "Report":
@@ -352,6 +355,7 @@ class Report(_OverRaw):
             raw=d,
             streams=Streams.from_json(d["streams"]) if isinstance(d.get("streams"), Mapping) else None,
             start=_opt_str(d.get("start")),
+            egress=Egress.from_json(d.get("egress")),
         )  # fmt: skip
 
     @property

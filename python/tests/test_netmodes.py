@@ -23,7 +23,7 @@ def test_net_modes_are_the_schemas(jail_bin: str) -> None:
     data = _limits.schema(jail_bin)
     assert data is not None
     net = next(o for o in data["options"] if o["name"] == "net")
-    assert net_modes(jail_bin) == tuple(net["choices"]) == ("none", "loopback", "host")
+    assert net_modes(jail_bin) == tuple(net["choices"]) == ("none", "loopback", "host", "egress")
     for mode in net_modes(jail_bin):
         spec = build_spec(["/bin/true"], analysis_id=new_id("net"), binary=jail_bin, net=mode)
         assert f"--net={mode}" in spec.command("/tmp/r.json")
@@ -32,10 +32,10 @@ def test_net_modes_are_the_schemas(jail_bin: str) -> None:
 def test_net_refused_with_the_binarys_choices(jail_bin: str) -> None:
     with pytest.raises(ValueError) as e:
         scidex_jail.run(["/bin/true"], analysis_id=new_id("net"), binary=jail_bin, net="wifi")
-    assert str(e.value) == "net 'wifi': give one of none, loopback, host"
+    assert str(e.value) == "net 'wifi': give one of none, loopback, host, egress"
     # The binary refuses it with the same choices, from the same table.
     p = subprocess.run([jail_bin, "run", f"--id={new_id('net')}", "--net=wifi", "--", "/bin/true"], capture_output=True, text=True)
-    assert p.returncode == 125 and jail_message(p.stderr).endswith('--net "wifi": choose none, loopback or host'), p.stderr
+    assert p.returncode == 125 and jail_message(p.stderr).endswith('--net "wifi": choose none, loopback, host or egress'), p.stderr
 
 
 def test_a_mode_the_binary_adds_is_a_value_of_net(jail_bin: str, tmp_path: Path) -> None:
@@ -52,5 +52,5 @@ def test_a_mode_the_binary_adds_is_a_value_of_net(jail_bin: str, tmp_path: Path)
     os.chmod(stand_in, 0o755)
     spec = build_spec(["/bin/true"], analysis_id=new_id("net"), binary=str(stand_in), net="tunnel")
     assert "--net=tunnel" in spec.command("/tmp/r.json")
-    with pytest.raises(ValueError, match="give one of none, loopback, host, tunnel"):
+    with pytest.raises(ValueError, match="give one of none, loopback, host, egress, tunnel"):
         build_spec(["/bin/true"], analysis_id=new_id("net"), binary=str(stand_in), net="tunel")

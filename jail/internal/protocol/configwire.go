@@ -44,6 +44,12 @@ func EncodeConfig(c *Config) []byte {
 	if c.CPUs != 0 {
 		w.int("cpus", int64(c.CPUs))
 	}
+	if c.Sockets != nil {
+		w.key("sockets")
+		w.open()
+		c.Sockets.encode(&w)
+		w.close()
+	}
 	w.close()
 	return w.line()
 }
@@ -97,6 +103,12 @@ func (c *Config) field(r *reader, key string) (err error) {
 		err = r.object(into, func(key string) error { return c.Security.field(r, key) })
 	case "cpus":
 		c.CPUs, err = r.int(into)
+	case "sockets":
+		if r.null() {
+			return nil
+		}
+		c.Sockets = &Sockets{}
+		err = r.object(into, func(key string) error { return c.Sockets.field(r, key) })
 	default:
 		err = unknownField(key)
 	}

@@ -166,6 +166,10 @@ type Config struct {
 	// os.cpu_count (through /sys/devices/system/cpu/online in the view)
 	// count what the quota gives. 0: its affinity as it is.
 	CPUs int `json:"cpus,omitempty"`
+	// Sockets are made by the init in the run's network namespace and
+	// handed to the supervisor (sockets.go); nil: none (every mode but
+	// one whose row has a supervisor-side hook).
+	Sockets *Sockets `json:"sockets,omitempty"`
 }
 
 // Mounts is the target's whole filesystem view, as data. The init builds it

@@ -24,6 +24,7 @@ func fullConfig() *Config {
 			Cgroup: &CgroupView{Version: 1, Controllers: []string{"cpu", "memory"}},
 		},
 		Loopback: true, Setgroups: true, Stdio: true, Groups: []int{1000, 65534}, CPUs: 2,
+		Sockets: &Sockets{DNS: true, Ports: []int{443, 80}, Proxy: 3128},
 		Security: Security{
 			Landlock: &landlock.Policy{ReadExec: []string{"/usr"}, ReadOnly: []string{}, ReadWrite: []string{"/tmp/r"}, Devices: []string{"/dev/null"},
 				HandleTCP: true, ConnectTCP: []uint16{443, 65535}, Scope: true, AllowDegraded: true, MinABI: 7},
