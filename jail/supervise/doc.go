@@ -18,7 +18,7 @@
 //	decide             run.go                 jail.BuildPlan on jail.LookHost:
 //	                                          the plan, nothing made yet
 //	--- supervisor (run.go: the order; supervisor.go: the steps) ---
-//	openRelay          relay.go               the caller's stdout and stderr
+//	openRelay          relay/relay.go         the caller's stdout and stderr
 //	                                          that are files: a pipe each (one
 //	                                          for one description) that the
 //	                                          jail copies into them, drained

@@ -11,6 +11,7 @@ import (
 	"github.com/scidex/scidex-jail/jail"
 	"github.com/scidex/scidex-jail/jail/initconn"
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
+	"github.com/scidex/scidex-jail/jail/relay"
 	"github.com/scidex/scidex-jail/jail/report"
 	"github.com/scidex/scidex-jail/jail/runfiles"
 	"github.com/scidex/scidex-jail/jail/uidlease"
@@ -134,7 +135,7 @@ func run(s *jail.Resolved, opts Options, clock *phaseTimer, sigs <-chan os.Signa
 	c := carried{fail: fail, lease: lease}
 	if fail == nil && !sv.sig.poll() {
 		if c, err = sv.execute(lease); err != nil {
-			c.relay.drain()
+			c.relay.Drain()
 			return nil, c.lease, err
 		}
 	}
@@ -164,7 +165,7 @@ func decide(s *jail.Resolved) (*jail.Plan, []string, *setupFailure, error) {
 type carried struct {
 	fail  *setupFailure   // the step that failed, in the supervisor or the init
 	lease *uidlease.Lease // the run's host ids when leased (uids.go): its own, or its slot's; nil: fixed or rootless
-	relay *relay          // the caller's stdout and stderr but terminals (relay.go); nil: none
+	relay *relay.Relay    // the caller's stdout and stderr but terminals (jail/relay); nil: none
 	// relayDecided: openRelay ran; before it, the report has no streams.
 	relayDecided bool
 	init         spawned       // the init and its leaf; no conn: none started
@@ -217,7 +218,7 @@ func (sv *supervisor) execute(lease *uidlease.Lease) (carried, error) {
 // spawns the init into it. It returns the init and the lease the run
 // holds from then on. No init (no conn) and no failure: a cancel came
 // first.
-func (sv *supervisor) start(r *relay, lease *uidlease.Lease) (spawned, *uidlease.Lease, *setupFailure) {
+func (sv *supervisor) start(r *relay.Relay, lease *uidlease.Lease) (spawned, *uidlease.Lease, *setupFailure) {
 	prog, err := initconn.Open()
 	if err != nil {
 		return spawned{}, lease, failAt(protocol.StageInit, err)
