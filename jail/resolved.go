@@ -4,6 +4,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/scidex/scidex-jail/jail/netmode"
 	"github.com/scidex/scidex-jail/jail/promise"
 	"github.com/scidex/scidex-jail/jail/view"
 )
@@ -59,8 +60,9 @@ func (s *Spec) clone() Spec {
 // LookHost looks at the host for a run of s: what of s decides what the
 // host is looked at for, handed to view.LookHost.
 func LookHost(s *Spec) view.HostView {
+	net, _ := netmode.Lookup(s.Net) // unknown or "": Validate refuses it or fills in the default, which has no resolver; the zero row looks at none
 	return view.LookHost(view.Wanted{
-		Net: s.Net, Root: s.Root, DataDirs: s.DataDirs, ReadOnly: s.ReadOnly, ReadWrite: s.ReadWrite,
+		Resolver: net.Resolver, Root: s.Root, DataDirs: s.DataDirs, ReadOnly: s.ReadOnly, ReadWrite: s.ReadWrite,
 		LandlockDisabled: s.disabled(promise.ProtectLandlock),
 	})
 }

@@ -27,7 +27,7 @@ type runFacts struct {
 	wall     float64 // the target's wall time, in seconds
 	warnings []string
 	// stdioLost: what of the analysis' relayed stdout or stderr did not
-	// reach the caller (relay.go), a delivery failure each.
+	// reach the caller (jail/relay), a delivery failure each.
 	stdioLost []string
 	stdio     relay.Facts // what became of the streams (jail/relay)
 	// stdioDecided: the relay step ran (the streams were decided); a
@@ -72,7 +72,7 @@ func (sv *supervisor) finish(c carried) runFacts {
 	f.warnings = append(append(sv.warnings, f.out.warnings...), warnings...)
 	if c.init.cgroup != nil {
 		cg := *c.init.cgroup
-		cg.Usage = f.usage
+		cg.Usage = reportUsage(f.usage)
 		f.cgroup = &cg
 	}
 	f.init = c.init.conn.End()

@@ -32,7 +32,7 @@ import (
 // command line reopens closed ones on /dev/null before anything else, so no
 // file of the jail's can take their numbers); a stdout or stderr that is a
 // file reaches it as a pipe the jail copies into it, drained before Run
-// returns (relay.go).
+// returns (jail/relay).
 func Run(given *jail.Spec, sigs <-chan os.Signal) (*report.Report, error) {
 	return RunWith(given, Options{Signals: sigs})
 }
