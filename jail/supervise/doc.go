@@ -1,9 +1,10 @@
 // Package supervise carries out one run that package jail planned, to
 // completion, and reports how it ended: it is the run, in the caller's
 // process (the supervisor), where jail is the decision. Everything a run
-// creates on the host is made here and removed here: the leased ids, the
-// cgroup leaf, the init process, the run directory, the relay's pipes, the
-// report's file. It imports jail; jail never imports it.
+// creates on the host is made and removed from here: the leased ids, the
+// cgroup leaf, the init process, the run directory, the relay's pipes
+// (jail/relay), the report's file. It imports jail; jail never imports
+// it.
 //
 // Run (RunWith, with Options) validates the spec, plans it
 // (jail.BuildPlan on jail.LookHost) and carries the plan out. In order,
