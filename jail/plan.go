@@ -63,7 +63,7 @@ type RunPlan struct {
 	Grace   time.Duration // SIGTERM to SIGKILL on timeout or cancel
 	Outputs OutputBudget  // bounds the post-run work
 	// StdioBytes bounds each of the analysis' relayed stdout and stderr
-	// (jail/supervise's relay.go); 0: no budget.
+	// (jail/relay); 0: no budget.
 	StdioBytes int64
 	// DiskBytes is the tmpfs run directory's budget (0: bound from the
 	// host, read from there too if the init could not be).
