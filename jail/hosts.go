@@ -3,9 +3,12 @@ package jail
 import (
 	"errors"
 	"fmt"
+	"math"
+	"time"
 
 	"github.com/scidex/scidex-jail/jail/egress"
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
+	"github.com/scidex/scidex-jail/jail/limits"
 	"github.com/scidex/scidex-jail/jail/netmode"
 	"github.com/scidex/scidex-jail/jail/option"
 	"github.com/scidex/scidex-jail/jail/view"
@@ -44,7 +47,30 @@ func (s *Spec) validateHosts(mode netmode.Mode) error {
 func hookRun(s *Spec) netmode.Run {
 	// Validate parsed the same entries: an error here cannot happen.
 	policy, _ := egress.Parse(s.AllowHosts, s.AllowRanges)
-	return netmode.Run{ID: s.ID, Policy: policy}
+	return netmode.Run{ID: s.ID, Policy: policy, Budgets: egressBudgets(s.Limits)}
+}
+
+// egressBudgets are the egress engine's budgets from the run's limits
+// (jail/limits' egress rows; one switched off is no budget, where the
+// engine's zero would be its default). Its log keeps as many entries as
+// the output-entries budget allows the outputs: the bound the report
+// already has on the lists an analysis can grow (none: the engine's
+// default of 1000, since a report must stay bounded).
+func egressBudgets(v limits.Values) egress.Budgets {
+	or := func(n, off int64) int64 {
+		if n == 0 {
+			return off
+		}
+		return n
+	}
+	return egress.Budgets{
+		Connections: int(or(v.Int(limits.EgressConnections), math.MaxInt32)),
+		Up:          or(v.Int(limits.EgressUpload), math.MaxInt64),
+		Down:        or(v.Int(limits.EgressDownload), math.MaxInt64),
+		// 100 years: no budget, with room for the deadline arithmetic.
+		ConnTime: time.Duration(or(v.Int(limits.EgressConnTime), int64(100*365*24*time.Hour))),
+		Entries:  int(v.Int(limits.OutputEntries)),
+	}
 }
 
 // modeEnv is what the network mode adds to the analysis' environment:

@@ -65,7 +65,10 @@ func Builtins() map[string]Profile {
 	base := Profile{
 		Limits: limits.Of(L{limits.Timeout: 1800 * time.Second, limits.Grace: 10 * time.Second,
 			limits.Memory: 2 << 30, limits.CPUQuota: 2, limits.PIDs: 512, limits.Disk: 1 << 30, limits.Shm: 256 << 20,
-			limits.StdioBytes: defaultStdioBytes}),
+			limits.StdioBytes: defaultStdioBytes,
+			// egress.DefaultBudgets' (a test holds them equal).
+			limits.EgressConnections: 1024, limits.EgressUpload: 256 << 20, limits.EgressDownload: 4 << 30,
+			limits.EgressConnTime: 15 * time.Minute}),
 		Permissions: Permissions{Net: netmode.Default, DBPorts: []uint16{postgresPort}, DataDirs: []string{"data", "docs"}, OutputIgnore: slices.Clone(runfiles.DefaultIgnore)},
 	}
 	def := base

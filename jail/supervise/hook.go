@@ -4,11 +4,8 @@ import (
 	"context"
 	"strings"
 
-	"github.com/scidex/scidex-jail/jail"
-	"github.com/scidex/scidex-jail/jail/egress"
 	"github.com/scidex/scidex-jail/jail/initconn"
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
-	"github.com/scidex/scidex-jail/jail/limits"
 	"github.com/scidex/scidex-jail/jail/netmode"
 )
 
@@ -27,22 +24,12 @@ func (sv *supervisor) startHook() *setupFailure {
 	if hp == nil {
 		return nil
 	}
-	run := hp.Run
-	run.Budgets = egressBudgets(sv.plan)
-	s, err := hp.Hook.Start(context.Background(), run)
+	s, err := hp.Hook.Start(context.Background(), hp.Run)
 	if err != nil {
 		return failAt(protocol.StagePolicy, err)
 	}
 	sv.hook = s
 	return nil
-}
-
-// egressBudgets are the egress engine's budgets for the run: its log
-// keeps as many entries as the run's output-entries budget (the bound
-// the report already has on the lists an analysis can grow; none: the
-// engine's default of 1000), the engine's defaults for the rest.
-func egressBudgets(p *jail.Plan) egress.Budgets {
-	return egress.Budgets{Entries: int(min(p.Run.Outputs.Entries, limits.MaxOutputEntries))}
 }
 
 // serveHook hands the init's sockets to the hook. Sockets nobody asked
