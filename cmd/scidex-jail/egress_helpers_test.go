@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/scidex/scidex-jail/internal/testutil"
+	"github.com/scidex/scidex-jail/jail/limits"
 	"github.com/scidex/scidex-jail/jail/report"
 )
 
@@ -48,9 +49,28 @@ def tcp(host, port):
         c.sendall(b"\x00\x00\x00\x08\x04\xd2\x16\x2f")
         return "ok " + repr(c.recv(64))
 
+def get(host, port, n):
+    # The lab's bytes port: "get N" is answered with N bytes.
+    got = 0
+    try:
+        with socket.create_connection((host, port), timeout=20) as c:
+            c.sendall(b"get %d\n" % n)
+            while True:
+                b = c.recv(1 << 16)
+                if not b:
+                    break
+                got += len(b)
+    except OSError as e:
+        return "%s after %d" % (type(e).__name__, got)
+    return "ok %d" % got
+
+def gets(host, port, k):
+    # k connections one after the other; what became of each.
+    return " ".join(get(host, port, 1).split(" ")[0] for _ in range(k))
+
 def dns_raw(packet):
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        s.settimeout(5)
+        s.settimeout(2)  # a query the stub cannot answer gets no answer
         s.sendto(packet, ("127.0.0.1", 53))
         reply = s.recv(512)
         return "ok rcode %d" % (reply[3] & 15) if len(reply) >= 4 else "short reply"
@@ -70,7 +90,7 @@ for name, expr in json.loads(sys.argv[1]):
     print(json.dumps([name, run(expr)]), flush=True)
 `
 
-// egressProbe is one probe: want is a prefix of its result.
+// egressProbe is one probe: want is a part of its result.
 type egressProbe struct {
 	name, expr, want string
 }
@@ -135,3 +155,5 @@ func conns(e *report.Egress, name string, port int) []report.EgressConn {
 	}
 	return out
 }
+
+func limitsEgressDownload() *limits.Limit { return limits.EgressDownload }
