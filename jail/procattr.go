@@ -9,18 +9,12 @@ import (
 // initCaps are what the init needs for its setup, in its own namespaces
 // only: mounts, pivot_root and sethostname (SYS_ADMIN), the drop to the
 // target's identity (SETUID, SETGID, SETPCAP for the bounding set), bringing
-// up lo (NET_ADMIN).
-var initCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETUID, unix.CAP_SETGID, unix.CAP_SETPCAP, unix.CAP_NET_ADMIN}
-
-// initCaps are initCaps, and for a mode whose init makes the supervisor's
-// sockets (hosts.go) the right to bind the DNS stub's port 53, in the
-// run's network namespace only.
-func (p *Plan) initCaps() []uintptr {
-	if p.Init.Sockets != nil {
-		return append([]uintptr{unix.CAP_NET_BIND_SERVICE}, initCaps...)
-	}
-	return initCaps
-}
+// up lo (NET_ADMIN), and binding the egress mode's DNS stub to port 53
+// (NET_BIND_SERVICE: over the run's own network namespace only; in the
+// host mode's, the host's, the init's namespace gives it nothing). Every
+// mode's init has the same set, so that an init started ahead of its run
+// (a slot, keyed by what it was born with) serves any mode.
+var initCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETUID, unix.CAP_SETGID, unix.CAP_SETPCAP, unix.CAP_NET_ADMIN, unix.CAP_NET_BIND_SERVICE}
 
 // ProcAttr is how the init is born for plan p: in its namespaces, with its
 // ID mapping and the capabilities its setup needs (the cgroup fd is the
@@ -40,7 +34,7 @@ func (p *Plan) ProcAttr() *syscall.SysProcAttr {
 		// an execve by a non-root uid would empty its capability sets, so
 		// the ones setup needs cross the exec as ambient capabilities.
 		// dropIdentity clears them all.
-		AmbientCaps: p.initCaps(),
+		AmbientCaps: initCaps,
 		// Mapped from the start: files the init creates in its tmpfs need
 		// a mapped owner (an unmapped one fails with EOVERFLOW).
 		Credential: &syscall.Credential{Uid: InsideUID, Gid: InsideUID, NoSetGroups: !ids.Setgroups},
