@@ -39,6 +39,12 @@ def curl(*args):
     p = subprocess.run(["curl", "-sS", "--max-time", "20", "--cacert", CA, *args], capture_output=True, text=True)
     return ("ok " + p.stdout[:64]) if p.returncode == 0 else "curl %d: %s" % (p.returncode, p.stderr.strip())
 
+def req(url, proxy=True):
+    import requests
+    s = requests.Session()
+    s.trust_env = proxy  # HTTPS_PROXY from the environment, or none
+    return "ok " + s.get(url, verify=CA, timeout=20).text[:64]
+
 def udp(addr):
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
         s.sendto(b"exfiltrate", addr)

@@ -26,7 +26,7 @@ func egressArgs(t *testing.T, lab *testutil.Lab, id string, hosts ...string) []s
 }
 
 // TestEgress: in the egress mode an allowed name is fetched with TLS
-// verified by urllib and curl, through the proxy and captured, and every
+// verified by urllib, requests and curl, through the proxy and captured, and every
 // refused case of issue 35 is refused, recorded in the report's egress
 // section and named in the completion notes; nothing reached the lab's
 // listeners a jail must never reach, and no name outside the profile was
@@ -34,8 +34,9 @@ func egressArgs(t *testing.T, lab *testutil.Lab, id string, hosts ...string) []s
 func TestEgress(t *testing.T) {
 	requireRoot(t)
 	if _, err := exec.LookPath("curl"); err != nil {
-		t.Fatalf("curl is needed (the issue's clients are urllib and curl): %v", err)
+		t.Fatalf("curl is needed (the issue's clients are urllib, requests and curl): %v", err)
 	}
+
 	lab := testutil.NewLab(t)
 	web, evil := testutil.LabWeb, testutil.LabEvil
 	probes := []egressProbe{
@@ -71,6 +72,15 @@ func TestEgress(t *testing.T) {
 		{"DNS long name", "long_name()", "ok rcode 5"},
 		// A query too short to answer gets no answer; it is recorded.
 		{"DNS malformed", `dns_raw(b"\x12\x34garbage")`, "TimeoutError"},
+	}
+	wantAllowed := 4
+	// requests "if installed", as the issue says: Debian's python3-requests.
+	if err := exec.Command("/usr/bin/python3", "-c", "import requests").Run(); err == nil {
+		probes = append(probes, egressProbe{"requests proxied", fmt.Sprintf("req('https://%s/')", web), "ok hello from " + web},
+			egressProbe{"requests captured", fmt.Sprintf("req('https://%s/', proxy=False)", web), "ok hello from " + web})
+		wantAllowed += 2
+	} else {
+		t.Logf("no requests for /usr/bin/python3 (%v): urllib and curl only", err)
 	}
 	args := egressArgs(t, lab, "egress-e2e", web, "*."+testutil.LabWildcard, testutil.LabLoopback, testutil.LabPrivate,
 		testutil.LabMetadata+":80", testutil.LabMixed, testutil.LabRebind)
@@ -118,8 +128,8 @@ func TestEgress(t *testing.T) {
 			allowed++
 		}
 	}
-	if allowed != 4 {
-		t.Errorf("egress connections to %s:443 = %+v, want 4 allowed, dialled to %s, bytes each way", web, conns(e, web, 443), testutil.LabWebAddr)
+	if allowed != wantAllowed {
+		t.Errorf("egress connections to %s:443 = %+v, want %d allowed, dialled to %s, bytes each way", web, conns(e, web, 443), wantAllowed, testutil.LabWebAddr)
 	}
 	var evilLookup, malformed bool
 	for _, l := range e.Lookups {
