@@ -1,10 +1,10 @@
 package main
 
 import (
-	"strconv"
 	"strings"
 
 	"github.com/scidex/scidex-jail/jail/profile"
+	"github.com/scidex/scidex-jail/jail/request"
 	"github.com/scidex/scidex-jail/jail/uidlease"
 )
 
@@ -35,32 +35,9 @@ type idFlags struct {
 }
 
 // ids are the host uid and gid the flags fix (0, 0: lease one from the
-// range) and the range.
+// range) and the range, by the rule a run's request follows.
 func (f *idFlags) ids() (uid, gid int, r uidlease.Range, err error) {
-	if r, err = uidlease.ParseRange(f.UIDRange); err != nil {
-		return 0, 0, r, bad("--uid-range: %w", err)
-	}
-	switch {
-	case f.UID == nil && f.GID == nil:
-		return 0, 0, r, nil
-	case f.UID == nil || f.GID == nil:
-		return 0, 0, r, bad("--uid and --gid go together: give both for fixed ids, or neither for ids leased from --uid-range")
-	case *f.UID <= 0 || *f.GID <= 0:
-		return 0, 0, r, bad("--uid/--gid %d:%d must be non-zero, so the analysis never runs as host root", *f.UID, *f.GID)
-	}
-	return *f.UID, *f.GID, r, nil
-}
-
-// args gives the flags back as a request's arguments (serve's slots).
-func (f *idFlags) args() []string {
-	a := []string{"--uid-range", f.UIDRange}
-	if f.UID != nil {
-		a = append(a, "--uid", strconv.Itoa(*f.UID))
-	}
-	if f.GID != nil {
-		a = append(a, "--gid", strconv.Itoa(*f.GID))
-	}
-	return a
+	return request.IDs(f.UID, f.GID, f.UIDRange, flagOf)
 }
 
 // profile loads the profiles and picks the one --profile names; from is

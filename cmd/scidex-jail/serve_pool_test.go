@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/scidex/scidex-jail/jail/report"
+	"github.com/scidex/scidex-jail/jail/request"
 )
 
 // TestServeRefillBesideALongRun: no slot is made while a run is at its
@@ -17,7 +18,7 @@ func TestServeRefillBesideALongRun(t *testing.T) {
 	waitFor(t, func() bool { return len(slots.added(t)) == 1 }, "a slot to be ready")
 	taken := slots.added(t)[0]
 	fds, output := stdioPipes(t)
-	c.send(runReq("long", root, []string{"--id", "serve-long", "--tmp-root", root}, "/bin/sleep", "60"), fds...)
+	c.send(runReq("long", request.Request{ID: "serve-long", Cwd: root, TmpRoot: root}, "/bin/sleep", "60"), fds...)
 	if r := c.next(); r.Event != "accepted" {
 		t.Fatalf("reply %+v, want accepted", r)
 	}
