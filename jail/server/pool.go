@@ -65,7 +65,7 @@ func (p *pool) kick() {
 }
 
 // take hands out a ready slot of key, or nil; it is the taker's from then.
-func (p *pool) take(key string) *jail.Slot {
+func (p *pool) take(key jail.SlotKey) *jail.Slot {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for i, slots := range p.ready {
