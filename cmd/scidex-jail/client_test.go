@@ -204,11 +204,14 @@ func TestClientBadFlags(t *testing.T) {
 	root := tmpRoot(t)
 	sock := serverSocket(t)
 	for _, args := range [][]string{
-		{"run", "--id", "x", "--tmp-root", root, "--cpus", "0", "--", "/bin/true"},       // the parse
-		{"run", "--id", "a b", "--tmp-root", root, "--", "/bin/true"},                    // the spec's checks
-		{"run", "--id", "x", "--tmp-root", root, "--profile", "nope", "--", "/bin/true"}, // the profile
-		{"run", "--id", "x", "--tmp-root", root},                                         // no command
-		{"run", "--id", "x", "--tmp-root", root, "/bin/true"},                            // the command before --
+		{"run", "--id", "x", "--tmp-root", root, "--cpus", "0", "--", "/bin/true"},            // the parse
+		{"run", "--id", "a b", "--tmp-root", root, "--", "/bin/true"},                         // the spec's checks
+		{"run", "--id", "x", "--tmp-root", root, "--profile", "nope", "--", "/bin/true"},      // the profile
+		{"run", "--id", "x", "--tmp-root", root, "--ro", "/nonexistent/x", "--", "/bin/true"}, // the request's paths
+		{"run", "--id", "x", "--tmp-root", root, "--uid", "4242", "--", "/bin/true"},          // the request's ids
+		{"run", "--id", "x", "--tmp-root", "/nonexistent/root", "--", "/bin/true"},            // found by the server's run
+		{"run", "--id", "x", "--tmp-root", root},                                              // no command
+		{"run", "--id", "x", "--tmp-root", root, "/bin/true"},                                 // the command before --
 		{"run", "--id", "x", "--tmp-root", root, "--ready-fd", "2", "--", "/bin/true"},
 		{"run", "--id", "x", "--tmp-root", root, "--summary", "fd:9", "--", "/bin/true"},
 	} {
