@@ -8,8 +8,8 @@ import (
 	"github.com/scidex/scidex-jail/jail/profile"
 )
 
-// A run from a profile, as the command line makes it. Running needs root
-// or a delegated cgroup, so it is compiled, not run.
+// A run's plan from a profile, as the command line makes it: decided
+// before anything exists (supervise.Run carries it out).
 func Example() {
 	profiles, _, err := profile.LoadProfiles("") // built-ins + /etc/scidex-jail/profiles.json
 	if err != nil {
@@ -22,7 +22,6 @@ func Example() {
 	// HostUID, HostGID left 0: as root, the run leases ids of its own from
 	// spec.UIDRange (jail/uidlease); set both to fix them.
 
-	// Optional: the resolved copy, and what a run would do.
 	r, err := spec.Validate() // errors.Is(err, jail.ErrBadSpec): what to fix
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -30,12 +29,4 @@ func Example() {
 	}
 	plan, warnings, err := jail.BuildPlan(r, jail.LookHost(&spec)) // err: a *PlanError, the plan still returned
 	fmt.Println(plan.Namespaces, warnings, err)
-
-	rep, err := jail.Run(&spec, nil) // err: nothing was created (bad input, ID in use)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err) // the command line exits 125
-		return
-	}
-	// rep.Status says why the run ended; rep.ExitCode is what to exit with.
-	fmt.Println(rep.Summary(), rep.ExitCode)
 }

@@ -1,14 +1,9 @@
 package jail
 
 import (
-	"fmt"
-	"os"
-
-	"github.com/scidex/scidex-jail/cgroupfs"
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
 	"github.com/scidex/scidex-jail/jail/limits"
 	"github.com/scidex/scidex-jail/jail/promise"
-	"github.com/scidex/scidex-jail/jail/view"
 )
 
 // The run's limits as the analysis sees them: the CPUs it may run on and
@@ -54,30 +49,4 @@ func meminfoReport(s *Spec) string {
 		return "the run's memory limit: MemTotal the limit, MemFree and MemAvailable what it left as the run started (a snapshot, not updated)"
 	}
 	return "the host's (no memory limit enforced)"
-}
-
-// withLimits is the init's config with the run's leaf to show and its
-// /proc/meminfo, made now, as the init starts: the leaf's usage is then
-// the init's own.
-func (sv *supervisor) withLimits(c protocol.Config) (protocol.Config, error) {
-	leaf := sv.res.leaf
-	if leaf == nil {
-		return c, nil
-	}
-	c.Mounts.Cgroup = &protocol.CgroupView{Version: leaf.Version(), Controllers: leaf.Controllers()}
-	// The leaf is the plan's (meminfoShown: a cgroup with a memory limit).
-	lim := sv.plan.Cgroup.Limits
-	if lim[cgroupfs.MemoryKey].N <= 0 {
-		return c, nil
-	}
-	used, err := leaf.MemoryCurrent()
-	if err != nil {
-		return c, fmt.Errorf("the run's /proc/meminfo: %w", err)
-	}
-	host, err := os.ReadFile("/proc/meminfo")
-	if err != nil {
-		return c, fmt.Errorf("the run's /proc/meminfo: %w", err)
-	}
-	c.Mounts.Meminfo = view.MeminfoView(string(host), lim[cgroupfs.MemoryKey].N, lim[cgroupfs.SwapKey].N, used)
-	return c, nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/scidex/scidex-jail/jail/promise"
 	"github.com/scidex/scidex-jail/jail/report"
 	"github.com/scidex/scidex-jail/jail/runfiles"
+	"github.com/scidex/scidex-jail/jail/uidlease"
 	"github.com/scidex/scidex-jail/jail/view"
 	"github.com/scidex/scidex-jail/seccomp"
 )
@@ -38,6 +39,10 @@ type Plan struct {
 	Enforced report.EnforcedReport
 	// Promises are the contract on this host: which layers hold each one.
 	Promises []promise.PromiseState
+	// Unheld are the limits the spec asks for that no layer holds on this
+	// run (unheld.go): the report gives them as 0, names them in
+	// limits.not_enforced and says so in its completion notes.
+	Unheld []*limits.Limit
 	// Run is the supervisor's own part: the run directory, the time
 	// budget, the post-run work and where the results go.
 	Run RunPlan
@@ -54,7 +59,7 @@ type RunPlan struct {
 	Grace   time.Duration // SIGTERM to SIGKILL on timeout or cancel
 	Outputs OutputBudget  // bounds the post-run work
 	// StdioBytes bounds each of the analysis' relayed stdout and stderr
-	// (relay.go); 0: no budget.
+	// (jail/supervise's relay.go); 0: no budget.
 	StdioBytes int64
 	// DiskBytes is the tmpfs run directory's budget (0: bound from the
 	// host, read from there too if the init could not be).
@@ -66,6 +71,10 @@ type RunPlan struct {
 	KeepTo  string
 	Collect string // "" = no copy
 	Report  string // "" = none
+	// Leased is the range the run's ids were leased from (uids.go): a
+	// leftover run directory of this ID owned by one of its ids is a dead
+	// run's, which the run takes over. Zero: fixed or the caller's ids.
+	Leased uidlease.Range
 }
 
 // Namespace is one namespace the init is born in.
@@ -130,6 +139,7 @@ func BuildPlan(r *Resolved, h view.HostView) (*Plan, []string, error) {
 		IDs:        planIDs(r, h),
 		Promises:   promise.EvaluatePromises(layers, s.RequireLayers),
 		Run:        planRun(r),
+		Unheld:     unheldLimits(s),
 	}
 	// A data dir the platform's root lacks is no warning on every run:
 	// the report's enforced.mounts.data_dirs says it (dataDirsReport).
@@ -172,6 +182,9 @@ func planRun(r *Resolved) RunPlan {
 	}
 	if r.Keep && r.Limits.Int(limits.Disk) > 0 {
 		p.KeepTo = filepath.Join(r.RealTmpRoot, runfiles.DirName(r.ID))
+	}
+	if r.LeasedFrom != "" {
+		p.Leased = r.uidRange()
 	}
 	return p
 }

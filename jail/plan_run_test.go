@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/scidex/scidex-jail/jail/limits"
+	"github.com/scidex/scidex-jail/jail/uidlease"
 )
 
 // TestBuildPlanRun: the supervisor's part of the plan, which it consults
@@ -30,6 +31,14 @@ func TestBuildPlanRun(t *testing.T) {
 	}
 	if c := p.Cgroup; c == nil || c.Name != "scidex-a1" || !reflect.DeepEqual(c.Limits, cgroupLimits(s.Limits)) {
 		t.Errorf("BuildPlan().Cgroup = %+v, want leaf scidex-a1 with the spec's resources", c)
+	}
+
+	// Leased ids: the range is the run's, for the leftover run directory
+	// of a dead run of an id of it.
+	r = asResolved(s)
+	r.HostUID, r.HostGID, r.LeasedFrom = 61000, 61000, uidlease.Default.String()
+	if p, _, _ = BuildPlan(r, testHost()); p.Run.Leased != uidlease.Default || p.Run.Owner != [2]int{61000, 61000} {
+		t.Errorf("BuildPlan(leased).Run = leased %v, owner %v, want %v, 61000:61000", p.Run.Leased, p.Run.Owner, uidlease.Default)
 	}
 
 	s.Limits.Set(limits.Disk, limits.Amount{})

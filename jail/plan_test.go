@@ -58,6 +58,9 @@ func TestBuildPlan(t *testing.T) {
 			if p.Cgroup == nil || !reflect.DeepEqual(p.Cgroup.Limits, cgroupLimits(limits.Of(L{limits.Memory: 1 << 30, limits.CPUQuota: 1, limits.PIDs: 64}))) {
 				t.Errorf("Cgroup = %+v, want the spec's limits", p.Cgroup)
 			}
+			if len(p.Unheld) != 0 {
+				t.Errorf("Unheld = %q, want none (the leaf holds them)", limitNames(p.Unheld))
+			}
 			in := p.Init
 			if in.RunDir != "/tmp/scidex-analysis-a1" || in.Mounts.RunDir != in.RunDir || in.Mounts.RunDirBytes != 1<<20 {
 				t.Errorf("run dir = %q, mounts %q of %d bytes, want /tmp/scidex-analysis-a1 as a 1 MiB tmpfs", in.RunDir, in.Mounts.RunDir, in.Mounts.RunDirBytes)
@@ -125,6 +128,11 @@ func TestBuildPlan(t *testing.T) {
 			if d := strings.Join(p.Enforced.Degraded, "\n"); !strings.Contains(d, "fs_write") || !strings.Contains(d, "kernel_surface") || !strings.Contains(d, "limits") {
 				t.Errorf("degraded = %q, want fs_write, kernel_surface and limits", d)
 			}
+			// The report's limits.not_enforced is the plan's: the leaf's
+			// rows, none of them switched off.
+			if got, want := limitNames(p.Unheld), []string{"memory", "swap", "cpus", "pids"}; !slices.Equal(got, want) {
+				t.Errorf("Unheld = %q, want %q", got, want)
+			}
 		}},
 		{"no Landlock is refused", nil, func(h *view.HostView) { h.Layers.LandlockABI = 0 }, func(t *testing.T, p *Plan, _ []string, err error) {
 			var pe *PlanError
@@ -172,4 +180,12 @@ func TestBuildPlanRefusesGroupExposure(t *testing.T) {
 	if strings.Contains(err.Error(), "bug:") {
 		t.Errorf("BuildPlan = %v, want no bug: message", err)
 	}
+}
+
+func limitNames(ls []*limits.Limit) []string {
+	var out []string
+	for _, l := range ls {
+		out = append(out, l.Name)
+	}
+	return out
 }

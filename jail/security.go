@@ -63,11 +63,11 @@ func seccompReport(pol *seccomp.Policy, prog seccomp.Program) *SeccompReport {
 	return &SeccompReport{Policy: pol.String(), Arch: prog.Arch, SHA256: prog.SHA256, Denied: prog.Denied()}
 }
 
-// recordSecurity adds to r what the init enforced of the Landlock policy
+// RecordSecurity adds to r what the init enforced of the Landlock policy
 // pol, as it found it (m, its Started): the ABI and what was lacking from
 // the init, the rules from the policy. The seccomp filter is the plan's
 // already (seccompReport).
-func recordSecurity(r *report.EnforcedReport, pol *landlock.Policy, m *protocol.Started) {
+func RecordSecurity(r *report.EnforcedReport, pol *landlock.Policy, m *protocol.Started) {
 	if l := m.Landlock; l != nil && pol != nil {
 		r.Landlock = &report.LandlockReport{ABI: l.ABI, Required: pol.Required(), Rules: pol.Rules(l.ABI), Degraded: l.Degraded}
 		if r.Landlock.Degraded == nil {

@@ -54,29 +54,11 @@ func uidRangeError(err error) error {
 	return err
 }
 
-// leaseIDs leases the run's ids when they are to be leased and the jail
-// runs as root, and writes them into s; nil otherwise. The lease is
-// released after the run's processes are dead and its files removed.
-func leaseIDs(s *Resolved) (*uidlease.Lease, error) {
-	if !s.leased() || os.Geteuid() != 0 {
-		return nil, nil
-	}
-	l, err := uidlease.Acquire(s.uidRange())
-	if errors.Is(err, uidlease.ErrRange) || errors.Is(err, uidlease.ErrFull) {
-		return nil, uidRangeError(err)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%w: lease a host uid for the run: %w; %s", ErrBadSpec, err, uidlease.FixDir)
-	}
-	s.HostUID, s.HostGID, s.LeasedFrom = l.ID(), l.ID(), s.uidRange().String()
-	return l, nil
-}
-
-// rebindIDs makes the plan's host ids id's: a run that takes a slot
+// RebindIDs makes the plan's host ids id's: a run that takes a slot
 // takes the slot's leased ids, planned with its own. Both are ids of the
 // range, owning nothing and in no group, so that nothing else planned
 // (the exposure check) differs.
-func (p *Plan) rebindIDs(id int) {
+func (p *Plan) RebindIDs(id int) {
 	p.IDs.HostUID, p.IDs.HostGID = id, id
 	p.Run.Owner = [2]int{id, id}
 	p.Enforced.HostUID, p.Enforced.HostGID = id, id

@@ -34,9 +34,9 @@ func unheldLimits(s *Spec) []*limits.Limit {
 	return out
 }
 
-// unheldNote is the completion notes' sentence naming the limits no layer
+// UnheldNote is the completion notes' sentence naming the limits no layer
 // held ("" when every limit was held).
-func unheldNote(ls []*limits.Limit) string {
+func UnheldNote(ls []*limits.Limit) string {
 	if len(ls) == 0 {
 		return ""
 	}

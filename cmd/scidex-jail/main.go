@@ -22,8 +22,8 @@ import (
 	// registers the signals a run handles, before anything else runs.
 	"github.com/scidex/scidex-jail/cmd/scidex-jail/internal/earlysig"
 	"github.com/scidex/scidex-jail/internal/buildversion"
-	"github.com/scidex/scidex-jail/jail"
 	"github.com/scidex/scidex-jail/jail/childmode"
+	"github.com/scidex/scidex-jail/jail/supervise"
 )
 
 // exitSetup is the status when the jail fails before the target runs (as in
@@ -74,7 +74,7 @@ func main() {
 		earlysig.Release()
 		os.Exit(probeChild())
 	}
-	started = jail.ProcessStart()
+	started = supervise.ProcessStart()
 	if err := ensureStdio(); err != nil {
 		fmt.Fprintf(os.Stderr, "scidex-jail: %v\n", err)
 		os.Exit(exitSetup)

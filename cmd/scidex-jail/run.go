@@ -14,6 +14,7 @@ import (
 	"github.com/scidex/scidex-jail/jail/limits"
 	"github.com/scidex/scidex-jail/jail/report"
 	"github.com/scidex/scidex-jail/jail/request"
+	"github.com/scidex/scidex-jail/jail/supervise"
 )
 
 // runCmd is `scidex-jail run`. Limits left out come from the profile.
@@ -68,7 +69,7 @@ func (c *runCmd) spec() (*jail.Spec, error) {
 		return nil, err
 	}
 	s.Started = started
-	// jail.Run validates it, once.
+	// supervise.Run validates it, once.
 	return s, nil
 }
 
@@ -136,7 +137,7 @@ func (c *runCmd) Run() error {
 	if err != nil {
 		return err
 	}
-	rep, err := jail.Run(s, earlysig.C)
+	rep, err := supervise.Run(s, earlysig.C)
 	if err != nil {
 		return err
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/scidex/scidex-jail/jail"
 	"github.com/scidex/scidex-jail/jail/request"
 	"github.com/scidex/scidex-jail/jail/server"
+	"github.com/scidex/scidex-jail/jail/supervise"
 )
 
 // serveCmd is `scidex-jail serve` (docs/serve.md).
@@ -159,7 +160,7 @@ func (c *serveCmd) templates() ([]request.Request, error) {
 			return flagOf(f) // serve's flags are run's
 		})
 		if err == nil {
-			err = jail.CheckSlot(s)
+			err = supervise.CheckSlot(s)
 		}
 		switch {
 		case errors.Is(err, jail.ErrBadSpec):

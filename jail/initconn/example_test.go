@@ -10,7 +10,7 @@ import (
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
 )
 
-// The init's life as a run drives it (jail's supervisor.go and events.go).
+// The init's life as a run drives it (jail/supervise's supervisor.go and events.go).
 // It needs user namespaces and a leaf, so it is compiled, not run.
 func Example() {
 	var (

@@ -23,5 +23,5 @@
 //		fmt.Println("fix", fe.Field) // fix limits.memory
 //		return
 //	}
-//	_ = spec // the run's: jail.Run(spec, nil)
+//	_ = spec // the run's: supervise.Run(spec, nil)
 package request

@@ -18,6 +18,6 @@ func Example() {
 		fmt.Println("fix", fe.Field)
 		return
 	}
-	_ = spec // the run's: jail.Run(spec, nil)
+	_ = spec // the run's: supervise.Run(spec, nil)
 	// Output: fix limits.memory
 }

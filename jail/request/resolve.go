@@ -21,7 +21,7 @@ const DefaultProfile = "default"
 // from r.Config, or the installed profiles file), r's values over them,
 // relative paths taken from r.Cwd. A value r gives that cannot be used is
 // a *FieldError naming the field, in the words name gives (nil: the
-// request's own); the spec is validated by the run (jail.Spec.Validate),
+// request's own); the spec is validated by the run (jail.Spec.Validate, in supervise.Run),
 // once. Spec.Started is the caller's to set.
 func (r *Request) Resolve(name Namer) (*jail.Spec, error) {
 	if name == nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/scidex/scidex-jail/jail"
 	"github.com/scidex/scidex-jail/jail/report"
+	"github.com/scidex/scidex-jail/jail/supervise"
 )
 
 // start admits a run request: its spec resolved, a place among the runs
@@ -85,7 +86,7 @@ func (s *Server) execute(r *run, spec *jail.Spec, files []*os.File) Reply {
 	s.unqueue()
 	e := s.enter()
 	defer e.done()
-	rep, err := jail.RunWith(spec, jail.Options{Signals: r.signals, Stdio: files, Slots: s.pool.take, Running: e.running,
+	rep, err := supervise.RunWith(spec, supervise.Options{Signals: r.signals, Stdio: files, Slots: s.pool.take, Running: e.running,
 		Accepted: r.accepted, Served: &r.served})
 	if err != nil {
 		return failReply(r.req, err)

@@ -8,7 +8,7 @@
 // and the reply is the run's report. A request it cannot run is answered
 // with a typed event: bad_request naming the field to fix, refused with
 // the reason (a full queue, the server ending), error for the host's
-// failures. Runs go through jail.RunWith, each with its own cancel channel and the
+// failures. Runs go through supervise.RunWith, each with its own cancel channel and the
 // analysis' stdio received with the request (SCM_RIGHTS). Slots (pool.go)
 // are inits prepared ahead for the configured profiles, each used once;
 // admission bounds the runs at once and the queue; every reply names its

@@ -4,15 +4,15 @@ import (
 	"sync"
 	"time"
 
-	"github.com/scidex/scidex-jail/jail"
 	"github.com/scidex/scidex-jail/jail/request"
+	"github.com/scidex/scidex-jail/jail/supervise"
 )
 
 // PoolConfig says which slots are kept ready.
 type PoolConfig struct {
 	// Templates are the runs slots are made for, one per slot profile
 	// (a request naming the profile and the server's slot settings): a
-	// slot is made for each (jail.PrepareSlot, its spec resolved anew
+	// slot is made for each (supervise.PrepareSlot, its spec resolved anew
 	// each time) and serves a run whose plan has its key.
 	Templates   []request.Request
 	PerTemplate int           // slots kept ready of each
@@ -31,7 +31,7 @@ type pool struct {
 	busy func() bool
 
 	mu     sync.Mutex
-	ready  [][]*jail.Slot // by template
+	ready  [][]*supervise.Slot // by template
 	closed bool
 	wake   chan struct{}
 	done   chan struct{}
@@ -49,7 +49,7 @@ type pool struct {
 const maxBackoff = 5 * time.Minute
 
 func newPool(cfg PoolConfig, busy func() bool) *pool {
-	p := &pool{cfg: cfg, busy: busy, ready: make([][]*jail.Slot, len(cfg.Templates)),
+	p := &pool{cfg: cfg, busy: busy, ready: make([][]*supervise.Slot, len(cfg.Templates)),
 		wake: make(chan struct{}, 1), done: make(chan struct{})}
 	go p.refill()
 	p.kick()
@@ -65,7 +65,7 @@ func (p *pool) kick() {
 }
 
 // take hands out a ready slot of key, or nil; it is the taker's from then.
-func (p *pool) take(key jail.SlotKey) *jail.Slot {
+func (p *pool) take(key supervise.SlotKey) *supervise.Slot {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for i, slots := range p.ready {
@@ -132,12 +132,12 @@ func (p *pool) refillOnce() bool {
 }
 
 // prepare makes a slot for the run t.
-func prepare(t *request.Request) (*jail.Slot, error) {
+func prepare(t *request.Request) (*supervise.Slot, error) {
 	s, err := t.Resolve(nil)
 	if err != nil {
 		return nil, err
 	}
-	return jail.PrepareSlot(s)
+	return supervise.PrepareSlot(s)
 }
 
 // failed puts the next try off, twice as long as the last (1 s first),
@@ -164,7 +164,7 @@ func (p *pool) missing() int {
 // currentInit is the init program's identity now, "" when it cannot be
 // read (then the slots are kept: a run reports the missing init).
 func currentInit() string {
-	id, err := jail.InitIdentity()
+	id, err := supervise.InitIdentity()
 	if err != nil {
 		return ""
 	}
@@ -173,8 +173,8 @@ func currentInit() string {
 
 // takeStale removes the slots idle longer than Idle, and those made from
 // another init than the one there now (a new package).
-func (p *pool) takeStale(init string) []*jail.Slot {
-	var stale []*jail.Slot
+func (p *pool) takeStale(init string) []*supervise.Slot {
+	var stale []*supervise.Slot
 	for i, slots := range p.ready {
 		kept := slots[:0]
 		for _, sl := range slots {
@@ -193,7 +193,7 @@ func (p *pool) takeStale(init string) []*jail.Slot {
 func (p *pool) close() {
 	p.mu.Lock()
 	p.closed = true
-	var all []*jail.Slot
+	var all []*supervise.Slot
 	for i, slots := range p.ready {
 		all = append(all, slots...)
 		p.ready[i] = nil

@@ -85,7 +85,7 @@ func (s *Server) enter() *edge {
 	return &edge{s: s, aside: true}
 }
 
-// running is the run's jail.Options.Running: its target started (the
+// running is the run's supervise.Options.Running: its target started (the
 // start is over; the pool is asked to refill once the target has run
 // longRun) or ended (the end begins). RunWith calls it on the goroutine
 // that called RunWith, the one that calls done.
@@ -124,7 +124,7 @@ const longRun = 100 * time.Millisecond
 // run is one request's run.
 type run struct {
 	req string
-	// signals is the run's jail.Options.Signals: one SIGTERM when it is
+	// signals is the run's supervise.Options.Signals: one SIGTERM when it is
 	// cancelled, never more (stop sends it once, into a buffer of one),
 	// so that no cancel ever waits, however many come: a client gone
 	// with runs queued cancels them again at every reply that fails, and

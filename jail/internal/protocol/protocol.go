@@ -1,5 +1,5 @@
 // Package protocol is everything the jail's two processes say to each
-// other: the supervisor (jail.Run, in the caller's process) and the init
+// other: the supervisor (supervise.Run, in the caller's process) and the init
 // (package initproc, the program cmd/scidex-jail-init, PID 1 of the run's
 // namespaces). Both import it; neither imports the other, so the message
 // kinds, the config the init receives and the exit codes they share are

@@ -1,4 +1,4 @@
-package jail
+package supervise
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/scidex/scidex-jail/cgroupfs"
+	"github.com/scidex/scidex-jail/jail"
 	"github.com/scidex/scidex-jail/jail/initconn"
 	"github.com/scidex/scidex-jail/jail/uidlease"
 )
@@ -35,7 +36,7 @@ type Slot struct {
 // the slot serves: its namespaces, identity and cgroup controllers; its ID
 // names the leaf). Its limits are written at once, and again by the run
 // that takes it.
-func PrepareSlot(template *Spec) (*Slot, error) {
+func PrepareSlot(template *jail.Spec) (*Slot, error) {
 	s, err := template.Validate()
 	if err != nil {
 		return nil, err
@@ -44,7 +45,7 @@ func PrepareSlot(template *Spec) (*Slot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("prepare slot: %w", err)
 	}
-	plan, _, err := BuildPlan(s, LookHost(&s.Spec))
+	plan, _, err := jail.BuildPlan(s, jail.LookHost(&s.Spec))
 	if err != nil {
 		lease.Release()
 		return nil, fmt.Errorf("prepare slot: %w", err)
@@ -76,12 +77,12 @@ func PrepareSlot(template *Spec) (*Slot, error) {
 // leaf is not tried: a rootless server on a host with no delegated
 // cgroup starts, and its runs say why they cannot have one (or degrade,
 // when a request allows it), as before.
-func CheckSlot(template *Spec) error {
+func CheckSlot(template *jail.Spec) error {
 	s, err := template.Validate()
 	if err != nil {
 		return err
 	}
-	plan, _, err := BuildPlan(s, LookHost(&s.Spec))
+	plan, _, err := jail.BuildPlan(s, jail.LookHost(&s.Spec))
 	if err != nil {
 		return err
 	}
@@ -100,7 +101,7 @@ func CheckSlot(template *Spec) error {
 
 // start makes the leaf and starts the init in it, stdio on /dev/null (the
 // run's own comes with its config), and checks its version.
-func (sl *Slot) start(plan *Plan) error {
+func (sl *Slot) start(plan *jail.Plan) error {
 	leaf, _, err := createLeaf(plan.Cgroup, plan.Run.TmpRoot)
 	if err != nil {
 		return err
@@ -181,7 +182,7 @@ type SlotKey struct {
 }
 
 // slotKey is the key of a run of plan p with the init prog.
-func slotKey(p *Plan, prog *initconn.Program) (SlotKey, error) {
+func slotKey(p *jail.Plan, prog *initconn.Program) (SlotKey, error) {
 	var k SlotKey
 	names := make([]string, len(p.Namespaces))
 	for i, ns := range p.Namespaces {
@@ -216,45 +217,45 @@ func slotKey(p *Plan, prog *initconn.Program) (SlotKey, error) {
 }
 
 // takeSlot adopts a slot for the plan (and prog, the init a cold start
-// would exec) if the caller has one: its leaf gets
-// the run's limits and the usage so far is kept, to be taken off the
-// run's. false: no slot fits (or its limits could not be written, and it
-// is destroyed); the run starts cold.
-func (sv *supervisor) takeSlot(prog *initconn.Program) bool {
+// would exec) if the caller has one: its leaf gets the run's limits and
+// the usage so far is kept, to be taken off the run's. It returns the
+// slot's init and the lease the run holds from then on (lease, the run's
+// own, or the slot's). false: no slot fits (or its limits could not be
+// written, and it is destroyed); the run starts cold.
+func (sv *supervisor) takeSlot(prog *initconn.Program, lease *uidlease.Lease) (spawned, *uidlease.Lease, bool) {
 	if sv.opts.Slots == nil {
-		return false
+		return spawned{}, lease, false
 	}
 	key, err := slotKey(sv.plan, prog)
 	if err != nil {
-		return false
+		return spawned{}, lease, false
 	}
 	sl := sv.opts.Slots(key)
 	if sl == nil {
-		return false
+		return spawned{}, lease, false
 	}
+	in := spawned{conn: sl.conn, spawner: sl.spawner, slot: sl}
 	if sl.leaf != nil {
 		if err := sl.leaf.SetLimits(sv.plan.Cgroup.Limits); err != nil {
 			sv.warnings = append(sv.warnings, "a prepared slot could not take this run's limits ("+err.Error()+"): started cold")
 			sl.Destroy()
-			return false
+			return spawned{}, lease, false
 		}
 		base, err := sl.leaf.Usage()
 		if err != nil {
 			sl.Destroy()
-			return false
+			return spawned{}, lease, false
 		}
-		sv.res.base = &base
-		sv.res.leaf, sv.res.cgroup = sl.leaf, leafReport(sl.leaf)
+		in.base, in.leaf, in.cgroup = &base, sl.leaf, leafReport(sl.leaf)
 	}
-	sv.res.spawner, sv.conn, sv.slot = sl.spawner, sl.conn, sl
 	if sl.lease != nil {
 		// The slot's init was born with the slot's ids: the run gives
 		// back its own and holds the slot's to its end.
-		sv.lease.Release()
-		sv.lease, sl.lease = sl.lease, nil
-		sv.plan.rebindIDs(sv.lease.ID())
+		lease.Release()
+		lease, sl.lease = sl.lease, nil
+		sv.plan.RebindIDs(lease.ID())
 	}
 	sl.prog.Close() // exec'd long ago; the connection keeps its path for messages
 	sv.clock.lap("slot")
-	return true
+	return in, lease, true
 }

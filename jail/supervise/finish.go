@@ -1,19 +1,21 @@
-package jail
+package supervise
 
 import (
 	"time"
 
 	"github.com/scidex/scidex-jail/cgroupfs"
+	"github.com/scidex/scidex-jail/jail"
 	"github.com/scidex/scidex-jail/jail/initconn"
 	"github.com/scidex/scidex-jail/jail/report"
+	"github.com/scidex/scidex-jail/jail/runfiles"
 )
 
 // runFacts is everything a run's report is made of, gathered as values by
 // its steps: assembleReport builds the report from it alone.
 type runFacts struct {
-	spec     *Resolved
+	spec     *jail.Resolved
 	t0       time.Time // Run's start: the report's started_at
-	plan     *Plan
+	plan     *jail.Plan
 	fail     *setupFailure // the supervisor's setup step that failed (the init's is in end)
 	end      ending        // what the event loop saw
 	sigs     signalFacts
@@ -54,25 +56,25 @@ func (sv *supervisor) finish(c carried) runFacts {
 	f := runFacts{spec: sv.spec, t0: sv.clock.t0, plan: sv.plan, fail: c.fail, end: c.end}
 	f.out = sv.salvage(c)
 	var warnings []string
-	f.usage, warnings = sv.cleanup()
+	f.usage, warnings = sv.cleanup(c.init, c.dir)
 	// The run's processes are gone: the relay has had the analysis' last
 	// byte, or has it in its pipe. The report (and the summary line after
 	// it) come after it reached the caller.
-	f.stdioLost = sv.relay.drain()
-	f.stdio, f.stdioDecided = sv.relay.facts(), sv.relayDecided
-	if f.usage != nil && sv.res.base != nil {
+	f.stdioLost = c.relay.drain()
+	f.stdio, f.stdioDecided = c.relay.facts(), c.relayDecided
+	if f.usage != nil && c.init.base != nil {
 		// A slot's leaf held its init before the run: the run's own
 		// counters start where the slot's ended.
-		u := f.usage.Since(*sv.res.base)
+		u := f.usage.Since(*c.init.base)
 		f.usage = &u
 	}
 	f.warnings = append(append(sv.warnings, f.out.warnings...), warnings...)
-	if sv.res.cgroup != nil {
-		cg := *sv.res.cgroup
+	if c.init.cgroup != nil {
+		cg := *c.init.cgroup
 		cg.Usage = f.usage
 		f.cgroup = &cg
 	}
-	f.init = sv.conn.End()
+	f.init = c.init.conn.End()
 	if m := c.end.exited; m != nil {
 		// From the init's own clock: just before the exec to the
 		// reaping. The supervisor learns of both ends late, by
@@ -87,7 +89,7 @@ func (sv *supervisor) finish(c carried) runFacts {
 	f.served = sv.opts.Served
 	if sv.opts.Slots != nil {
 		f.start = "cold"
-		if sv.slot != nil {
+		if c.init.slot != nil {
 			f.start = "slot"
 		}
 	}
@@ -102,7 +104,7 @@ func (sv *supervisor) salvage(c carried) outputsRead {
 	if c.out != nil {
 		out = *c.out
 	}
-	if out.done || sv.res.dir == nil {
+	if out.done || c.dir == nil {
 		return out
 	}
 	started := c.end.started != nil
@@ -113,7 +115,7 @@ func (sv *supervisor) salvage(c carried) outputsRead {
 		}
 		return out
 	}
-	again := sv.postRun(sv.res.dir.Path(), started)
+	again := sv.postRun(c.dir.Path(), started)
 	again.warnings = append(out.warnings, again.warnings...)
 	again.deliveryErrs = append(out.deliveryErrs, again.deliveryErrs...)
 	if again.collectedTo == "" {
@@ -122,14 +124,14 @@ func (sv *supervisor) salvage(c carried) outputsRead {
 	return again
 }
 
-// cleanup removes the leaf (usage first, then whatever is left is killed),
-// then the run directory (or keeps it). It returns the leaf's usage and
-// the warnings, the run directory's keep first.
-func (sv *supervisor) cleanup() (*cgroupfs.Usage, []string) {
-	usage, leafWarnings := closeLeaf(sv.res.leaf, sv.res.spawner, sv.conn)
+// cleanup removes in's leaf (usage first, then whatever is left is
+// killed), then the run directory dir (or keeps it). It returns the
+// leaf's usage and the warnings, the run directory's keep first.
+func (sv *supervisor) cleanup(in spawned, dir *runfiles.Dir) (*cgroupfs.Usage, []string) {
+	usage, leafWarnings := closeLeaf(in.leaf, in.spawner, in.conn)
 	var warnings []string
 	var dirErr error
-	switch dir := sv.res.dir; {
+	switch {
 	case dir == nil:
 	case sv.plan.Run.Keep:
 		if err := dir.Keep(); err != nil {

@@ -1,4 +1,4 @@
-package jail
+package supervise
 
 import (
 	"fmt"

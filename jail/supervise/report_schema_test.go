@@ -1,4 +1,4 @@
-package jail
+package supervise
 
 import (
 	"encoding/json"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/scidex/scidex-jail/internal/testutil"
+	"github.com/scidex/scidex-jail/jail"
 	"github.com/scidex/scidex-jail/jail/report"
 )
 
@@ -29,7 +30,7 @@ func TestReportSchemaVersion(t *testing.T) {
 			} `json:"status"`
 		} `json:"$defs"`
 	}
-	if err := json.Unmarshal(ReportJSONSchema, &s); err != nil {
+	if err := json.Unmarshal(jail.ReportJSONSchema, &s); err != nil {
 		t.Fatalf("report.schema.json: %v", err)
 	}
 	if s.Draft != "https://json-schema.org/draft/2020-12/schema" {
@@ -51,7 +52,7 @@ func TestReportSchemaVersion(t *testing.T) {
 // when broken. Real reports of every status are checked end to end in
 // cmd/scidex-jail (TestReportSchemaEveryStatus).
 func TestReportSchemaRules(t *testing.T) {
-	schema, err := testutil.CompileReportSchema(ReportJSONSchema)
+	schema, err := testutil.CompileReportSchema(jail.ReportJSONSchema)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,13 +65,13 @@ func TestReportSchemaRules(t *testing.T) {
 	}
 	planned := func() *report.Report {
 		r := base()
-		p, _, err := BuildPlan(asResolved(testSpec()), testHost())
+		p, _, err := jail.BuildPlan(asResolved(testSpec()), testHost())
 		if err != nil {
 			t.Fatalf("BuildPlan: %v", err)
 		}
 		r.Enforced = p.Enforced
 		r.Enforced.Landlock = &report.LandlockReport{ABI: 7, Required: 6, Rules: []string{"rx /usr"}, Degraded: []string{}}
-		r.Enforced.Seccomp = &SeccompReport{Policy: "default/none", Arch: "amd64", SHA256: strings.Repeat("ab", 32), Denied: []string{}}
+		r.Enforced.Seccomp = &jail.SeccompReport{Policy: "default/none", Arch: "amd64", SHA256: strings.Repeat("ab", 32), Denied: []string{}}
 		r.Enforced.Cgroup = &report.CgroupReport{Version: 1, Paths: []string{"/sys/fs/cgroup/pids/x"}, Written: map[string]string{"pids.max": "64"}, Usage: &report.CgroupUsage{PeakMemoryBytes: 1}}
 		r.Phases = []report.Phase{{Name: "startup", Where: "supervisor", Micros: 900}, {Name: "mounts", Where: "init", Micros: 80}}
 		r.Outputs = []report.Output{

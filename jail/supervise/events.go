@@ -1,8 +1,9 @@
-package jail
+package supervise
 
 import (
 	"time"
 
+	"github.com/scidex/scidex-jail/jail/initconn"
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
 )
 
@@ -16,13 +17,13 @@ type ending struct {
 	failure *setupFailure     // the setup error the init reported, or its malformed message
 }
 
-// wait runs the event loop while the target runs: the init's messages,
-// the timeout and the jail's signals, until the init reports the target's
-// end (it then waits, alive, for its run directory to be read) or ends
-// without doing so.
-func (sv *supervisor) wait() ending {
+// wait runs the event loop while the target runs: the init's messages
+// (on c), the timeout and the jail's signals, until the init reports the
+// target's end (it then waits, alive, for its run directory to be read)
+// or ends without doing so.
+func (sv *supervisor) wait(c *initconn.Conn) ending {
 	var e ending
-	c, sm := sv.conn, sv.sig
+	sm := sv.sig
 	waited := c.Done()
 	var timeout <-chan time.Time
 	if t := sv.plan.Run.Timeout; t > 0 {
@@ -36,10 +37,10 @@ func (sv *supervisor) wait() ending {
 		case m, ok := <-msgs:
 			if !ok {
 				msgs = nil
-				sv.malformed(&e)
+				malformed(&e, c)
 				continue
 			}
-			sv.handle(&e, m)
+			sv.handle(&e, m, c)
 		case <-waited:
 			waited = nil
 		case <-timeout:
@@ -51,8 +52,8 @@ func (sv *supervisor) wait() ending {
 	return e
 }
 
-// handle records one message of the init in e.
-func (sv *supervisor) handle(e *ending, m protocol.InitMsg) {
+// handle records one message of the init (on c) in e.
+func (sv *supervisor) handle(e *ending, m protocol.InitMsg, c *initconn.Conn) {
 	switch m := m.(type) {
 	case *protocol.SetupFailed:
 		sv.clock.add("init", m.Phases...)
@@ -62,12 +63,12 @@ func (sv *supervisor) handle(e *ending, m protocol.InitMsg) {
 		sv.clock.lap("init") // from "go" to the target's start, in the init
 		e.started, e.tStart = m, time.Now()
 		sv.clock.add("init", protocol.Phase{Name: "exec", Micros: m.Micros})
-		sv.sig.started(sv.conn)
+		sv.sig.started(c)
 		sv.running(true)
 	case *protocol.Exited:
 		sv.clock.lap("analysis") // the target's run, as the supervisor saw it
 		e.exited = m
-		sv.conn.MarkEnded()
+		c.MarkEnded()
 		sv.sig.disarm()
 		if e.started != nil {
 			sv.running(false)
@@ -84,12 +85,12 @@ func (sv *supervisor) running(on bool) {
 	}
 }
 
-// malformed records, once the init's messages have ended, a line of the
-// init that was no message of an init (the connection killed it): the
+// malformed records, once the init's messages on c have ended, a line of
+// the init that was no message of an init (the connection killed it): the
 // run ends as a setup failure of the init, as for one that died, whether
 // or not the target had started.
-func (sv *supervisor) malformed(e *ending) {
-	if err := sv.conn.Err(); err != nil && e.failure == nil {
+func malformed(e *ending, c *initconn.Conn) {
+	if err := c.Err(); err != nil && e.failure == nil {
 		e.failure = failAt(protocol.StageInit, err)
 	}
 }
@@ -98,8 +99,7 @@ func (sv *supervisor) malformed(e *ending) {
 // directory is read, and waits until it has and its socket is closed:
 // the init's exit and the kernel's teardown of its namespaces and mounts.
 // Signals meanwhile go where they would have gone while the target ran.
-func (sv *supervisor) release(e *ending) {
-	c := sv.conn
+func (sv *supervisor) release(e *ending, c *initconn.Conn) {
 	c.Release()
 	waited, msgs := c.Done(), c.Msgs()
 	for waited != nil || msgs != nil {

@@ -1,4 +1,4 @@
-package jail
+package supervise
 
 import (
 	"errors"
@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/scidex/scidex-jail/cgroupfs"
+	"github.com/scidex/scidex-jail/jail"
 	"github.com/scidex/scidex-jail/jail/initconn"
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
 	"github.com/scidex/scidex-jail/jail/limits"
@@ -25,14 +26,14 @@ import (
 func testFacts(t *testing.T) runFacts {
 	t.Helper()
 	s := testSpec()
-	plan, _, err := BuildPlan(asResolved(s), testHost())
+	plan, _, err := jail.BuildPlan(asResolved(s), testHost())
 	if err != nil {
 		t.Fatalf("BuildPlan(testSpec()) = %v, want nil", err)
 	}
 	started := &protocol.Started{Pid: 2, Micros: 300, Landlock: &protocol.LandlockFound{ABI: 5, Degraded: []string{"scope (needs ABI 6): lost"}}, CPUs: "0-1"}
 	exited := &protocol.Exited{WallUsec: 1_500_000, UserUsec: 250_000, SysUsec: 50_000, MaxRSSKB: 100}
 	return runFacts{
-		spec: &Resolved{Spec: *s, RealTmpRoot: s.TmpRoot}, t0: time.Unix(1e9, 0), plan: plan,
+		spec: &jail.Resolved{Spec: *s, RealTmpRoot: s.TmpRoot}, t0: time.Unix(1e9, 0), plan: plan,
 		end:    ending{started: started, tStart: time.Unix(1e9, 0), exited: exited},
 		out:    outputsRead{read: true, done: true, list: []report.Output{{Path: "a.csv", Type: "file", Size: 3, SHA256: "ab"}}},
 		cgroup: &report.CgroupReport{Version: 2, Paths: []string{"/sys/fs/cgroup/x"}, Written: map[string]string{"pids.max": "64"}},
@@ -56,7 +57,7 @@ func TestAssembleReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantSeccomp := &SeccompReport{Policy: pol.Seccomp.String(), Arch: prog.Arch, SHA256: prog.SHA256, Denied: prog.Denied()}
+	wantSeccomp := &jail.SeccompReport{Policy: pol.Seccomp.String(), Arch: prog.Arch, SHA256: prog.SHA256, Denied: prog.Denied()}
 	wantLandlock := &report.LandlockReport{ABI: 5, Required: pol.Landlock.Required(), Rules: pol.Landlock.Rules(5), Degraded: f.end.started.Landlock.Degraded}
 	if len(wantLandlock.Rules) == 0 || len(wantSeccomp.Denied) == 0 {
 		t.Fatalf("plan's Landlock rules %q, seccomp's denied %q, want some", wantLandlock.Rules, wantSeccomp.Denied)
@@ -133,7 +134,7 @@ func TestSettleFacts(t *testing.T) {
 		status report.Status
 		code   int
 		signal string
-		stage  Stage
+		stage  jail.Stage
 	}{
 		{"ok", func(*runFacts) {}, report.StatusOK, 0, "", ""},
 		{"exit nonzero", func(f *runFacts) { f.end.exited.ExitCode = 3 }, report.StatusExitNonzero, 3, "", ""},
@@ -160,7 +161,7 @@ func TestSettleFacts(t *testing.T) {
 			f.sigs = signalFacts{Cancelled: true, CancelSig: syscall.SIGTERM, PostRunCancelled: true}
 		}, report.StatusCancelled, 143, "", ""},
 		{"outputs over budget", func(f *runFacts) {
-			f.out.over = &OverBudget{Budget: "entries", Limit: "1", Path: "b", Size: 0}
+			f.out.over = &jail.OverBudget{Budget: "entries", Limit: "1", Path: "b", Size: 0}
 		}, report.StatusOutputLimit, report.ExitOutputLimit, "", ""},
 		{"not delivered", func(f *runFacts) { f.out.deliveryErrs = []string{"collect: no room"} }, report.StatusDeliveryFailed, report.ExitDeliveryFailed, "", ""},
 	}
@@ -169,7 +170,7 @@ func TestSettleFacts(t *testing.T) {
 			f := testFacts(t)
 			c.change(&f)
 			r := assembleReport(f)
-			var stage Stage
+			var stage jail.Stage
 			if r.SetupError != nil {
 				stage = r.SetupError.Stage
 			}

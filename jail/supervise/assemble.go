@@ -1,9 +1,10 @@
-package jail
+package supervise
 
 import (
 	"slices"
 	"time"
 
+	"github.com/scidex/scidex-jail/jail"
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
 	"github.com/scidex/scidex-jail/jail/limits"
 	"github.com/scidex/scidex-jail/jail/report"
@@ -39,9 +40,8 @@ func assembleReport(f runFacts) *report.Report {
 	v := settle(outcomeOf(f))
 	r.Status, r.ExitCode, r.Signal, r.SetupError, r.CompletionNotes = v.Status, v.ExitCode, v.Signal, v.SetupError, v.Notes
 	r.AnalysisStatus, r.AnalysisExitCode = v.AnalysisStatus, v.AnalysisExitCode
-	unheld := unheldLimits(&f.spec.Spec)
-	r.Limits = r.Limits.Unheld(unheld)
-	if note := unheldNote(unheld); note != "" {
+	r.Limits = r.Limits.Unheld(f.plan.Unheld)
+	if note := jail.UnheldNote(f.plan.Unheld); note != "" {
 		r.CompletionNotes += " " + note
 	}
 	for _, e := range slices.Concat(f.out.deliveryErrs, f.stdioLost) {
@@ -50,7 +50,7 @@ func assembleReport(f runFacts) *report.Report {
 	return r
 }
 
-func newReport(s *Spec, t0 time.Time) *report.Report {
+func newReport(s *jail.Spec, t0 time.Time) *report.Report {
 	return &report.Report{
 		Schema:  report.ReportSchema,
 		ID:      s.ID,
@@ -68,11 +68,11 @@ func newReport(s *Spec, t0 time.Time) *report.Report {
 // init found applying it once the target started (its Started); before that,
 // only the promises and the identity the run was decided on. cg is the
 // leaf the supervisor made, which is not in the plan.
-func enforced(p *Plan, started *protocol.Started, cg *report.CgroupReport) report.EnforcedReport {
+func enforced(p *jail.Plan, started *protocol.Started, cg *report.CgroupReport) report.EnforcedReport {
 	var e report.EnforcedReport
 	if started != nil {
 		e = p.Enforced
-		recordSecurity(&e, p.Init.Security.Landlock, started)
+		jail.RecordSecurity(&e, p.Init.Security.Landlock, started)
 	} else {
 		e.Promises, e.Degraded, e.Identity = p.Enforced.Promises, p.Enforced.Degraded, p.Enforced.Identity
 	}

@@ -1,9 +1,10 @@
-package jail
+package supervise
 
 import (
 	"fmt"
 
 	"github.com/scidex/scidex-jail/cgroupfs"
+	"github.com/scidex/scidex-jail/jail"
 	"github.com/scidex/scidex-jail/jail/initconn"
 	"github.com/scidex/scidex-jail/jail/report"
 	"github.com/scidex/scidex-jail/jail/runfiles"
@@ -15,7 +16,7 @@ import (
 // of dead jails' leaves it does on the way. On v1 the thread the init is
 // forked from (spawner) holds one of its pids while the init runs, as the
 // init's own threads do.
-func createLeaf(p *CgroupPlan, tmpRoot string) (*cgroupfs.Leaf, []string, error) {
+func createLeaf(p *jail.CgroupPlan, tmpRoot string) (*cgroupfs.Leaf, []string, error) {
 	if p == nil {
 		return nil, nil, nil
 	}

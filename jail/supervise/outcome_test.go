@@ -1,4 +1,4 @@
-package jail
+package supervise
 
 import (
 	"strings"
@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scidex/scidex-jail/jail"
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
 	"github.com/scidex/scidex-jail/jail/report"
 )
@@ -51,20 +52,20 @@ func TestSettle(t *testing.T) {
 		{"cancelled after the analysis ended", with(func(o *outcome) { o.Cancelled, o.PostRunCancelled, o.CancelSig = true, true, syscall.SIGTERM }),
 			report.StatusCancelled, 143, "", "", "cancelled by SIGTERM to the jail after the analysis ended (exit code 0"},
 		{"cancelled after the analysis ended over budget", with(func(o *outcome) {
-			o.Cancelled, o.PostRunCancelled, o.CancelSig, o.Over = true, true, syscall.SIGINT, &OverBudget{Budget: "entries", Limit: "10", Path: "d/x", Size: 0}
+			o.Cancelled, o.PostRunCancelled, o.CancelSig, o.Over = true, true, syscall.SIGINT, &jail.OverBudget{Budget: "entries", Limit: "10", Path: "d/x", Size: 0}
 		}), report.StatusCancelled, 130, "", "", "while its outputs were read"},
 		{"output limit over ok", with(func(o *outcome) {
-			o.Over = &OverBudget{Budget: "file_bytes", Limit: "1GiB", Path: "big.bin", Size: 1 << 40}
+			o.Over = &jail.OverBudget{Budget: "file_bytes", Limit: "1GiB", Path: "big.bin", Size: 1 << 40}
 		}),
 			report.StatusOutputLimit, report.ExitOutputLimit, "", "", `outputs went over the budget of bytes for one file (1GiB) at "big.bin" (1099511627776 bytes)`},
 		{"output limit over exit nonzero", with(func(o *outcome) {
-			o.Code, o.Over = 2, &OverBudget{Budget: "entries", Limit: "10000", Path: "d/x", Size: 0}
+			o.Code, o.Over = 2, &jail.OverBudget{Budget: "entries", Limit: "10000", Path: "d/x", Size: 0}
 		}),
 			report.StatusOutputLimit, report.ExitOutputLimit, "", "", "The analysis failed with exit code 2"},
-		{"output limit over time", with(func(o *outcome) { o.Over = &OverBudget{Budget: "time", Limit: "3m0s", Size: -1} }),
+		{"output limit over time", with(func(o *outcome) { o.Over = &jail.OverBudget{Budget: "time", Limit: "3m0s", Size: -1} }),
 			report.StatusOutputLimit, report.ExitOutputLimit, "", "", "over the post-run time budget (3m0s):"},
 		{"collected in part: the rest was not copied", with(func(o *outcome) {
-			o.Collected, o.Delivered, o.Over = "/out", 1, &OverBudget{Budget: "file_bytes", Limit: "1GiB", Path: "big.bin", Size: 1 << 40}
+			o.Collected, o.Delivered, o.Over = "/out", 1, &jail.OverBudget{Budget: "file_bytes", Limit: "1GiB", Path: "big.bin", Size: 1 << 40}
 		}), report.StatusOutputLimit, report.ExitOutputLimit, "", "", "; 2 output file(s) listed, 1 of them collected to /out."},
 		{"collected and kept", with(func(o *outcome) { o.Collected, o.Kept = "/out", "/tmp/scidex-analysis-x" }), report.StatusOK, 0, "", "", "collected to /out; run directory kept at /tmp/scidex-analysis-x."},
 		{"last words of a failure", with(func(o *outcome) { o.Code, o.LastWords = 1, "KeyError: 'dose'" }), report.StatusExitNonzero, 1, "", "",

@@ -1,4 +1,4 @@
-package jail
+package supervise
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/scidex/scidex-jail/jail"
 	"github.com/scidex/scidex-jail/jail/report"
 	"github.com/scidex/scidex-jail/jail/runfiles"
 )
@@ -16,8 +17,8 @@ import (
 // not be delivered.
 type outputsRead struct {
 	list         []report.Output
-	over         *OverBudget // the first output budget the outputs went over
-	diskUsed     int64       // of the run directory's budget, when it has one
+	over         *jail.OverBudget // the first output budget the outputs went over
+	diskUsed     int64            // of the run directory's budget, when it has one
 	diskFull     bool
 	collectedTo  string
 	deliveryErrs []string // outputs asked for (--collect, --keep) that could not be delivered
@@ -80,7 +81,7 @@ func (sv *supervisor) postRun(view string, started bool) outputsRead {
 // (--collect, --keep) and cannot be delivered make the run a delivery
 // failure, never just a warning; outputs over their budget make it
 // output_limit. It touches nothing but what it returns.
-func readOutputs(ctx context.Context, view string, s *RunPlan, started bool) outputsRead {
+func readOutputs(ctx context.Context, view string, s *jail.RunPlan, started bool) outputsRead {
 	out := outputsRead{read: true}
 	outs, over, err := runfiles.ListOutputs(ctx, view, s.Outputs)
 	out.list, out.over = outs, over
@@ -116,7 +117,7 @@ func readOutputs(ctx context.Context, view string, s *RunPlan, started bool) out
 	}
 	if out.over == nil && ctx.Err() == context.DeadlineExceeded {
 		// Ran out while copying.
-		out.over = &OverBudget{Budget: "time", Limit: s.Outputs.Time.String(), Size: -1}
+		out.over = &jail.OverBudget{Budget: "time", Limit: s.Outputs.Time.String(), Size: -1}
 	}
 	return out
 }
@@ -143,7 +144,7 @@ func later(a, b time.Time) time.Time {
 
 // outputsLost is the delivery failure of outputs that could not be read,
 // when they were to be collected or kept.
-func outputsLost(s *RunPlan, why string) []string {
+func outputsLost(s *jail.RunPlan, why string) []string {
 	if s.Collect != "" || s.KeepTo != "" {
 		return []string{fmt.Sprintf("the outputs could not be read, so nothing was collected or kept: %s", why)}
 	}

@@ -1,4 +1,4 @@
-package jail
+package supervise
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/scidex/scidex-jail/jail"
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
 	"github.com/scidex/scidex-jail/jail/limits"
 	"github.com/scidex/scidex-jail/jail/report"
@@ -18,13 +19,13 @@ import (
 // is where (protocol.Stage), Exit what scidex-jail exits
 // with.
 type setupFailure struct {
-	Stage Stage
+	Stage jail.Stage
 	Msg   string
 	Exit  int
 }
 
 // failAt is a supervisor step's failure at stage, with the setup exit code.
-func failAt(stage Stage, err error) *setupFailure {
+func failAt(stage jail.Stage, err error) *setupFailure {
 	return &setupFailure{Stage: stage, Msg: err.Error(), Exit: protocol.ExitSetup}
 }
 
@@ -45,12 +46,12 @@ type outcome struct {
 	// PostRunCancelled: the cancel came after the analysis ended, while
 	// its outputs were read; the analysis' own end is in Code and Signal.
 	PostRunCancelled bool
-	Over             *OverBudget // the first output budget gone over; nil: none
-	Code             int         // the target's (or, without its report, the init's) exit code; -1 unknown
-	Signal           int         // the signal it died of; 0 none
-	OOMKills         int64       // from the cgroup leaf
-	PIDsHits         int64       // fork failures at the PID limit
-	DiskFull         bool        // the run directory's budget was (nearly) full at the end
+	Over             *jail.OverBudget // the first output budget gone over; nil: none
+	Code             int              // the target's (or, without its report, the init's) exit code; -1 unknown
+	Signal           int              // the signal it died of; 0 none
+	OOMKills         int64            // from the cgroup leaf
+	PIDsHits         int64            // fork failures at the PID limit
+	DiskFull         bool             // the run directory's budget was (nearly) full at the end
 
 	// For the sentence.
 	Wall      time.Duration
