@@ -11,6 +11,7 @@ import (
 	"github.com/scidex/scidex-jail/internal/fspath"
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
 	"github.com/scidex/scidex-jail/jail/limits"
+	"github.com/scidex/scidex-jail/jail/netmode"
 	"github.com/scidex/scidex-jail/jail/promise"
 	"github.com/scidex/scidex-jail/jail/runfiles"
 	"github.com/scidex/scidex-jail/jail/uidlease"
@@ -30,7 +31,7 @@ const (
 var ErrBadSpec = runfiles.ErrBadSpec
 
 // Spec is one run as the caller gives it: everything the supervisor and the init
-// need, as plain values. Build it and hand it to Run, which validates it
+// need, as plain values. Build it and hand it to supervise.Run, which validates it
 // (Validate) and runs the resolved copy.
 type Spec struct {
 	ID      string   // analysis ID: letters, digits, '.', '_', '-'
@@ -47,7 +48,7 @@ type Spec struct {
 	// and kept with the outputs: for debugging. By default the scratch is
 	// never an output (scratch.go).
 	KeepScratch bool
-	// report.Report is where Run writes the JSON report (atomically); "" = none.
+	// report.Report is where supervise.Run writes the JSON report (atomically); "" = none.
 	// Validate resolves it and Collect in its copy (runfiles.CheckDestinations).
 	Report string
 
@@ -84,9 +85,9 @@ type Spec struct {
 	Limits limits.Values
 
 	// Network.
-	Net      promise.NetMode
-	AllowTCP []uint16 // outbound TCP ports in promise.NetHost
-	DBPorts  []uint16 // never allowed, whatever AllowTCP says
+	Net      netmode.Name // a row of jail/netmode's table; "" is its Default
+	AllowTCP []uint16     // outbound TCP ports, for a mode that takes them (netmode.Mode.TCPPorts)
+	DBPorts  []uint16     // never allowed, whatever AllowTCP says
 
 	// LimitsFrom says which limits were given as flags over the
 	// profile's values, so that a message names what the user wrote
@@ -102,9 +103,9 @@ type Spec struct {
 	AllowDegraded []string
 	Disable       []string
 
-	// Started is when the jail's process started (ProcessStart), or a
+	// Started is when the jail's process started (supervise.ProcessStart), or a
 	// server's request came: the report's first phase, startup, runs from
-	// it to Run (to the request's acceptance when Options.Accepted is
+	// it to supervise.Run (to the request's acceptance when Options.Accepted is
 	// given; the wait after it is the queued phase). Zero: Run's own
 	// start, and no startup phase.
 	Started time.Time
@@ -161,7 +162,7 @@ func (s *Spec) check() error {
 	if _, err := promise.ParseOptIns(s.AllowDegraded, s.Disable); err != nil {
 		return fmt.Errorf("%w: %w", ErrBadSpec, err)
 	}
-	if err := promise.ValidateRequireLayers(s.RequireLayers); err != nil {
+	if err := promise.ValidateRequireLayers(s.RequireLayers, netmode.Networks()); err != nil {
 		return fmt.Errorf("%w: require_layers: %w", ErrBadSpec, err)
 	}
 	if err := s.validateIDs(); err != nil { // uids.go
@@ -271,16 +272,20 @@ func (s *Spec) validateFS() error {
 	return nil
 }
 
+// validateNet checks the network mode against jail/netmode's table (a name
+// it has; allowed TCP ports only for a mode that takes them) and fills in
+// the default mode. profile.Check asks the same rule (netmode.Lookup,
+// Mode.CheckPorts) in the profile's words.
 func (s *Spec) validateNet() error {
-	switch s.Net {
-	case promise.NetNone, promise.NetLoopback, promise.NetHost:
-	case "":
-		s.Net = promise.NetNone
-	default:
-		return fmt.Errorf("%w: --net %q: choose none, loopback or host", ErrBadSpec, s.Net)
+	if s.Net == "" {
+		s.Net = netmode.Default
 	}
-	if len(s.AllowTCP) > 0 && s.Net != promise.NetHost {
-		return fmt.Errorf("%w: --allow-tcp needs --net host (in %s mode there is no outside network to reach)", ErrBadSpec, s.Net)
+	mode, err := netmode.Lookup(s.Net)
+	if err != nil {
+		return fmt.Errorf("%w: --net %w", ErrBadSpec, err)
+	}
+	if pe := mode.CheckPorts(s.AllowTCP); pe != nil {
+		return fmt.Errorf("%w: --allow-tcp %s", ErrBadSpec, pe.Needs("--net"))
 	}
 	for _, p := range s.AllowTCP {
 		if p == 0 {

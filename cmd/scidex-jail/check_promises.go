@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/scidex/scidex-jail/jail/hostcheck"
+	"github.com/scidex/scidex-jail/jail/netmode"
 	"github.com/scidex/scidex-jail/jail/profile"
 	"github.com/scidex/scidex-jail/jail/promise"
 )
@@ -14,7 +15,8 @@ import (
 // than the profile requires is MISSING, or DEGRADED when the profile's
 // allow_degraded gives the missing layers up.
 func promiseLines(p profile.Profile, sp hostcheck.Security, cg checkLine) []checkLine {
-	h := promise.HostLayers{Net: p.Net, LandlockABI: sp.Landlock.ABI, LandlockErr: sp.Landlock.Err, LandlockFix: sp.Landlock.Hint}
+	net, _ := netmode.Lookup(p.Net) // LoadProfiles refused a mode with no row
+	h := promise.HostLayers{Net: net.Network(), LandlockABI: sp.Landlock.ABI, LandlockErr: sp.Landlock.Err, LandlockFix: sp.Landlock.Hint}
 	if len(sp.Landlock.Failed) > 0 {
 		h.LandlockABI, h.LandlockErr = 0, "Landlock did not deny what it should: "+strings.Join(sp.Landlock.Failed, "; ")
 	}

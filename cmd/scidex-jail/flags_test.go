@@ -10,7 +10,6 @@ import (
 
 	"github.com/scidex/scidex-jail/jail"
 	"github.com/scidex/scidex-jail/jail/limits"
-	"github.com/scidex/scidex-jail/jail/promise"
 	"github.com/scidex/scidex-jail/jail/server"
 	"github.com/scidex/scidex-jail/jail/uidlease"
 )
@@ -72,7 +71,7 @@ func TestLimitFlagsOverProfile(t *testing.T) {
 		{"smaller disk lowers the output byte budgets", []string{"--disk", "64M"}, set(L{limits.Disk: 64 << 20, limits.OutputBytes: 64 << 20, limits.OutputFileBytes: 64 << 20})},
 		{"output bytes given stay over a smaller disk", []string{"--disk", "64M", "--output-bytes", "1G"}, set(L{limits.Disk: 64 << 20, limits.OutputBytes: 1 << 30, limits.OutputFileBytes: 64 << 20})},
 		{"net and ports", []string{"--net", "loopback", "--allow-tcp", "80, 8080", "--allow-tcp", "22"}, func(s *jail.Spec) {
-			s.Net, s.AllowTCP = promise.NetLoopback, []uint16{80, 8080, 22}
+			s.Net, s.AllowTCP = "loopback", []uint16{80, 8080, 22}
 		}},
 	}
 	for _, tc := range cases {

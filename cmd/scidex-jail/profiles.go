@@ -6,8 +6,8 @@ import (
 	"os"
 
 	"github.com/scidex/scidex-jail/jail/limits"
+	"github.com/scidex/scidex-jail/jail/netmode"
 	"github.com/scidex/scidex-jail/jail/profile"
-	"github.com/scidex/scidex-jail/jail/promise"
 )
 
 // profilesCmd is `scidex-jail profiles`: the effective profiles, written
@@ -53,6 +53,16 @@ type optionSchema struct {
 	Choices      []string `json:"choices"`
 }
 
+// schemaOptions are the run options of the schema: the network mode,
+// its choices the rows of jail/netmode's table.
+func schemaOptions() []optionSchema {
+	var modes []string
+	for _, n := range netmode.Names() {
+		modes = append(modes, string(n))
+	}
+	return []optionSchema{{Name: "net", Flag: "--net", ProfileField: "net", Choices: modes}}
+}
+
 // writeSchema prints the limits' table and the run options as JSON.
 func writeSchema() error {
 	out, err := json.MarshalIndent(struct {
@@ -62,8 +72,7 @@ func writeSchema() error {
 		Options []optionSchema       `json:"options"`
 	}{
 		Schema: "scidex-jail limits and run options", Version: limits.SchemaVersion, Limits: limits.Schema(),
-		Options: []optionSchema{{Name: "net", Flag: "--net", ProfileField: "net",
-			Choices: []string{string(promise.NetNone), string(promise.NetLoopback), string(promise.NetHost)}}},
+		Options: schemaOptions(),
 	}, "", "  ")
 	if err != nil {
 		return fmt.Errorf("bug: encode the schema: %w", err)

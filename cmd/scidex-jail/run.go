@@ -78,7 +78,7 @@ func (c *runCmd) spec() (*jail.Spec, error) {
 func (c *runCmd) request(cwd string) request.Request {
 	r := request.Request{
 		ID: c.ID, Command: c.afterDash, Cwd: cwd, Profile: c.Profile, Config: c.Config,
-		Limits: c.limitFlags.texts(), Net: string(c.Net),
+		Limits: c.limitFlags.texts(), Net: c.Net,
 		Root: c.Root, TmpRoot: c.TmpRoot, CgroupParent: c.CgroupParent,
 		Inputs: c.Input, ReadOnly: c.RO, ReadWrite: c.RW, Env: c.Env,
 		Keep: c.Keep, KeepScratch: c.KeepScratch, Collect: c.Collect, CollectMerge: c.CollectMerge, Report: c.Report,

@@ -15,6 +15,7 @@ import (
 	"github.com/scidex/scidex-jail/internal/fspath"
 	"github.com/scidex/scidex-jail/jail"
 	"github.com/scidex/scidex-jail/jail/limits"
+	"github.com/scidex/scidex-jail/jail/netmode"
 	"github.com/scidex/scidex-jail/jail/promise"
 	"github.com/scidex/scidex-jail/jail/runfiles"
 )
@@ -36,7 +37,7 @@ type Profile struct {
 // Permissions are a profile's fields that are not limits: its network,
 // the paths it reads and writes, its environment and its opt-ins.
 type Permissions struct {
-	Net           promise.NetMode         `json:"net"`
+	Net           netmode.Name            `json:"net"`
 	AllowTCP      []uint16                `json:"allow_tcp"`
 	DBPorts       []uint16                `json:"db_ports"`
 	DataDirs      []string                `json:"data_dirs"`
@@ -62,14 +63,14 @@ func Builtins() map[string]Profile {
 		Limits: limits.Of(L{limits.Timeout: 1800 * time.Second, limits.Grace: 10 * time.Second,
 			limits.Memory: 2 << 30, limits.CPUQuota: 2, limits.PIDs: 512, limits.Disk: 1 << 30, limits.Shm: 256 << 20,
 			limits.StdioBytes: defaultStdioBytes}),
-		Permissions: Permissions{Net: promise.NetNone, DBPorts: []uint16{postgresPort}, DataDirs: []string{"data", "docs"}, OutputIgnore: slices.Clone(runfiles.DefaultIgnore)},
+		Permissions: Permissions{Net: netmode.Default, DBPorts: []uint16{postgresPort}, DataDirs: []string{"data", "docs"}, OutputIgnore: slices.Clone(runfiles.DefaultIgnore)},
 	}
 	def := base
 	def.Name, def.Description = "default", "an analysis script: 2 GiB, 30 minutes, no network"
 	nb := base
 	nb.Name, nb.Description = "notebook", "a Jupyter notebook: its kernel and client talk over loopback; 2 GiB, 10 minutes"
 	nb.Limits.Set(limits.Timeout, limits.Int(600*time.Second))
-	nb.Net = promise.NetLoopback
+	nb.Net = "loopback"
 	pp := base
 	pp.Name, pp.Description = "post_process", "reads earlier runs' collected outputs (--input, read-only) and summarises them: 1 GiB, 10 minutes"
 	pp.Limits = with(pp.Limits, L{limits.Timeout: 600 * time.Second, limits.Memory: 1 << 30, limits.CPUQuota: 1, limits.PIDs: 256, limits.Disk: 512 << 20, limits.Shm: 64 << 20})
@@ -160,13 +161,14 @@ func (p Profile) Check() error {
 	if err := p.Limits.Check(func(l *limits.Limit) string { return l.Field }); err != nil {
 		return err
 	}
-	switch p.Net {
-	case promise.NetNone, promise.NetLoopback, promise.NetHost:
-	default:
-		return fmt.Errorf("net %q: choose none, loopback or host", p.Net)
+	// The network rule is jail/netmode's table's, as the spec's
+	// validation asks it, in the profile's words.
+	mode, err := netmode.Lookup(p.Net)
+	if err != nil {
+		return fmt.Errorf("net %w", err)
 	}
-	if len(p.AllowTCP) > 0 && p.Net != promise.NetHost {
-		return fmt.Errorf("allow_tcp needs net \"host\"")
+	if pe := mode.CheckPorts(p.AllowTCP); pe != nil {
+		return fmt.Errorf("allow_tcp %s", pe.Needs("net"))
 	}
 	if !slices.Contains(p.DBPorts, postgresPort) {
 		return fmt.Errorf("db_ports must keep %d (PostgreSQL): it can never be opened", postgresPort)
@@ -181,7 +183,7 @@ func (p Profile) Check() error {
 			return fmt.Errorf("allow_degraded %q: only landlock may be degraded", l)
 		}
 	}
-	if err := promise.ValidateRequireLayers(p.RequireLayers); err != nil {
+	if err := promise.ValidateRequireLayers(p.RequireLayers, netmode.Networks()); err != nil {
 		return fmt.Errorf("require_layers: %w", err)
 	}
 	if err := runfiles.CheckIgnore(p.OutputIgnore); err != nil {

@@ -11,7 +11,6 @@ import (
 
 	"github.com/scidex/scidex-jail/jail"
 	"github.com/scidex/scidex-jail/jail/limits"
-	"github.com/scidex/scidex-jail/jail/promise"
 	"github.com/scidex/scidex-jail/jail/runfiles"
 )
 
@@ -44,7 +43,7 @@ func TestParseProfiles(t *testing.T) {
 			parseWant{name: "tool", from: "tool", want: func(p *Profile) {
 				*p = Profile{Name: "tool", Description: "d", Limits: limits.Of(L{limits.Timeout: time.Minute, limits.Grace: 2 * time.Second, limits.Memory: 1 << 30, limits.Swap: 64 << 20,
 					limits.Disk: 2 << 30, limits.Shm: 1 << 20, limits.CPUQuota: 3, limits.PIDs: 90,
-					limits.OutputEntries: 500, limits.OutputBytes: 1 << 30, limits.OutputTime: 30 * time.Second, limits.StdioBytes: 1 << 20}), Permissions: Permissions{Net: promise.NetHost, AllowTCP: []uint16{443, 8080}, DBPorts: []uint16{5432, 3306},
+					limits.OutputEntries: 500, limits.OutputBytes: 1 << 30, limits.OutputTime: 30 * time.Second, limits.StdioBytes: 1 << 20}), Permissions: Permissions{Net: "host", AllowTCP: []uint16{443, 8080}, DBPorts: []uint16{5432, 3306},
 					DataDirs: []string{"x"}, ReadOnly: []string{"/ro"}, ReadWrite: []string{"/rw"}, Env: []string{"A=1"},
 					AllowDegraded: []string{"landlock"}, RequireInput: true, OutputIgnore: []string{".tox"}}}
 			}}},
@@ -78,7 +77,7 @@ func TestParseProfiles(t *testing.T) {
 		{"base defined later in name order", `{"profiles": {"a": {"base": "b"}, "b": {"base": "tool", "pids": 30}}}`,
 			parseWant{name: "a", from: "tool", want: func(p *Profile) { p.Name, p.Limits = "a", with(p.Limits, L{limits.PIDs: 30}) }}},
 		{"allow_tcp with net host", `{"profiles": {"web": {"net": "host", "allow_tcp": [443]}}}`,
-			parseWant{name: "web", from: "default", want: func(p *Profile) { p.Name, p.Net, p.AllowTCP = "web", promise.NetHost, []uint16{443} }}},
+			parseWant{name: "web", from: "default", want: func(p *Profile) { p.Name, p.Net, p.AllowTCP = "web", "host", []uint16{443} }}},
 		{"limits switched off", `{"profiles": {"free": {"memory": "none", "disk": "none", "cpus": "none", "pids": "none", "timeout": "none"}}}`,
 			parseWant{name: "free", from: "default", want: func(p *Profile) {
 				p.Name, p.Limits = "free", with(p.Limits, L{limits.Memory: 0, limits.Disk: 0, limits.CPUQuota: 0, limits.PIDs: 0, limits.Timeout: 0})
@@ -107,7 +106,7 @@ func TestParseProfiles(t *testing.T) {
 		{"allow_tcp 5432", `{"profiles": {"x": {"net": "host", "allow_tcp": [443, 5432]}}}`, parseWant{errText: "profiles.x: allow_tcp 5432: port 0 or a database port"}},
 		{"allow_tcp port 0", `{"profiles": {"x": {"net": "host", "allow_tcp": [0]}}}`, parseWant{errText: "profiles.x: allow_tcp 0"}},
 		{"allow_tcp port too large", `{"profiles": {"x": {"net": "host", "allow_tcp": [65536]}}}`, parseWant{errText: "profiles.x.allow_tcp:"}},
-		{"allow_tcp without net host", `{"profiles": {"x": {"allow_tcp": [443]}}}`, parseWant{errText: `profiles.x: allow_tcp needs net "host"`}},
+		{"allow_tcp without net host", `{"profiles": {"x": {"allow_tcp": [443]}}}`, parseWant{errText: `profiles.x: allow_tcp needs net host (in none mode there is no outside network to reach)`}},
 		{"allow_tcp another db port", `{"profiles": {"x": {"net": "host", "db_ports": [5432, 3306], "allow_tcp": [3306]}}}`, parseWant{errText: "allow_tcp 3306"}},
 		{"5432 removed from db_ports", `{"profiles": {"default": {"db_ports": [3306]}}}`, parseWant{errText: "profiles.default: db_ports must keep 5432"}},
 		{"db_ports emptied", `{"profiles": {"x": {"db_ports": []}}}`, parseWant{errText: "db_ports must keep 5432"}},

@@ -8,7 +8,8 @@
 //
 // Fail closed per promise: EvaluatePromises says which layers hold each
 // promise on a host (HostLayers: the kernel's Landlock ABI, what was
-// switched off, the network mode); Check refuses a run where a promise
+// switched off, and what the network mode's row gives the promises that
+// depend on the network: Network); Check refuses a run where a promise
 // holds with fewer layers than it requires, unless each missing layer was
 // given up by an opt-in, and returns the promises that run degraded so the
 // report can say so. Everything here is pure: no kernel, no files.
@@ -16,7 +17,7 @@
 // Usage (the package's Example runs it on a host without Landlock):
 //
 //	ins, err := promise.ParseOptIns(allowDegraded, unsafeDisable)
-//	states := promise.EvaluatePromises(promise.HostLayers{LandlockABI: abi, Net: net, Disabled: ins.Disabled()}, required)
+//	states := promise.EvaluatePromises(promise.HostLayers{LandlockABI: abi, Net: mode.Network(), Disabled: ins.Disabled()}, required)
 //	degraded, err := promise.Check(states, ins) // err: a *PromiseError naming the promise, the missing layer and the fix
 //	report := promise.Report(states)             // the report's enforced.promises
 package promise

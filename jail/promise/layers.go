@@ -37,14 +37,15 @@ var layerProtection = map[Layer]Protection{
 }
 
 // HostLayers is what decides which layers a run has: the kernel's Landlock
-// ABI, the protections switched off by name, and the network mode. It is a
-// plain value so that the promise table is a pure function of it.
+// ABI, the protections switched off by name, and what the network mode
+// gives the network's promises. It is a plain value so that the promise
+// table is a pure function of it.
 type HostLayers struct {
 	LandlockABI int          // effective ABI of the running kernel; 0: no Landlock
 	LandlockErr string       // why there is no Landlock ("" when ABI > 0)
 	LandlockFix string       // how to get it ("": a kernel with Landlock enabled)
 	Disabled    []Protection // switched off by name (OptInDisable): their layers are missing
-	Net         NetMode
+	Net         Network      // the network mode's row's (jail/netmode): without it the network's promises have no layer
 
 	// Set by probes that found a layer unusable (scidex-jail check): why.
 	// A run finds out at the stage that uses the layer, and fails there.

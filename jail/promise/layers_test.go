@@ -57,8 +57,11 @@ func TestParseOptIns(t *testing.T) {
 func TestLayerProtection(t *testing.T) {
 	every := map[Layer]bool{}
 	for _, d := range promiseTable {
-		for _, n := range []NetMode{NetNone, NetLoopback, NetHost} {
-			for _, l := range d.layers(n) {
+		for _, l := range d.layers {
+			every[l] = true
+		}
+		for _, n := range allNets {
+			for _, l := range n.Layers[d.promise] {
 				every[l] = true
 			}
 		}

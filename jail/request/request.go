@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/scidex/scidex-jail/jail"
+	"github.com/scidex/scidex-jail/jail/netmode"
 )
 
 // Request is one run as its caller asks for it: the profile it starts
@@ -33,8 +34,8 @@ type Request struct {
 	// (512M, 90s, none), read as a profiles file's field is.
 	Limits map[string]string `json:"limits,omitempty"`
 
-	Net      string   `json:"net,omitempty"`
-	AllowTCP []uint16 `json:"allow_tcp,omitempty"`
+	Net      netmode.Name `json:"net,omitempty"` // a row of jail/netmode's table
+	AllowTCP []uint16     `json:"allow_tcp,omitempty"`
 
 	Root         string   `json:"root,omitempty"`     // the platform's checkout; "": Cwd
 	TmpRoot      string   `json:"tmp_root,omitempty"` // "": jail.DefaultTmpRoot

@@ -8,6 +8,7 @@ import (
 
 	"github.com/scidex/scidex-jail/jail"
 	"github.com/scidex/scidex-jail/jail/limits"
+	"github.com/scidex/scidex-jail/jail/netmode"
 	"github.com/scidex/scidex-jail/jail/profile"
 	"github.com/scidex/scidex-jail/jail/promise"
 	"github.com/scidex/scidex-jail/jail/runfiles"
@@ -73,7 +74,10 @@ func (r *Request) Resolve(name Namer) (*jail.Spec, error) {
 		return nil, err
 	}
 	if r.Net != "" {
-		s.Net = promise.NetMode(r.Net)
+		if _, err := netmode.Lookup(r.Net); err != nil {
+			return nil, refuse("net", "%s %w", name("net"), err)
+		}
+		s.Net = r.Net
 	}
 	if len(r.AllowTCP) > 0 {
 		if slices.Contains(r.AllowTCP, 0) {

@@ -20,7 +20,7 @@ func assembleReport(f runFacts) *report.Report {
 	r.Enforced = enforced(f.plan, f.end.started, f.cgroup)
 	r.Phases = slices.Clone(f.phases)
 	if f.out.read {
-		r.Outputs = f.out.list
+		r.Outputs = reportOutputs(f.out.list)
 	}
 	r.CollectedTo, r.DiskUsedBytes = f.out.collectedTo, f.out.diskUsed
 	if f.stdioDecided {
@@ -37,7 +37,7 @@ func assembleReport(f runFacts) *report.Report {
 		r.CPUSystemSecs = float64(protocol.Micros(f.init.RU.Stime)) / 1e6
 		r.PeakRSSBytes = f.init.RU.Maxrss * 1024
 	}
-	v := settle(outcomeOf(f))
+	v := settle(outcomeOf(f, r.Outputs))
 	r.Status, r.ExitCode, r.Signal, r.SetupError, r.CompletionNotes = v.Status, v.ExitCode, v.Signal, v.SetupError, v.Notes
 	r.AnalysisStatus, r.AnalysisExitCode = v.AnalysisStatus, v.AnalysisExitCode
 	r.Limits = r.Limits.Unheld(f.plan.Unheld)
@@ -80,8 +80,9 @@ func enforced(p *jail.Plan, started *protocol.Started, cg *report.CgroupReport) 
 	return e
 }
 
-// outcomeOf gathers what decides how the run ended.
-func outcomeOf(f runFacts) outcome {
+// outcomeOf gathers what decides how the run ended; outs are the
+// report's outputs.
+func outcomeOf(f runFacts, outs []report.Output) outcome {
 	s := f.spec
 	o := outcome{
 		Started: f.end.started != nil, Failed: f.failure(), TimedOut: f.sigs.TimedOut, Cancelled: f.sigs.Cancelled,
@@ -93,7 +94,7 @@ func outcomeOf(f runFacts) outcome {
 	if f.stdio.stderr != nil {
 		o.LastWords = lastWords(f.stdio.stderr)
 	}
-	o.Outputs, o.Delivered = report.OutputFiles(f.out.list)
+	o.Outputs, o.Delivered = report.OutputFiles(outs)
 	if s.Keep {
 		o.Kept = s.RunDir()
 	}

@@ -71,7 +71,7 @@ func (sv *supervisor) finish(c carried) runFacts {
 	f.warnings = append(append(sv.warnings, f.out.warnings...), warnings...)
 	if c.init.cgroup != nil {
 		cg := *c.init.cgroup
-		cg.Usage = f.usage
+		cg.Usage = reportUsage(f.usage)
 		f.cgroup = &cg
 	}
 	f.init = c.init.conn.End()
