@@ -118,6 +118,7 @@ func TestResolveRefused(t *testing.T) {
 		{"a bad range", Request{UIDRange: "9-1"}, "uid_range", `uid_range: unusable uid range: "9-1"`},
 		{"no such layer", Request{UnsafeDisable: []string{"nope"}}, "unsafe_disable", `"nope"`},
 		{"port 0", Request{Net: "host", AllowTCP: []uint16{0}}, "allow_tcp", "allow_tcp 0: give TCP port numbers 1-65535"},
+		{"no such network mode", Request{Net: "internet"}, "net", `net "internet": choose none, loopback or host`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
