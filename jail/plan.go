@@ -60,7 +60,7 @@ type RunPlan struct {
 	Grace   time.Duration // SIGTERM to SIGKILL on timeout or cancel
 	Outputs OutputBudget  // bounds the post-run work
 	// StdioBytes bounds each of the analysis' relayed stdout and stderr
-	// (jail/supervise's relay.go); 0: no budget.
+	// (jail/relay); 0: no budget.
 	StdioBytes int64
 	// DiskBytes is the tmpfs run directory's budget (0: bound from the
 	// host, read from there too if the init could not be).
@@ -139,7 +139,7 @@ func BuildPlan(r *Resolved, h view.HostView) (*Plan, []string, error) {
 	// switched off, and its network mode's row what the network's promises
 	// have.
 	layers := h.Layers
-	layers.Net, layers.Disabled = net.Network(), s.optIns().Disabled()
+	layers.Net, layers.Disabled = net.Network(), s.OptIns.Disabled()
 	p := &Plan{
 		Namespaces: planNamespaces(net),
 		IDs:        planIDs(r, h),
@@ -165,7 +165,7 @@ func BuildPlan(r *Resolved, h view.HostView) (*Plan, []string, error) {
 		// end), and a mode without its side would not be the mode.
 		return p, warnings, &PlanError{Stage: protocol.StagePolicy, Err: fmt.Errorf("network mode %s needs its supervisor-side hook, which this supervisor does not run yet", net.Name)}
 	}
-	short, err := promise.Check(p.Promises, s.optIns())
+	short, err := promise.Check(p.Promises, s.OptIns)
 	if err != nil {
 		return p, warnings, &PlanError{Stage: protocol.StagePromises, Err: err}
 	}

@@ -118,7 +118,9 @@ func TestBuildPlan(t *testing.T) {
 				t.Errorf("landlock TCP = %v %v, want connect to 443 only", ll.HandleTCP, ll.ConnectTCP)
 			}
 		}},
-		{"layers disabled by name", func(s *Spec) { s.Disable = []string{"landlock", "seccomp", "cgroup"} }, nil, func(t *testing.T, p *Plan, _ []string, err error) {
+		{"layers disabled by name", func(s *Spec) {
+			s.OptIns, _ = promise.ParseOptIns(promise.OptInDisable, []string{"landlock", "seccomp", "cgroup"})
+		}, nil, func(t *testing.T, p *Plan, _ []string, err error) {
 			if err != nil {
 				t.Fatalf("BuildPlan = %v, want nil (disabled by name)", err)
 			}

@@ -51,8 +51,7 @@ func (s *Spec) clone() Spec {
 	c.ReadWrite = slices.Clone(s.ReadWrite)
 	c.AllowTCP = slices.Clone(s.AllowTCP)
 	c.DBPorts = slices.Clone(s.DBPorts)
-	c.AllowDegraded = slices.Clone(s.AllowDegraded)
-	c.Disable = slices.Clone(s.Disable)
+	c.OptIns = slices.Clone(s.OptIns)
 	c.RequireLayers = maps.Clone(s.RequireLayers)
 	return c
 }

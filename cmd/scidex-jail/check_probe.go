@@ -141,7 +141,7 @@ func checkLandlock(p profile.Profile, sp hostcheck.Security) checkLine {
 		l.Fix = "the kernel's Landlock does not deny what it should: report this with the kernel version (uname -r)"
 	case ll.Err != "":
 		l.State = stateMissing
-		if optIns, _ := promise.ParseOptIns(p.AllowDegraded, nil); slices.Contains(optIns, promise.OptIn{Kind: promise.OptInDegrade, Protection: promise.ProtectLandlock}) {
+		if slices.Contains(p.OptIns(), promise.OptIn{Kind: promise.OptInDegrade, Protection: promise.ProtectLandlock}) {
 			l.State = stateDegraded
 		}
 		l.Text = "Landlock: " + ll.Err + "; the promises below say what holds without it"

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/scidex/scidex-jail/cmd/scidex-jail/internal/earlysig"
+	"github.com/scidex/scidex-jail/jail/option"
 	"github.com/scidex/scidex-jail/jail/report"
 	"github.com/scidex/scidex-jail/jail/server"
 )
@@ -41,16 +42,10 @@ func (c *runCmd) runVia() error {
 			return err
 		}
 	}
-	// The request resolved here too, as run resolves it: a value it
-	// refuses is refused in run's words (--ro, --memory), where the
-	// server would name the request's fields (run.read_only).
-	spec, err := c.spec()
-	if err != nil {
-		return err
-	}
 	if len(c.afterDash) == 0 {
-		// The first of run's checks that refuses it, as run does.
-		if _, err := spec.Validate(); err != nil {
+		// The server would refuse it with the protocol's message ("no
+		// command"): the command line's is run's.
+		if err := c.noCommand(); err != nil {
 			return err
 		}
 	}
@@ -59,9 +54,10 @@ func (c *runCmd) runVia() error {
 		return bad("cannot read the current directory: %w", err)
 	}
 	// Relative paths (--report, --config, --ro) go as given, with cwd:
-	// the server takes them from there, as run does.
+	// the server takes them from there, as run does; its messages name
+	// the values as run's flags, which is what this user wrote.
 	run := c.request(cwd)
-	req := server.Request{Op: "run", Req: clientReq, Run: &run, Stdio: 3}
+	req := server.Request{Op: "run", Req: clientReq, Run: &run, Stdio: 3, Names: option.Flag.String()}
 	s, err := dialServer(c.Server)
 	if err != nil {
 		return err
@@ -77,6 +73,17 @@ func (c *runCmd) runVia() error {
 	}
 	tell(summary, rep)
 	return exitError{code}
+}
+
+// noCommand is the error run gives for a command line with no command
+// after "--": the first its spec and its checks find.
+func (c *runCmd) noCommand() error {
+	s, err := c.spec()
+	if err != nil {
+		return err
+	}
+	_, err = s.Validate()
+	return err
 }
 
 // checkReadyFD refuses a --ready-fd that run would refuse, before the

@@ -10,6 +10,7 @@ import (
 
 	"github.com/scidex/scidex-jail/jail/limits"
 	"github.com/scidex/scidex-jail/jail/netmode"
+	"github.com/scidex/scidex-jail/jail/option"
 )
 
 // limitFlag is the value of every limit flag: kong finds the flag's row
@@ -136,4 +137,25 @@ func (l *limitFlags) texts() map[string]string {
 		out[f.limit.Field] = f.text
 	}
 	return out
+}
+
+// rowHelp gives each flag of the model that is a row of jail/option's
+// table the row's help and placeholder, where its tag gives none (serve's
+// --cgroup-parent and --unsafe-disable say what they do for slots), and
+// run's command the Command row's: --help, the manual page and the
+// completion say what the rows say.
+func rowHelp(n *kong.Node) {
+	for _, f := range n.Flags {
+		if r := option.ByFlag(f.Name); r != nil && f.Help == "" {
+			f.Help, f.PlaceHolder = r.Help, r.Placeholder
+		}
+	}
+	for _, a := range n.Positional {
+		if a.Name == "command" && a.Help == "" {
+			a.Help = option.Command.Help
+		}
+	}
+	for _, c := range n.Children {
+		rowHelp(c)
+	}
 }

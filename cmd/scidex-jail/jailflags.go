@@ -1,16 +1,22 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 
+	"github.com/alecthomas/kong"
+
+	"github.com/scidex/scidex-jail/jail"
+	"github.com/scidex/scidex-jail/jail/option"
 	"github.com/scidex/scidex-jail/jail/profile"
+	"github.com/scidex/scidex-jail/jail/promise"
 	"github.com/scidex/scidex-jail/jail/request"
 	"github.com/scidex/scidex-jail/jail/uidlease"
 )
 
 // configFlag names the profiles file, for every command that reads it.
 type configFlag struct {
-	Config string `name:"config" placeholder:"FILE" help:"Profiles file (JSON). Default: /etc/scidex-jail/profiles.json when it exists."`
+	Config string `name:"config"`
 }
 
 // jailFlags are the flags run and check share: which profile, and where
@@ -18,10 +24,10 @@ type configFlag struct {
 // uidlease.Default (a struct tag cannot name a constant; a test holds
 // them equal).
 type jailFlags struct {
-	Profile string `name:"profile" short:"p" default:"default" help:"Profile of limits and permissions: default, notebook, post_process, tool, or one from the profiles file (see 'scidex-jail profiles')."`
+	Profile string `name:"profile" short:"p" default:"default"`
 	configFlag
-	TmpRoot      string `name:"tmp-root" default:"/tmp" placeholder:"DIR" help:"Absolute directory that holds the run directories."`
-	CgroupParent string `name:"cgroup-parent" placeholder:"PATH" help:"Delegated cgroup under which a run's leaf is made. Default: the jail's own cgroup."`
+	TmpRoot      string `name:"tmp-root" default:"/tmp"`
+	CgroupParent string `name:"cgroup-parent"`
 	idFlags
 }
 
@@ -29,15 +35,15 @@ type jailFlags struct {
 // leased from a range (the default), or fixed ones. Rootless runs are the
 // caller's uid whatever they say.
 type idFlags struct {
-	UID      *int   `name:"uid" placeholder:"N" help:"A fixed host uid for the analysis when scidex-jail runs as root (never 0; give --gid too). Default: each run leases a uid and gid of its own from --uid-range."`
-	GID      *int   `name:"gid" placeholder:"N" help:"A fixed host gid, with --uid (never 0)."`
-	UIDRange string `name:"uid-range" default:"1879048192-1879113727" placeholder:"FIRST-LAST" help:"Host ids each run leases its own uid and gid from when scidex-jail runs as root and --uid is not given; no account, group, /etc/subuid or /etc/subgid range may use them (docs/security.md)."`
+	UID      *int   `name:"uid"`
+	GID      *int   `name:"gid"`
+	UIDRange string `name:"uid-range" default:"1879048192-1879113727"`
 }
 
 // ids are the host uid and gid the flags fix (0, 0: lease one from the
 // range) and the range, by the rule a run's request follows.
 func (f *idFlags) ids() (uid, gid int, r uidlease.Range, err error) {
-	return request.IDs(f.UID, f.GID, f.UIDRange, flagOf)
+	return request.IDs(f.UID, f.GID, f.UIDRange, option.Flag)
 }
 
 // profile loads the profiles and picks the one --profile names; from is
@@ -52,4 +58,32 @@ func (f *jailFlags) profile() (profile.Profile, string, error) {
 		return profile.Profile{}, "", bad("--profile %q: no such profile; known: %s", f.Profile, strings.Join(profile.Names(profiles), ", "))
 	}
 	return p, from, nil
+}
+
+// degradeFlag is one protection --allow-degraded names, read once here
+// (promise.ParseOptIns); disableFlag one --unsafe-disable names.
+type (
+	degradeFlag promise.OptIn
+	disableFlag promise.OptIn
+)
+
+func (f *degradeFlag) Decode(ctx *kong.DecodeContext) error {
+	return decodeOptIn(ctx, promise.OptInDegrade, (*promise.OptIn)(f))
+}
+
+func (f *disableFlag) Decode(ctx *kong.DecodeContext) error {
+	return decodeOptIn(ctx, promise.OptInDisable, (*promise.OptIn)(f))
+}
+
+func decodeOptIn(ctx *kong.DecodeContext, kind promise.OptInKind, o *promise.OptIn) error {
+	var s string
+	if err := ctx.Scan.PopValueInto("layer", &s); err != nil {
+		return err
+	}
+	ins, err := promise.ParseOptIns(kind, []string{s})
+	if err != nil {
+		return fmt.Errorf("%w: %w", jail.ErrBadSpec, err)
+	}
+	*o = ins[0]
+	return nil
 }

@@ -219,6 +219,7 @@ func newParser(c *cli, args []string, opts ...kong.Option) (*parser, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bug: building the command line: %w", err)
 	}
+	rowHelp(k.Model.Node)
 	p.k = k
 	return p, nil
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/scidex/scidex-jail/jail"
 	"github.com/scidex/scidex-jail/jail/netmode"
+	"github.com/scidex/scidex-jail/jail/option"
 	"github.com/scidex/scidex-jail/jail/profile"
 	"github.com/scidex/scidex-jail/jail/promise"
 	"github.com/scidex/scidex-jail/jail/request"
@@ -63,12 +64,12 @@ func TestHypotheticalNetMode(t *testing.T) {
 	if err := json.Unmarshal([]byte(`{"id": "x", "cwd": "/", "command": ["/bin/true"], "net": "tunnel"}`), &req); err != nil {
 		t.Fatal(err)
 	}
-	if fromRequest, err := req.Resolve(nil); err != nil || fromRequest.Net != "tunnel" {
+	if fromRequest, err := req.Resolve(option.RequestField); err != nil || fromRequest.Net != "tunnel" {
 		t.Errorf("a request of net tunnel: Resolve = %v; want Spec.Net tunnel", err)
 	}
 	req.Net = "tunel"
 	var fe *request.FieldError
-	if _, err := req.Resolve(nil); !errors.As(err, &fe) || fe.Field != "net" || !strings.Contains(err.Error(), `net "tunel": choose none, loopback, host or tunnel`) {
+	if _, err := req.Resolve(option.RequestField); !errors.As(err, &fe) || fe.Field != "net" || !strings.Contains(err.Error(), `net "tunel": choose none, loopback, host or tunnel`) {
 		t.Errorf("a request of net tunel: Resolve = %v; want it refused naming the field and the row among the choices", err)
 	}
 
@@ -82,8 +83,8 @@ func TestHypotheticalNetMode(t *testing.T) {
 	}
 
 	// The schema `profiles --schema` prints, which the Python package reads.
-	if i := slices.IndexFunc(schemaOptions(), func(o optionSchema) bool { return o.Name == "net" }); i < 0 || !slices.Contains(schemaOptions()[i].Choices, "tunnel") {
-		t.Errorf("profiles --schema options = %+v, want net's choices to hold tunnel", schemaOptions())
+	if opts := option.Schemas(netChoices); !slices.ContainsFunc(opts, func(o option.Schema) bool { return o.Name == "net" && slices.Contains(o.Choices, "tunnel") }) {
+		t.Errorf("profiles --schema options = %+v, want net's choices to hold tunnel", opts)
 	}
 
 	// A spec of the mode validates, and its plan is the row's.
@@ -122,7 +123,9 @@ func TestHypotheticalNetMode(t *testing.T) {
 		t.Errorf("BuildPlan(net tunnel) enforced.net = %q, want tunnel", p.Enforced.Net)
 	}
 
-	// --allow-tcp needs a mode that takes ports: the row does not.
+	// --allow-tcp needs a mode that takes ports: the row does not. The
+	// values are named as a program's spec names them: as flags.
+	s.From = option.Origin{}
 	s.AllowTCP = []uint16{443}
 	if _, err := s.Validate(); err == nil || !strings.Contains(err.Error(), "--allow-tcp needs --net host (in tunnel mode") {
 		t.Errorf("Validate(net tunnel, allow-tcp 443) = %v, want it refused for the row", err)

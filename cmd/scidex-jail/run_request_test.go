@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/scidex/scidex-jail/jail"
+	"github.com/scidex/scidex-jail/jail/option"
 	"github.com/scidex/scidex-jail/jail/request"
 )
 
@@ -21,7 +22,7 @@ var clientOnly = []string{"server", "summary", "ready-fd", "help"}
 func resolved(t *testing.T, c *cli, dir string) *jail.Spec {
 	t.Helper()
 	r := c.Run.request(dir)
-	s, err := r.Resolve(flagOf)
+	s, err := r.Resolve(option.Flag)
 	if err != nil {
 		t.Fatalf("Resolve(%+v) = %v", r, err)
 	}
@@ -68,8 +69,8 @@ func TestRunRequest(t *testing.T) {
 
 // TestRunRequestCarriesEveryFlag: every flag of run but the client's own
 // gives a field of the request (a new flag is covered, or this test names
-// it), and every field of the request but the command and its directory
-// is a flag of run's, as flagOf names it.
+// it); jail/request's TestRequestFieldsAreRows holds the fields to the
+// rows' request names.
 func TestRunRequestCarriesEveryFlag(t *testing.T) {
 	dir := t.TempDir()
 	values := []string{"7", "1s", "3G", "/usr", "A=B", "landlock", "seccomp", "notebook", "loopback", "443", "5000-6000", filepath.Join(dir, "p.json")}
@@ -82,9 +83,7 @@ func TestRunRequestCarriesEveryFlag(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	flags := map[string]bool{}
 	for _, f := range p.k.Model.Node.Children[0].Flags {
-		flags[f.Name] = true
 		if slices.Contains(clientOnly, f.Name) || f.Name == "id" {
 			continue
 		}
@@ -105,18 +104,6 @@ func TestRunRequestCarriesEveryFlag(t *testing.T) {
 		}
 		if !changed {
 			t.Errorf("--%s: none of the test's values changes the request; give it a field (run.go's request) or a value here that does", f.Name)
-		}
-	}
-	for _, f := range reflect.VisibleFields(reflect.TypeFor[request.Request]()) {
-		field, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if field == "command" || field == "cwd" {
-			continue
-		}
-		if f.Name == "Limits" {
-			field = "limits.memory"
-		}
-		if name := flagOf(field); !flags[strings.TrimPrefix(name, "--")] {
-			t.Errorf("flagOf(%q) = %q, not a flag of run", field, name)
 		}
 	}
 	// What the request's JSON is: its fields by the request's names.

@@ -16,6 +16,7 @@ import (
 	"github.com/scidex/scidex-jail/cmd/scidex-jail/internal/earlysig"
 	"github.com/scidex/scidex-jail/internal/buildversion"
 	"github.com/scidex/scidex-jail/jail"
+	"github.com/scidex/scidex-jail/jail/option"
 	"github.com/scidex/scidex-jail/jail/request"
 	"github.com/scidex/scidex-jail/jail/server"
 	"github.com/scidex/scidex-jail/jail/supervise"
@@ -153,12 +154,7 @@ func (c *serveCmd) templates() ([]request.Request, error) {
 		// The leaves are scidex-slot-<pid>-<random>: whose they are.
 		r := request.Request{ID: "slot-" + strconv.Itoa(os.Getpid()), Profile: n, Config: c.Config, Cwd: "/", Command: []string{"/usr/bin/true"},
 			CgroupParent: c.SlotCgroup, UnsafeDisable: c.SlotDisable, UID: c.UID, GID: c.GID, UIDRange: c.UIDRange}
-		s, err := r.Resolve(func(f string) string {
-			if f == "profile" {
-				return "--slot-profile"
-			}
-			return flagOf(f) // serve's flags are run's
-		})
+		s, err := r.Resolve(option.Flag) // serve's flags are run's
 		if err == nil {
 			err = supervise.CheckSlot(s)
 		}

@@ -93,7 +93,7 @@ func TestServeBadRequests(t *testing.T) {
 	// The message run prints for the same value, naming the request's
 	// field where run names its flag.
 	want := runJail(t, runOpts{}, "run", "--id", "x", "--tmp-root", root, "--cpus", "0", "--", "/bin/true").stderr
-	want = strings.Replace(strings.TrimSpace(strings.TrimPrefix(want, "scidex-jail: ")), "--cpus", "run.limits.cpus", 1)
+	want = strings.Replace(strings.TrimSpace(strings.TrimPrefix(want, "scidex-jail: ")), "--cpus", "request field limits.cpus", 1)
 	run := func(req string, fields string) string {
 		return `{"op":"run","req":"` + req + `","run":{"id":"` + req + `","cwd":"` + root + `","tmp_root":"` + root + `","command":["/bin/true"]` + fields + `}}` + "\n"
 	}
@@ -109,13 +109,16 @@ func TestServeBadRequests(t *testing.T) {
 		{"unknown op", `{"op":"exec","req":"b"}` + "\n", "b", "op", "unknown op"},
 		{"no run", `{"op":"run","req":"b2"}` + "\n", "b2", "run", `no "run"`},
 		{"no command", `{"op":"run","req":"c","run":{"cwd":"/"}}` + "\n", "c", "run.command", "no command"},
-		{"relative cwd", `{"op":"run","req":"d","run":{"id":"d","cwd":"x","command":["x"]}}` + "\n", "d", "run.cwd", `run.cwd "x": give the absolute directory`},
+		{"relative cwd", `{"op":"run","req":"d","run":{"id":"d","cwd":"x","command":["x"]}}` + "\n", "d", "run.cwd", `cwd "x": give the absolute directory`},
 		{"stdio without fds", `{"op":"run","req":"e","run":{"cwd":"/","command":["x"]},"stdio":3}` + "\n", "e", "stdio", "came with 0 descriptors"},
-		{"a size that is none", run("f", `,"limits":{"memory":"lots"}`), "f", "run.limits.memory", `run.limits.memory: size "lots"`},
+		{"a size that is none", run("f", `,"limits":{"memory":"lots"}`), "f", "run.limits.memory", `request field limits.memory: size "lots"`},
 		{"cpus 0, as run says", run("g", `,"limits":{"cpus":"0"}`), "g", "run.limits.cpus", want},
-		{"a missing read-only path", run("g2", `,"read_only":["/nonexistent/x"]`), "g2", "run.read_only", `run.read_only "/nonexistent/x" does not exist`},
-		{"no such profile", run("g3", `,"profile":"nope"`), "g3", "run.profile", `run.profile "nope": no such profile`},
+		{"a missing read-only path", run("g2", `,"read_only":["/nonexistent/x"]`), "g2", "run.read_only", `request field read_only "/nonexistent/x" does not exist`},
+		{"no such profile", run("g3", `,"profile":"nope"`), "g3", "run.profile", `request field profile "nope": no such profile`},
 		{"a port out of range", run("g4", `,"allow_tcp":[70000]`), "g4", "run.allow_tcp", "number 70000"},
+		{"in Python's words", strings.Replace(run("g5", `,"read_only":["/nonexistent/x"]`), `"run":`, `"names":"keyword","run":`, 1), "g5", "run.read_only", `keyword ro "/nonexistent/x" does not exist`},
+		{"in run's words", strings.Replace(run("g6", `,"limits":{"cpus":"0"}`), `"run":`, `"names":"flag","run":`, 1), "g6", "run.limits.cpus", "--cpus: 0 CPUs is refused"},
+		{"in no one's words", strings.Replace(run("g7", ``), `"run":`, `"names":"yaml","run":`, 1), "g7", "names", `names "yaml"`},
 		{"too long", `{"op":"run","req":"h","run":{"command":["` + strings.Repeat("x", 2<<20) + `"]}}` + "\n", "", "", "over 1048576 bytes"},
 	}
 	for _, tc := range cases {

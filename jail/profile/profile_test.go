@@ -11,6 +11,7 @@ import (
 
 	"github.com/scidex/scidex-jail/jail"
 	"github.com/scidex/scidex-jail/jail/limits"
+	"github.com/scidex/scidex-jail/jail/promise"
 	"github.com/scidex/scidex-jail/jail/runfiles"
 )
 
@@ -45,7 +46,7 @@ func TestParseProfiles(t *testing.T) {
 					limits.Disk: 2 << 30, limits.Shm: 1 << 20, limits.CPUQuota: 3, limits.PIDs: 90,
 					limits.OutputEntries: 500, limits.OutputBytes: 1 << 30, limits.OutputTime: 30 * time.Second, limits.StdioBytes: 1 << 20}), Permissions: Permissions{Net: "host", AllowTCP: []uint16{443, 8080}, DBPorts: []uint16{5432, 3306},
 					DataDirs: []string{"x"}, ReadOnly: []string{"/ro"}, ReadWrite: []string{"/rw"}, Env: []string{"A=1"},
-					AllowDegraded: []string{"landlock"}, RequireInput: true, OutputIgnore: []string{".tox"}}}
+					AllowDegraded: []promise.Protection{promise.ProtectLandlock}, RequireInput: true, OutputIgnore: []string{".tox"}}}
 			}}},
 		{"output_ignore extended", `{"profiles": {"x": {"output_ignore": {"extend": [".tox", ".nox"]}}}}`,
 			parseWant{name: "x", from: "default", want: func(p *Profile) {
@@ -55,7 +56,7 @@ func TestParseProfiles(t *testing.T) {
 			parseWant{name: "x", from: "default", want: func(p *Profile) { p.Name, p.OutputIgnore = "x", []string{} }}},
 		{"output_ignore extends its base's", `{"profiles": {"a": {"base": "b", "output_ignore": {"extend": ["y"]}}, "b": {"output_ignore": ["x"]}}}`,
 			parseWant{name: "a", from: "default", want: func(p *Profile) { p.Name, p.OutputIgnore = "a", []string{"x", "y"} }}},
-		{"output_ignore a path", `{"profiles": {"x": {"output_ignore": ["a/b"]}}}`, parseWant{errText: `profiles.x: output_ignore: "a/b": give a name (no slash)`}},
+		{"output_ignore a path", `{"profiles": {"x": {"output_ignore": ["a/b"]}}}`, parseWant{errText: `profiles.x.output_ignore: "a/b": give a name (no slash)`}},
 		{"output_ignore dot-dot", `{"profiles": {"x": {"output_ignore": [".."]}}}`, parseWant{errText: `output_ignore: ".." is not the name of an entry`}},
 		{"output_ignore twice", `{"profiles": {"x": {"output_ignore": {"extend": ["__pycache__"]}}}}`, parseWant{errText: `output_ignore: "__pycache__" is given twice`}},
 		{"output_ignore other object", `{"profiles": {"x": {"output_ignore": {"add": ["y"]}}}}`, parseWant{errText: `profiles.x.output_ignore: want a list of names`}},
@@ -102,18 +103,18 @@ func TestParseProfiles(t *testing.T) {
 		{"negative size", `{"profiles": {"x": {"disk": "-1G"}}}`, parseWant{errText: "profiles.x.disk: size \"-1G\" is not a non-negative number"}},
 		{"bad duration", `{"profiles": {"x": {"timeout": "10 minutes"}}}`, parseWant{errText: `profiles.x.timeout: "10 minutes" is not a duration`}},
 		{"negative duration", `{"profiles": {"x": {"grace": "-1s"}}}`, parseWant{errText: `profiles.x.grace: "-1s": give a duration such as 5s`}},
-		{"bad net", `{"profiles": {"x": {"net": "internet"}}}`, parseWant{errText: `profiles.x: net "internet": choose none, loopback or host`}},
-		{"allow_tcp 5432", `{"profiles": {"x": {"net": "host", "allow_tcp": [443, 5432]}}}`, parseWant{errText: "profiles.x: allow_tcp 5432: port 0 or a database port"}},
-		{"allow_tcp port 0", `{"profiles": {"x": {"net": "host", "allow_tcp": [0]}}}`, parseWant{errText: "profiles.x: allow_tcp 0"}},
+		{"bad net", `{"profiles": {"x": {"net": "internet"}}}`, parseWant{errText: `profiles.x.net "internet": choose none, loopback or host`}},
+		{"allow_tcp 5432", `{"profiles": {"x": {"net": "host", "allow_tcp": [443, 5432]}}}`, parseWant{errText: "profiles.x.allow_tcp 5432: port 0 or a database port"}},
+		{"allow_tcp port 0", `{"profiles": {"x": {"net": "host", "allow_tcp": [0]}}}`, parseWant{errText: "profiles.x.allow_tcp 0"}},
 		{"allow_tcp port too large", `{"profiles": {"x": {"net": "host", "allow_tcp": [65536]}}}`, parseWant{errText: "profiles.x.allow_tcp:"}},
-		{"allow_tcp without net host", `{"profiles": {"x": {"allow_tcp": [443]}}}`, parseWant{errText: `profiles.x: allow_tcp needs net host (in none mode there is no outside network to reach)`}},
+		{"allow_tcp without net host", `{"profiles": {"x": {"allow_tcp": [443]}}}`, parseWant{errText: `profiles.x.allow_tcp needs profiles.x.net host (in none mode there is no outside network to reach)`}},
 		{"allow_tcp another db port", `{"profiles": {"x": {"net": "host", "db_ports": [5432, 3306], "allow_tcp": [3306]}}}`, parseWant{errText: "allow_tcp 3306"}},
-		{"5432 removed from db_ports", `{"profiles": {"default": {"db_ports": [3306]}}}`, parseWant{errText: "profiles.default: db_ports must keep 5432"}},
+		{"5432 removed from db_ports", `{"profiles": {"default": {"db_ports": [3306]}}}`, parseWant{errText: "profiles.default.db_ports must keep 5432"}},
 		{"db_ports emptied", `{"profiles": {"x": {"db_ports": []}}}`, parseWant{errText: "db_ports must keep 5432"}},
 		{"cpus out of range", `{"profiles": {"x": {"cpus": 5000}}}`, parseWant{errText: "profiles.x.cpus: 5000 CPUs is above 4096"}},
 		{"negative pids", `{"profiles": {"x": {"pids": -1}}}`, parseWant{errText: "profiles.x.pids: -1 is negative"}},
-		{"degrade seccomp", `{"profiles": {"x": {"allow_degraded": ["seccomp"]}}}`, parseWant{errText: `allow_degraded "seccomp": only landlock`}},
-		{"bad env", `{"profiles": {"x": {"env": ["NOVALUE"]}}}`, parseWant{errText: `--env "NOVALUE" is not of the form NAME=VALUE`}},
+		{"degrade seccomp", `{"profiles": {"x": {"allow_degraded": ["seccomp"]}}}`, parseWant{errText: `profiles.x.allow_degraded "seccomp": only landlock`}},
+		{"bad env", `{"profiles": {"x": {"env": ["NOVALUE"]}}}`, parseWant{errText: `profiles.x.env "NOVALUE" is not of the form NAME=VALUE`}},
 		{"trailing garbage", `{"profiles": {}} x`, parseWant{errText: "trailing data"}},
 		{"trailing brace", `{"profiles": {}}}`, parseWant{errText: "trailing data"}},
 		{"trailing bracket", `{"profiles": {}}]`, parseWant{errText: "trailing data"}},

@@ -3,8 +3,8 @@
 // nothing reaching outside the run, no PostgreSQL, limits enforced,
 // nothing left behind, ...), the layers that can hold each one (the mount
 // view, Landlock's rights, the namespaces, seccomp, the cgroup), and the
-// protections a caller may give up only by name (OptIn: --allow-degraded,
-// --unsafe-disable).
+// protections a caller may give up only by name (OptIn: to degrade, a
+// profile's allow_degraded, or to disable).
 //
 // Fail closed per promise: EvaluatePromises says which layers hold each
 // promise on a host (HostLayers: the kernel's Landlock ABI, what was
@@ -16,7 +16,7 @@
 //
 // Usage (the package's Example runs it on a host without Landlock):
 //
-//	ins, err := promise.ParseOptIns(allowDegraded, unsafeDisable)
+//	ins, err := promise.ParseOptIns(promise.OptInDegrade, allowDegraded) // once, where they are read
 //	states := promise.EvaluatePromises(promise.HostLayers{LandlockABI: abi, Net: mode.Network(), Disabled: ins.Disabled()}, required)
 //	degraded, err := promise.Check(states, ins) // err: a *PromiseError naming the promise, the missing layer and the fix
 //	report := promise.Report(states)             // the report's enforced.promises

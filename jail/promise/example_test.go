@@ -22,7 +22,7 @@ func Example() {
 		fmt.Println("refused:", pe.State.Promise, "missing", pe.State.Missing[0].Layer)
 	}
 
-	ins, err := promise.ParseOptIns([]string{"landlock"}, nil) // allow_degraded: landlock
+	ins, err := promise.ParseOptIns(promise.OptInDegrade, []string{"landlock"}) // allow_degraded: landlock
 	if err != nil {
 		fmt.Println(err)
 		return

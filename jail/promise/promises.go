@@ -45,7 +45,7 @@ func layers(l ...Layer) []Layer { return l }
 
 // promiseTable is the contract, in the order the report and check print it.
 var promiseTable = []promiseDef{
-	{PromiseFSWrite, "no write outside the run directory, the analysis' scratch (HOME), /dev/shm and --rw paths", true,
+	{PromiseFSWrite, "no write outside the run directory, the analysis' scratch (HOME), /dev/shm and the read-write paths", true,
 		layers(LayerMountView, LayerLandlockFS), false},
 	{PromiseFSRead, "no read outside the system directories, the data directories and the run's own paths", true,
 		layers(LayerMountView, LayerLandlockFS), false},

@@ -17,7 +17,7 @@
 //
 //	r := request.Request{ID: "a42", Command: []string{"python3", "a.py"}, Cwd: "/srv/work",
 //		Profile: "notebook", Limits: map[string]string{"memory": "lots"}}
-//	spec, err := r.Resolve(nil) // nil: messages name the request's fields
+//	spec, err := r.Resolve(option.RequestField) // messages name the request's fields
 //	var fe *request.FieldError
 //	if errors.As(err, &fe) {
 //		fmt.Println("fix", fe.Field) // fix limits.memory

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/scidex/scidex-jail/jail/option"
 	"github.com/scidex/scidex-jail/jail/request"
 )
 
@@ -12,7 +13,7 @@ import (
 func Example() {
 	r := request.Request{ID: "a42", Command: []string{"python3", "a.py"}, Cwd: "/srv/work",
 		Profile: "notebook", Limits: map[string]string{"memory": "lots"}}
-	spec, err := r.Resolve(nil) // nil: messages name the request's fields
+	spec, err := r.Resolve(option.RequestField) // messages name the request's fields
 	var fe *request.FieldError
 	if errors.As(err, &fe) {
 		fmt.Println("fix", fe.Field)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/scidex/scidex-jail/jail"
 	"github.com/scidex/scidex-jail/jail/netmode"
+	"github.com/scidex/scidex-jail/jail/option"
 )
 
 // Request is one run as its caller asks for it: the profile it starts
@@ -30,8 +31,9 @@ type Request struct {
 	Config  string `json:"config,omitempty"`  // the profiles file; "": the installed one, if any
 
 	// Limits are limits given over the profile's, by the limit's name
-	// (jail/limits' Field: memory, output_bytes), each as its text
-	// (512M, 90s, none), read as a profiles file's field is.
+	// (jail/limits' Name: memory, output_bytes; the request field of a
+	// limit is limits.NAME), each as its text (512M, 90s, none), read as
+	// a profiles file's field is.
 	Limits map[string]string `json:"limits,omitempty"`
 
 	Net      netmode.Name `json:"net,omitempty"` // a row of jail/netmode's table
@@ -63,8 +65,9 @@ type Request struct {
 }
 
 // FieldError is a request refused for one field's value: Field is its
-// path in the request (read_only, limits.memory), whatever language the
-// message names it in. It wraps jail.ErrBadSpec.
+// path in the request (read_only, limits.memory: the row's request
+// name, jail/option), whatever language the message names it in. It
+// wraps jail.ErrBadSpec.
 type FieldError struct {
 	Field string
 	Err   error
@@ -73,22 +76,17 @@ type FieldError struct {
 func (e *FieldError) Error() string { return e.Err.Error() }
 func (e *FieldError) Unwrap() error { return e.Err }
 
-// Namer names a field of a request (its path: read_only, limits.memory)
-// as the user wrote it, for messages: `run` gives its flags' names. nil:
-// the request's own names.
-type Namer func(field string) string
-
-// refuse is the FieldError of field, its message built from format and
-// args; bad input.
-func refuse(field, format string, args ...any) *FieldError {
-	return &FieldError{Field: field, Err: fmt.Errorf("%w: "+format, append([]any{jail.ErrBadSpec}, args...)...)}
+// refuse is the FieldError of row's field, its message built from format
+// and args; bad input.
+func refuse(row option.Row, format string, args ...any) *FieldError {
+	return &FieldError{Field: row.RowNames().Request, Err: fmt.Errorf("%w: "+format, append([]any{jail.ErrBadSpec}, args...)...)}
 }
 
 // wrapField makes err (bad input found by another package, already
-// naming the value) the FieldError of field.
-func wrapField(field string, err error) *FieldError {
+// naming the value) the FieldError of row's field.
+func wrapField(row option.Row, err error) *FieldError {
 	if !errors.Is(err, jail.ErrBadSpec) {
 		err = fmt.Errorf("%w: %w", jail.ErrBadSpec, err)
 	}
-	return &FieldError{Field: field, Err: err}
+	return &FieldError{Field: row.RowNames().Request, Err: err}
 }

@@ -10,7 +10,9 @@ import (
 
 	"github.com/scidex/scidex-jail/jail"
 	"github.com/scidex/scidex-jail/jail/limits"
+	"github.com/scidex/scidex-jail/jail/option"
 	"github.com/scidex/scidex-jail/jail/profile"
+	"github.com/scidex/scidex-jail/jail/promise"
 )
 
 // builtins is a profiles file that adds nothing to the built-ins, so that
@@ -56,8 +58,11 @@ func TestResolve(t *testing.T) {
 					t.Errorf("Resolve(memory 32M): %s = %d, want %d", l.Name, got, 32<<20)
 				}
 			}
-			if !s.LimitsFrom.Flag(limits.Memory) || s.LimitsFrom.Flag(limits.Disk) {
-				t.Errorf("Resolve(memory 32M): memory given %t, disk given %t; want true, false", s.LimitsFrom.Flag(limits.Memory), s.LimitsFrom.Flag(limits.Disk))
+			if !s.From.Given(limits.Memory) || s.From.Given(limits.Disk) {
+				t.Errorf("Resolve(memory 32M): memory given %t, disk given %t; want true, false", s.From.Given(limits.Memory), s.From.Given(limits.Disk))
+			}
+			if got, want := s.From.Name(limits.Disk), "profiles.default.disk"; got != want {
+				t.Errorf("Resolve(memory 32M): From.Name(disk) = %q, want %q (the profile's, though it followed)", got, want)
 			}
 		}},
 		{"a disk given stays", Request{Limits: map[string]string{"memory": "1G", "disk": "2G", "timeout": "none"}}, func(t *testing.T, s *jail.Spec) {
@@ -71,8 +76,12 @@ func TestResolve(t *testing.T) {
 			}
 		}},
 		{"net, ports, env, opt-ins", Request{Profile: "notebook", Net: "host", AllowTCP: []uint16{443}, Env: []string{"A=B"}, UnsafeDisable: []string{"seccomp"}, AllowDegraded: []string{"landlock"}}, func(t *testing.T, s *jail.Spec) {
-			if s.Net != "host" || !slices.Equal(s.AllowTCP, []uint16{443}) || !slices.Contains(s.Env, "A=B") || !slices.Equal(s.Disable, []string{"seccomp"}) || !slices.Contains(s.AllowDegraded, "landlock") {
-				t.Errorf("Resolve = net %q, ports %v, env %q, disable %q, degraded %q", s.Net, s.AllowTCP, s.Env, s.Disable, s.AllowDegraded)
+			want := promise.OptIns{{Kind: promise.OptInDisable, Protection: "seccomp"}, {Kind: promise.OptInDegrade, Protection: "landlock"}}
+			if s.Net != "host" || !slices.Equal(s.AllowTCP, []uint16{443}) || !slices.Contains(s.Env, "A=B") || !slices.Equal(s.OptIns, want) {
+				t.Errorf("Resolve = net %q, ports %v, env %q, opt-ins %v; want host, 443, A=B, %v", s.Net, s.AllowTCP, s.Env, s.OptIns, want)
+			}
+			if got, want := s.From.NameAt(option.Env, len(s.Env)-1), "request field env"; got != want {
+				t.Errorf("Resolve: From.NameAt(env, last) = %q, want %q", got, want)
 			}
 		}},
 	}
@@ -80,7 +89,7 @@ func TestResolve(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := tc.req
 			r.ID, r.Command, r.Cwd, r.Config = "x", []string{"/bin/true"}, cwd, cfg
-			s, err := r.Resolve(nil)
+			s, err := r.Resolve(option.RequestField)
 			if err != nil {
 				t.Fatalf("Resolve(%+v) = %v, want a spec", r, err)
 			}
@@ -104,21 +113,21 @@ func TestResolveRefused(t *testing.T) {
 		field string
 		want  string // in the message, the request's names
 	}{
-		{"a size that is not one", Request{Limits: map[string]string{"memory": "lots"}}, "limits.memory", `limits.memory: size "lots"`},
-		{"a refused zero", Request{Limits: map[string]string{"cpus": "0"}}, "limits.cpus", "limits.cpus: 0 CPUs is refused"},
-		{"no such limit", Request{Limits: map[string]string{"memroy": "1G"}}, "limits.memroy", "limits.memroy: no such limit; known: timeout, grace, memory"},
-		{"a missing read-only path", Request{ReadOnly: []string{"/nonexistent/x"}}, "read_only", `read_only "/nonexistent/x" does not exist`},
-		{"a missing relative read-write path", Request{ReadWrite: []string{"nope"}}, "read_write", `read_write "` + cwd + `/nope" does not exist`},
-		{"a missing input", Request{Inputs: []string{"/nonexistent/in"}}, "inputs", `inputs "/nonexistent/in" does not exist`},
-		{"no input for a profile that reads one", Request{Profile: "post_process"}, "inputs", "profile post_process reads earlier outputs: give them with inputs DIR"},
-		{"no such profile", Request{Profile: "nope"}, "profile", `profile "nope": no such profile; known: default, notebook, post_process, tool`},
+		{"a size that is not one", Request{Limits: map[string]string{"memory": "lots"}}, "limits.memory", `request field limits.memory: size "lots"`},
+		{"a refused zero", Request{Limits: map[string]string{"cpus": "0"}}, "limits.cpus", "request field limits.cpus: 0 CPUs is refused"},
+		{"no such limit", Request{Limits: map[string]string{"memroy": "1G"}}, "limits.memroy", "request field limits.memroy: no such limit; known: timeout, grace, memory"},
+		{"a missing read-only path", Request{ReadOnly: []string{"/nonexistent/x"}}, "read_only", `request field read_only "/nonexistent/x" does not exist`},
+		{"a missing relative read-write path", Request{ReadWrite: []string{"nope"}}, "read_write", `request field read_write "` + cwd + `/nope" does not exist`},
+		{"a missing input", Request{Inputs: []string{"/nonexistent/in"}}, "inputs", `request field inputs "/nonexistent/in" does not exist`},
+		{"no input for a profile that reads one", Request{Profile: "post_process"}, "inputs", "profile post_process reads earlier outputs: give them with request field inputs DIR"},
+		{"no such profile", Request{Profile: "nope"}, "profile", `request field profile "nope": no such profile; known: default, notebook, post_process, tool`},
 		{"no such profiles file", Request{Config: "missing.json"}, "config", cwd + "/missing.json"},
 		{"a relative cwd", Request{Cwd: "rel"}, "cwd", `cwd "rel": give the absolute directory`},
-		{"uid alone", Request{UID: &one}, "gid", "uid and gid go together"},
-		{"a bad range", Request{UIDRange: "9-1"}, "uid_range", `uid_range: unusable uid range: "9-1"`},
+		{"uid alone", Request{UID: &one}, "gid", "request field uid and request field gid go together"},
+		{"a bad range", Request{UIDRange: "9-1"}, "uid_range", `request field uid_range: unusable uid range: "9-1"`},
 		{"no such layer", Request{UnsafeDisable: []string{"nope"}}, "unsafe_disable", `"nope"`},
-		{"port 0", Request{Net: "host", AllowTCP: []uint16{0}}, "allow_tcp", "allow_tcp 0: give TCP port numbers 1-65535"},
-		{"no such network mode", Request{Net: "internet"}, "net", `net "internet": choose none, loopback or host`},
+		{"port 0", Request{Net: "host", AllowTCP: []uint16{0}}, "allow_tcp", "request field allow_tcp 0: give TCP port numbers 1-65535"},
+		{"no such network mode", Request{Net: "internet"}, "net", `request field net "internet": choose none, loopback or host`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -130,17 +139,20 @@ func TestResolveRefused(t *testing.T) {
 			if r.Config == "" {
 				r.Config = cfg
 			}
-			_, err := r.Resolve(nil)
+			_, err := r.Resolve(option.RequestField)
 			var fe *FieldError
 			if !errors.As(err, &fe) || fe.Field != tc.field || !strings.Contains(err.Error(), tc.want) || !errors.Is(err, jail.ErrBadSpec) {
 				t.Fatalf("Resolve(%+v) = %v; want a bad spec, field %s, saying %q", r, err, tc.field, tc.want)
 			}
 		})
 	}
-	// The command line's words: the Namer's.
-	r := Request{ID: "x", Command: []string{"/bin/true"}, Cwd: cwd, Config: cfg, Limits: map[string]string{"memory": "lots"}}
-	flag := func(f string) string { return "--" + strings.TrimPrefix(f, "limits.") }
-	if _, err := r.Resolve(flag); err == nil || !strings.HasPrefix(err.Error(), `invalid run specification: --memory: size "lots"`) {
-		t.Errorf("Resolve(memory lots, flag names) = %v, want it named --memory", err)
+	// The command line's words, and Python's.
+	r := Request{ID: "x", Command: []string{"/bin/true"}, Cwd: cwd, Config: cfg, Limits: map[string]string{"memory": "lots"}, ReadOnly: []string{"/nonexistent/x"}}
+	if _, err := r.Resolve(option.Flag); err == nil || !strings.HasPrefix(err.Error(), `invalid run specification: --ro "/nonexistent/x" does not exist`) {
+		t.Errorf("Resolve(read_only /nonexistent/x, over flags) = %v, want it named --ro", err)
+	}
+	r.ReadOnly = nil
+	if _, err := r.Resolve(option.Keyword); err == nil || !strings.HasPrefix(err.Error(), `invalid run specification: keyword memory: size "lots"`) {
+		t.Errorf("Resolve(memory lots, over keywords) = %v, want it named keyword memory", err)
 	}
 }

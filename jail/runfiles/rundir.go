@@ -83,7 +83,7 @@ func CreateDirLeased(tmpRoot, id string, uid, gid int, leased func(owner uint32)
 			}
 		}
 		if err == nil || errors.Is(err, unix.EEXIST) {
-			err = fmt.Errorf("%w: a run with this ID is still in progress (%s is held by a live scidex-jail); wait for it or choose another --id", ErrBusy, d.path)
+			err = fmt.Errorf("%w: a run with this ID is still in progress (%s is held by a live scidex-jail); wait for it or choose another ID", ErrBusy, d.path)
 		}
 		lock.Close()
 		unix.Unlinkat(pfd, tmp, unix.AT_REMOVEDIR)

@@ -22,7 +22,7 @@ func (c *conn) start(req *Request, fds []int) {
 		c.fail(req.Req, errors.New("open /dev/null for the analysis' stdio failed"))
 		return
 	}
-	spec, err := req.Run.Resolve(served)
+	spec, err := req.Run.Resolve(req.Over())
 	if err != nil {
 		closeFiles(files)
 		c.fail(req.Req, err)
@@ -146,10 +146,6 @@ func (s *Server) Shutdown() {
 	s.wg.Wait()
 	s.pool.close()
 }
-
-// served names a run request's fields in messages: by their path in the
-// request line (run.read_only).
-func served(field string) string { return "run." + field }
 
 // stdioFiles are the analysis' stdin, stdout and stderr: the request's,
 // or /dev/null, never the server's own (its protocol, on stdio).

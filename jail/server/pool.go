@@ -4,6 +4,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/scidex/scidex-jail/jail/option"
 	"github.com/scidex/scidex-jail/jail/request"
 	"github.com/scidex/scidex-jail/jail/supervise"
 )
@@ -133,7 +134,7 @@ func (p *pool) refillOnce() bool {
 
 // prepare makes a slot for the run t.
 func prepare(t *request.Request) (*supervise.Slot, error) {
-	s, err := t.Resolve(nil)
+	s, err := t.Resolve(option.Flag) // the server's own settings: its flags
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/scidex/scidex-jail/jail/option"
 	"github.com/scidex/scidex-jail/jail/request"
 )
 
@@ -36,6 +37,25 @@ type Request struct {
 	// Run is the run asked for (op run): what `scidex-jail run` would
 	// decode from its command line.
 	Run *request.Request `json:"run,omitempty"`
+	// Names is the language the run's values were written in, which
+	// the replies' messages name them in (a bad_request's field is the
+	// request's all the same): "request field" (the default), "flag"
+	// (run --server: its user wrote run's flags), "keyword" (the Python
+	// client: its caller wrote run()'s keywords).
+	Names string `json:"names,omitempty"`
+}
+
+// namesIn are the languages a request may be named in.
+var namesIn = []option.Where{option.RequestField, option.Flag, option.Keyword}
+
+// Over is the language r's run was written in (Names).
+func (r *Request) Over() option.Where {
+	for _, w := range namesIn {
+		if r.Names == w.String() {
+			return w
+		}
+	}
+	return option.RequestField
 }
 
 // Event is what a reply says.
@@ -128,11 +148,12 @@ func DecodeRequest(line []byte) (*Request, error) {
 		Req   string          `json:"req"`
 		Stdio int             `json:"stdio"`
 		Run   json.RawMessage `json:"run"`
+		Names string          `json:"names"`
 	}
 	err := strictDecode(line, &top, "")
 	// The decoder fills what it can read past an unknown field: the
 	// request's name, for its reply.
-	r := &Request{Op: top.Op, Req: top.Req, Stdio: top.Stdio}
+	r := &Request{Op: top.Op, Req: top.Req, Stdio: top.Stdio, Names: top.Names}
 	if err != nil {
 		return r, err
 	}
@@ -141,13 +162,16 @@ func DecodeRequest(line []byte) (*Request, error) {
 	}
 	switch r.Op {
 	case "cancel":
-		if top.Run != nil || r.Stdio != 0 {
-			return r, badField("op", "request %s: a cancel names its run by req alone: leave out run and stdio", r.Req)
+		if top.Run != nil || r.Stdio != 0 || r.Names != "" {
+			return r, badField("op", "request %s: a cancel names its run by req alone: leave out run, stdio and names", r.Req)
 		}
 		return r, nil
 	case "run":
 	default:
 		return r, badField("op", "request %s: unknown op %q: want run or cancel", r.Req, r.Op)
+	}
+	if r.Names != "" && r.Over().String() != r.Names {
+		return r, badField("names", "request %s: names %q: give %q (the default), %q or %q", r.Req, r.Names, option.RequestField, option.Flag, option.Keyword)
 	}
 	if top.Run == nil {
 		return r, badField("run", "request %s: no \"run\": give the run as an object, e.g. \"run\": {\"id\": \"a1\", \"cwd\": \"/abs/dir\", \"command\": [\"python3\", \"a.py\"]} (docs/serve.md)", r.Req)

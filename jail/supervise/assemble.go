@@ -24,7 +24,7 @@ func assembleReport(f runFacts) *report.Report {
 	}
 	r.CollectedTo, r.DiskUsedBytes = f.out.collectedTo, f.out.diskUsed
 	if f.stdioDecided {
-		streams := f.stdio.streams
+		streams := f.stdio.Streams
 		r.Streams = &streams
 	}
 	r.WallSeconds = f.wall
@@ -89,10 +89,10 @@ func outcomeOf(f runFacts, outs []report.Output) outcome {
 		CancelSig: f.sigs.CancelSig, PostRunCancelled: f.sigs.PostRunCancelled, Over: f.out.over, Code: -1, DiskFull: f.out.diskFull,
 		Wall: time.Duration(f.wall * float64(time.Second)), Timeout: s.Limits.Duration(limits.Timeout), Grace: s.Limits.Duration(limits.Grace),
 		Memory: s.Limits.Int(limits.Memory), PIDs: s.Limits.Int(limits.PIDs), Disk: s.Limits.Int(limits.Disk),
-		Collected: f.out.collectedTo, Truncated: f.stdio.truncations(),
+		Collected: f.out.collectedTo, Truncated: f.stdio.Truncations(),
 	}
-	if f.stdio.stderr != nil {
-		o.LastWords = lastWords(f.stdio.stderr)
+	if f.stdio.Stderr != nil {
+		o.LastWords = lastWords(f.stdio.Stderr)
 	}
 	o.Outputs, o.Delivered = report.OutputFiles(outs)
 	if s.Keep {

@@ -68,16 +68,16 @@ class JailSetupError(JailError):
 
 class BadRequestError(JailSetupError, ValueError):
     """``scidex-jail serve`` refused the run's request for one value (its
-    ``bad_request`` reply): ``field`` is the request's field as the server
-    names it (``run.limits.memory``), ``keyword`` the argument of
-    :func:`scidex_jail.run` that gave it (``memory``; None when no
-    argument did). A :class:`JailSetupError` of stage ``"command line"``
-    (what a ``scidex-jail run`` refusing the same value raises) and a
+    ``bad_request`` reply), its message naming the keyword (``keyword ro
+    "/proc/self" ...``): ``field`` is the request's field as the reply
+    names it (``run.read_only``), ``keyword`` the argument of
+    :func:`scidex_jail.run` that gave it (``ro``; None when no argument
+    did). A :class:`JailSetupError` of stage ``"command line"`` (what a
+    ``scidex-jail run`` refusing the same value raises) and a
     :class:`ValueError`, as a bad argument is. Nothing of the run exists."""
 
     def __init__(self, message: str, *, field: str, keyword: Optional[str], exit_code: Optional[int] = 125) -> None:
-        named = f"{message} (the argument {keyword}=)" if keyword else message
-        super().__init__("command line", named, exit_code=exit_code, stderr_tail=message)
+        super().__init__("command line", message, exit_code=exit_code, stderr_tail=message)
         self.field = field
         self.keyword = keyword
 

@@ -113,9 +113,10 @@ def lost_run(gone: str, accepted: bool) -> JailError:
 
 def request_fields(prep: Prepared) -> Message:
     """The fields of the run's request besides ``op`` and ``req``: the run
-    (:meth:`Spec.request`: its checked arguments, this process' cwd) and
-    three descriptors."""
-    return {"run": prep.spec.request(os.getcwd()), "stdio": 3}
+    (:meth:`Spec.request`: its checked arguments, this process' cwd),
+    three descriptors, and the language the server's messages name the
+    values in: run()'s keywords, which the caller wrote."""
+    return {"run": prep.spec.request(os.getcwd()), "stdio": 3, "names": "keyword"}
 
 
 def outcome(prep: Prepared, reply: Message, cancelled: bool = False) -> Result:
