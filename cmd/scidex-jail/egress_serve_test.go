@@ -15,10 +15,11 @@ import (
 
 	"github.com/scidex/scidex-jail/internal/testutil"
 	"github.com/scidex/scidex-jail/jail/report"
+	"github.com/scidex/scidex-jail/jail/request"
 )
 
 // TestEgressServed: the egress mode through `scidex-jail serve` in the
-// test internet, runs taking a slot prepared ahead (an init born before
+// test internet (a typed request's net, allow_hosts and allow_ranges), runs taking a slot prepared ahead (an init born before
 // its run's mode was known makes the run's sockets when its config
 // comes): each run's allowed fetch works, its refusal is recorded in its
 // own report, and once a run has ended the server holds no more sockets
@@ -41,9 +42,9 @@ func TestEgressServed(t *testing.T) {
 	for i := 0; i < 20 && (i < 3 || !slot); i++ {
 		name := "e" + strconv.Itoa(i)
 		fds, output := stdioPipes(t)
-		c.send(runReq(name, root, []string{"--id", "serve-egress-" + name, "--tmp-root", root, "--net", "egress",
-			"--allow-host", testutil.LabWeb, "--allow-range", testutil.LabPublic.String(), "--ro", ca, "--env", "LAB_CA=" + ca},
-			argv...), fds...)
+		c.send(runReq(name, request.Request{ID: "serve-egress-" + name, Cwd: root, TmpRoot: root, Net: "egress",
+			AllowHosts: []string{testutil.LabWeb}, AllowRanges: []string{testutil.LabPublic.String()},
+			ReadOnly: []string{ca}, Env: []string{"LAB_CA=" + ca}}, argv...), fds...)
 		rep := c.await(name).report(t)
 		out := output()
 		if rep.Status != report.StatusOK {

@@ -12,9 +12,9 @@ import (
 	"github.com/scidex/scidex-jail/jail/supervise"
 )
 
-// start admits a run request: its spec parsed, a place among the runs at
-// once taken or one in the queue, else refused with the reason. The run
-// itself goes on in its own goroutine.
+// start admits a run request: its spec resolved, a place among the runs
+// at once taken or one in the queue, else refused with the reason. The
+// run itself goes on in its own goroutine.
 func (c *conn) start(req *Request, fds []int) {
 	received := time.Now()
 	files := stdioFiles(fds)
@@ -22,18 +22,19 @@ func (c *conn) start(req *Request, fds []int) {
 		c.fail(req.Req, errors.New("open /dev/null for the analysis' stdio failed"))
 		return
 	}
-	spec, err := c.s.cfg.Parse(req, received)
+	spec, err := req.Run.Resolve(req.Over())
 	if err != nil {
 		closeFiles(files)
 		c.fail(req.Req, err)
 		return
 	}
+	spec.Started = received
 	r := newRun(req.Req)
 	c.mu.Lock()
 	if _, dup := c.runs[req.Req]; dup {
 		c.mu.Unlock()
 		closeFiles(files)
-		c.fail(req.Req, errors.New("request "+req.Req+": a run of that name is not answered yet: name each request anew"))
+		c.fail(req.Req, badField("req", "request %s: a run of that name is not answered yet: name each request anew", req.Req))
 		return
 	}
 	if err := c.s.admit(r); err != nil {
@@ -45,7 +46,7 @@ func (c *conn) start(req *Request, fds []int) {
 	c.runs[req.Req] = r
 	c.wg.Add(1)
 	c.mu.Unlock()
-	c.reply(Reply{Event: "accepted", Req: req.Req})
+	c.reply(Reply{Event: Accepted, Req: req.Req})
 	go func() {
 		defer c.wg.Done()
 		defer closeFiles(files)
@@ -88,14 +89,14 @@ func (s *Server) execute(r *run, spec *jail.Spec, files []*os.File) Reply {
 	rep, err := supervise.RunWith(spec, supervise.Options{Signals: r.signals, Stdio: files, Slots: s.pool.take, Running: e.running,
 		Accepted: r.accepted, Served: &r.served})
 	if err != nil {
-		return errorReply(r.req, err)
+		return failReply(r.req, err)
 	}
 	b, err := json.Marshal(rep)
 	if err != nil {
-		return errorReply(r.req, errors.New("bug: the report could not be encoded: "+err.Error()))
+		return failReply(r.req, errors.New("bug: the report could not be encoded: "+err.Error()))
 	}
 	code := rep.ExitCode
-	return Reply{Event: "done", Req: r.req, ExitCode: &code, Report: b, status: string(rep.Status)}
+	return Reply{Event: Done, Req: r.req, ExitCode: &code, Report: b, status: string(rep.Status)}
 }
 
 // admit counts r in the queue, or refuses it: the queue is full, or the
@@ -105,11 +106,11 @@ func (s *Server) admit(r *run) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closing {
-		return errors.New("refused: the server is shutting down")
+		return &refusal{ShuttingDown, "the server is shutting down"}
 	}
 	if s.queued >= s.cfg.Queue+s.cfg.MaxRuns-len(s.places) {
-		return errors.New("refused: " + strconv.Itoa(s.cfg.MaxRuns) + " runs at once and " + strconv.Itoa(s.cfg.Queue) +
-			" waiting, the most this server takes (--max-runs, --queue): try again later")
+		return &refusal{QueueFull, strconv.Itoa(s.cfg.MaxRuns) + " runs at once and " + strconv.Itoa(s.cfg.Queue) +
+			" waiting, the most this server takes (its max runs and queue): try again later"}
 	}
 	r.served = report.Served{MaxRuns: s.cfg.MaxRuns, Queue: s.cfg.Queue, Running: len(s.places), QueuedAhead: s.queued}
 	r.accepted = time.Now()

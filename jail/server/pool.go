@@ -4,15 +4,18 @@ import (
 	"sync"
 	"time"
 
-	"github.com/scidex/scidex-jail/jail"
+	"github.com/scidex/scidex-jail/jail/option"
+	"github.com/scidex/scidex-jail/jail/request"
 	"github.com/scidex/scidex-jail/jail/supervise"
 )
 
 // PoolConfig says which slots are kept ready.
 type PoolConfig struct {
-	// Templates are specs of the slot profiles: a slot is made for each
-	// (supervise.PrepareSlot) and serves a run whose plan has its key.
-	Templates   []*jail.Spec
+	// Templates are the runs slots are made for, one per slot profile
+	// (a request naming the profile and the server's slot settings): a
+	// slot is made for each (supervise.PrepareSlot, its spec resolved anew
+	// each time) and serves a run whose plan has its key.
+	Templates   []request.Request
 	PerTemplate int           // slots kept ready of each
 	Idle        time.Duration // a slot unused this long is made anew
 	// Warn gets what went wrong making a slot (the server's stderr).
@@ -63,7 +66,7 @@ func (p *pool) kick() {
 }
 
 // take hands out a ready slot of key, or nil; it is the taker's from then.
-func (p *pool) take(key string) *supervise.Slot {
+func (p *pool) take(key supervise.SlotKey) *supervise.Slot {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for i, slots := range p.ready {
@@ -112,7 +115,7 @@ func (p *pool) refillOnce() bool {
 		if i < 0 || p.busy() || time.Now().Before(p.retryAt) {
 			return true
 		}
-		sl, err := supervise.PrepareSlot(p.cfg.Templates[i])
+		sl, err := prepare(&p.cfg.Templates[i])
 		if err != nil {
 			p.failed("slot for profile " + p.cfg.Templates[i].Profile + ": " + err.Error() + "; runs start cold")
 			return true
@@ -127,6 +130,15 @@ func (p *pool) refillOnce() bool {
 		p.ready[i] = append(p.ready[i], sl)
 		p.mu.Unlock()
 	}
+}
+
+// prepare makes a slot for the run t.
+func prepare(t *request.Request) (*supervise.Slot, error) {
+	s, err := t.Resolve(option.Flag) // the server's own settings: its flags
+	if err != nil {
+		return nil, err
+	}
+	return supervise.PrepareSlot(s)
 }
 
 // failed puts the next try off, twice as long as the last (1 s first),
