@@ -34,11 +34,18 @@ func TestEgressKilledMidDownload(t *testing.T) {
 			if err := lab.Net.Start(cmd); err != nil {
 				t.Fatalf("start scidex-jail in the test internet: %v", err)
 			}
+			waited := make(chan error, 1)
+			go func() { waited <- cmd.Wait() }()
+			// Until the download is under way; a run that ends first failed.
 			for lab.Accepted(bytesAP) == before || established(t, lab, testutil.LabBytes) == 0 {
-				time.Sleep(10 * time.Millisecond) // the download is under way
+				select {
+				case err := <-waited:
+					t.Fatalf("the run ended (%v) before its download began; stderr: %s", err, errb)
+				case <-time.After(10 * time.Millisecond):
+				}
 			}
 			cmd.Process.Signal(sig)
-			r := finishJail(t, cmd, cmd.Wait(), rep, out, errb)
+			r := finishJail(t, cmd, <-waited, rep, out, errb)
 			waitGone(t, mark, 10*time.Second)
 			deadline := time.Now().Add(10 * time.Second)
 			for established(t, lab, testutil.LabBytes) > 0 {
