@@ -59,10 +59,12 @@ func (sv *supervisor) finish(c carried) runFacts {
 	f := runFacts{spec: sv.spec, t0: sv.clock.t0, plan: sv.plan, fail: c.fail, end: c.end}
 	f.out = sv.salvage(c)
 	var warnings []string
-	f.usage, warnings = sv.cleanup(c.init, c.dir)
-	// Every process of the run is gone: nothing can reach the hook's
-	// sockets any more.
+	// The run is over: its network mode's side stops before the cleanup,
+	// so that its log is the report's however late the cleanup runs; a
+	// process of the run still alive (killed by the cleanup) only finds
+	// its sockets closed.
 	f.hook = sv.stopHook()
+	f.usage, warnings = sv.cleanup(c.init, c.dir)
 	// The run's processes are gone: the relay has had the analysis' last
 	// byte, or has it in its pipe. The report (and the summary line after
 	// it) come after it reached the caller.
