@@ -144,7 +144,7 @@ func TestEgress(t *testing.T) {
 	}
 	for _, w := range []string{
 		"egress: refused", evil + ":443", "not in the profile", "on ports the profile does not allow", "resolving to addresses that are not public",
-		"given as IP addresses", "malformed DNS quer",
+		"given by number, not by name", "malformed DNS quer",
 	} {
 		if !strings.Contains(r.report.CompletionNotes, w) {
 			t.Errorf("completion notes = %q, want them to hold %q", r.report.CompletionNotes, w)

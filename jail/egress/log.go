@@ -203,7 +203,7 @@ var connPhrases = []struct {
 	{ReasonNotInProfile, "refused", names, "not in the profile"},
 	{ReasonPort, "refused", names, "on ports the profile does not allow"},
 	{ReasonNotPublic, "refused", names, "resolving to addresses that are not public"},
-	{ReasonIPLiteral, "refused", addresses, "given as IP addresses, not names"},
+	{ReasonIPLiteral, "refused", addresses, "given by number, not by name"},
 	{ReasonUnknownAddress, "refused", addresses, "the DNS stub never gave"},
 	{ReasonConnections, "refused", names, "over the run's connection budget (the supervisor then stopped listening)"},
 	{ReasonOpen, "refused", names, "over the budget of connections open at once"},
