@@ -54,3 +54,21 @@ def test_a_mode_the_binary_adds_is_a_value_of_net(jail_bin: str, tmp_path: Path)
     assert "--net=tunnel" in spec.command("/tmp/r.json")
     with pytest.raises(ValueError, match="give one of none, loopback, host, egress, tunnel"):
         build_spec(["/bin/true"], analysis_id=new_id("net"), binary=str(stand_in), net="tunel")
+
+
+def test_egress_keywords(jail_bin: str) -> None:
+    # allow_hosts and allow_ranges go to the command line and to a server's
+    # request under the rows' names; their shape is checked here, their
+    # entries by the jail (exit 125, naming the keyword's flag and entry).
+    spec = build_spec(["/bin/true"], analysis_id=new_id("eg"), binary=jail_bin, net="egress",
+                      allow_hosts=["eutils.ncbi.nlm.nih.gov", "*.uniprot.org"], allow_ranges=["10.20.0.0/16"])  # fmt: skip
+    cmd = spec.command("/tmp/r.json")
+    assert "--allow-host=eutils.ncbi.nlm.nih.gov" in cmd and "--allow-host=*.uniprot.org" in cmd and "--allow-range=10.20.0.0/16" in cmd
+    req = spec.request("/")
+    assert req["allow_hosts"] == ["eutils.ncbi.nlm.nih.gov", "*.uniprot.org"] and req["allow_ranges"] == ["10.20.0.0/16"]
+    for bad in ("eutils.ncbi.nlm.nih.gov", [""], [3]):
+        with pytest.raises(ValueError, match="allow_hosts"):
+            build_spec(["/bin/true"], analysis_id=new_id("eg"), binary=jail_bin, net="egress", allow_hosts=bad)  # type: ignore[arg-type]
+    with pytest.raises(scidex_jail.JailError) as e:
+        scidex_jail.run(["/bin/true"], analysis_id=new_id("eg"), binary=jail_bin, net="egress", allow_hosts=["*"])
+    assert 'host entry "*": a bare * would allow every host' in str(e.value), str(e.value)
