@@ -45,6 +45,9 @@ func TestEgress(t *testing.T) {
 		{"curl proxied", fmt.Sprintf("curl('https://%s/')", web), "ok hello from " + web},
 		{"curl captured", fmt.Sprintf("curl('--noproxy', '*', 'https://%s/')", web), "ok hello from " + web},
 		{"wildcard", fmt.Sprintf("direct('https://a.%s/')", testutil.LabWildcard), "ok hello from a." + testutil.LabWildcard},
+		// A name with only an IPv6 address, from the run's IPv4 stub and
+		// proxy: the supervisor dials the address it resolved.
+		{"IPv6 only", fmt.Sprintf("proxied('https://%s/')", testutil.LabWeb6), "ok hello from " + testutil.LabWeb6},
 		// A name not allowed: refused at the lookup, and at the proxy.
 		{"not allowed captured", fmt.Sprintf("direct('https://%s/')", evil), "URLError: <urlopen error [Errno -3] Temporary failure in name resolution>"},
 		{"not allowed proxied", fmt.Sprintf("proxied('https://%s/')", evil), "URLError: <urlopen error Tunnel connection failed: 403 scidex-jail egress: " + evil + " is not in the profile"},
@@ -83,7 +86,8 @@ func TestEgress(t *testing.T) {
 		t.Logf("no requests for /usr/bin/python3 (%v): urllib and curl only", err)
 	}
 	args := egressArgs(t, lab, "egress-e2e", web, "*."+testutil.LabWildcard, testutil.LabLoopback, testutil.LabPrivate,
-		testutil.LabMetadata+":80", testutil.LabMixed, testutil.LabRebind)
+		testutil.LabMetadata+":80", testutil.LabMixed, testutil.LabRebind, testutil.LabWeb6)
+	args = append(args, "--allow-range", testutil.LabPublic6.String()) // the IPv6 server's
 	r := runInLab(t, lab, append(append(args, "--"), egressArgv(t, probes)...)...)
 	wantStatus(t, r, report.StatusOK, 0)
 	got := probeResults(t, r)
@@ -96,8 +100,11 @@ func TestEgress(t *testing.T) {
 	if e == nil {
 		t.Fatalf("report has no egress section; %v", r)
 	}
-	if len(e.Hosts) != 7 || len(e.Ranges) != 1 || e.Ranges[0] != testutil.LabPublic.String() {
-		t.Errorf("egress hosts, ranges = %q, %q; want the 7 allowed and the lab's range", e.Hosts, e.Ranges)
+	if len(e.Hosts) != 8 || len(e.Ranges) != 2 {
+		t.Errorf("egress hosts, ranges = %q, %q; want the 8 allowed and the lab's two ranges", e.Hosts, e.Ranges)
+	}
+	if c := conns(e, testutil.LabWeb6, 443); len(c) != 1 || c[0].Dialled != netip.AddrPortFrom(testutil.LabWeb6Addr, 443).String() {
+		t.Errorf("egress connections to %s = %+v, want one dialled to %s", testutil.LabWeb6, c, testutil.LabWeb6Addr)
 	}
 	// Each refused connection, in the report with its reason.
 	for _, c := range []struct {
