@@ -160,8 +160,8 @@ func BuildPlan(r *Resolved, h view.HostView) (*Plan, []string, error) {
 	p.Run.Outputs.Links = linkTargets(p.Init.Mounts.Links)
 	// The analysis' own user database, with the HOME its environment has.
 	p.Init.Mounts.Files = view.UserDB(p.Init.Env, h)
+	p.Hook = planHook(s, h, net, &p.Init) // hosts.go: after the user database, before the report's list of generated files
 	p.Enforced = planEnforced(s, p)
-	p.Hook = planHook(s, h, net, &p.Init) // hosts.go
 	short, err := promise.Check(p.Promises, s.OptIns)
 	if err != nil {
 		return p, warnings, &PlanError{Stage: protocol.StagePromises, Err: err}

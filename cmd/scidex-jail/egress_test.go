@@ -3,7 +3,9 @@ package main
 import (
 	"fmt"
 	"net/netip"
+	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 
@@ -40,6 +42,7 @@ func TestEgress(t *testing.T) {
 	lab := testutil.NewLab(t)
 	web, evil := testutil.LabWeb, testutil.LabEvil
 	probes := []egressProbe{
+		{"proxy variable", "os.environ['HTTPS_PROXY'] + ' ' + os.environ['https_proxy']", "http://127.0.0.1:3128 http://127.0.0.1:3128"},
 		{"urllib proxied", fmt.Sprintf("proxied('https://%s/')", web), "ok hello from " + web},
 		{"urllib captured", fmt.Sprintf("direct('https://%s/')", web), "ok hello from " + web},
 		{"curl proxied", fmt.Sprintf("curl('https://%s/')", web), "ok hello from " + web},
@@ -76,6 +79,12 @@ func TestEgress(t *testing.T) {
 		// A query too short to answer gets no answer; it is recorded.
 		{"DNS malformed", `dns_raw(b"\x12\x34garbage")`, "TimeoutError"},
 	}
+	// The view's resolv.conf names the stub where the host's is a file the
+	// view can lay its own over; a link's target is out of the view, and
+	// resolvers fall back to 127.0.0.1 (the lookups above work either way).
+	if fi, err := os.Lstat("/etc/resolv.conf"); err == nil && fi.Mode().IsRegular() {
+		probes = append(probes, egressProbe{"resolv.conf", "open('/etc/resolv.conf').read()", "nameserver 127.0.0.1\n"})
+	}
 	wantAllowed := 4
 	// requests "if installed", as the issue says: Debian's python3-requests.
 	if err := exec.Command("/usr/bin/python3", "-c", "import requests").Run(); err == nil {
@@ -102,6 +111,9 @@ func TestEgress(t *testing.T) {
 	}
 	if len(e.Hosts) != 8 || len(e.Ranges) != 2 {
 		t.Errorf("egress hosts, ranges = %q, %q; want the 8 allowed and the lab's two ranges", e.Hosts, e.Ranges)
+	}
+	if g := r.report.Enforced.Mounts.Generated; !slices.Contains(g, "/etc/resolv.conf") && len(got["resolv.conf"]) > 0 {
+		t.Errorf("enforced.mounts.generated = %q, want the view's own /etc/resolv.conf (the stub)", g)
 	}
 	if c := conns(e, testutil.LabWeb6, 443); len(c) != 1 || c[0].Dialled != netip.AddrPortFrom(testutil.LabWeb6Addr, 443).String() {
 		t.Errorf("egress connections to %s = %+v, want one dialled to %s", testutil.LabWeb6, c, testutil.LabWeb6Addr)
