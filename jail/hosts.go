@@ -95,11 +95,14 @@ func planHook(s *Spec, h view.HostView, net netmode.Mode, c *protocol.Config) *H
 	}
 	run := hookRun(s)
 	side := net.Hook.Init(run)
-	sk := &protocol.Sockets{DNS: side.DNS, Proxy: int(side.Proxy)}
-	for _, p := range side.Ports {
-		sk.Ports = append(sk.Ports, int(p))
+	if side.DNS || side.Proxy != 0 || len(side.Ports) > 0 {
+		sk := &protocol.Sockets{DNS: side.DNS, Proxy: int(side.Proxy)}
+		for _, p := range side.Ports {
+			sk.Ports = append(sk.Ports, int(p))
+		}
+		c.Sockets = sk
 	}
-	c.Sockets = sk
+	c.Mounts.Names = side.Names
 	if side.ResolvConf != "" && h.ResolvFile {
 		c.Mounts.Files = append(c.Mounts.Files, protocol.File{Path: "/etc/resolv.conf", Content: side.ResolvConf})
 		if ll := c.Security.Landlock; ll != nil {

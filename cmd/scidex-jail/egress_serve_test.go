@@ -36,7 +36,9 @@ func TestEgressServed(t *testing.T) {
 		{"refused", fmt.Sprintf("direct('https://%s/')", testutil.LabEvil), "Temporary failure in name resolution"},
 	}
 	argv := egressArgv(t, probes)
-	// The server's own (netlink and the like), before any run.
+	// The server's own (netlink and the like), before any run, its slot
+	// ready (a slot being made holds some for a while).
+	waitFor(t, func() bool { return len(c.slots().added(t)) >= 1 }, "the server's slot to be ready")
 	base := otherSockets(t, c.cmd.Process.Pid)
 	slot := false
 	for i := 0; i < 20 && (i < 3 || !slot); i++ {
@@ -60,8 +62,8 @@ func TestEgressServed(t *testing.T) {
 			t.Errorf("run %s: egress = %+v, want its own one allowed connection and the refused lookup", name, rep.Egress)
 		}
 		slot = slot || rep.Start == "slot"
-		if n := otherSockets(t, c.cmd.Process.Pid); n != base {
-			t.Errorf("after run %s (start %s) the server holds %d sockets that are not unix ones, want its own %d", name, rep.Start, n, base)
+		if n := otherSockets(t, c.cmd.Process.Pid); n > base {
+			t.Errorf("after run %s (start %s) the server holds %d sockets that are not unix ones, want at most its own %d", name, rep.Start, n, base)
 		}
 	}
 	if !slot {

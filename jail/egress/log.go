@@ -44,6 +44,7 @@ const (
 	ReasonResolve        Reason = "resolve"          // the supervisor's lookup of an allowed name failed
 	ReasonDial           Reason = "dial"             // every address checked and allowed failed to connect
 	ReasonRunEnded       Reason = "run_ended"        // the run ended with the connection open
+	ReasonNoNetwork      Reason = "no_network"       // a lookup in a run whose profile allows no network (Names)
 )
 
 // Via is how a connection reached the supervisor.

@@ -89,7 +89,11 @@ func start(prog *Program, leaf *cgroupfs.Leaf, attr *syscall.SysProcAttr, stdio 
 // and Err says why.
 func (c *Conn) readInit() {
 	defer close(c.msgs)
-	rr := newRightsReader(c.sock) // rights.go: the "sockets" message's descriptors
+	rr, err := newRightsReader(c.sock) // rights.go: the "sockets" message's descriptors
+	if err != nil {
+		c.err = fmt.Errorf("bug: read the sync socket: %w", err)
+		return
+	}
 	defer rr.close()
 	r := bufio.NewReader(rr)
 	for {
@@ -229,7 +233,6 @@ func (c *Conn) AbortReported() ([]protocol.Phase, *protocol.SetupFailed) {
 	// returns end of file, and readInit closes msgs. What the init wrote
 	// before is still read (a shut socket's queue is read to its end).
 	unix.Shutdown(int(c.sock.Fd()), unix.SHUT_RDWR)
-	c.sock.Close()
 	var phases []protocol.Phase
 	var failed *protocol.SetupFailed
 	for m := range c.msgs {
@@ -241,6 +244,10 @@ func (c *Conn) AbortReported() ([]protocol.Phase, *protocol.SetupFailed) {
 			CloseSockets(m) // never served: the run did not start
 		}
 	}
+	// Closed once read to its end: a message that came with descriptors
+	// is read alone (recvmsg stops at it), and the ones after it would be
+	// lost to a close while readInit still reads.
+	c.sock.Close()
 	return phases, failed
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 
@@ -21,18 +22,35 @@ const maxRights = 253
 // when it decodes that message (attach); whatever is left when the
 // stream ends is closed.
 type rightsReader struct {
-	fd  int
+	rc  syscall.RawConn
 	oob []byte
 	fds []int
 }
 
-func newRightsReader(f *os.File) *rightsReader {
-	return &rightsReader{fd: int(f.Fd()), oob: make([]byte, unix.CmsgSpace(4*maxRights))}
+// newRightsReader reads f through its RawConn, never its bare number:
+// the supervisor closes f while this reads (Conn.Close), and a read by
+// number could then land on a file that took the number over; through
+// the RawConn the number stays f's until the read returns, and a read
+// after the close fails.
+func newRightsReader(f *os.File) (*rightsReader, error) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	return &rightsReader{rc: rc, oob: make([]byte, unix.CmsgSpace(4*maxRights))}, nil
 }
 
 func (r *rightsReader) Read(p []byte) (int, error) {
 	for {
-		n, oobn, _, _, err := unix.Recvmsg(r.fd, p, r.oob, unix.MSG_CMSG_CLOEXEC)
+		var n, oobn int
+		var rerr error
+		err := r.rc.Read(func(fd uintptr) bool {
+			n, oobn, _, _, rerr = unix.Recvmsg(int(fd), p, r.oob, unix.MSG_CMSG_CLOEXEC)
+			return !errors.Is(rerr, unix.EAGAIN)
+		})
+		if err == nil {
+			err = rerr
+		}
 		if errors.Is(err, unix.EINTR) {
 			continue
 		}

@@ -50,6 +50,9 @@ type InitSide struct {
 	// ResolvConf is the view's /etc/resolv.conf ("": the host's, as
 	// other modes).
 	ResolvConf string
+	// Names: a unix listener at the C library's name service socket in
+	// the view (protocol.NamesSocket), handed over last.
+	Names bool
 }
 
 // Session is one run's supervisor-side work of a mode.

@@ -12,8 +12,11 @@ import (
 var All = []Mode{
 	{
 		Name: "none", Help: "no network", Means: "no network",
-		Doc:          "no network: inet, inet6 and netlink sockets are refused (EAFNOSUPPORT)",
+		Doc:          "no network: inet, inet6 and netlink sockets are refused (EAFNOSUPPORT); the C library's name lookups are answered, refused, and recorded by the supervisor over a unix socket of the view (its name service's, /var/run/nscd/socket), so the notes name what the analysis tried to reach",
 		OwnNamespace: true, Seccomp: seccomp.NetNone,
+		// Its name lookups are answered, refused, by the supervisor over a
+		// unix socket (names.go), and named in the notes.
+		Hook: namesHook{},
 		Layers: map[promise.Promise][]promise.Layer{
 			promise.PromiseAbstractSockets: {promise.LayerNetNS, promise.LayerLandlockScope},
 			promise.PromiseNoPostgres:      {promise.LayerNetNS, promise.LayerSeccomp},

@@ -3,13 +3,20 @@ package supervise
 import (
 	"github.com/scidex/scidex-jail/jail"
 	"github.com/scidex/scidex-jail/jail/egress"
+	"github.com/scidex/scidex-jail/jail/netmode"
 	"github.com/scidex/scidex-jail/jail/report"
 )
 
-// egressReport is the report's egress section from the engine's log (nil:
-// the run had no egress hook, or it never started).
+// egressReport is the report's egress section from the hook's log: the
+// egress mode's always, another mode's (none's name lookups) when it
+// recorded something; nil when the run had no hook or it never started.
 func egressReport(p *jail.Plan, log *egress.Log) *report.Egress {
 	if log == nil || p.Hook == nil {
+		return nil
+	}
+	// A mode that takes hosts reports its policy even when nothing was
+	// asked; another only what it recorded.
+	if m, _ := netmode.Lookup(netmode.Name(p.Enforced.Net)); !m.Hosts && log.Totals.Lookups == 0 && log.Totals.Conns == 0 {
 		return nil
 	}
 	e := &report.Egress{Hosts: []string{}, Ranges: []string{}, Lookups: []report.EgressLookup{}, Connections: []report.EgressConn{}, Dropped: log.Dropped}

@@ -48,6 +48,9 @@ func buildMountView(p *protocol.Mounts, online string) error {
 	if err := placeFiles(p.Files); err != nil {
 		return err
 	}
+	if err := placeNames(p.Names); err != nil { // sockets.go
+		return err
+	}
 	return sealAndPivot()
 }
 

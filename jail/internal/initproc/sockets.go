@@ -3,6 +3,7 @@ package initproc
 import (
 	"errors"
 	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
 
@@ -10,23 +11,62 @@ import (
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
 )
 
-// handSockets makes the sockets of s in the run's network namespace (lo
-// is up) and hands them to the supervisor over the sync socket, one
-// "sockets" message with the descriptors attached (protocol/sockets.go),
-// then closes its own copies: nothing of them stays in the init, and the
-// analysis, forked later, never holds one. It runs in the network stage,
-// while the init still has its capabilities: 53 is a privileged port.
-// nil s: nothing to do.
-func handSockets(s *protocol.Sockets) error {
-	if s == nil {
+// namesFD is the name service's listener, made in the view (placeNames)
+// and handed over with the network stage's sockets; -1: none.
+var namesFD = -1
+
+// placeNames makes the name service's unix listener at
+// protocol.NamesSocket in the view, before its root is sealed read-only
+// (a socket file is made by bind, which a read-only root refuses); the
+// supervisor gets it with the other sockets (handSockets). Its mode is
+// 0666: the analysis' uid connects to it (a connect needs write
+// permission on the socket, which a read-only mount does not take away).
+func placeNames(want bool) error {
+	if !want {
 		return nil
 	}
+	path := newRoot + protocol.NamesSocket
+	if err := mkdirAll(path[:strings.LastIndexByte(path, '/')]); err != nil {
+		return err
+	}
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return wrap.Error("socket for "+protocol.NamesSocket, err)
+	}
+	if err := unix.Bind(fd, &unix.SockaddrUnix{Name: path}); err != nil {
+		unix.Close(fd)
+		return wrap.Error("bind "+protocol.NamesSocket, err)
+	}
+	if err := unix.Fchmodat(unix.AT_FDCWD, path, 0o666, 0); err != nil {
+		unix.Close(fd)
+		return wrap.Error("chmod "+protocol.NamesSocket, err)
+	}
+	if err := unix.Listen(fd, 16); err != nil {
+		unix.Close(fd)
+		return wrap.Error("listen on "+protocol.NamesSocket, err)
+	}
+	namesFD = fd
+	return nil
+}
+
+// handSockets makes the sockets of s in the run's network namespace (lo
+// is up) and hands them to the supervisor over the sync socket, with the
+// name service's made in the view (namesFD), one "sockets" message with
+// the descriptors attached (protocol/sockets.go), then closes its own
+// copies: nothing of them stays in the init, and the analysis, forked
+// later, never holds one. It runs in the network stage, while the init
+// still has its capabilities: 53 is a privileged port. nil s and no
+// name service: nothing to do.
+func handSockets(s *protocol.Sockets) error {
 	var fds []int
 	defer func() {
 		for _, fd := range fds {
 			unix.Close(fd)
 		}
 	}()
+	if s == nil {
+		s = &protocol.Sockets{}
+	}
 	if s.DNS {
 		fd, err := bound(unix.SOCK_DGRAM, [4]byte{127, 0, 0, 1}, 53)
 		if err != nil {
@@ -47,6 +87,13 @@ func handSockets(s *protocol.Sockets) error {
 			return wrap.Error("listen on 127.0.0.1:"+strconv.Itoa(s.Proxy)+" for the proxy", err)
 		}
 		fds = append(fds, fd)
+	}
+	if namesFD >= 0 {
+		fds = append(fds, namesFD)
+		namesFD = -1
+	}
+	if len(fds) == 0 {
+		return nil
 	}
 	line, err := protocol.EncodeInitMsg(&protocol.SocketsMade{N: len(fds)})
 	if err != nil {

@@ -147,6 +147,9 @@ func (m *Mounts) encode(w *writer) {
 	w.str("scratch_tmp", m.ScratchTmp)
 	w.int("scratch_bytes", m.ScratchBytes)
 	w.bool("keep_scratch", m.KeepScratch)
+	if m.Names {
+		w.bool("names", true)
+	}
 	if m.Meminfo != "" {
 		w.str("meminfo", m.Meminfo)
 	}
@@ -188,6 +191,8 @@ func (m *Mounts) field(r *reader, key string) (err error) {
 		m.ScratchBytes, err = r.integer(into, math.MinInt64, math.MaxInt64)
 	case "keep_scratch":
 		m.KeepScratch, err = r.boolean(into)
+	case "names":
+		m.Names, err = r.boolean(into)
 	case "meminfo":
 		m.Meminfo, err = r.string(into)
 	case "cgroup":

@@ -24,7 +24,13 @@ import (
 //	    |<-- {kind:"started"} ---------------------|
 //
 // The descriptors come in the config's order: the DNS socket (if DNS),
-// one listener per port of Ports, the proxy's (if Proxy is not 0).
+// one listener per port of Ports, the proxy's (if Proxy is not 0), and
+// last the name service's unix listener at NamesSocket (if Mounts.Names).
+
+// NamesSocket is where the C library (glibc) looks for its name service
+// cache daemon (nscd) before any other lookup of a name or a user: a
+// unix socket of the view, whose other end is the supervisor.
+const NamesSocket = "/var/run/nscd/socket"
 
 // Sockets are what the init makes for the supervisor in the run's
 // network namespace.
@@ -39,12 +45,17 @@ type Sockets struct {
 	Proxy int `json:"proxy,omitempty"`
 }
 
-// Count is how many descriptors the init hands over for s.
-func (s *Sockets) Count() int {
-	if s == nil {
-		return 0
+// Count is how many descriptors the init hands over for s, with the
+// name service's when names is set.
+func (s *Sockets) Count(names bool) int {
+	n := 0
+	if names {
+		n++
 	}
-	n := len(s.Ports)
+	if s == nil {
+		return n
+	}
+	n += len(s.Ports)
 	if s.DNS {
 		n++
 	}
