@@ -60,15 +60,24 @@ func NewNames(entries int, hostsFile string) *Names {
 	return &Names{rec: newRecorder(b.Entries), hosts: readHosts(hostsFile), left: b.Lookups}
 }
 
+// namesAtOnce bounds the requests answered at once: the supervisor's
+// work is not in the run's cgroup, and one that opens connections and
+// sends nothing holds each for its deadline. The rest wait in the
+// socket's backlog, the kernel's.
+const namesAtOnce = 16
+
 // Serve serves l (the view's socket) until Stop.
 func (n *Names) Serve(l net.Listener) {
 	n.l = l
+	slots := make(chan struct{}, namesAtOnce)
 	n.wg.Add(1)
 	go func() {
 		defer n.wg.Done()
 		for {
+			slots <- struct{}{}
 			c, err := l.Accept()
 			if err != nil {
+				<-slots
 				if errors.Is(err, net.ErrClosed) {
 					return
 				}
@@ -78,6 +87,7 @@ func (n *Names) Serve(l net.Listener) {
 			n.wg.Add(1)
 			go func() {
 				defer n.wg.Done()
+				defer func() { <-slots }()
 				defer c.Close()
 				n.answer(c)
 			}()
