@@ -41,6 +41,35 @@ func TestEgressBudgets(t *testing.T) {
 			t.Errorf("completion notes = %q, want the cut named", r.report.CompletionNotes)
 		}
 	})
+	t.Run("upload", func(t *testing.T) {
+		probes := []egressProbe{{"4 MB", fmt.Sprintf("put('%s', %d, 4000000)", testutil.LabWeb, testutil.LabBytes), ""}}
+		args := append(egressArgs(t, lab, "egress-up", bytesHost), "--egress-upload", "1M", "--")
+		r := runInLab(t, lab, append(args, egressArgv(t, probes)...)...)
+		wantStatus(t, r, report.StatusOK, 0)
+		c := conns(r.report.Egress, testutil.LabWeb, testutil.LabBytes)
+		if len(c) != 1 || c[0].Decision != "cut" || c[0].Reason != "upload" || c[0].BytesUp > 1<<20 {
+			t.Errorf("egress connections = %+v (probe %q), want one cut over the upload budget, at most 1M relayed", c, probeResults(t, r)["4 MB"])
+		}
+		if !strings.Contains(r.report.CompletionNotes, "over the run's upload budget") {
+			t.Errorf("completion notes = %q, want the cut named", r.report.CompletionNotes)
+		}
+	})
+	t.Run("connection time", func(t *testing.T) {
+		probes := []egressProbe{{"idle", fmt.Sprintf("idle('%s', %d)", testutil.LabWeb, testutil.LabBytes), "closed"}}
+		args := append(egressArgs(t, lab, "egress-time", bytesHost), "--egress-connection-time", "1s", "--")
+		r := runInLab(t, lab, append(args, egressArgv(t, probes)...)...)
+		wantStatus(t, r, report.StatusOK, 0)
+		if got := probeResults(t, r)["idle"]; !strings.HasPrefix(got, "closed") {
+			t.Errorf("an idle connection with a 1s time budget: %q, want it closed by the supervisor", got)
+		}
+		c := conns(r.report.Egress, testutil.LabWeb, testutil.LabBytes)
+		if len(c) != 1 || c[0].Decision != "cut" || c[0].Reason != "time" {
+			t.Errorf("egress connections = %+v, want one cut over the time budget", c)
+		}
+		if !strings.Contains(r.report.CompletionNotes, "over the time budget of a connection") {
+			t.Errorf("completion notes = %q, want the cut named", r.report.CompletionNotes)
+		}
+	})
 	t.Run("connections and entries", func(t *testing.T) {
 		probes := []egressProbe{{"5 connections", fmt.Sprintf("gets('%s', %d, 5)", testutil.LabWeb, testutil.LabBytes), ""}}
 		args := append(egressArgs(t, lab, "egress-conns", bytesHost), "--egress-connections", "3", "--output-entries", "3", "--")

@@ -70,6 +70,27 @@ def get(host, port, n):
         return "%s after %d" % (type(e).__name__, got)
     return "ok %d" % got
 
+def put(host, port, n):
+    # The lab's bytes port: "put" reads to the end and answers the count.
+    sent = 0
+    try:
+        with socket.create_connection((host, port), timeout=20) as c:
+            c.sendall(b"put\n")
+            while sent < n:
+                sent += c.send(b"\0" * min(1 << 16, n - sent))
+            c.shutdown(socket.SHUT_WR)
+            return "ok sent %d, answer %r" % (sent, c.recv(64))
+    except OSError as e:
+        return "%s after %d" % (type(e).__name__, sent)
+
+def idle(host, port):
+    # Connects, sends nothing, waits for the other end to close.
+    with socket.create_connection((host, port), timeout=60) as c:
+        try:
+            return "closed %r" % c.recv(64)
+        except OSError as e:
+            return "closed %s" % type(e).__name__
+
 def gets(host, port, k):
     # k connections one after the other; what became of each.
     return " ".join(get(host, port, 1).split(" ")[0] for _ in range(k))
