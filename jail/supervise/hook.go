@@ -9,12 +9,13 @@ import (
 	"github.com/scidex/scidex-jail/jail/netmode"
 )
 
-// The network mode's supervisor-side work (netmode.Hook; the egress
-// mode's engine): started before the init (startHook), serving the
-// sockets the init hands over in its network stage, before the analysis
-// runs (serveHook, from the event loop), and stopped once every process
-// of the run is gone, before the report (stopHook). Its notes and its log
-// go into the report (hookFacts).
+// The network mode's supervisor-side work (netmode.Hook: the egress
+// mode's engine, the none mode's name service): started before the init
+// (startHook), serving the sockets the init hands over in its setup,
+// before the analysis runs (serveHook, from the event loop), and stopped
+// when the run is over, before its cleanup and its report (stopHook, from
+// finish). Its notes go into the completion notes and its log into the
+// report's egress (assemble.go, egress_report.go).
 
 // startHook starts the plan's hook, if it has one. A hook that cannot
 // start is the run's setup failure: a mode without its own side is not
