@@ -25,7 +25,8 @@
 // to the flag, the profile field, the schema, the plan and the promises.
 // A mode that needs work of the supervisor's own (a DNS stub, a proxy
 // outside the run's namespace) sets [Mode.Hook] (hook.go: its contract);
-// the egress row's is jail/egress's engine (egress.go).
+// the egress row's is jail/egress's engine (egress.go), the none row's
+// its name service (names.go).
 //
 // # Use
 //

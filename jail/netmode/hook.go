@@ -7,9 +7,10 @@ import (
 	"github.com/scidex/scidex-jail/jail/egress"
 )
 
-// Hook is the supervisor's side of a network mode that needs one (nil for
-// none, loopback and host; egress's runs jail/egress's engine). Its
-// contract, which jail (the plan) and jail/supervise (the run) keep:
+// Hook is the supervisor's side of a network mode that needs one: the
+// egress mode's runs jail/egress's engine (egress.go), the none mode's its
+// name service (names.go); loopback and host have none. Its contract,
+// which jail (the plan) and jail/supervise (the run) keep:
 //
 //   - the plan asks Init what the init and the view need (the sockets the
 //     init makes in the run's network namespace, the environment, the
@@ -20,10 +21,9 @@ import (
 //     descriptors to the supervisor over its connection, which passes them
 //     to Serve (in Init's order: the DNS socket, the ports' listeners, the
 //     proxy's) before the analysis runs;
-//   - the supervisor calls Stop at the run's end, once the init and every
-//     process of the run are gone and before the report is written,
-//     whatever the outcome (Serve or not): nothing of the session runs
-//     after it.
+//   - the supervisor calls Stop when the run is over, before its cleanup
+//     and its report, whatever the outcome (Serve or not): nothing of the
+//     session runs after it.
 type Hook interface {
 	Init(run Run) InitSide
 	Start(ctx context.Context, run Run) (Session, error)
