@@ -7,8 +7,8 @@
 //
 // They talk over one unix stream socket, inherited by the init as fd 3
 // (SyncFD). Messages are JSON objects, one per line, each of one kind
-// with a type of its own: the init's are InitMsg (Hello, SetupFailed,
-// Started, Exited), the supervisor's after the config SupervisorMsg (Go,
+// with a type of its own: the init's are InitMsg (Hello, SocketsMade,
+// SetupFailed, Started, Exited), the supervisor's after the config SupervisorMsg (Go,
 // Kill, Signal). Each side reads a line at most so long (ReadLine) and
 // decodes it with one function (DecodeInitMsg, DecodeSupervisorMsg) that
 // refuses anything malformed, unknown or of the wrong shape, naming it: a
