@@ -22,6 +22,8 @@
 //	    |   (no "go" unless the hello came first     |
 //	    |   and its version is the supervisor's own) |
 //	    |                                            |  mounts, hostname, network,
+//	    |<-- {kind:"sockets", n} + descriptors ------|  (a mode with a hook only:
+//	    |                                            |  sockets.go)
 //	    |                                            |  identity, landlock, fds,
 //	    |                                            |  seccomp
 //	    |-- {kind:"go"} ---------------------------->|  waits for it before the exec
