@@ -7,7 +7,8 @@ import (
 	"github.com/scidex/scidex-jail/jail/report"
 )
 
-// TestNoNetworkNamesRecorded: with no network (the default profile), the
+// TestNoNetworkNamesRecorded: with no network (the default profile, and
+// the loopback mode), the
 // analysis' name lookups are answered, refused, and recorded, so that the
 // notes say what it tried to reach and that the profile allows none,
 // where the analysis only sees "Name or service not known"; /etc/hosts'
@@ -57,6 +58,26 @@ print(json.dumps(out))
 		t.Errorf("egress lookups = %+v, want eutils.ncbi.nlm.nih.gov and rest.uniprot.org refused as no_network, localhost not", e.Lookups)
 	}
 	if want := "The analysis tried to reach eutils.ncbi.nlm.nih.gov, rest.uniprot.org; this profile allows no network."; !strings.Contains(r.report.CompletionNotes, want) {
+		t.Errorf("completion notes = %q, want them to hold %q", r.report.CompletionNotes, want)
+	}
+	// The loopback mode (a notebook's) too, in its own words; its own
+	// listeners still reached by localhost.
+	lo := `
+import socket, threading
+s = socket.socket(); s.bind(("localhost", 0)); s.listen()
+threading.Thread(target=lambda: s.accept()[0].sendall(b"kernel"), daemon=True).start()
+print(socket.create_connection(("localhost", s.getsockname()[1])).recv(16).decode())
+try:
+    socket.getaddrinfo("pypi.org", 443)
+except socket.gaierror as e:
+    print(e)
+`
+	r = runJail(t, runOpts{}, "run", "--id", "names-lo", "--tmp-root", tmpRoot(t), "--net", "loopback", "--", "/usr/bin/python3", "-c", lo)
+	wantStatus(t, r, report.StatusOK, 0)
+	if r.stdout != "kernel\n[Errno -2] Name or service not known\n" {
+		t.Errorf("inside --net loopback: %q, want its own listener reached and pypi.org not found", r.stdout)
+	}
+	if want := "The analysis tried to reach pypi.org; this profile allows no network but the run's own loopback."; !strings.Contains(r.report.CompletionNotes, want) {
 		t.Errorf("completion notes = %q, want them to hold %q", r.report.CompletionNotes, want)
 	}
 	// A run that looks nothing up has no egress section.

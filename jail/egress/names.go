@@ -23,13 +23,13 @@ import (
 // there: it speaks the protocol of glibc's name service cache daemon
 // (nscd) on a unix socket of the run's view (/var/run/nscd/socket), which
 // the C library asks before any other source, for getaddrinfo (and so
-// Python, curl, R, most C programs) and for users and groups. It answers
-// getaddrinfo for the names of the host's /etc/hosts, which the view
-// shows (localhost), as the library would from the file; refuses every
-// other name (HOST_NOT_FOUND: "Name or service not known") and records
-// it; and hangs up on every other request, which sends the library to
-// its own sources (the view's /etc/passwd, /etc/hosts), as with no
-// daemon at all. A program that does not use the C library's resolver
+// Python, curl, R, most C programs), gethostbyname, and users and groups.
+// It answers getaddrinfo and gethostbyname for the names of the host's
+// /etc/hosts, which the view shows (localhost), as the library would from
+// the file; refuses every other name (HOST_NOT_FOUND: "Name or service
+// not known") and records it; and hangs up on every other request (users,
+// groups, services), which sends the library to its own files (the
+// view's /etc/passwd), as with no daemon at all. A program that does not use the C library's resolver
 // (Go's own, musl's) tries DNS itself and meets seccomp's EAFNOSUPPORT,
 // unrecorded.
 type Names struct {
@@ -124,16 +124,24 @@ func (n *Names) answer(c net.Conn) {
 	}
 	asked := strings.TrimSuffix(string(key), "\x00")
 	name, why := normalizeName(asked)
+	// Every hosts request is answered, never hung up on: the C library
+	// takes a hang-up for a daemon gone and asks none for its next 100
+	// lookups, which would then go unrecorded.
 	if addrs, ok := n.hosts[name]; ok && why == "" {
-		if typ == nscdGetAI {
+		switch typ {
+		case nscdGetAI:
 			c.Write(aiFound(name, addrs))
+		case nscdGetHostByName:
+			c.Write(hostFound(name, addrs, true))
+		default:
+			c.Write(hostFound(name, addrs, false))
 		}
-		return // gethostbyname: from the file, by the library itself
+		return
 	}
 	if !n.spend() {
 		return
 	}
-	l := Lookup{Name: name, Type: "getaddrinfo", Decision: Refused, Reason: ReasonNoNetwork, Detail: "this profile allows no network"}
+	l := Lookup{Name: name, Type: "getaddrinfo", Decision: Refused, Reason: ReasonNoNetwork, Detail: "the profile allows no network"}
 	if typ != nscdGetAI {
 		l.Type = "gethostbyname"
 	}
@@ -141,11 +149,47 @@ func (n *Names) answer(c net.Conn) {
 		l = malformed(quoteName(asked) + ": " + why)
 	}
 	n.rec.lookup(l)
+	// found 0: no address, and h_errno HOST_NOT_FOUND, final (the library
+	// asks no other source).
 	if typ == nscdGetAI {
-		// found 0: no address, and h_errno HOST_NOT_FOUND, final (the
-		// library asks no other source).
 		c.Write(aiHeader(0, 0, 0, 0, hostNotFound))
+	} else {
+		c.Write(hostHeader(0, 0, 0, 0, 0, 0, hostNotFound))
 	}
+}
+
+// hostHeader is nscd's hst_response_header: version, found, h_name_len,
+// h_aliases_cnt, h_addrtype, h_length, h_addr_list_cnt, error.
+func hostHeader(found, nameLen, aliases, addrType, addrLen, addrs, herr int32) []byte {
+	b := make([]byte, 0, 32)
+	for _, v := range []int32{nscdVersion, found, nameLen, aliases, addrType, addrLen, addrs, herr} {
+		b = binary.NativeEndian.AppendUint32(b, uint32(v))
+	}
+	return b
+}
+
+// hostFound is gethostbyname's answer for a name of the hosts file: its
+// addresses of the family asked (IPv4, or IPv6), the name, no aliases;
+// none of that family is HOST_NOT_FOUND, as the file would say.
+func hostFound(name string, addrs []netip.Addr, v4 bool) []byte {
+	var data []byte
+	n := int32(0)
+	for _, a := range addrs {
+		if a.Is4() == v4 {
+			data = append(data, a.AsSlice()...)
+			n++
+		}
+	}
+	if n == 0 {
+		return hostHeader(0, 0, 0, 0, 0, 0, hostNotFound)
+	}
+	typ, size := int32(2), int32(4)
+	if !v4 {
+		typ, size = 10, 16
+	}
+	h := append([]byte(name), 0)
+	out := hostHeader(1, int32(len(h)), 0, typ, size, n, 0)
+	return append(append(out, h...), data...)
 }
 
 // spend takes one lookup from the budget: false once it is spent, when
@@ -218,10 +262,10 @@ func readHosts(path string) map[string][]netip.Addr {
 }
 
 // NamesSummary is the completion notes' sentence for the lookups a run
-// with no network made ("the analysis tried to reach
-// eutils.ncbi.nlm.nih.gov; this profile allows no network"); empty when
+// with no network made, why the refusal ("The analysis tried to reach
+// eutils.ncbi.nlm.nih.gov; this profile allows no network."); empty when
 // it made none.
-func (l Log) NamesSummary() string {
+func (l Log) NamesSummary(why string) string {
 	var names []string
 	for _, q := range l.Lookups {
 		if q.Reason == ReasonNoNetwork && q.Name != "" {
@@ -236,5 +280,5 @@ func (l Log) NamesSummary() string {
 	if l.Dropped > 0 {
 		s += " (and more: " + count(l.Dropped, "lookup", "lookups") + " not kept)"
 	}
-	return s + "; this profile allows no network."
+	return s + "; " + why + "."
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"io"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"testing"
@@ -49,7 +50,9 @@ func TestNames(t *testing.T) {
 		{"hosts file name", nscdGetAI, "localhost", aiFound("localhost", nil)}, // compared below by its header
 		{"refused", nscdGetAI, "eutils.ncbi.nlm.nih.gov", aiHeader(0, 0, 0, 0, hostNotFound)},
 		{"refused, upper case", nscdGetAI, "EUTILS.ncbi.nlm.nih.gov.", aiHeader(0, 0, 0, 0, hostNotFound)},
-		{"gethostbyname: the library's files", nscdGetHostByName, "evil.example", nil},
+		{"gethostbyname refused", nscdGetHostByName, "evil.example", hostHeader(0, 0, 0, 0, 0, 0, hostNotFound)},
+		{"gethostbyname of the file", nscdGetHostByName, "localhost", hostFound("localhost", []netip.Addr{netip.MustParseAddr("127.0.0.1")}, true)},
+		{"gethostbyname v6 of the file", nscdGetHostByNameV6, "ip6-localhost", hostFound("ip6-localhost", []netip.Addr{netip.IPv6Loopback()}, false)},
 		{"the cache's shared memory", 13, "hosts", nil},
 		{"a user", 0, "root", nil},
 		{"malformed name", nscdGetAI, "a..b", aiHeader(0, 0, 0, 0, hostNotFound)},
@@ -70,7 +73,7 @@ func TestNames(t *testing.T) {
 		log.Lookups[1].Name != "evil.example" || log.Lookups[1].Type != "gethostbyname" || log.Lookups[2].Reason != ReasonMalformed {
 		t.Errorf("log = %+v, want eutils twice, evil.example by gethostbyname, and the malformed name", log)
 	}
-	if got, want := log.NamesSummary(), "The analysis tried to reach eutils.ncbi.nlm.nih.gov, evil.example; this profile allows no network."; got != want {
+	if got, want := log.NamesSummary("this profile allows no network"), "The analysis tried to reach eutils.ncbi.nlm.nih.gov, evil.example; this profile allows no network."; got != want {
 		t.Errorf("NamesSummary() = %q, want %q", got, want)
 	}
 }

@@ -14,16 +14,21 @@ import (
 // library's name service socket in the view, so that the notes can say
 // what the analysis tried to reach. It needs no inet socket: the mode's
 // seccomp filter keeps refusing them.
-type namesHook struct{}
+type namesHook struct {
+	why string // the notes' reason: "this profile allows no network"
+}
 
 func (namesHook) Init(Run) InitSide { return InitSide{Names: true} }
 
-func (namesHook) Start(_ context.Context, run Run) (Session, error) {
+func (h namesHook) Start(_ context.Context, run Run) (Session, error) {
 	// The view shows the host's /etc/hosts: the names it answers.
-	return &namesSession{names: egress.NewNames(run.Budgets.Entries, "/etc/hosts")}, nil
+	return &namesSession{names: egress.NewNames(run.Budgets.Entries, "/etc/hosts"), why: h.why}, nil
 }
 
-type namesSession struct{ names *egress.Names }
+type namesSession struct {
+	names *egress.Names
+	why   string
+}
 
 func (s *namesSession) Serve(files []*os.File) error {
 	defer func() {
@@ -45,7 +50,7 @@ func (s *namesSession) Serve(files []*os.File) error {
 func (s *namesSession) Stop() Stopped {
 	log := s.names.Stop()
 	st := Stopped{Egress: &log}
-	if sum := log.NamesSummary(); sum != "" {
+	if sum := log.NamesSummary(s.why); sum != "" {
 		st.Notes = []string{sum}
 	}
 	return st

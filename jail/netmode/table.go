@@ -16,7 +16,7 @@ var All = []Mode{
 		OwnNamespace: true, Seccomp: seccomp.NetNone,
 		// Its name lookups are answered, refused, by the supervisor over a
 		// unix socket (names.go), and named in the notes.
-		Hook: namesHook{},
+		Hook: namesHook{why: "this profile allows no network"},
 		Layers: map[promise.Promise][]promise.Layer{
 			promise.PromiseAbstractSockets: {promise.LayerNetNS, promise.LayerLandlockScope},
 			promise.PromiseNoPostgres:      {promise.LayerNetNS, promise.LayerSeccomp},
@@ -25,8 +25,9 @@ var All = []Mode{
 	},
 	{
 		Name: "loopback", Help: "lo only, e.g. for notebook kernels", Means: "the run's own only",
-		Doc:          "inet sockets reach the run's own listeners only (notebook kernels)",
+		Doc:          "inet sockets reach the run's own listeners only (notebook kernels); name lookups are answered, refused, and recorded as in none",
 		OwnNamespace: true, Loopback: true, Seccomp: seccomp.NetInet,
+		Hook: namesHook{why: "this profile allows no network but the run's own loopback"},
 		// Its lo is the run's own: the namespace holds the network alone.
 		Layers: map[promise.Promise][]promise.Layer{
 			promise.PromiseAbstractSockets: {promise.LayerNetNS, promise.LayerLandlockScope},
