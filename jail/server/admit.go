@@ -60,14 +60,13 @@ func (c *conn) start(req *Request, fds []int) {
 // ended, before the reply is written: a client slow to read (or not
 // reading) holds up its own replies, never another client's runs.
 func (c *conn) carryOut(r *run, spec *jail.Spec, files []*os.File) {
-	defer c.s.leave(r) // after the reply: Shutdown waits for it (bounded, reply.go)
-	c.reply(c.s.execute(r, spec, files))
+	defer c.s.leave(r) // after the reply and the cleanup: Shutdown waits for them (bounded, reply.go)
+	c.replyThenClean(c.s.execute(r, spec, files))
 }
 
-// execute waits for a place, runs, frees the place, and returns the reply.
-func (s *Server) execute(r *run, spec *jail.Spec, files []*os.File) Reply {
-	// The run's end makes room for a slot, once its place is free.
-	defer s.pool.kick()
+// execute waits for a place, runs, frees the place, and returns the reply
+// and what follows it (later.go).
+func (s *Server) execute(r *run, spec *jail.Spec, files []*os.File) (Reply, afterReply) {
 	// A place, or a cancel while waiting for one: then the run ends at
 	// its first step, with its report (cancelled, nothing made), as a
 	// cancel right after `run --ready-fd` does (its SIGTERM is still in
@@ -84,18 +83,18 @@ func (s *Server) execute(r *run, spec *jail.Spec, files []*os.File) Reply {
 	}
 	s.unqueue()
 	e := s.enter()
-	defer e.done()
-	rep, err := supervise.RunWith(spec, supervise.Options{Signals: r.signals, Stdio: files, Slots: s.pool.take, Running: e.running,
+	rep, later, err := supervise.RunServed(spec, supervise.Options{Signals: r.signals, Stdio: files, Slots: s.pool.take, Running: e.running,
 		Accepted: r.accepted, Served: &r.served})
+	after := afterReply{s: s, edge: e, cleanup: later}
 	if err != nil {
-		return errorReply(r.req, err)
+		return errorReply(r.req, err), after
 	}
 	b, err := json.Marshal(rep)
 	if err != nil {
-		return errorReply(r.req, errors.New("bug: the report could not be encoded: "+err.Error()))
+		return errorReply(r.req, errors.New("bug: the report could not be encoded: "+err.Error())), after
 	}
 	code := rep.ExitCode
-	return Reply{Event: "done", Req: r.req, ExitCode: &code, Report: b, status: string(rep.Status)}
+	return Reply{Event: "done", Req: r.req, ExitCode: &code, Report: b, status: string(rep.Status)}, after
 }
 
 // admit counts r in the queue, or refuses it: the queue is full, or the
@@ -111,7 +110,8 @@ func (s *Server) admit(r *run) error {
 		return errors.New("refused: " + strconv.Itoa(s.cfg.MaxRuns) + " runs at once and " + strconv.Itoa(s.cfg.Queue) +
 			" waiting, the most this server takes (--max-runs, --queue): try again later")
 	}
-	r.served = report.Served{MaxRuns: s.cfg.MaxRuns, Queue: s.cfg.Queue, Running: len(s.places), QueuedAhead: s.queued}
+	r.served = report.Served{MaxRuns: s.cfg.MaxRuns, Queue: s.cfg.Queue, Running: len(s.places), QueuedAhead: s.queued,
+		CleanupsFailed: s.cleanupsFailed}
 	r.accepted = time.Now()
 	s.queued++
 	s.runs[r] = struct{}{}

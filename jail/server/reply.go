@@ -68,6 +68,8 @@ func (c *conn) lost(r Reply) {
 		c.s.logf("reply not delivered: request %s done, status %s, exit code %s", r.Req, r.status, code)
 	case "error":
 		c.s.logf("reply not delivered: request %q error, exit code %s: %s", r.Req, code, r.Error)
+	case "cleanup":
+		c.s.logf("reply not delivered: request %s cleanup failed: %s", r.Req, r.Error)
 	}
 }
 

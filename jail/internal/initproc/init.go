@@ -221,6 +221,12 @@ func run(started time.Time) int {
 	go passInbound(t, sigs)
 	ws, reaped := t.reapAll()
 	m := exitedMsg(ws, reaped.Sub(execAt))
+	// Every other process of the run is reaped: the init's copies of the
+	// analysis' stdio are the last writers of the supervisor's relay
+	// pipes. Closed before the report of the end, so that the streams end
+	// with it, not with the init's exit: a served run's reply waits for
+	// the streams, and not for that exit (supervise/later.go).
+	closeStdio()
 	c.send(&m)
 	// Stay, with nothing else left in the namespace, until the supervisor
 	// has read the run directory through our root (a tmpfs run directory
