@@ -93,6 +93,9 @@ func (s *Server) execute(r *run, spec *jail.Spec, files []*os.File) (Reply, afte
 	if err != nil {
 		return errorReply(r.req, errors.New("bug: the report could not be encoded: "+err.Error())), after
 	}
+	if rep.Start == "cold" {
+		after.cold = spec
+	}
 	code := rep.ExitCode
 	return Reply{Event: "done", Req: r.req, ExitCode: &code, Report: b, status: string(rep.Status)}, after
 }

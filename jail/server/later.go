@@ -1,6 +1,7 @@
 package server
 
 import (
+	"github.com/scidex/scidex-jail/jail"
 	"github.com/scidex/scidex-jail/jail/supervise"
 )
 
@@ -15,6 +16,9 @@ type afterReply struct {
 	s       *Server
 	edge    *edge
 	cleanup *supervise.Cleanup // nil: done before the report (a run that did not end normally)
+	// cold: the run's spec, when it started cold: the pool's next slots
+	// are made in its shape (follow.go).
+	cold *jail.Spec
 }
 
 // replyThenClean writes the reply while the run's cleanup goes on beside
@@ -25,6 +29,9 @@ func (c *conn) replyThenClean(r Reply, after afterReply) {
 	cleaned := make(chan error, 1)
 	go func() {
 		err := after.cleanup.Do()
+		if after.cold != nil {
+			after.s.pool.follow(after.cold)
+		}
 		if after.edge != nil {
 			after.edge.done()
 		}

@@ -105,6 +105,10 @@ func (p *pool) refillOnce() bool {
 		}
 		stale := p.takeStale(currentInit())
 		i := p.missing()
+		var template *jail.Spec
+		if i >= 0 {
+			template = p.cfg.Templates[i] // follow may change it meanwhile
+		}
 		p.mu.Unlock()
 		for _, sl := range stale {
 			sl.Destroy()
@@ -112,9 +116,9 @@ func (p *pool) refillOnce() bool {
 		if i < 0 || p.busy() || time.Now().Before(p.retryAt) {
 			return true
 		}
-		sl, err := supervise.PrepareSlot(p.cfg.Templates[i])
+		sl, err := supervise.PrepareSlot(template)
 		if err != nil {
-			p.failed("slot for profile " + p.cfg.Templates[i].Profile + ": " + err.Error() + "; runs start cold")
+			p.failed("slot for profile " + template.Profile + ": " + err.Error() + "; runs start cold")
 			return true
 		}
 		p.backoff, p.lastWarn = 0, ""
@@ -160,14 +164,17 @@ func currentInit() string {
 	return id
 }
 
-// takeStale removes the slots idle longer than Idle, and those made from
-// another init than the one there now (a new package).
+// takeStale removes the slots idle longer than Idle, those made from
+// another init than the one there now (a new package), those whose view
+// is no longer the host's (supervise.Slot.Current), and those of a shape
+// the pool no longer makes (follow).
 func (p *pool) takeStale(init string) []*supervise.Slot {
 	var stale []*supervise.Slot
 	for i, slots := range p.ready {
 		kept := slots[:0]
 		for _, sl := range slots {
-			if (p.cfg.Idle > 0 && time.Since(sl.Made()) > p.cfg.Idle) || (init != "" && !sl.MadeFrom(init)) {
+			if (p.cfg.Idle > 0 && time.Since(sl.Made()) > p.cfg.Idle) || (init != "" && !sl.MadeFrom(init)) ||
+				!sl.MadeFor(p.cfg.Templates[i]) || !sl.Current() {
 				stale = append(stale, sl)
 			} else {
 				kept = append(kept, sl)

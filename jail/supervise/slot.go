@@ -1,6 +1,7 @@
 package supervise
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"os"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"github.com/scidex/scidex-jail/cgroupfs"
 	"github.com/scidex/scidex-jail/jail"
 	"github.com/scidex/scidex-jail/jail/initconn"
+	"github.com/scidex/scidex-jail/jail/internal/protocol"
 	"github.com/scidex/scidex-jail/jail/uidlease"
 )
 
@@ -29,6 +31,11 @@ type Slot struct {
 	conn    *initconn.Conn
 	lease   *uidlease.Lease // the slot's ids when leased; the run that takes the slot takes it
 	made    time.Time
+	// template is the spec the slot was made for: Current checks that a
+	// slot made from it now would still have the slot's key.
+	template *jail.Spec
+	checked  time.Time // Current's last look, and what it found
+	current  bool
 }
 
 // PrepareSlot makes a slot for runs like template (a spec of the profile
@@ -54,7 +61,7 @@ func PrepareSlot(template *jail.Spec) (*Slot, error) {
 		lease.Release()
 		return nil, fmt.Errorf("prepare slot: %w", err)
 	}
-	sl := &Slot{prog: prog, lease: lease, made: time.Now()}
+	sl := &Slot{prog: prog, lease: lease, made: time.Now(), template: template, checked: time.Now(), current: true}
 	if sl.key, err = slotKey(plan, prog); err != nil {
 		prog.Close()
 		lease.Release()
@@ -99,7 +106,8 @@ func CheckSlot(template *jail.Spec) error {
 }
 
 // start makes the leaf and starts the init in it, stdio on /dev/null (the
-// run's own comes with its config), and checks its version.
+// run's own comes with its config), checks its version, and has it build
+// the plan's view when it can be built ahead (viewAhead).
 func (sl *Slot) start(plan *jail.Plan) error {
 	leaf, _, err := createLeaf(plan.Cgroup, plan.Run.TmpRoot)
 	if err != nil {
@@ -115,8 +123,50 @@ func (sl *Slot) start(plan *jail.Plan) error {
 	if err != nil {
 		return err
 	}
-	return sl.conn.AwaitHello(nil, nil)
+	if err := sl.conn.AwaitHello(nil, nil); err != nil || !viewAhead(plan) {
+		return err
+	}
+	cfg, err := withLimits(plan, leaf)
+	if err != nil {
+		return err
+	}
+	view := protocol.ViewOf(&cfg)
+	return sl.conn.SendView(&view)
 }
+
+// viewAhead says whether a slot builds the plan's view ahead of its run:
+// when its run directory is a tmpfs of the disk budget. One bound from
+// the host is made for the run (runfiles.CreateDir), and its bind would
+// need it in the slot's view.
+func viewAhead(p *jail.Plan) bool { return p.Init.Mounts.RunDirBytes > 0 }
+
+// Current says whether a slot made now from the slot's template would
+// have its key: the host's view (the system directories, /etc, the data
+// dirs of the template's root) is still the one the slot's was built
+// from. It is asked at most once a second (currentEvery): a slot that is
+// not current is never taken anyway, since a run's key is made from the
+// host's view at its request; the pool destroys it.
+func (sl *Slot) Current() bool {
+	if time.Since(sl.checked) < currentEvery {
+		return sl.current
+	}
+	sl.checked, sl.current = time.Now(), false
+	s, err := sl.template.Validate()
+	if err != nil {
+		return false
+	}
+	plan, _, err := jail.BuildPlan(s, jail.LookHost(&s.Spec))
+	if err != nil {
+		return false
+	}
+	key, err := slotKey(plan, sl.prog)
+	sl.current = err == nil && key == sl.key
+	return sl.current
+}
+
+// currentEvery is how often Current looks at the host again: a plan of
+// the template is half a millisecond of a CPU the runs share.
+const currentEvery = time.Second
 
 // Key is what a run must match to take the slot (slotKey).
 func (sl *Slot) Key() string { return sl.key }
@@ -161,6 +211,15 @@ type Slots func(key string) *Slot
 // an init replaced on disk, a new package, is another key). The rest of
 // the plan, the host view included, is the request's, built when it comes.
 func slotKey(p *jail.Plan, prog *initconn.Program) (string, error) {
+	id, err := prog.Identity()
+	if err != nil {
+		return "", err
+	}
+	return planKey(p) + "|init=" + id, nil
+}
+
+// planKey is slotKey without the init: what of the plan a slot fixes.
+func planKey(p *jail.Plan) string {
 	var b strings.Builder
 	for _, ns := range p.Namespaces {
 		b.WriteString(ns.Name + ",")
@@ -185,11 +244,15 @@ func slotKey(p *jail.Plan, prog *initconn.Program) (string, error) {
 		slices.Sort(keys)
 		fmt.Fprintf(&b, "|cgroup=%s:%s", c.Parent, strings.Join(keys, ","))
 	}
-	id, err := prog.Identity()
-	if err != nil {
-		return "", err
+	if viewAhead(p) {
+		// The view the slot built: a run whose view differs in anything
+		// but the run directory's name (and the meminfo's numbers,
+		// written at its start) is another key.
+		v := protocol.ViewOf(&p.Init)
+		sum := sha256.Sum256(protocol.EncodeConfig(&v))
+		fmt.Fprintf(&b, "|view=%x", sum[:16])
 	}
-	return b.String() + "|init=" + id, nil
+	return b.String()
 }
 
 // takeSlot adopts a slot for the plan (and prog, the init a cold start

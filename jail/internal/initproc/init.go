@@ -108,7 +108,7 @@ func setupSteps(cfg *protocol.Config, found *protocol.Started) []step {
 		}},
 		// While the init still has CAP_SYS_ADMIN over its mount
 		// namespace: every later step sees only the run's view.
-		{protocol.StageMounts, func() error { return buildMountView(&cfg.Mounts, online) }},
+		{protocol.StageMounts, func() error { return buildMountView(&cfg.Mounts, online, nil) }},
 		{protocol.StageHostname, func() error { return unix.Sethostname([]byte(cfg.Hostname)) }},
 		{protocol.StageNetwork, func() error {
 			if cfg.Loopback {
@@ -186,6 +186,16 @@ func run(started time.Time) int {
 	inbound := startInbound()
 
 	cfg, err := readConfig(c.r)
+	var ahead *heldView
+	if err == nil && cfg.View {
+		// A slot's view, ahead of its run (ahead.go): built now, the
+		// run's config after it.
+		if ahead = c.buildAhead(cfg, slot); ahead == nil {
+			return protocol.ExitSetup
+		}
+		arrival = time.Time{}
+		cfg, err = readConfig(c.r)
+	}
 	if err == nil {
 		err = installStdio(cfg.Stdio, rr.take())
 	}
@@ -202,7 +212,11 @@ func run(started time.Time) int {
 	}
 	c.lap(string(protocol.StageConfig))
 	found := &protocol.Started{}
-	for _, s := range setupSteps(cfg, found) {
+	steps := setupSteps(cfg, found)
+	if ahead != nil {
+		steps = ahead.steps(cfg, found)
+	}
+	for _, s := range steps {
 		if !c.runStep(s) {
 			return protocol.ExitSetup
 		}

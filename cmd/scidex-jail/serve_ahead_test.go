@@ -1,0 +1,106 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/scidex/scidex-jail/jail/report"
+)
+
+// TestServeViewAhead: a slot builds its run's view ahead (its CPUs, its
+// mounts, lo), and a run that takes it only names its run directory: its
+// init phases have no "cpus" (a cold run's have), and it sees its own run
+// directory, data dir and outputs. A slot serves only runs of its view: a
+// data dir that appears in the root after the slot was made is not in
+// its view, so the next run from that root starts cold (never in the
+// stale slot) and sees the data dir; the server then makes its slots in
+// that run's shape, and a later run takes one and sees the data dir too.
+func TestServeViewAhead(t *testing.T) {
+	root := tmpRoot(t)
+	c := startServe(t, "--slots", "1")
+	n := 0
+	run := func(script string, args ...string) (*report.Report, string) {
+		t.Helper()
+		n++
+		fds, output := stdioPipes(t)
+		req := "r" + string(rune('a'+n))
+		args = append([]string{"--id", "ahead-" + req, "--tmp-root", root}, args...)
+		c.send(runReq(req, root, args, "/bin/sh", "-c", script), fds...)
+		rep := c.await(req).report(t)
+		return rep, output()
+	}
+	initPhases := func(rep *report.Report) []string {
+		var names []string
+		for _, p := range rep.Phases {
+			if p.Where == "init" {
+				names = append(names, p.Name)
+			}
+		}
+		return names
+	}
+	// Until one takes the slot (the pool is being filled).
+	const show = "pwd; ls; echo x > out.txt; cat data/x.csv 2>/dev/null || echo no-data"
+	var rep *report.Report
+	var out string
+	for range 40 {
+		if rep, out = run(show); rep.Start == "slot" {
+			break
+		}
+		if ph := initPhases(rep); !slices.Contains(ph, "cpus") {
+			t.Fatalf("a cold run's init phases %v lack cpus", ph)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if rep.Start != "slot" {
+		t.Fatalf("no run took a slot in 40 runs with --slots 1; server stderr: %s", c.stderr)
+	}
+	if ph := initPhases(rep); slices.Contains(ph, "cpus") || slices.Contains(ph, "network") {
+		t.Errorf("a run from a slot: init phases %v, want no cpus or network (the slot's)", ph)
+	}
+	if want := filepath.Join(root, "scidex-analysis-ahead-r"+string(rune('a'+n))) + "\nno-data\n"; rep.Status != report.StatusOK || out != want {
+		t.Errorf("a run from a slot: %s, output %q, want ok and %q", rep.Status, out, want)
+	}
+	if len(rep.Outputs) != 1 || rep.Outputs[0].Path != "out.txt" {
+		t.Errorf("a run from a slot: outputs %+v, want out.txt", rep.Outputs)
+	}
+
+	// The meminfo is the run's, written as it takes the slot: its memory
+	// limit, not the template's.
+	for range 40 {
+		if rep, out = run("grep MemTotal /proc/meminfo", "--memory", "123M"); rep.Start == "slot" {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if want := "MemTotal:         125952 kB\n"; rep.Start != "slot" || out != want {
+		t.Errorf("a run from a slot with --memory 123M: start %s, %q, want slot and %q", rep.Start, out, want)
+	}
+
+	// A data dir appears: the ready slot's view lacks it.
+	if err := os.Mkdir(filepath.Join(root, "data"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "data", "x.csv"), []byte("a,b\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The slot taken above is made anew, of the view without data/.
+	waitFor(t, func() bool { return len(c.slots().added(t)) >= 1 }, "a slot")
+	time.Sleep(200 * time.Millisecond)
+	rep, out = run(show)
+	if rep.Start != "cold" || !strings.HasSuffix(out, "a,b\n") {
+		t.Errorf("the first run with a data dir: start %s, output %q, want cold and the data dir's a,b", rep.Start, out)
+	}
+	for range 40 {
+		if rep, out = run(show); rep.Start == "slot" {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if rep.Start != "slot" || !strings.HasSuffix(out, "a,b\n") {
+		t.Errorf("a later run with the data dir: start %s, output %q, want slot (made in its shape) and a,b; server stderr: %s", rep.Start, out, c.stderr)
+	}
+}
