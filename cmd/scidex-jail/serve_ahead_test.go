@@ -4,9 +4,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/scidex/scidex-jail/jail/report"
 )
@@ -102,5 +105,59 @@ func TestServeViewAhead(t *testing.T) {
 	}
 	if rep.Start != "slot" || !strings.HasSuffix(out, "a,b\n") {
 		t.Errorf("a later run with the data dir: start %s, output %q, want slot (made in its shape) and a,b; server stderr: %s", rep.Start, out, c.stderr)
+	}
+}
+
+// TestServeRunDirAhead: a slot makes its run's directory ahead (an anchor,
+// a locked .new directory in the tmp-root of the slot's profile), and a
+// run that takes the slot gets that very directory, renamed for it (here
+// a run directory bound from the host, --disk 0, whose inode the analysis
+// sees); nothing of the anchors is left once the server has ended.
+func TestServeRunDirAhead(t *testing.T) {
+	root := tmpRoot(t)
+	c := startServe(t, "--slots", "1")
+	// In the default tmp-root, then in the runs' (the slots follow
+	// their shape).
+	name := ".scidex-analysis-slot-" + strconv.Itoa(c.cmd.Process.Pid) + ".*.new"
+	pattern := filepath.Join(os.TempDir(), name) + " or " + filepath.Join(root, name)
+	glob := func() []string {
+		a, _ := filepath.Glob(filepath.Join(os.TempDir(), name))
+		b, _ := filepath.Glob(filepath.Join(root, name))
+		return append(a, b...)
+	}
+	anchors := func() map[string]bool {
+		inodes := map[string]bool{}
+		names := glob()
+		for _, n := range names {
+			var st unix.Stat_t
+			if unix.Stat(n, &st) == nil {
+				inodes[strconv.FormatUint(st.Ino, 10)] = true
+			}
+		}
+		return inodes
+	}
+	var start, inode string
+	var ahead map[string]bool
+	for i := range 40 {
+		waitFor(t, func() bool { return len(anchors()) > 0 }, "a slot's run directory made ahead, "+pattern)
+		ahead = anchors()
+		fds, output := stdioPipes(t)
+		req := "d" + strconv.Itoa(i)
+		c.send(runReq(req, root, []string{"--id", "anchor-" + req, "--tmp-root", root, "--disk", "0"}, "/usr/bin/stat", "-c", "%i", "."), fds...)
+		start, inode = c.await(req).report(t).Start, strings.TrimSpace(output())
+		if start == "slot" {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if start != "slot" || !ahead[inode] {
+		t.Errorf("run: start %s, run directory inode %s, want slot and one of the anchors made ahead %v", start, inode, ahead)
+	}
+	unix.Shutdown(c.fd, unix.SHUT_WR)
+	if err := c.cmd.Wait(); err != nil {
+		t.Fatalf("serve: %v; stderr: %s", err, c.stderr)
+	}
+	if left := glob(); len(left) != 0 {
+		t.Errorf("after the server ended: %v, want no anchor left", left)
 	}
 }

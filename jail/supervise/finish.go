@@ -136,6 +136,7 @@ func (sv *supervisor) salvage(c carried) outputsRead {
 // leaf's usage and the warnings, the run directory's keep first.
 func (sv *supervisor) cleanup(in spawned, dir *runfiles.Dir) (*cgroupfs.Usage, []string) {
 	usage, leafWarnings := closeLeaf(in.leaf, in.spawner, in.conn)
+	in.anchor.Discard() // a slot's run directory made ahead and never claimed (a failure: the next sweep's)
 	var warnings []string
 	var dirErr error
 	switch {

@@ -208,6 +208,7 @@ type spawned struct {
 	spawner *initconn.Spawner    // cgroup v1: the thread the init was forked from, in the leaf
 	base    *cgroupfs.Usage      // a slot's leaf: its usage when the run took it, taken off the run's
 	slot    *Slot                // the slot the run took; nil: a cold start
+	anchor  *runfiles.Anchor     // the slot's run directory made ahead; nil: none, or claimed
 }
 
 // execute carries out the plan, stopping at the first step that fails or

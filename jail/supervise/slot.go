@@ -12,6 +12,7 @@ import (
 	"github.com/scidex/scidex-jail/jail"
 	"github.com/scidex/scidex-jail/jail/initconn"
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
+	"github.com/scidex/scidex-jail/jail/runfiles"
 	"github.com/scidex/scidex-jail/jail/uidlease"
 )
 
@@ -36,6 +37,10 @@ type Slot struct {
 	template *jail.Spec
 	checked  time.Time // Current's last look, and what it found
 	current  bool
+	// anchor is the run directory made ahead in the template's tmp-root
+	// (nil: none could be made): the run that takes the slot claims it
+	// when its own is in that tmp-root with that owner.
+	anchor *runfiles.Anchor
 }
 
 // PrepareSlot makes a slot for runs like template (a spec of the profile
@@ -71,6 +76,8 @@ func PrepareSlot(template *jail.Spec) (*Slot, error) {
 		sl.Destroy()
 		return nil, fmt.Errorf("prepare slot: %w", err)
 	}
+	// Without one, the run makes its own, as a cold run does.
+	sl.anchor, _ = runfiles.PrepareAnchor(plan.Run.TmpRoot, s.ID, plan.Run.Owner[0], plan.Run.Owner[1])
 	return sl, nil
 }
 
@@ -155,6 +162,10 @@ func (sl *Slot) Current() bool {
 	if err != nil {
 		return false
 	}
+	if sl.lease != nil {
+		// As leaseIDs made the slot's: its key names the range.
+		s.HostUID, s.HostGID, s.LeasedFrom = sl.lease.ID(), sl.lease.ID(), s.LeaseRange().String()
+	}
 	plan, _, err := jail.BuildPlan(s, jail.LookHost(&s.Spec))
 	if err != nil {
 		return false
@@ -182,6 +193,7 @@ func (sl *Slot) Destroy() {
 		sl.conn.Abort()
 	}
 	closeLeaf(sl.leaf, sl.spawner, sl.conn)
+	sl.anchor.Discard() // a failure: a leftover the next sweep takes
 	sl.prog.Close()
 	sl.lease.Release()
 	sl.lease = nil
@@ -207,9 +219,10 @@ type Slots func(key string) *Slot
 
 // slotKey is what a slot fixes of a run before its request: the
 // namespaces and ID map it was born with, its leaf's place and
-// controllers, and the init file it is (device, inode, size, change time:
-// an init replaced on disk, a new package, is another key). The rest of
-// the plan, the host view included, is the request's, built when it comes.
+// controllers, the view it built (viewAhead), and the init file it is
+// (device, inode, size, change time: an init replaced on disk, a new
+// package, is another key). The rest of the plan is the request's, built
+// when it comes.
 func slotKey(p *jail.Plan, prog *initconn.Program) (string, error) {
 	id, err := prog.Identity()
 	if err != nil {
@@ -273,15 +286,18 @@ func (sv *supervisor) takeSlot(prog *initconn.Program, lease *uidlease.Lease) (s
 	if sl == nil {
 		return spawned{}, lease, false
 	}
-	in := spawned{conn: sl.conn, spawner: sl.spawner, slot: sl}
+	in := spawned{conn: sl.conn, spawner: sl.spawner, slot: sl, anchor: sl.anchor}
+	sl.anchor = nil
 	if sl.leaf != nil {
 		if err := sl.leaf.SetLimits(sv.plan.Cgroup.Limits); err != nil {
 			sv.warnings = append(sv.warnings, "a prepared slot could not take this run's limits ("+err.Error()+"): started cold")
+			sl.anchor = in.anchor
 			sl.Destroy()
 			return spawned{}, lease, false
 		}
 		base, err := sl.leaf.Usage()
 		if err != nil {
+			sl.anchor = in.anchor
 			sl.Destroy()
 			return spawned{}, lease, false
 		}
