@@ -38,20 +38,20 @@ type Value struct {
 }
 
 // Usage is what a leaf used, read back after (or during) a run. Counters a
-// kernel does not provide stay zero.
-// The JSON names are the run report's (enforced.cgroup.usage).
+// kernel does not provide stay zero. The run's report gives them under
+// names of its own (jail/report's CgroupUsage): this package has no JSON.
 type Usage struct {
-	PeakMemoryBytes int64 `json:"peak_memory_bytes"` // v2 memory.peak (5.19+); v1 memory.max_usage_in_bytes
-	OOMKills        int64 `json:"oom_kills"`         // v2 memory.events oom_kill; v1 memory.oom_control oom_kill (4.13+)
-	MemoryLimitHits int64 `json:"memory_limit_hits"` // v2 memory.events max; v1 memory.failcnt + memory.memsw.failcnt (0 on some kernels, e.g. 6.18)
-	PIDsLimitHits   int64 `json:"pids_limit_hits"`   // pids.events max
+	PeakMemoryBytes int64 // v2 memory.peak (5.19+); v1 memory.max_usage_in_bytes
+	OOMKills        int64 // v2 memory.events oom_kill; v1 memory.oom_control oom_kill (4.13+)
+	MemoryLimitHits int64 // v2 memory.events max; v1 memory.failcnt + memory.memsw.failcnt (0 on some kernels, e.g. 6.18)
+	PIDsLimitHits   int64 // pids.events max
 
-	CPUUsageUsec  int64 `json:"cpu_usage_us"` // v2 cpu.stat; v1 cpuacct
-	CPUUserUsec   int64 `json:"cpu_user_us"`
-	CPUSystemUsec int64 `json:"cpu_system_us"`
-	NrPeriods     int64 `json:"cpu_nr_periods"` // cpu.stat
-	NrThrottled   int64 `json:"cpu_nr_throttled"`
-	ThrottledUsec int64 `json:"cpu_throttled_us"`
+	CPUUsageUsec  int64 // v2 cpu.stat; v1 cpuacct
+	CPUUserUsec   int64
+	CPUSystemUsec int64
+	NrPeriods     int64 // cpu.stat
+	NrThrottled   int64
+	ThrottledUsec int64
 }
 
 // Config says where a leaf goes and what it may use.

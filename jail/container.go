@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/scidex/scidex-jail/internal/sysfile"
+	"github.com/scidex/scidex-jail/jail/option"
 	"github.com/scidex/scidex-jail/jail/uidlease"
 )
 
@@ -24,11 +25,12 @@ import (
 // validateContainer is part of Spec.Validate.
 func (s *Spec) validateContainer() error {
 	if err := unix.Access(s.TmpRoot, unix.W_OK|unix.X_OK); err != nil {
-		how := "make it writable by uid " + strconv.Itoa(os.Geteuid()) + ", or pass another --tmp-root"
+		tmp := s.From.Name(option.TmpRoot)
+		how := "make it writable by uid " + strconv.Itoa(os.Geteuid()) + ", or give another " + tmp
 		if errors.Is(err, unix.EROFS) {
-			how = "in a container with a read-only root, mount a writable volume there (a Kubernetes emptyDir at /tmp), or pass --tmp-root to one"
+			how = "in a container with a read-only root, mount a writable volume there (a Kubernetes emptyDir at /tmp), or give " + tmp + " one"
 		}
-		return fmt.Errorf("%w: --tmp-root %s is not writable (%w): %s", ErrBadSpec, s.TmpRoot, err, how)
+		return fmt.Errorf("%w: %s %s is not writable (%w): %s", ErrBadSpec, tmp, s.TmpRoot, err, how)
 	}
 	if os.Geteuid() != 0 || s.leased() {
 		// Rootless: the analysis runs as this uid, which is mapped. A
@@ -36,16 +38,17 @@ func (s *Spec) validateContainer() error {
 		return nil
 	}
 	for _, m := range []struct {
-		file, flag string
-		id         int
-	}{{"/proc/self/uid_map", "--uid", s.HostUID}, {"/proc/self/gid_map", "--gid", s.HostGID}} {
+		file string
+		row  option.Row
+		id   int
+	}{{"/proc/self/uid_map", option.UID, s.HostUID}, {"/proc/self/gid_map", option.GID, s.HostGID}} {
 		b, err := sysfile.Read(m.file)
 		if err != nil {
 			return fmt.Errorf("read %s: %w", m.file, err)
 		}
 		if !idMapped(string(b), m.id) {
 			return fmt.Errorf("%w: %s %d is not mapped in the user namespace the jail runs in (%s: %s): a container must map a range of ids that includes it (Kubernetes hostUsers: false maps 65536; runc, podman and LXC map subordinate ids from /etc/subuid and /etc/subgid), or pass %s with an id that is mapped, other than 0",
-				ErrBadSpec, m.flag, m.id, m.file, strings.Join(strings.Fields(string(b)), " "), m.flag)
+				ErrBadSpec, s.From.Name(m.row), m.id, m.file, strings.Join(strings.Fields(string(b)), " "), s.From.Name(m.row))
 		}
 	}
 	return nil

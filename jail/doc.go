@@ -12,6 +12,7 @@
 // jail/promise (the contract as data), jail/view (what a run sees of the
 // host), jail/runfiles (the run's files on the host), jail/initconn (the
 // init and the connection to it), jail/report (the report's types),
+// jail/relay (the analysis' stdout and stderr, bounded, for the run),
 // jail/hostcheck (what `check` asks of the kernel) and jail/childmode (the
 // child modes' registry).
 //

@@ -38,8 +38,7 @@ func TestPlanGroups(t *testing.T) {
 			h.OverflowGID = 65533
 		}, []int{1000, 65533, 65533}, []report.HostGroup{{GID: 100, Name: "users", InsideGID: 65533}, {GID: 1001, Name: "lab", InsideGID: 65533}}, []promise.Layer{promise.LayerMountView, promise.LayerLandlockFS}},
 		{"rootless with groups, no landlock", func(s *Spec) {
-			s.Disable = []string{"landlock"}
-			s.AllowDegraded = []string{"landlock"}
+			s.OptIns = promise.OptIns{{Kind: promise.OptInDisable, Protection: promise.ProtectLandlock}, {Kind: promise.OptInDegrade, Protection: promise.ProtectLandlock}}
 		}, rootless, []int{1000, 65534, 65534},
 			[]report.HostGroup{{GID: 100, Name: "users", InsideGID: 65534}, {GID: 1001, Name: "lab", InsideGID: 65534}}, []promise.Layer{promise.LayerMountView}},
 	}

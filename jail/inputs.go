@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/scidex/scidex-jail/jail/option"
 	"github.com/scidex/scidex-jail/jail/runfiles"
 )
 
@@ -11,24 +12,22 @@ import (
 // the spec, so that mounts, Landlock rules and the report all use it.
 func (s *Spec) normaliseInputs() error {
 	if s.Root != "" {
+		root := s.From.Name(option.Root)
 		if !filepath.IsAbs(s.Root) {
-			return fmt.Errorf("%w: --root %q must be an absolute path", ErrBadSpec, s.Root)
+			return fmt.Errorf("%w: %s %q must be an absolute path", ErrBadSpec, root, s.Root)
 		}
 		if err := checkDir(s.Root); err != nil {
-			return fmt.Errorf("%w: --root: %w", ErrBadSpec, err)
+			return fmt.Errorf("%w: %s: %w", ErrBadSpec, root, err)
 		}
-		n, err := runfiles.NormalInput("--root", s.Root)
+		n, err := runfiles.NormalInput(root, s.Root)
 		if err != nil {
 			return err
 		}
 		s.Root = n
 	}
-	for _, l := range []struct {
-		flag  string
-		paths []string
-	}{{"--ro", s.ReadOnly}, {"--rw", s.ReadWrite}} {
+	for _, l := range s.hostPaths() {
 		for i, p := range l.paths {
-			n, err := runfiles.NormalInput(l.flag, p)
+			n, err := runfiles.NormalInput(s.From.NameAt(l.row, i), p)
 			if err != nil {
 				return err
 			}
@@ -39,7 +38,8 @@ func (s *Spec) normaliseInputs() error {
 }
 
 // inputPaths are the resolved host paths the analysis reads or writes
-// besides its run directory: data dirs that exist, --ro/--input, --rw.
+// besides its run directory: data dirs that exist, the read-only paths
+// (inputs among them), the read-write ones.
 func (s *Spec) inputPaths() []string {
 	var out []string
 	for _, d := range s.DataDirs {
@@ -68,7 +68,7 @@ func (s *Spec) resolvedTmpRoot() string {
 func (s *Spec) checkDestinations() error {
 	r, c, err := runfiles.CheckDestinations(runfiles.Destinations{
 		Report: s.Report, Collect: s.Collect, CollectMerge: s.CollectMerge, ID: s.ID,
-		TmpRoot: s.resolvedTmpRoot(), Inputs: s.inputPaths(),
+		TmpRoot: s.resolvedTmpRoot(), Inputs: s.inputPaths(), From: s.From,
 	})
 	if err == nil {
 		s.Report, s.Collect = r, c

@@ -14,5 +14,5 @@ func (s *Spec) Leased() bool { return s.leased() }
 func (s *Spec) LeaseRange() uidlease.Range { return s.uidRange() }
 
 // LeaseRangeError makes a range's refusal bad input, with how to fix it,
-// as Validate does.
-func LeaseRangeError(err error) error { return uidRangeError(err) }
+// as Validate does, naming the options as the caller gave them.
+func (s *Spec) LeaseRangeError(err error) error { return s.uidRangeError(err) }

@@ -17,11 +17,12 @@ import (
 // switched-off limit as 0; the report names every limit that is off in
 // limits.none.
 
-// SetLimit puts a value read by l.Parse in s, given as a flag: the
-// messages about it then name the flag.
+// SetLimit puts a value read by l.Parse in s, given over the profile's:
+// the messages about it then name it as s.From's language does (--disk,
+// request field limits.disk).
 func (s *Spec) SetLimit(l *limits.Limit, a limits.Amount) {
 	s.Limits.Set(l, a)
-	s.LimitsFrom = s.LimitsFrom.WithFlag(l)
+	s.From = s.From.With(l)
 }
 
 // cgroupLimits are the limits the run's cgroup leaf is made with: the
@@ -47,13 +48,13 @@ func machineMemory() int64 {
 }
 
 // validateLimits checks every limit against the table's rule, naming it
-// as the user gave it (LimitsFrom), and the tmpfs sizes against the
+// as the user gave it (From), and the tmpfs sizes against the
 // memory they take: a tmpfs (the run directory's budget, /dev/shm) is
 // memory, so it can never be larger than the run's memory limit, or
 // without one, the machine's memory.
 func (s *Spec) validateLimits() error {
-	from := s.LimitsFrom
-	if err := s.Limits.Check(from.Name); err != nil {
+	from := s.From
+	if err := s.Limits.Check(func(l *limits.Limit) string { return from.Name(l) }); err != nil {
 		return fmt.Errorf("%w: %w", ErrBadSpec, err)
 	}
 	mem := s.Limits.Int(limits.Memory)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/scidex/scidex-jail/cgroupfs"
 	"github.com/scidex/scidex-jail/jail/limits"
+	"github.com/scidex/scidex-jail/jail/option"
 )
 
 // TestValidateResources: tmpfs sizes are bounded by the memory they take.
@@ -31,12 +32,12 @@ func TestValidateResources(t *testing.T) {
 		{"shm zero", Spec{}, "--shm 0"},
 		{"cpus NaN from a library caller", Spec{Limits: limits.Of(L{limits.Shm: 1 << 20, limits.CPUQuota: nan()})}, "--cpus"},
 		{"pids too many", Spec{Limits: limits.Of(L{limits.Shm: 1 << 20, limits.PIDs: 99999999999})}, "--pids 99999999999 is above"},
-		{"disk above memory, both from a profile", Spec{Limits: limits.Of(L{limits.Disk: 4 << 30, limits.Shm: 64 << 20, limits.Memory: 2 << 30}), LimitsFrom: limits.FromProfile("big")},
+		{"disk above memory, both from a profile", Spec{Limits: limits.Of(L{limits.Disk: 4 << 30, limits.Shm: 64 << 20, limits.Memory: 2 << 30}), From: option.FromProfile("big", option.Flag)},
 			"profiles.big.disk 4G is larger than the run's memory limit (profiles.big.memory 2G)"},
-		{"disk from a profile above --memory", Spec{Limits: limits.Of(L{limits.Disk: 4 << 30, limits.Shm: 64 << 20, limits.Memory: 2 << 30}), LimitsFrom: limits.FromProfile("big").WithFlag(limits.Memory)},
+		{"disk from a profile above --memory", Spec{Limits: limits.Of(L{limits.Disk: 4 << 30, limits.Shm: 64 << 20, limits.Memory: 2 << 30}), From: option.FromProfile("big", option.Flag).With(limits.Memory)},
 			"profiles.big.disk 4G is larger than the run's memory limit (--memory 2G)"},
 		{"timeout negative from a program", Spec{Limits: limits.Of(L{limits.Shm: 1 << 20, limits.Timeout: -time.Second})}, "--timeout -1s is negative"},
-		{"entries above from a profile", Spec{Limits: limits.Of(L{limits.Shm: 1 << 20, limits.OutputEntries: 1 << 21}), LimitsFrom: limits.FromProfile("x")}, "profiles.x.output_entries 2097152 is above 1048576"},
+		{"entries above from a profile", Spec{Limits: limits.Of(L{limits.Shm: 1 << 20, limits.OutputEntries: 1 << 21}), From: option.FromProfile("x", option.Flag)}, "profiles.x.output_entries 2097152 is above 1048576"},
 	}
 	for _, c := range cases {
 		err := c.spec.validateLimits()

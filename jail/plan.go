@@ -12,6 +12,7 @@ import (
 	"github.com/scidex/scidex-jail/cgroupfs"
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
 	"github.com/scidex/scidex-jail/jail/limits"
+	"github.com/scidex/scidex-jail/jail/netmode"
 	"github.com/scidex/scidex-jail/jail/promise"
 	"github.com/scidex/scidex-jail/jail/report"
 	"github.com/scidex/scidex-jail/jail/runfiles"
@@ -59,7 +60,7 @@ type RunPlan struct {
 	Grace   time.Duration // SIGTERM to SIGKILL on timeout or cancel
 	Outputs OutputBudget  // bounds the post-run work
 	// StdioBytes bounds each of the analysis' relayed stdout and stderr
-	// (jail/supervise's relay.go); 0: no budget.
+	// (jail/relay); 0: no budget.
 	StdioBytes int64
 	// DiskBytes is the tmpfs run directory's budget (0: bound from the
 	// host, read from there too if the init could not be).
@@ -97,7 +98,7 @@ type IDMap struct {
 }
 
 // CgroupPlan is the run's cgroup leaf, before it exists: the supervisor
-// makes it from this alone (createLeaf).
+// makes it from this alone (jail/supervise's createLeaf).
 type CgroupPlan struct {
 	Parent string
 	// Name is the leaf's name before the random suffix each run adds:
@@ -116,8 +117,8 @@ type PlanError struct {
 func (e *PlanError) Error() string { return e.Err.Error() }
 func (e *PlanError) Unwrap() error { return e.Err }
 
-// allNamespaces is the fixed set; the network namespace is left out only in
-// the host network mode.
+// allNamespaces is the fixed set; the network namespace is left out in a
+// network mode that shares the host's (netmode.Mode.OwnNamespace).
 var allNamespaces = []Namespace{
 	{"user", unix.CLONE_NEWUSER}, {"mount", unix.CLONE_NEWNS}, {"pid", unix.CLONE_NEWPID},
 	{"net", unix.CLONE_NEWNET}, {"ipc", unix.CLONE_NEWIPC}, {"uts", unix.CLONE_NEWUTS},
@@ -130,12 +131,17 @@ var allNamespaces = []Namespace{
 // a *PlanError; the plan is returned even then, for its promises.
 func BuildPlan(r *Resolved, h view.HostView) (*Plan, []string, error) {
 	s := &r.Spec
+	net, err := netmode.Lookup(s.Net)
+	if err != nil {
+		return &Plan{}, nil, &PlanError{Stage: protocol.StagePolicy, Err: fmt.Errorf("network mode of a validated spec (bug): %w", err)}
+	}
 	// The host says what the kernel offers; the spec, what the caller
-	// switched off and which network mode the promises are about.
+	// switched off, and its network mode's row what the network's promises
+	// have.
 	layers := h.Layers
-	layers.Net, layers.Disabled = s.Net, s.optIns().Disabled()
+	layers.Net, layers.Disabled = net.Network(), s.OptIns.Disabled()
 	p := &Plan{
-		Namespaces: planNamespaces(s.Net),
+		Namespaces: planNamespaces(net),
 		IDs:        planIDs(r, h),
 		Promises:   promise.EvaluatePromises(layers, s.RequireLayers),
 		Run:        planRun(r),
@@ -147,12 +153,19 @@ func BuildPlan(r *Resolved, h view.HostView) (*Plan, []string, error) {
 	if !s.disabled(promise.ProtectCgroup) {
 		p.Cgroup = &CgroupPlan{Parent: s.CgroupParent, Name: runfiles.LeafName(s.ID), Limits: cgroupLimits(s.Limits)}
 	}
-	p.Init = planInit(s, h, p.IDs)
+	p.Init = planInit(s, h, p.IDs, net)
 	p.Run.Outputs.Links = linkTargets(p.Init.Mounts.Links)
 	// The analysis' own user database, with the HOME its environment has.
 	p.Init.Mounts.Files = view.UserDB(p.Init.Env, h)
 	p.Enforced = planEnforced(s, p)
-	short, err := promise.Check(p.Promises, s.optIns())
+	if net.Hook != nil {
+		// Fail closed: the supervisor does not run a mode's own side yet
+		// (the first mode to have one, egress, issue #35, wires it: started
+		// before the init, its files sent with the config, stopped at the
+		// end), and a mode without its side would not be the mode.
+		return p, warnings, &PlanError{Stage: protocol.StagePolicy, Err: fmt.Errorf("network mode %s needs its supervisor-side hook, which this supervisor does not run yet", net.Name)}
+	}
+	short, err := promise.Check(p.Promises, s.OptIns)
 	if err != nil {
 		return p, warnings, &PlanError{Stage: protocol.StagePromises, Err: err}
 	}
@@ -189,10 +202,10 @@ func planRun(r *Resolved) RunPlan {
 	return p
 }
 
-func planNamespaces(net promise.NetMode) []Namespace {
+func planNamespaces(net netmode.Mode) []Namespace {
 	var out []Namespace
 	for _, ns := range allNamespaces {
-		if ns.Name == "net" && net == promise.NetHost {
+		if ns.Name == "net" && !net.OwnNamespace {
 			continue
 		}
 		out = append(out, ns)
@@ -211,8 +224,9 @@ func planIDs(s *Resolved, h view.HostView) IDMap {
 }
 
 // planInit is the init's config: the mount view, the Landlock and seccomp
-// policies, the target's argv and environment.
-func planInit(s *Spec, h view.HostView, ids IDMap) protocol.Config {
+// policies, the target's argv and environment; net is the network mode's
+// row.
+func planInit(s *Spec, h view.HostView, ids IDMap, net netmode.Mode) protocol.Config {
 	runDir := s.RunDir()
 	var dataEnv []string // where each data dir appears inside, so a script need not be told
 	for _, d := range s.DataDirs {
@@ -234,14 +248,14 @@ func planInit(s *Spec, h view.HostView, ids IDMap) protocol.Config {
 	}
 	c := protocol.Config{
 		Command:   s.Command,
-		Env:       s.targetEnv(dataEnv),
+		Env:       s.targetEnv(append(dataEnv, net.Env...)), // the mode's environment, under the caller's --env
 		RunDir:    runDir,
 		Hostname:  hostname,
 		UID:       InsideUID,
 		GID:       InsideUID,
 		Setgroups: ids.Setgroups,
 		Groups:    insideGroups(ids.Groups),
-		Loopback:  s.Net == promise.NetLoopback,
+		Loopback:  net.Loopback,
 		Mounts: protocol.Mounts{
 			System:      h.System,
 			ReadOnly:    append(sysRO, ro...),
@@ -252,8 +266,8 @@ func planInit(s *Spec, h view.HostView, ids IDMap) protocol.Config {
 			ShmBytes:    s.Limits.Int(limits.Shm),
 		},
 		Security: protocol.Security{
-			Landlock: landlockPolicy(s, h, ro),
-			Seccomp:  seccompPolicy(s),
+			Landlock: landlockPolicy(s, h, ro, net),
+			Seccomp:  seccompPolicy(s, net),
 		},
 	}
 	planScratch(s, &c.Mounts)

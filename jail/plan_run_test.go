@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/scidex/scidex-jail/jail/limits"
+	"github.com/scidex/scidex-jail/jail/promise"
 	"github.com/scidex/scidex-jail/jail/uidlease"
 )
 
@@ -42,7 +43,7 @@ func TestBuildPlanRun(t *testing.T) {
 	}
 
 	s.Limits.Set(limits.Disk, limits.Amount{})
-	s.Disable = []string{"cgroup"}
+	s.OptIns = promise.OptIns{{Kind: promise.OptInDisable, Protection: promise.ProtectCgroup}}
 	p, _, _ = BuildPlan(asResolved(s), testHost())
 	if p.Cgroup != nil || p.Run.KeepTo != "" {
 		t.Errorf("BuildPlan(no disk budget, cgroup disabled) = cgroup %+v, keep to %q, want no leaf and no copy (kept in place)", p.Cgroup, p.Run.KeepTo)

@@ -24,13 +24,13 @@ func testHost() view.HostView {
 		DataDirs: []string{"/srv/platform/data"},
 		Etc:      []string{"/etc/passwd", "/etc/ssl"},
 		Devices:  []string{"/dev/null"},
-		Layers:   promise.HostLayers{LandlockABI: 7, Net: promise.NetNone},
+		Layers:   promise.HostLayers{LandlockABI: 7}, // BuildPlan adds the network mode's row
 	}
 }
 
 func testSpec() *Spec {
 	return &Spec{ID: "a1", Command: []string{"python3", "x.py"}, TmpRoot: "/tmp", Root: "/srv/platform",
-		DataDirs: []string{"data", "docs"}, Net: promise.NetNone, HostUID: 65534, HostGID: 65534,
+		DataDirs: []string{"data", "docs"}, Net: "none", HostUID: 65534, HostGID: 65534,
 		Limits: limits.Of(L{limits.Disk: 1 << 20, limits.Shm: 1 << 20, limits.Memory: 1 << 30, limits.CPUQuota: 1, limits.PIDs: 64})}
 }
 
@@ -98,8 +98,8 @@ func TestBuildPlan(t *testing.T) {
 				t.Errorf("enforced promises fs_write = %q", got)
 			}
 		}},
-		{"net host, rootless", func(s *Spec) { s.Net, s.AllowTCP = promise.NetHost, []uint16{443} }, func(h *view.HostView) {
-			h.EUID, h.EGID, h.DNS, h.Layers.Net = 1000, 1000, "/run/systemd/resolve/stub-resolv.conf", promise.NetHost
+		{"net host, rootless", func(s *Spec) { s.Net, s.AllowTCP = "host", []uint16{443} }, func(h *view.HostView) {
+			h.EUID, h.EGID, h.DNS = 1000, 1000, "/run/systemd/resolve/stub-resolv.conf"
 		}, func(t *testing.T, p *Plan, _ []string, err error) {
 			if err != nil {
 				t.Fatalf("BuildPlan = %v, want nil", err)
@@ -118,7 +118,9 @@ func TestBuildPlan(t *testing.T) {
 				t.Errorf("landlock TCP = %v %v, want connect to 443 only", ll.HandleTCP, ll.ConnectTCP)
 			}
 		}},
-		{"layers disabled by name", func(s *Spec) { s.Disable = []string{"landlock", "seccomp", "cgroup"} }, nil, func(t *testing.T, p *Plan, _ []string, err error) {
+		{"layers disabled by name", func(s *Spec) {
+			s.OptIns, _ = promise.ParseOptIns(promise.OptInDisable, []string{"landlock", "seccomp", "cgroup"})
+		}, nil, func(t *testing.T, p *Plan, _ []string, err error) {
 			if err != nil {
 				t.Fatalf("BuildPlan = %v, want nil (disabled by name)", err)
 			}
@@ -143,7 +145,7 @@ func TestBuildPlan(t *testing.T) {
 				t.Errorf("plan = %+v, want its promises even when refused", p)
 			}
 		}},
-		{"loopback", func(s *Spec) { s.Net = promise.NetLoopback }, func(h *view.HostView) { h.Layers.Net = promise.NetLoopback }, func(t *testing.T, p *Plan, _ []string, err error) {
+		{"loopback", func(s *Spec) { s.Net = "loopback" }, func(h *view.HostView) {}, func(t *testing.T, p *Plan, _ []string, err error) {
 			if err != nil || !p.Init.Loopback {
 				t.Errorf("BuildPlan = %v, Loopback %v, want nil, true", err, p.Init.Loopback)
 			}

@@ -4,6 +4,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/scidex/scidex-jail/jail/netmode"
 	"github.com/scidex/scidex-jail/jail/promise"
 	"github.com/scidex/scidex-jail/jail/view"
 )
@@ -20,7 +21,7 @@ type Resolved struct {
 	// copied to (collect walks a path without following links).
 	RealTmpRoot string
 	// LeasedFrom is the range HostUID and HostGID were leased from
-	// (leaseIDs), "" when the caller fixed them or the run is rootless.
+	// (jail/supervise's leaseIDs), "" when the caller fixed them or the run is rootless.
 	LeasedFrom string
 }
 
@@ -28,7 +29,7 @@ type Resolved struct {
 // wrapping ErrBadSpec that says what is wrong and how to fix it. It
 // creates nothing on disk: the writability of --collect is probed with an
 // unnamed file (O_TMPFILE) that vanishes; that of --report is checked by
-// Run, which makes the report's unnamed file first
+// supervise.Run, which makes the report's unnamed file first
 // (runfiles.OpenReport).
 func (s *Spec) Validate() (*Resolved, error) {
 	c := s.clone()
@@ -50,8 +51,7 @@ func (s *Spec) clone() Spec {
 	c.ReadWrite = slices.Clone(s.ReadWrite)
 	c.AllowTCP = slices.Clone(s.AllowTCP)
 	c.DBPorts = slices.Clone(s.DBPorts)
-	c.AllowDegraded = slices.Clone(s.AllowDegraded)
-	c.Disable = slices.Clone(s.Disable)
+	c.OptIns = slices.Clone(s.OptIns)
 	c.RequireLayers = maps.Clone(s.RequireLayers)
 	return c
 }
@@ -59,8 +59,9 @@ func (s *Spec) clone() Spec {
 // LookHost looks at the host for a run of s: what of s decides what the
 // host is looked at for, handed to view.LookHost.
 func LookHost(s *Spec) view.HostView {
+	net, _ := netmode.Lookup(s.Net) // unknown or "": Validate refuses it or fills in the default, which has no resolver; the zero row looks at none
 	return view.LookHost(view.Wanted{
-		Net: s.Net, Root: s.Root, DataDirs: s.DataDirs, ReadOnly: s.ReadOnly, ReadWrite: s.ReadWrite,
+		Resolver: net.Resolver, Root: s.Root, DataDirs: s.DataDirs, ReadOnly: s.ReadOnly, ReadWrite: s.ReadWrite,
 		LandlockDisabled: s.disabled(promise.ProtectLandlock),
 	})
 }

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/scidex/scidex-jail/jail/limits"
-	"github.com/scidex/scidex-jail/jail/promise"
+	"github.com/scidex/scidex-jail/jail/netmode"
 )
 
 // TestValidateResolves: Validate returns the resolved copy (links in the
@@ -50,7 +50,7 @@ func TestValidateResolves(t *testing.T) {
 		{"ReadWrite[0]", r.ReadWrite[0], filepath.Join(real, "rw")},
 		{"Report", r.Report, filepath.Join(real, "reports", "r.json")},
 		{"Collect", r.Collect, filepath.Join(real, "out")},
-		{"Net", string(r.Net), string(promise.NetNone)},
+		{"Net", string(r.Net), string(netmode.Default)},
 		{"RealTmpRoot", r.RealTmpRoot, s.TmpRoot},
 	} {
 		if c.got != c.want {

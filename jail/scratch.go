@@ -6,6 +6,7 @@ import (
 	"github.com/scidex/scidex-jail/internal/fspath"
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
 	"github.com/scidex/scidex-jail/jail/limits"
+	"github.com/scidex/scidex-jail/jail/option"
 )
 
 // AnalysisHome is the analysis' HOME inside the jail: its per-run scratch
@@ -87,27 +88,24 @@ func scratchReport(s *Spec) string {
 // hidden by it: a host path bound at, above or below AnalysisHome, or a
 // tmp-root there.
 func (s *Spec) validateScratch() error {
-	check := func(flag, p string) error {
+	check := func(name, p string) error {
 		if fspath.Within(p, AnalysisHome) || fspath.Within(AnalysisHome, p) {
-			return fmt.Errorf("%w: %s %q would cover or be covered by the analysis' home %s (its scratch): give a path beside it", ErrBadSpec, flag, p, AnalysisHome)
+			return fmt.Errorf("%w: %s %q would cover or be covered by the analysis' home %s (its scratch): give a path beside it", ErrBadSpec, name, p, AnalysisHome)
 		}
 		return nil
 	}
 	if fspath.Within(s.TmpRoot, AnalysisHome) {
-		return fmt.Errorf("%w: --tmp-root %q is inside the analysis' home %s (its scratch): give another", ErrBadSpec, s.TmpRoot, AnalysisHome)
+		return fmt.Errorf("%w: %s %q is inside the analysis' home %s (its scratch): give another", ErrBadSpec, s.From.Name(option.TmpRoot), s.TmpRoot, AnalysisHome)
 	}
-	for _, l := range []struct {
-		flag  string
-		paths []string
-	}{{"--ro", s.ReadOnly}, {"--rw", s.ReadWrite}} {
-		for _, p := range l.paths {
-			if err := check(l.flag, p); err != nil {
+	for _, l := range s.hostPaths() {
+		for i, p := range l.paths {
+			if err := check(s.From.NameAt(l.row, i), p); err != nil {
 				return err
 			}
 		}
 	}
-	for _, d := range s.DataDirs {
-		if err := check("data directory", s.Root+"/"+d); err != nil {
+	for i, d := range s.DataDirs {
+		if err := check(s.From.NameAt(option.DataDirs, i), s.Root+"/"+d); err != nil {
 			return err
 		}
 	}

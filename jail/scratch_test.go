@@ -87,7 +87,7 @@ func TestValidateScratch(t *testing.T) {
 		{"ro above it", func(s *Spec) { s.ReadOnly = []string{"/home"} }, `--ro "/home"`},
 		{"ro at it", func(s *Spec) { s.ReadOnly = []string{"/home/analysis"} }, `--ro "/home/analysis"`},
 		{"rw below it", func(s *Spec) { s.ReadWrite = []string{"/home/analysis/x"} }, `--rw "/home/analysis/x"`},
-		{"data dir below it", func(s *Spec) { s.Root = "/home/analysis/platform" }, "data directory"},
+		{"data dir below it", func(s *Spec) { s.Root = "/home/analysis/platform" }, `data_dirs "/home/analysis/platform/data"`},
 		{"tmp-root in it", func(s *Spec) { s.TmpRoot = "/home/analysis/tmp" }, "--tmp-root"},
 		{"tmp-root above it", func(s *Spec) { s.TmpRoot = "/home" }, ""},
 	}

@@ -2,6 +2,7 @@ package jail
 
 import (
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
+	"github.com/scidex/scidex-jail/jail/netmode"
 	"github.com/scidex/scidex-jail/jail/promise"
 	"github.com/scidex/scidex-jail/jail/report"
 	"github.com/scidex/scidex-jail/jail/view"
@@ -11,8 +12,8 @@ import (
 
 // landlockPolicy is the run's Landlock policy. Its paths are paths in the
 // mount view, which binds every host path at the same place. ro is the
-// data dirs and --ro paths.
-func landlockPolicy(s *Spec, h view.HostView, ro []string) *landlock.Policy {
+// data dirs and --ro paths; net is the network mode's row.
+func landlockPolicy(s *Spec, h view.HostView, ro []string, net netmode.Mode) *landlock.Policy {
 	if s.disabled(promise.ProtectLandlock) {
 		return nil
 	}
@@ -37,30 +38,28 @@ func landlockPolicy(s *Spec, h view.HostView, ro []string) *landlock.Policy {
 		p.ReadExec = append(p.ReadExec, h.DNS)
 	}
 	p.Devices = append(p.Devices, h.Devices...)
-	if s.Net == promise.NetHost {
-		// Only in host mode is there a network to reach; in the other
-		// modes the namespace is the fence, and loopback servers (a
-		// notebook's kernel) need bind, which HandleTCP denies.
+	if net.TCPPorts {
+		// A mode with a network to reach (Mode.TCPPorts says why the
+		// others have no TCP rules).
 		p.HandleTCP = true
 		p.ConnectTCP = s.AllowTCP
 	}
 	return p
 }
 
-func seccompPolicy(s *Spec) *seccomp.Policy {
+// seccompPolicy is the filter for the network mode's row: its network
+// policy, labelled with the mode's name for the report.
+func seccompPolicy(s *Spec, net netmode.Mode) *seccomp.Policy {
 	if s.disabled(promise.ProtectSeccomp) {
 		return nil
 	}
-	return &seccomp.Policy{Name: "default", Net: seccomp.NetMode(s.Net)}
+	return &seccomp.Policy{Name: "default", Net: net.Seccomp, Label: string(net.Name)}
 }
-
-// SeccompReport is the filter in force, as the report shows it.
-type SeccompReport = protocol.Seccomp
 
 // seccompReport is the filter the init loads for pol, which is prog
 // (seccomp.Lookup is a pure table lookup: the init finds the same).
-func seccompReport(pol *seccomp.Policy, prog seccomp.Program) *SeccompReport {
-	return &SeccompReport{Policy: pol.String(), Arch: prog.Arch, SHA256: prog.SHA256, Denied: prog.Denied()}
+func seccompReport(pol *seccomp.Policy, prog seccomp.Program) *report.SeccompReport {
+	return &report.SeccompReport{Policy: pol.String(), Arch: prog.Arch, SHA256: prog.SHA256, Denied: prog.Denied()}
 }
 
 // RecordSecurity adds to r what the init enforced of the Landlock policy

@@ -11,6 +11,8 @@ import (
 	"github.com/scidex/scidex-jail/internal/fspath"
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
 	"github.com/scidex/scidex-jail/jail/limits"
+	"github.com/scidex/scidex-jail/jail/netmode"
+	"github.com/scidex/scidex-jail/jail/option"
 	"github.com/scidex/scidex-jail/jail/promise"
 	"github.com/scidex/scidex-jail/jail/runfiles"
 	"github.com/scidex/scidex-jail/jail/uidlease"
@@ -30,7 +32,7 @@ const (
 var ErrBadSpec = runfiles.ErrBadSpec
 
 // Spec is one run as the caller gives it: everything the supervisor and the init
-// need, as plain values. Build it and hand it to Run, which validates it
+// need, as plain values. Build it and hand it to supervise.Run, which validates it
 // (Validate) and runs the resolved copy.
 type Spec struct {
 	ID      string   // analysis ID: letters, digits, '.', '_', '-'
@@ -47,7 +49,7 @@ type Spec struct {
 	// and kept with the outputs: for debugging. By default the scratch is
 	// never an output (scratch.go).
 	KeepScratch bool
-	// report.Report is where Run writes the JSON report (atomically); "" = none.
+	// report.Report is where supervise.Run writes the JSON report (atomically); "" = none.
 	// Validate resolves it and Collect in its copy (runfiles.CheckDestinations).
 	Report string
 
@@ -84,27 +86,31 @@ type Spec struct {
 	Limits limits.Values
 
 	// Network.
-	Net      promise.NetMode
-	AllowTCP []uint16 // outbound TCP ports in promise.NetHost
-	DBPorts  []uint16 // never allowed, whatever AllowTCP says
+	Net      netmode.Name // a row of jail/netmode's table; "" is its Default
+	AllowTCP []uint16     // outbound TCP ports, for a mode that takes them (netmode.Mode.TCPPorts)
+	DBPorts  []uint16     // never allowed, whatever AllowTCP says
 
-	// LimitsFrom says which limits were given as flags over the
-	// profile's values, so that a message names what the user wrote
-	// (limits.go); the zero value names flags throughout.
-	LimitsFrom limits.Origin
+	// From says where the values came from: the profile, and the rows
+	// (limits and options) given over it on the command line, in a
+	// request or as Python's keywords, so that every message names what
+	// the user wrote, in the words of where they wrote it. The zero
+	// value names flags throughout (a Spec a program builds).
+	From option.Origin
 
 	CgroupParent string // delegated parent; "" = the jail's own cgroup
 
-	// AllowDegraded names protections that may run with less than asked
-	// when the kernel lacks a feature ("landlock"); Disable turns layers
-	// off altogether ("landlock", "seccomp", "cgroup"), for benchmarks and
-	// debugging. Both are recorded in the report.
-	AllowDegraded []string
-	Disable       []string
+	// OptIns are the protections the caller gave up by name: degraded
+	// (run with what the kernel offers of Landlock, the profile's
+	// allow_degraded) or disabled altogether (landlock, seccomp, cgroup:
+	// for benchmarks and debugging), parsed once where they were read
+	// (promise.ParseOptIns). A promise may hold with fewer layers than
+	// required only when each missing layer was given up by one of these;
+	// the report records them.
+	OptIns promise.OptIns
 
-	// Started is when the jail's process started (ProcessStart), or a
+	// Started is when the jail's process started (supervise.ProcessStart), or a
 	// server's request came: the report's first phase, startup, runs from
-	// it to Run (to the request's acceptance when Options.Accepted is
+	// it to supervise.Run (to the request's acceptance when Options.Accepted is
 	// given; the wait after it is the queued phase). Zero: Run's own
 	// start, and no startup phase.
 	Started time.Time
@@ -114,33 +120,24 @@ type Spec struct {
 	RequireLayers map[promise.Promise]int
 }
 
-func (s *Spec) disabled(p promise.Protection) bool { return slices.Contains(s.optIns().Disabled(), p) }
-
-// optIns are the protections the caller gave up by name (AllowDegraded,
-// Disable; optin.go), as values: a promise may hold with fewer layers than
-// required only when each missing layer was given up by one of these.
-// Validate refused a name that is none.
-func (s *Spec) optIns() promise.OptIns {
-	o, _ := promise.ParseOptIns(s.AllowDegraded, s.Disable)
-	return o
-}
+func (s *Spec) disabled(p promise.Protection) bool { return slices.Contains(s.OptIns.Disabled(), p) }
 
 // check is Validate's work on the copy it returns: it replaces host paths
 // by their resolved form (inputs.go, runfiles.CheckDestinations) and defaults the
 // network mode.
 func (s *Spec) check() error {
 	if err := runfiles.CheckID(s.ID); err != nil {
-		return err
+		return fmt.Errorf("%w: %s %w", ErrBadSpec, s.From.Name(option.ID), err)
 	}
 	if len(s.Command) == 0 || s.Command[0] == "" {
-		return fmt.Errorf("%w: no command given: put the command after '--', e.g. scidex-jail run --id %s -- python3 script.py", ErrBadSpec, s.ID)
+		return fmt.Errorf("%w: no command given: give it as %s, e.g. python3 script.py", ErrBadSpec, s.From.Name(option.Command))
 	}
 	if err := s.checkTmpRoot(); err != nil {
 		return err
 	}
-	for _, kv := range s.Env {
+	for i, kv := range s.Env {
 		if err := ValidateEnv(kv); err != nil {
-			return err
+			return fmt.Errorf("%w: %s %w", ErrBadSpec, s.From.NameAt(option.Env, i), err)
 		}
 	}
 	if err := s.validateFS(); err != nil {
@@ -153,16 +150,18 @@ func (s *Spec) check() error {
 		return err
 	}
 	if err := runfiles.CheckIgnore(s.OutputIgnore); err != nil {
-		return fmt.Errorf("%w: output_ignore: %w", ErrBadSpec, err)
+		return fmt.Errorf("%w: %s: %w", ErrBadSpec, s.From.Name(option.OutputIgnore), err)
 	}
 	if err := s.validateLimits(); err != nil { // limits.go
 		return err
 	}
-	if _, err := promise.ParseOptIns(s.AllowDegraded, s.Disable); err != nil {
-		return fmt.Errorf("%w: %w", ErrBadSpec, err)
+	for _, o := range s.OptIns {
+		if err := o.Check(); err != nil {
+			return fmt.Errorf("%w: %s %w", ErrBadSpec, s.From.Name(optInRow(o)), err)
+		}
 	}
-	if err := promise.ValidateRequireLayers(s.RequireLayers); err != nil {
-		return fmt.Errorf("%w: require_layers: %w", ErrBadSpec, err)
+	if err := promise.ValidateRequireLayers(s.RequireLayers, netmode.Networks()); err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrBadSpec, s.From.Name(option.RequireLayers), err)
 	}
 	if err := s.validateIDs(); err != nil { // uids.go
 		return err
@@ -170,29 +169,40 @@ func (s *Spec) check() error {
 	return s.checkDestinations()
 }
 
+// optInRow is the row an opt-in is given by.
+func optInRow(o promise.OptIn) option.Row {
+	if o.Kind == promise.OptInDegrade {
+		return option.AllowDegraded
+	}
+	return option.UnsafeDisable
+}
+
 // checkTmpRoot checks the tmp-root: absolute, clean, an existing
 // directory that a run can use (container.go).
 func (s *Spec) checkTmpRoot() error {
+	name := s.From.Name(option.TmpRoot)
 	if s.TmpRoot == "" || !filepath.IsAbs(s.TmpRoot) {
-		return fmt.Errorf("%w: --tmp-root %q must be an absolute path to an existing directory", ErrBadSpec, s.TmpRoot)
+		return fmt.Errorf("%w: %s %q must be an absolute path to an existing directory", ErrBadSpec, name, s.TmpRoot)
 	}
 	if filepath.Clean(s.TmpRoot) != s.TmpRoot {
-		return fmt.Errorf("%w: --tmp-root %q is not a clean path; use %q", ErrBadSpec, s.TmpRoot, filepath.Clean(s.TmpRoot))
+		return fmt.Errorf("%w: %s %q is not a clean path; use %q", ErrBadSpec, name, s.TmpRoot, filepath.Clean(s.TmpRoot))
 	}
 	if err := checkDir(s.TmpRoot); err != nil {
-		return fmt.Errorf("%w: --tmp-root: %w", ErrBadSpec, err)
+		return fmt.Errorf("%w: %s: %w", ErrBadSpec, name, err)
 	}
 	return s.validateContainer()
 }
 
-// ValidateEnv checks one NAME=VALUE entry of the target's environment.
+// ValidateEnv checks one NAME=VALUE entry of the target's environment;
+// the error starts with the entry, for the caller to put the name the
+// user wrote (--env, profiles.z.env) in front of it.
 func ValidateEnv(kv string) error {
 	k, _, ok := strings.Cut(kv, "=")
 	if !ok || k == "" {
-		return fmt.Errorf("%w: --env %q is not of the form NAME=VALUE", ErrBadSpec, kv)
+		return fmt.Errorf("%q is not of the form NAME=VALUE", kv)
 	}
 	if strings.ContainsAny(k, " \t\n\x00") || strings.Contains(kv, "\x00") {
-		return fmt.Errorf("%w: --env %q: the name may not contain blanks or NUL", ErrBadSpec, kv)
+		return fmt.Errorf("%q: the name may not contain blanks or NUL", kv)
 	}
 	return nil
 }
@@ -205,7 +215,7 @@ func (s *Spec) RunDir() string {
 // targetEnv is the target's whole environment: a fixed base that does not
 // depend on the host, HOME, TMPDIR and the caches in the scratch
 // (scratchEnv), the data dirs' locations (dataEnv), then the caller's
-// --env entries (which win), then the BLAS thread defaults.
+// env entries (which win), then the BLAS thread defaults.
 func (s *Spec) targetEnv(dataEnv []string) []string {
 	env := []string{
 		"PATH=/usr/local/bin:/usr/bin:/bin",
@@ -249,45 +259,61 @@ func checkDir(path string) error {
 }
 
 func (s *Spec) validateFS() error {
-	for _, d := range s.DataDirs {
+	for i, d := range s.DataDirs {
 		if filepath.IsAbs(d) || strings.Contains(d, "..") {
-			return fmt.Errorf("%w: data directory %q must be a plain path relative to --root", ErrBadSpec, d)
+			return fmt.Errorf("%w: %s %q must be a plain path relative to the root (%s)", ErrBadSpec, s.From.NameAt(option.DataDirs, i), d, s.From.Name(option.Root))
 		}
 	}
 	if err := s.normaliseInputs(); err != nil {
 		return err
 	}
 	runDir := filepath.Join(s.resolvedTmpRoot(), runfiles.DirName(s.ID))
-	for _, l := range []struct {
-		flag  string
-		paths []string
-	}{{"--ro", s.ReadOnly}, {"--rw", s.ReadWrite}} {
-		for _, p := range l.paths {
+	for _, l := range s.hostPaths() {
+		for i, p := range l.paths {
 			if fspath.Within(runDir, p) {
-				return fmt.Errorf("%w: %s %q would contain the run directory %s: give a path beside it", ErrBadSpec, l.flag, p, runDir)
+				return fmt.Errorf("%w: %s %q would contain the run directory %s: give a path beside it", ErrBadSpec, s.From.NameAt(l.row, i), p, runDir)
 			}
 		}
 	}
 	return nil
 }
 
+// pathList is a list row of host paths and its entries.
+type pathList struct {
+	row   option.Row
+	paths []string
+}
+
+// hostPaths are the host paths bound into the jail besides the root's:
+// the read-only ones (the profile's, the inputs, those given) and the
+// read-write ones.
+func (s *Spec) hostPaths() []pathList {
+	return []pathList{{option.ReadOnly, s.ReadOnly}, {option.ReadWrite, s.ReadWrite}}
+}
+
+// validateNet checks the network mode against jail/netmode's table (a name
+// it has; allowed TCP ports only for a mode that takes them) and fills in
+// the default mode. profile.Check asks the same rule (netmode.Lookup,
+// Mode.CheckPorts) in the profile's words.
 func (s *Spec) validateNet() error {
-	switch s.Net {
-	case promise.NetNone, promise.NetLoopback, promise.NetHost:
-	case "":
-		s.Net = promise.NetNone
-	default:
-		return fmt.Errorf("%w: --net %q: choose none, loopback or host", ErrBadSpec, s.Net)
+	if s.Net == "" {
+		s.Net = netmode.Default
 	}
-	if len(s.AllowTCP) > 0 && s.Net != promise.NetHost {
-		return fmt.Errorf("%w: --allow-tcp needs --net host (in %s mode there is no outside network to reach)", ErrBadSpec, s.Net)
+	mode, err := netmode.Lookup(s.Net)
+	if err != nil {
+		return fmt.Errorf("%w: %s %w", ErrBadSpec, s.From.Name(option.Net), err)
+	}
+	tcp := s.From.Name(option.AllowTCP)
+	if pe := mode.CheckPorts(s.AllowTCP); pe != nil {
+		// The fix in the words the user gives values in: --net host.
+		return fmt.Errorf("%w: %s %s", ErrBadSpec, tcp, pe.Needs(s.From.Join(option.Net)))
 	}
 	for _, p := range s.AllowTCP {
 		if p == 0 {
-			return fmt.Errorf("%w: --allow-tcp: port 0 is not a port", ErrBadSpec)
+			return fmt.Errorf("%w: %s: port 0 is not a port", ErrBadSpec, tcp)
 		}
 		if slices.Contains(s.DBPorts, p) {
-			return fmt.Errorf("%w: --allow-tcp %d: that is a database port (PostgreSQL listens on 5432) and can never be opened to an analysis", ErrBadSpec, p)
+			return fmt.Errorf("%w: %s %d: that is a database port (PostgreSQL listens on 5432) and can never be opened to an analysis", ErrBadSpec, tcp, p)
 		}
 	}
 	return nil

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"slices"
 	"testing"
+
+	"github.com/scidex/scidex-jail/jail/report"
 )
 
 // TestStagesInSchema: the report's JSON Schema enumerates exactly the
@@ -20,7 +22,7 @@ func TestStagesInSchema(t *testing.T) {
 			} `json:"setup_error"`
 		} `json:"properties"`
 	}
-	if err := json.Unmarshal(ReportJSONSchema, &s); err != nil {
+	if err := json.Unmarshal(report.JSONSchema, &s); err != nil {
 		t.Fatalf("report.schema.json: %v", err)
 	}
 	if got := s.Properties.SetupError.Properties.Stage.Enum; !slices.Equal(got, Stages()) {

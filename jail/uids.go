@@ -5,12 +5,13 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/scidex/scidex-jail/jail/option"
 	"github.com/scidex/scidex-jail/jail/uidlease"
 )
 
 // A run of a jail started as root gets a host uid and gid of its own,
 // leased from a range no account uses (jail/uidlease), unless the caller
-// fixed them (--uid, --gid): a shared id, such as nobody's, would let any
+// fixed them (HostUID, HostGID): a shared id, such as nobody's, would let any
 // process of that id signal, stop or re-weight the analysis, and make two
 // concurrent runs one principal to the kernel. A rootless run is the
 // caller's uid: the only one it may map.
@@ -36,20 +37,24 @@ func (s *Spec) validateIDs() error {
 			return nil
 		}
 		if err := uidlease.Check(s.uidRange()); err != nil {
-			return uidRangeError(err)
+			return s.uidRangeError(err)
 		}
 		return nil
 	}
 	if s.HostUID <= 0 || s.HostGID <= 0 {
-		return fmt.Errorf("%w: the analysis' host uid/gid %d:%d: give both --uid and --gid, each non-zero, so it never runs as host root (or neither: each run then gets ids of its own from --uid-range)", ErrBadSpec, s.HostUID, s.HostGID)
+		return fmt.Errorf("%w: the analysis' host uid/gid %d:%d: give both %s, each non-zero, so it never runs as host root (or neither: each run then gets ids of its own from %s)",
+			ErrBadSpec, s.HostUID, s.HostGID, s.From.Join(option.UID, option.GID), s.From.Name(option.UIDRange))
 	}
 	return nil
 }
 
 // uidRangeError makes a range's refusal bad input, with how to fix it.
-func uidRangeError(err error) error {
-	if errors.Is(err, uidlease.ErrRange) || errors.Is(err, uidlease.ErrFull) {
-		return fmt.Errorf("%w: --uid-range: %w; give a range of host ids no account uses (the default is %s), or fixed ids with --uid and --gid", ErrBadSpec, err, uidlease.Default)
+func (s *Spec) uidRangeError(err error) error {
+	switch {
+	case errors.Is(err, uidlease.ErrFull):
+		return fmt.Errorf("%w: %s: %w: wait for runs to end, or give a wider range", ErrBadSpec, s.From.Name(option.UIDRange), err)
+	case errors.Is(err, uidlease.ErrRange):
+		return fmt.Errorf("%w: %s: %w; give a range of host ids no account uses (the default is %s), or fixed ids with %s", ErrBadSpec, s.From.Name(option.UIDRange), err, uidlease.Default, s.From.Join(option.UID, option.GID))
 	}
 	return err
 }
@@ -72,5 +77,5 @@ func hostIDsFrom(ids IDMap) string {
 	case !ids.Setgroups:
 		return "the caller's (rootless)"
 	}
-	return "fixed by --uid and --gid"
+	return "fixed by " + option.Origin{}.Join(option.UID, option.GID)
 }

@@ -96,8 +96,8 @@ func action(r uint32) string {
 func policies() []Policy {
 	var ps []Policy
 	for _, n := range rules.Names {
-		for _, net := range rules.NetModes {
-			ps = append(ps, Policy{Name: n, Net: NetMode(net)})
+		for _, net := range rules.Nets {
+			ps = append(ps, Policy{Name: n, Net: Net(net)})
 		}
 	}
 	return ps

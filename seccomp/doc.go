@@ -1,13 +1,13 @@
 // Package seccomp is the system call filter of scidex-jail: a table that
 // classifies every system call, denying kernel attack surface with errnos
 // so that interpreters fail cleanly instead of dying, plus a socket policy
-// per network mode, and ENOSYS for every number the table does not name.
+// (Net: none or inet), and ENOSYS for every number the table does not name.
 //
 // # How the filter is built
 //
 // The rules are data (internal/rules). A generator (internal/gen, cgo and
 // libseccomp) compiles them ahead of time into classic BPF, one program per
-// policy, network mode and architecture (amd64, arm64): a short prologue of
+// policy, network policy and architecture (amd64, arm64): a short prologue of
 // its own (the numbers the table does not name, see below) followed by
 // libseccomp's program of the rules, which uses a binary tree of syscall
 // numbers (SCMP_FLTATR_CTL_OPTIMIZE=2). The programs
@@ -54,9 +54,9 @@
 // clone3 gets ENOSYS: its flags sit in a struct a filter cannot read, and
 // ENOSYS makes glibc fall back to clone(2).
 //
-// Sockets (socket and socketpair), by NetMode:
+// Sockets (socket and socketpair), by Net:
 //
-//	              none          loopback, host
+//	              none          inet
 //	AF_UNIX       allowed       allowed
 //	AF_INET(6)    EAFNOSUPPORT  allowed, except MPTCP (EPROTONOSUPPORT)
 //	                            and SOCK_RAW/SOCK_PACKET (EPERM)
@@ -64,8 +64,9 @@
 //	anything else EAFNOSUPPORT  EAFNOSUPPORT
 //	socketpair    AF_UNIX only (EAFNOSUPPORT) in every mode
 //
-// loopback and host compile to the same program; they differ in the network
-// namespace the jail sets up. Argument checks look at the low 32 bits of int
+// The filter does not know the jail's network modes: a mode names one Net
+// (loopback and host both name inet) and sets up its namespace itself.
+// Argument checks look at the low 32 bits of int
 // arguments, as the kernel does, so high garbage bits do not bypass them.
 //
 // Foreign syscall ABIs kill the process (SECCOMP_RET_KILL_PROCESS, the run

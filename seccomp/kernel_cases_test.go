@@ -10,7 +10,7 @@ import (
 func TestLoadInKernel(t *testing.T) {
 	// off: the kernel without our filter, so each row shows the filter
 	// changed the answer ("" = depends on the host, not checked).
-	// none, inet: the answer under NetNone, and NetLoopback / NetHost.
+	// none, inet: the answer under NetNone, and NetInet.
 	tests := []struct {
 		probe           string
 		off, none, inet string
@@ -55,7 +55,7 @@ func TestLoadInKernel(t *testing.T) {
 		t.Run(strings.ReplaceAll(tt.probe, " ", "_"), func(t *testing.T) {
 			t.Parallel()
 			for _, c := range []struct{ mode, want string }{
-				{"off", tt.off}, {"none", tt.none}, {"loopback", tt.inet}, {"host", tt.inet},
+				{"off", tt.off}, {"none", tt.none}, {"inet", tt.inet},
 			} {
 				if c.want == "" {
 					continue
@@ -96,8 +96,7 @@ func TestPythonUnderFilter(t *testing.T) {
 		mode, want string
 	}{
 		{"none", "inet errno 97\n"}, // EAFNOSUPPORT
-		{"loopback", "inet ok\n"},
-		{"host", "inet ok\n"},
+		{"inet", "inet ok\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.mode, func(t *testing.T) {

@@ -206,7 +206,7 @@ func childMain(v string) {
 		if _, _, e := unix.RawSyscall6(unix.SYS_PRCTL, unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0, 0); e != 0 {
 			fail("set no_new_privs on this thread: %v", e)
 		}
-		prog, err := Lookup(Policy{Name: "default", Net: NetMode(net)})
+		prog, err := Lookup(Policy{Name: "default", Net: Net(net)})
 		if err != nil {
 			fail("%v", err)
 		}
@@ -219,7 +219,7 @@ func childMain(v string) {
 		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 			fail("set no_new_privs: %v", err)
 		}
-		prog, err := Lookup(Policy{Name: "default", Net: NetMode(mode)})
+		prog, err := Lookup(Policy{Name: "default", Net: Net(mode)})
 		if err != nil {
 			fail("%v", err)
 		}

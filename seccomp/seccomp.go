@@ -28,28 +28,38 @@ import (
 // embed.FS brings io/fs's FileInfo and with it time's formatting, 80 KB of
 // the init program, paid in every run's resident size.
 
-// NetMode is what the run may do on the network, as far as the filter is
-// concerned. The network namespace is set up by the jail, not here.
-type NetMode string
+// Net is what a filter lets a process do on the network: which sockets it
+// may make. Which network the process is in is not the filter's business:
+// the jail's network modes (jail/netmode) each name one Net and set up the
+// namespace themselves.
+type Net string
 
 const (
 	// NetNone refuses inet, inet6 and netlink sockets.
-	NetNone NetMode = rules.NetNone
-	// NetLoopback allows inet, inet6 and netlink route sockets; the jail
-	// gives the run a network namespace holding only lo.
-	NetLoopback NetMode = rules.NetLoopback
-	// NetHost allows what NetLoopback allows, in the host's namespace.
-	NetHost NetMode = rules.NetHost
+	NetNone Net = rules.NetNone
+	// NetInet allows inet, inet6 and netlink route sockets.
+	NetInet Net = rules.NetInet
 )
 
-// Policy names a filter: a rule set and a network mode.
+// Policy names a filter: a rule set and a network policy.
 type Policy struct {
-	Name string  // rule set; "default" is the only one
-	Net  NetMode // network mode
+	Name string // rule set; "default" is the only one
+	Net  Net    // which sockets the filter allows
+	// Label is the caller's name for the policy's network, shown by String
+	// (the report's "default/host": the jail names its network mode, so
+	// that two modes with one filter say which ran). "" shows Net. The
+	// filter is chosen by Name and Net alone.
+	Label string
 }
 
-// String returns e.g. "default/none".
-func (p Policy) String() string { return p.Name + "/" + string(p.Net) }
+// String returns e.g. "default/none": the rule set and the network's
+// label, or its Net when it has none.
+func (p Policy) String() string {
+	if p.Label != "" {
+		return p.Name + "/" + p.Label
+	}
+	return p.Name + "/" + string(p.Net)
+}
 
 // Program is a compiled filter for one architecture, ready to load.
 type Program struct {
@@ -61,7 +71,7 @@ type Program struct {
 
 // Lookup returns the program for p on the running architecture. The error
 // is errors.Is(err, ErrUnsupported) when no program was built for this
-// architecture; an unknown policy name or network mode is a plain error.
+// architecture; an unknown policy name or network policy is a plain error.
 func Lookup(p Policy) (Program, error) {
 	return lookup(p, runtime.GOARCH)
 }

@@ -95,7 +95,7 @@ func TestLookupErrors(t *testing.T) {
 
 func TestDenied(t *testing.T) {
 	tests := []struct {
-		net     NetMode
+		net     Net
 		arch    string
 		want    []string
 		notWant []string
@@ -105,10 +105,10 @@ func TestDenied(t *testing.T) {
 				"sockets other than unix: EAFNOSUPPORT", "TIOCSTI", "i386", "x32", "open_tree*", "listns",
 				"system calls the table does not name (unassigned numbers, and any newer than it): ENOSYS"},
 			[]string{"MPTCP", "arm32"}},
-		{NetLoopback, "amd64",
+		{NetInet, "amd64",
 			[]string{"sockets other than unix, inet, inet6 and netlink route: EAFNOSUPPORT", "MPTCP sockets: EPROTONOSUPPORT", "raw"},
 			nil},
-		{NetHost, "arm64", []string{"MPTCP", "arm32", "the table does not name"}, []string{"x32"}},
+		{NetInet, "arm64", []string{"MPTCP", "arm32", "the table does not name"}, []string{"x32"}},
 	}
 	for _, tt := range tests {
 		p := Policy{Name: "default", Net: tt.net}

@@ -41,7 +41,7 @@ func (c *checkCmd) checkIDs() (checkLine, func()) {
 		l.Text = err.Error()
 		// A full range's message says what to do; any other failure is
 		// the lease directory's.
-		l.Fix = uidlease.FixDir
+		l.Fix = uidlease.FixDir + " with --uid and --gid"
 		if errors.Is(err, uidlease.ErrFull) {
 			l.Fix = "wait for runs to end, or give a wider --uid-range"
 		}

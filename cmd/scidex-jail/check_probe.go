@@ -17,6 +17,7 @@ import (
 	"github.com/scidex/scidex-jail/jail/childmode"
 	"github.com/scidex/scidex-jail/jail/hostcheck"
 	"github.com/scidex/scidex-jail/jail/initconn"
+	"github.com/scidex/scidex-jail/jail/netmode"
 	"github.com/scidex/scidex-jail/jail/profile"
 	"github.com/scidex/scidex-jail/jail/promise"
 )
@@ -121,8 +122,8 @@ func usernsSysctls() string {
 // landlockNeeds names what the profile asks of Landlock, by ABI.
 func landlockNeeds(p profile.Profile) string {
 	s := "filesystem rules with refer (ABI 2), truncate (3), device ioctl (5), signal and abstract unix socket scoping (6)"
-	if p.Net == promise.NetHost {
-		s += ", TCP bind and connect rules (4) for net host"
+	if net, err := netmode.Lookup(p.Net); err == nil && net.TCPPorts {
+		s += ", TCP bind and connect rules (4) for net " + string(p.Net)
 	}
 	return s
 }
@@ -140,7 +141,7 @@ func checkLandlock(p profile.Profile, sp hostcheck.Security) checkLine {
 		l.Fix = "the kernel's Landlock does not deny what it should: report this with the kernel version (uname -r)"
 	case ll.Err != "":
 		l.State = stateMissing
-		if optIns, _ := promise.ParseOptIns(p.AllowDegraded, nil); slices.Contains(optIns, promise.OptIn{Kind: promise.OptInDegrade, Protection: promise.ProtectLandlock}) {
+		if slices.Contains(p.OptIns(), promise.OptIn{Kind: promise.OptInDegrade, Protection: promise.ProtectLandlock}) {
 			l.State = stateDegraded
 		}
 		l.Text = "Landlock: " + ll.Err + "; the promises below say what holds without it"

@@ -10,7 +10,8 @@ import (
 
 	"github.com/scidex/scidex-jail/jail"
 	"github.com/scidex/scidex-jail/jail/limits"
-	"github.com/scidex/scidex-jail/jail/promise"
+	"github.com/scidex/scidex-jail/jail/netmode"
+	"github.com/scidex/scidex-jail/jail/option"
 )
 
 // limitFlag is the value of every limit flag: kong finds the flag's row
@@ -66,8 +67,29 @@ func (v *tcpPort) Decode(ctx *kong.DecodeContext) error {
 type limitFlags struct {
 	Table kong.Plugins `embed:""`
 
-	Net      promise.NetMode `name:"net" placeholder:"MODE" help:"Network: none (no network), loopback (lo only, e.g. for notebook kernels), host (the host's network; outbound TCP only to --allow-tcp ports; UDP is not restricted)."`
-	AllowTCP []tcpPort       `name:"allow-tcp" placeholder:"PORT" sep:"," help:"Outbound TCP ports allowed with --net host. PostgreSQL's 5432 can never be allowed."`
+	// Net's and AllowTCP's help come from jail/netmode's table (netHelp).
+	Net      netmode.Name `name:"net" placeholder:"MODE" help:"Network mode."`
+	AllowTCP []tcpPort    `name:"allow-tcp" placeholder:"PORT" sep:","`
+}
+
+// netHelp gives --net and --allow-tcp their help from jail/netmode's
+// table once kong has built the grammar: a struct tag cannot be made from
+// the table, and a kong variable would cost every run its cloning
+// (tableFlags), where this is a walk over a few dozen flags.
+func netHelp() kong.Option {
+	return kong.PostBuild(func(k *kong.Kong) error {
+		return kong.Visit(k.Model, func(n kong.Visitable, next kong.Next) error {
+			if f, ok := n.(*kong.Flag); ok {
+				switch f.Name {
+				case "net":
+					f.Help = netmode.Help()
+				case "allow-tcp":
+					f.Help = "Outbound TCP ports allowed with --net " + netmode.Choices(netmode.Takers()) + ". PostgreSQL's 5432 can never be allowed."
+				}
+			}
+			return next(nil)
+		})
+	})
 }
 
 // tableFlags is a new struct of one *limitFlag field per row of rows, with
@@ -144,5 +166,26 @@ func (l *limitFlags) apply(s *jail.Spec) {
 		for i, p := range l.AllowTCP {
 			s.AllowTCP[i] = uint16(p)
 		}
+	}
+}
+
+// rowHelp gives each flag of the model that is a row of jail/option's
+// table the row's help and placeholder, where its tag gives none (serve's
+// --cgroup-parent and --unsafe-disable say what they do for slots), and
+// run's command the Command row's: --help, the manual page and the
+// completion say what the rows say.
+func rowHelp(n *kong.Node) {
+	for _, f := range n.Flags {
+		if r := option.ByFlag(f.Name); r != nil && f.Help == "" {
+			f.Help, f.PlaceHolder = r.Help, r.Placeholder
+		}
+	}
+	for _, a := range n.Positional {
+		if a.Name == "command" && a.Help == "" {
+			a.Help = option.Command.Help
+		}
+	}
+	for _, c := range n.Children {
+		rowHelp(c)
 	}
 }

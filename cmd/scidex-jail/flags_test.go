@@ -8,7 +8,6 @@ import (
 
 	"github.com/scidex/scidex-jail/jail"
 	"github.com/scidex/scidex-jail/jail/limits"
-	"github.com/scidex/scidex-jail/jail/promise"
 	"github.com/scidex/scidex-jail/jail/server"
 	"github.com/scidex/scidex-jail/jail/uidlease"
 )
@@ -25,7 +24,7 @@ func TestLimitFlagsOverProfile(t *testing.T) {
 			Limits: limits.Of(L{limits.Timeout: time.Hour, limits.Grace: 10 * time.Second, limits.Disk: 4 << 30, limits.Shm: 64 << 20,
 				limits.Memory: 8 << 30, limits.Swap: 0, limits.CPUQuota: 2, limits.PIDs: 512,
 				limits.OutputEntries: 10_000, limits.OutputBytes: 4 << 30, limits.OutputFileBytes: 4 << 30, limits.OutputTime: 3 * time.Minute}),
-			Net: promise.NetNone, AllowTCP: []uint16{443},
+			Net: "none", AllowTCP: []uint16{443},
 		}
 	}
 	set := func(m L) func(*jail.Spec) {
@@ -62,7 +61,7 @@ func TestLimitFlagsOverProfile(t *testing.T) {
 		{"smaller disk lowers the output byte budgets", []string{"--disk", "64M"}, set(L{limits.Disk: 64 << 20, limits.OutputBytes: 64 << 20, limits.OutputFileBytes: 64 << 20})},
 		{"output bytes given stay over a smaller disk", []string{"--disk", "64M", "--output-bytes", "1G"}, set(L{limits.Disk: 64 << 20, limits.OutputBytes: 1 << 30, limits.OutputFileBytes: 64 << 20})},
 		{"net and ports", []string{"--net", "host", "--allow-tcp", "80, 8080", "--allow-tcp", "22"}, func(s *jail.Spec) {
-			s.Net, s.AllowTCP = promise.NetHost, []uint16{80, 8080, 22}
+			s.Net, s.AllowTCP = "host", []uint16{80, 8080, 22}
 		}},
 	}
 	for _, tc := range cases {

@@ -202,6 +202,7 @@ func newParser(c *cli, args []string, opts ...kong.Option) (*parser, error) {
 		kong.Name("scidex-jail"),
 		kong.Description("Run untrusted scientific analyses in a sandbox: namespaces, Landlock, seccomp, cgroup limits, one JSON report."),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
+		netHelp(), // flags.go
 		kong.Help(func(o kong.HelpOptions, ctx *kong.Context) error {
 			if err := kong.DefaultHelpPrinter(o, ctx); err != nil {
 				return err
@@ -218,6 +219,7 @@ func newParser(c *cli, args []string, opts ...kong.Option) (*parser, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bug: building the command line: %w", err)
 	}
+	rowHelp(k.Model.Node)
 	p.k = k
 	return p, nil
 }

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/scidex/scidex-jail/jail/netmode"
 	"github.com/scidex/scidex-jail/jail/report"
 	"github.com/scidex/scidex-jail/seccomp"
 )
@@ -269,7 +270,11 @@ func netCheckReport(t *testing.T, r result, mode string, allow []uint16) {
 	if e.Seccomp == nil {
 		t.Errorf("report enforced.seccomp = null, want the default policy")
 	} else {
-		prog, err := seccomp.Lookup(seccomp.Policy{Name: "default", Net: seccomp.NetMode(mode)})
+		row, err := netmode.Lookup(netmode.Name(mode))
+		if err != nil {
+			t.Fatalf("netmode.Lookup(%s): %v", mode, err)
+		}
+		prog, err := seccomp.Lookup(seccomp.Policy{Name: "default", Net: row.Seccomp})
 		if err != nil {
 			t.Fatalf("seccomp.Lookup(default/%s): %v", mode, err)
 		}

@@ -6,8 +6,9 @@ import (
 	"os"
 
 	"github.com/scidex/scidex-jail/jail/limits"
+	"github.com/scidex/scidex-jail/jail/netmode"
+	"github.com/scidex/scidex-jail/jail/option"
 	"github.com/scidex/scidex-jail/jail/profile"
-	"github.com/scidex/scidex-jail/jail/promise"
 )
 
 // profilesCmd is `scidex-jail profiles`: the effective profiles, written
@@ -45,25 +46,26 @@ func (c *profilesCmd) Run() error {
 	return err
 }
 
-// optionSchema is a run option that is not a limit: a word from a list.
-type optionSchema struct {
-	Name         string   `json:"name"`
-	Flag         string   `json:"flag"`
-	ProfileField string   `json:"profile_field"`
-	Choices      []string `json:"choices"`
+// netChoices are the network mode's words: the rows of jail/netmode's
+// table (the one option row whose type is a choice).
+func netChoices(*option.Option) []string {
+	var modes []string
+	for _, n := range netmode.Names() {
+		modes = append(modes, string(n))
+	}
+	return modes
 }
 
-// writeSchema prints the limits' table and the run options as JSON.
+// writeSchema prints the limits' table and the run options' as JSON.
 func writeSchema() error {
 	out, err := json.MarshalIndent(struct {
 		Schema  string               `json:"schema"`
 		Version int                  `json:"version"`
 		Limits  []limits.LimitSchema `json:"limits"`
-		Options []optionSchema       `json:"options"`
+		Options []option.Schema      `json:"options"`
 	}{
 		Schema: "scidex-jail limits and run options", Version: limits.SchemaVersion, Limits: limits.Schema(),
-		Options: []optionSchema{{Name: "net", Flag: "--net", ProfileField: "net",
-			Choices: []string{string(promise.NetNone), string(promise.NetLoopback), string(promise.NetHost)}}},
+		Options: option.Schemas(netChoices),
 	}, "", "  ")
 	if err != nil {
 		return fmt.Errorf("bug: encode the schema: %w", err)

@@ -18,30 +18,30 @@ import (
 
 // runCmd is `scidex-jail run`. Limits left out come from the profile.
 type runCmd struct {
-	ID string `name:"id" required:"" help:"Analysis ID: letters, digits, '.', '_', '-' (at most 128). The run directory is <tmp-root>/scidex-analysis-<ID>."`
+	ID string `name:"id" required:""`
 	jailFlags
-	Report  string    `name:"report" placeholder:"FILE" help:"Write the JSON report to FILE (atomically); its directory must exist and be writable, outside every run directory. The one-line summary goes where --summary says; the whole report after it if it cannot be delivered (exit 122)."`
+	Report  string    `name:"report"`
 	Summary summaryTo `name:"summary" default:"stderr" placeholder:"stderr|none|fd:N" help:"Where the jail's one-line summary of the run goes: stderr (the default, after the analysis' own stderr), none (read the report instead), or fd:N, an inherited descriptor above 2, so that stderr holds only the analysis' bytes."`
 	limitFlags
 
-	Root         string   `name:"root" placeholder:"DIR" help:"The platform's checkout: its data/ and docs/ are readable (read-only) by the analysis. Default: the current directory."`
-	Input        []string `name:"input" sep:"none" placeholder:"DIR" help:"An earlier run's collected outputs, readable (read-only) at the same path (repeatable; the post_process profile needs one)."`
-	RO           []string `name:"ro" sep:"none" placeholder:"PATH" help:"Another host path readable (read-only) at the same path (repeatable)."`
-	RW           []string `name:"rw" sep:"none" placeholder:"PATH" help:"Another host path writable at the same path (repeatable)."`
-	Keep         bool     `name:"keep" help:"Keep the run directory afterwards (default: removed)."`
-	KeepScratch  bool     `name:"keep-scratch" help:"For debugging: make the analysis' scratch (HOME, TMPDIR, caches) the run directory's .scidex-scratch/, so that it is listed, collected and kept with the outputs (default: never an output, removed with the run)."`
-	Collect      string   `name:"collect" placeholder:"DIR" help:"Copy the regular files of the run directory to DIR before it is removed (links are never followed). DIR must be new or empty, outside every run directory and every input."`
-	CollectMerge bool     `name:"collect-merge" help:"Let --collect DIR already hold files; one of the same name as an output is an error (delivery_failed), never overwritten."`
-	Env          []string `name:"env" sep:"none" placeholder:"K=V" help:"Set an environment variable for the analysis (repeatable). The host's environment is not passed in."`
+	Root         string   `name:"root"`
+	Input        []string `name:"input" sep:"none"`
+	RO           []string `name:"ro" sep:"none"`
+	RW           []string `name:"rw" sep:"none"`
+	Keep         bool     `name:"keep"`
+	KeepScratch  bool     `name:"keep-scratch"`
+	Collect      string   `name:"collect"`
+	CollectMerge bool     `name:"collect-merge"`
+	Env          []string `name:"env" sep:"none"`
 
 	Server string `name:"server" placeholder:"SOCKET" help:"Have the resident server listening at SOCKET (scidex-jail serve --socket SOCKET) carry out the run, with the same flags, stdio, report, summary and exit status; a SIGTERM, SIGINT or SIGHUP cancels it there (docs/serve.md)."`
 
 	ReadyFD int `name:"ready-fd" placeholder:"FD" help:"Write one byte to FD (an inherited pipe) and close it as soon as a SIGTERM, SIGINT or SIGHUP to the jail cancels the run with a report; before, one can kill the jail with no report. For callers that may cancel right after the start: wait for the byte (or the jail's exit) before signalling."`
 
-	Degrade []string `name:"allow-degraded" sep:"none" placeholder:"LAYER" help:"Run even if the kernel cannot enforce LAYER in full (landlock); the report lists what was lost."`
-	Disable []string `name:"unsafe-disable" sep:"none" placeholder:"LAYER" help:"Turn a protection off (landlock, seccomp, cgroup): for benchmarks and debugging only; recorded in the report."`
+	Degrade []degradeFlag `name:"allow-degraded" sep:"none"`
+	Disable []disableFlag `name:"unsafe-disable" sep:"none"`
 
-	Command []string `arg:"" optional:"" name:"command" help:"The command to run and its arguments, after '--': everything after '--' is passed untouched."`
+	Command []string `arg:"" optional:"" name:"command"`
 
 	// afterDash is what followed the first "--" on the command line, cut
 	// off before kong saw the rest.
@@ -88,8 +88,7 @@ func (c *runCmd) specIn(cwd string) (*jail.Spec, error) {
 	if s.HostUID, s.HostGID, s.UIDRange, err = c.ids(); err != nil {
 		return nil, err
 	}
-	s.AllowDegraded = append(s.AllowDegraded, c.Degrade...)
-	s.Disable = c.Disable
+	s.OptIns = append(s.OptIns, optIns(c.Degrade, c.Disable)...)
 	s.Started = started
 	if s.Root == "" {
 		s.Root = cwd
@@ -108,6 +107,7 @@ func (c *runCmd) specIn(cwd string) (*jail.Spec, error) {
 		return nil, bad("profile %s reads earlier outputs: give them with --input DIR (e.g. a --collect directory of an earlier run)", p.Name)
 	}
 	c.limitFlags.apply(s)
+	s.From = c.origin(p, s.From)
 	// supervise.Run validates it, once.
 	return s, nil
 }

@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/scidex/scidex-jail/jail/report"
-	"github.com/scidex/scidex-jail/jail/runfiles"
 )
 
 func TestRunDirectoryLifecycle(t *testing.T) {
@@ -102,7 +101,7 @@ func TestTargetSymlinksNotFollowed(t *testing.T) {
 	if got := entries(t, collectDir); len(got) != 1 || got[0] != "real.txt" {
 		t.Errorf("collected %v, want only real.txt", got)
 	}
-	types := map[string]runfiles.OutputType{}
+	types := map[string]report.OutputType{}
 	for _, o := range r.report.Outputs {
 		types[o.Path] = o.Type
 	}

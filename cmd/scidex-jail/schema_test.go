@@ -10,12 +10,11 @@ import (
 	"testing"
 
 	"github.com/scidex/scidex-jail/internal/testutil"
-	"github.com/scidex/scidex-jail/jail"
 	"github.com/scidex/scidex-jail/jail/report"
 )
 
 var reportSchema = sync.OnceValues(func() (*testutil.ReportSchema, error) {
-	return testutil.CompileReportSchema(jail.ReportJSONSchema)
+	return testutil.CompileReportSchema(report.JSONSchema)
 })
 
 // validReport fails the test when a report the binary wrote does not match
@@ -39,8 +38,8 @@ func TestSchemaCommand(t *testing.T) {
 	if err != nil {
 		t.Fatalf("scidex-jail schema: %v", err)
 	}
-	if !bytes.Equal(out, jail.ReportJSONSchema) {
-		t.Errorf("scidex-jail schema printed %d bytes, want the %d of jail/schema/report.schema.json", len(out), len(jail.ReportJSONSchema))
+	if !bytes.Equal(out, report.JSONSchema) {
+		t.Errorf("scidex-jail schema printed %d bytes, want the %d of jail/report/report.schema.json", len(out), len(report.JSONSchema))
 	}
 }
 

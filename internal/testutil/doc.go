@@ -24,7 +24,7 @@
 //     ./cmd/scidex-jail, or copied from $SCIDEX_JAIL_BIN (the VM harness and
 //     `make bench` build it outside), in a directory every uid can traverse.
 //   - [CompileReportSchema]: the report's JSON Schema (given as text by the
-//     caller: jail.ReportJSONSchema) compiled by a maintained validator, whose
+//     caller: report.JSONSchema) compiled by a maintained validator, whose
 //     [ReportSchema.Validate] checks a report the tests read.
 //
 // # Usage

@@ -14,7 +14,7 @@ import (
 type ReportSchema struct{ s *jsonschema.Schema }
 
 // CompileReportSchema compiles the schema's text. The caller passes it in
-// (jail.ReportJSONSchema): this package imports none of the module's.
+// (report.JSONSchema): this package imports none of the module's.
 func CompileReportSchema(text []byte) (*ReportSchema, error) {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(text))
 	if err != nil {

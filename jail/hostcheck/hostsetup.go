@@ -2,6 +2,7 @@ package hostcheck
 
 import (
 	"github.com/scidex/scidex-jail/cgroupfs"
+	"github.com/scidex/scidex-jail/jail/option"
 
 	"fmt"
 	"slices"
@@ -152,12 +153,12 @@ func checkDelegation(h HostSetup) SetupCheck {
 			}
 		}
 		c.Found = fmt.Sprintf("%s is not delegated to uid %d: cannot write %s", cg.Dir, h.EUID, strings.Join(files, ", "))
-		c.Fix = fmt.Sprintf("run under a systemd service with Delegate=yes (example: %s), or give uid %d a subtree: mkdir it, chown it and its cgroup.procs, cgroup.subtree_control and cgroup.threads, and pass it as --cgroup-parent", ExampleRunnerUnit, h.EUID)
+		c.Fix = fmt.Sprintf("run under a systemd service with Delegate=yes (example: %s), or give uid %d a subtree: mkdir it, chown it and its cgroup.procs, cgroup.subtree_control and cgroup.threads, and pass it as %s", ExampleRunnerUnit, h.EUID, cgroupParent())
 		return c
 	}
 	if cg.Own && !cg.Root && len(cg.OtherPIDs) > 0 {
 		c.Found = fmt.Sprintf("%s is writable, but it is this process's own cgroup and holds other processes %v: cgroup v2 passes controllers down only from cgroups without processes, so runs would be refused", cg.Dir, cg.OtherPIDs)
-		c.Fix = fmt.Sprintf("start the process that runs the jail through %s (it moves itself into <cgroup>/runner and makes <cgroup>/jails for --cgroup-parent), or pass --cgroup-parent to a delegated cgroup without processes", DelegateHelper)
+		c.Fix = fmt.Sprintf("start the process that runs the jail through %s (it moves itself into <cgroup>/runner and makes <cgroup>/jails for %s), or pass %[2]s to a delegated cgroup without processes", DelegateHelper, cgroupParent())
 		return c
 	}
 	c.OK = true
@@ -172,10 +173,14 @@ func checkDelegation(h HostSetup) SetupCheck {
 	case cg.Own:
 		c.Found += " and holds no other process"
 	default:
-		c.Found += " (--cgroup-parent)"
+		c.Found += " (" + cgroupParent() + ")"
 	}
 	if strings.Contains(cg.Dir, "/scidex-jail.slice/") {
 		c.Found += ", inside scidex-jail.slice"
 	}
 	return c
 }
+
+// cgroupParent is the option that names a delegated cgroup, as check's
+// advice gives it: the command line's flag.
+func cgroupParent() string { return option.Origin{}.Name(option.CgroupParent) }

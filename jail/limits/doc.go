@@ -45,7 +45,7 @@
 // profile field and its printed form, the checks, the report's field
 // (written at [Limit.Report]), `profiles --schema`, the Python keyword
 // (read from that schema), the report's JSON Schema ([ReportSchema], held
-// by a test that writes it with `go test ./jail -run TestLimitsInSchema
+// by a test that writes it with `go test ./jail/report -run TestLimitsInSchema
 // -update-schema`), the README's row (paste [MarkdownTable], which its
 // test prints) and a row of docs/deploying.md's profile fields follow
 // from the row. A row added within the report's

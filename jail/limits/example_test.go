@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/scidex/scidex-jail/jail/limits"
+	"github.com/scidex/scidex-jail/jail/option"
 )
 
 func Example() {
@@ -12,7 +13,7 @@ func Example() {
 	_, err := limits.PIDs.Parse("0")
 	fmt.Println("--pids:", err)
 	err = limits.PIDs.Check(limits.Int(int64(99999999999)))
-	fmt.Println(limits.FromProfile("gpu").Name(limits.PIDs), err)
+	fmt.Println(option.FromProfile("gpu", option.Flag).Name(limits.PIDs), err)
 	// Output:
 	// 0.5
 	// --pids: 0 processes is refused: give a limit such as 512, or write none for no limit

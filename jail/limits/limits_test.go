@@ -169,17 +169,3 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
-
-// TestOrigin: a value is named as the user gave it.
-func TestOrigin(t *testing.T) {
-	o := FromProfile("gpu").WithFlag(Memory)
-	for _, c := range []struct {
-		o    Origin
-		l    *Limit
-		want string
-	}{{o, Disk, "profiles.gpu.disk"}, {o, Memory, "--memory"}, {Origin{}, Disk, "--disk"}, {o, OutputTime, "profiles.gpu.output_time"}} {
-		if got := c.o.Name(c.l); got != c.want {
-			t.Errorf("Origin.Name(%s) = %q, want %q", c.l.Name, got, c.want)
-		}
-	}
-}

@@ -9,7 +9,7 @@ const (
 )
 
 // ReportSchema is the report's limits object as its JSON Schema gives it
-// ($defs.limits of jail/schema/report.schema.json), made from the rows: a
+// ($defs.limits of jail/report/report.schema.json), made from the rows: a
 // field per row at its Report path (a duration in seconds, a size or a
 // count an integer, CPUs a number), required unless the row was added
 // within the report's schema version ([Limit.ReportOptional]), and none,
@@ -59,7 +59,9 @@ func object(description string) *schemaObject {
 	return &schemaObject{description: description, props: map[string]any{}}
 }
 
-// value is o as JSON Schema: an object that allows fields it does not name.
+// value is o as JSON Schema: an object that refuses a field it does not
+// name, as every object of the report's schema does (a row added is a
+// field named here).
 func (o *schemaObject) value() map[string]any {
 	props := map[string]any{}
 	for k, p := range o.props {
@@ -68,7 +70,7 @@ func (o *schemaObject) value() map[string]any {
 		}
 		props[k] = p
 	}
-	v := map[string]any{"type": "object", "required": o.required, "additionalProperties": true, "properties": props}
+	v := map[string]any{"type": "object", "required": o.required, "additionalProperties": false, "properties": props}
 	if o.description != "" {
 		v["description"] = o.description
 	}

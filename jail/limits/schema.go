@@ -1,5 +1,7 @@
 package limits
 
+import "github.com/scidex/scidex-jail/jail/option"
+
 // SchemaVersion is the version of the schema's shape; it grows when a
 // field changes meaning or goes away (a new field or a new row is not a
 // new version).
@@ -23,6 +25,8 @@ type LimitSchema struct {
 	MaxReason    string   `json:"max_reason,omitempty"`
 	Flag         string   `json:"flag"`
 	ProfileField string   `json:"profile_field"`
+	RequestField string   `json:"request_field"` // in a request's limits object: limits.memory
+	Keyword      string   `json:"keyword"`       // the Python package's keyword argument
 	ReportField  string   `json:"report_field"`
 	Help         string   `json:"help"`
 	// Messages are the binary's messages for a text the rule refuses,
@@ -39,7 +43,8 @@ func Schema() []LimitSchema {
 		s := LimitSchema{
 			Name: l.Name, Kind: l.Kind, None: l.None, Zero: l.Zero, Units: unitOf(l.Kind),
 			MinReason: l.Min.Why, MaxReason: l.Max.Why,
-			Flag: "--" + l.Flag, ProfileField: l.Field, ReportField: l.Report, Help: l.Help,
+			Flag: option.Origin{}.Name(l), ProfileField: l.Field, ReportField: l.Report, Help: l.Help,
+			RequestField: l.RowNames().Request, Keyword: l.RowNames().Keyword,
 			Messages: l.messages(),
 		}
 		if l.Min.Value > 0 {
@@ -58,7 +63,9 @@ func Schema() []LimitSchema {
 // messages are the refusals of l, made by the code that makes them for a
 // real text, with Placeholder for the text.
 func (l *Limit) messages() map[string]string {
-	flag := "--" + l.Flag + ": "
+	// The schema is the command line's: Python shows these messages
+	// for its keywords as the binary would for the flags.
+	flag := option.Origin{}.Name(l) + ": "
 	q := l.quantity(Placeholder)
 	m := map[string]string{}
 	if l.None && l.Kind != Size { // ParseSize refuses a negative size itself

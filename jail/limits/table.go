@@ -112,7 +112,7 @@ var (
 		Name: "timeout", Kind: Duration, None: true, Zero: ZeroIsNone,
 		Flag: "timeout", Field: "timeout", Report: "limits.timeout_seconds",
 		Give: "a duration such as 90s or 30m", Off: "no timeout", Noun: "duration",
-		Placeholder: "DUR", Help: "Wall-clock budget, e.g. 90s, 30m, 1.5s (none or 0 = no timeout). On expiry: SIGTERM, then after --grace every process is killed.",
+		Placeholder: "DUR", Help: "Wall-clock budget, e.g. 90s, 30m, 1.5s (none or 0 = no timeout). On expiry: SIGTERM, then after the grace period every process is killed.",
 		Doc: Doc{Value: "duration (`90s`, `30m`, `1.5s`)", EnforcedBy: "the supervisor's clock", Exceeded: "SIGTERM, then after `grace` SIGKILL to every process: `timeout`"},
 	}
 	Grace = &Limit{
@@ -159,10 +159,10 @@ var (
 	Disk = &Limit{
 		Name: "disk", Kind: Size, None: true, Zero: ZeroIsNone,
 		Min:   Bound{MinDisk, "64K: too small to be useful; give at least 64K, or none for no budget"},
-		Tmpfs: "the run directory's tmpfs", TmpfsOff: "the run directory then lives on --tmp-root's filesystem",
+		Tmpfs: "the run directory's tmpfs", TmpfsOff: "the run directory then lives on the tmp-root's filesystem",
 		Flag: "disk", Field: "disk", Report: "limits.disk_bytes",
 		Unit: "bytes", Give: "a size such as 1G", Off: "no budget", Noun: "size",
-		Placeholder: "SIZE", Help: "Size budget of the run directory, a tmpfs: writes beyond it fail with ENOSPC; at most --memory (none or 0 = no budget: the directory lives on --tmp-root's filesystem).",
+		Placeholder: "SIZE", Help: "Size budget of the run directory, a tmpfs: writes beyond it fail with ENOSPC; at most the memory limit (none or 0 = no budget: the directory lives on the tmp-root's filesystem).",
 		Doc: Doc{Value: "size, at most `memory`", OffNote: "the directory lives on the tmp-root's file system",
 			EnforcedBy: "the run directory's tmpfs, shared with the scratch", Exceeded: "ENOSPC: `disk_limit`"},
 	}
@@ -172,7 +172,7 @@ var (
 		Tmpfs:   "/dev/shm",
 		Flag:    "shm", Field: "shm", Report: "limits.shm_bytes",
 		Unit: "bytes", Give: "a size such as 64M", Noun: "size",
-		Placeholder: "SIZE", Help: "Size of the private /dev/shm (more than 0, at most --memory).",
+		Placeholder: "SIZE", Help: "Size of the private /dev/shm (more than 0, at most the memory limit).",
 		Doc: Doc{Value: "size, more than 0, at most `memory`", EnforcedBy: "the private `/dev/shm` tmpfs", Exceeded: "writes fail (ENOSPC)"},
 	}
 	OutputEntries = &Limit{
@@ -187,14 +187,14 @@ var (
 		Name: "output_bytes", Kind: Size, None: true, Zero: ZeroRefused,
 		Flag: "output-bytes", Field: "output_bytes", Report: "limits.outputs.bytes",
 		Unit: "bytes", Give: "a budget such as 1G", Off: "no budget", Noun: "size",
-		Placeholder: "SIZE", Help: "Budget of bytes hashed and copied from the run directory in all, at apparent size (a sparse file counts its holes, a hard link each time). Default: the profile's, at most --disk (none = no budget; 0 is refused).",
+		Placeholder: "SIZE", Help: "Budget of bytes hashed and copied from the run directory in all, at apparent size (a sparse file counts its holes, a hard link each time). Default: the profile's, at most the disk budget (none = no budget; 0 is refused).",
 		Doc: Doc{Value: "size, default the profile's `disk`: bytes hashed and copied in all, at apparent size (`st_size`)", EnforcedBy: "the supervisor's hashing and copying", Exceeded: "`output_limit`; the file is listed, not hashed or copied"},
 	}
 	OutputFileBytes = &Limit{
 		Name: "output_file_bytes", Kind: Size, None: true, Zero: ZeroRefused,
 		Flag: "output-file-bytes", Field: "output_file_bytes", Report: "limits.outputs.file_bytes",
 		Unit: "bytes", Give: "a budget such as 1G", Off: "no budget", Noun: "size",
-		Placeholder: "SIZE", Help: "Budget of bytes of one output file, at apparent size. Default: the profile's, at most --disk (none = no budget; 0 is refused).",
+		Placeholder: "SIZE", Help: "Budget of bytes of one output file, at apparent size. Default: the profile's, at most the disk budget (none = no budget; 0 is refused).",
 		Doc: Doc{Value: "size, default the profile's `disk`: bytes of one file, at apparent size", EnforcedBy: "the supervisor's hashing and copying", Exceeded: "`output_limit`; the file is listed, not hashed or copied"},
 	}
 	OutputTime = &Limit{

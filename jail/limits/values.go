@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// MaxRows bounds the table: Values and Origin hold one place per row.
+// MaxRows bounds the table: Values holds one place per row.
 const MaxRows = 64
 
 // Values are the table's limits by row: what a run's spec and a profile
@@ -95,4 +95,14 @@ func amountOf(l *Limit, f float64, n int64) Amount {
 		return Float(f)
 	}
 	return Int(n)
+}
+
+// index is l's place in All; a row outside All is a bug.
+func index(l *Limit) uint {
+	for i, r := range All {
+		if r == l {
+			return uint(i)
+		}
+	}
+	panic("limits: a row outside the table: " + l.Name)
 }

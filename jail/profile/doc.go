@@ -4,8 +4,11 @@
 // (/etc/scidex-jail/profiles.json, or --config) overrides a built-in field
 // by field or adds a profile on a base. Every limit's field is read and
 // checked by its row of jail/limits' table, so a profile field and a flag
-// follow one rule, and an error names the field's path
-// (profiles.<name>.<field>).
+// follow one rule; every other field is a row of jail/option's. An error
+// names the field's path (profiles.<name>.<field>, Profile.Origin), and
+// the Spec a profile makes says the values are the profile's
+// (Spec.From), so that what is refused only when a run starts (a
+// read_only path that does not exist) is named by its field too.
 //
 // Usage (the package's Example, compiled with its tests):
 //

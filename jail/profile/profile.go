@@ -15,6 +15,8 @@ import (
 	"github.com/scidex/scidex-jail/internal/fspath"
 	"github.com/scidex/scidex-jail/jail"
 	"github.com/scidex/scidex-jail/jail/limits"
+	"github.com/scidex/scidex-jail/jail/netmode"
+	"github.com/scidex/scidex-jail/jail/option"
 	"github.com/scidex/scidex-jail/jail/promise"
 	"github.com/scidex/scidex-jail/jail/runfiles"
 )
@@ -36,14 +38,14 @@ type Profile struct {
 // Permissions are a profile's fields that are not limits: its network,
 // the paths it reads and writes, its environment and its opt-ins.
 type Permissions struct {
-	Net           promise.NetMode         `json:"net"`
+	Net           netmode.Name            `json:"net"`
 	AllowTCP      []uint16                `json:"allow_tcp"`
 	DBPorts       []uint16                `json:"db_ports"`
 	DataDirs      []string                `json:"data_dirs"`
 	ReadOnly      []string                `json:"read_only"`
 	ReadWrite     []string                `json:"read_write"`
 	Env           []string                `json:"env"`
-	AllowDegraded []string                `json:"allow_degraded"`
+	AllowDegraded []promise.Protection    `json:"allow_degraded"` // checked once, when the profile is read (Check)
 	RequireInput  bool                    `json:"require_input"`
 	RequireLayers map[promise.Promise]int `json:"require_layers"` // more layers than the default for a promise (EvaluatePromises)
 	// OutputIgnore are names never listed as outputs, at any depth
@@ -62,16 +64,16 @@ func Builtins() map[string]Profile {
 		Limits: limits.Of(L{limits.Timeout: 1800 * time.Second, limits.Grace: 10 * time.Second,
 			limits.Memory: 2 << 30, limits.CPUQuota: 2, limits.PIDs: 512, limits.Disk: 1 << 30, limits.Shm: 256 << 20,
 			limits.StdioBytes: defaultStdioBytes}),
-		Permissions: Permissions{Net: promise.NetNone, DBPorts: []uint16{postgresPort}, DataDirs: []string{"data", "docs"}, OutputIgnore: slices.Clone(runfiles.DefaultIgnore)},
+		Permissions: Permissions{Net: netmode.Default, DBPorts: []uint16{postgresPort}, DataDirs: []string{"data", "docs"}, OutputIgnore: slices.Clone(runfiles.DefaultIgnore)},
 	}
 	def := base
 	def.Name, def.Description = "default", "an analysis script: 2 GiB, 30 minutes, no network"
 	nb := base
 	nb.Name, nb.Description = "notebook", "a Jupyter notebook: its kernel and client talk over loopback; 2 GiB, 10 minutes"
 	nb.Limits.Set(limits.Timeout, limits.Int(600*time.Second))
-	nb.Net = promise.NetLoopback
+	nb.Net = "loopback"
 	pp := base
-	pp.Name, pp.Description = "post_process", "reads earlier runs' collected outputs (--input, read-only) and summarises them: 1 GiB, 10 minutes"
+	pp.Name, pp.Description = "post_process", "reads earlier runs' collected outputs (inputs, read-only) and summarises them: 1 GiB, 10 minutes"
 	pp.Limits = with(pp.Limits, L{limits.Timeout: 600 * time.Second, limits.Memory: 1 << 30, limits.CPUQuota: 1, limits.PIDs: 256, limits.Disk: 512 << 20, limits.Shm: 64 << 20})
 	pp.RequireInput = true
 	tool := base
@@ -155,41 +157,48 @@ func Names(ps map[string]Profile) []string {
 	return out
 }
 
-// Check validates one profile's values, naming the field.
+// Origin is where p's values are: its fields, named by their path in
+// the profiles file (profiles.gpu.memory).
+func (p Profile) Origin() option.Origin { return option.FromProfile(p.Name, option.ProfileField) }
+
+// Check validates one profile's values, naming each field by its path in
+// the profiles file (profiles.gpu.net).
 func (p Profile) Check() error {
-	if err := p.Limits.Check(func(l *limits.Limit) string { return l.Field }); err != nil {
+	o := p.Origin()
+	if err := p.Limits.Check(func(l *limits.Limit) string { return o.Name(l) }); err != nil {
 		return err
 	}
-	switch p.Net {
-	case promise.NetNone, promise.NetLoopback, promise.NetHost:
-	default:
-		return fmt.Errorf("net %q: choose none, loopback or host", p.Net)
+	// The network rule is jail/netmode's table's, as the spec's
+	// validation asks it, in the profile's words.
+	mode, err := netmode.Lookup(p.Net)
+	if err != nil {
+		return fmt.Errorf("%s %w", o.Name(option.Net), err)
 	}
-	if len(p.AllowTCP) > 0 && p.Net != promise.NetHost {
-		return fmt.Errorf("allow_tcp needs net \"host\"")
+	if pe := mode.CheckPorts(p.AllowTCP); pe != nil {
+		return fmt.Errorf("%s %s", o.Name(option.AllowTCP), pe.Needs(o.Name(option.Net)))
 	}
 	if !slices.Contains(p.DBPorts, postgresPort) {
-		return fmt.Errorf("db_ports must keep %d (PostgreSQL): it can never be opened", postgresPort)
+		return fmt.Errorf("%s must keep %d (PostgreSQL): it can never be opened", o.Name(option.DBPorts), postgresPort)
 	}
 	for _, port := range p.AllowTCP {
 		if port == 0 || slices.Contains(p.DBPorts, port) {
-			return fmt.Errorf("allow_tcp %d: port 0 or a database port can never be allowed", port)
+			return fmt.Errorf("%s %d: port 0 or a database port can never be allowed", o.Name(option.AllowTCP), port)
 		}
 	}
 	for _, l := range p.AllowDegraded {
-		if !promise.Degradable(promise.Protection(l)) {
-			return fmt.Errorf("allow_degraded %q: only landlock may be degraded", l)
+		if err := (promise.OptIn{Kind: promise.OptInDegrade, Protection: l}).Check(); err != nil {
+			return fmt.Errorf("%s %w", o.Name(option.AllowDegraded), err)
 		}
 	}
-	if err := promise.ValidateRequireLayers(p.RequireLayers); err != nil {
-		return fmt.Errorf("require_layers: %w", err)
+	if err := promise.ValidateRequireLayers(p.RequireLayers, netmode.Networks()); err != nil {
+		return fmt.Errorf("%s: %w", o.Name(option.RequireLayers), err)
 	}
 	if err := runfiles.CheckIgnore(p.OutputIgnore); err != nil {
-		return fmt.Errorf("output_ignore: %w", err)
+		return fmt.Errorf("%s: %w", o.Name(option.OutputIgnore), err)
 	}
-	for _, kv := range p.Env {
+	for i, kv := range p.Env {
 		if err := jail.ValidateEnv(kv); err != nil {
-			return err
+			return fmt.Errorf("%s %w", o.NameAt(option.Env, i), err)
 		}
 	}
 	return nil
@@ -197,19 +206,32 @@ func (p Profile) Check() error {
 
 // Spec is a run of p: every field a profile decides, set from it. The
 // caller adds the run's own (ID, command, tmp-root, root, destinations,
-// identity, flags over the profile); `run` and `check` both start here, so
-// a profile field is mapped in one place.
+// identity, values over the profile, recorded in From); `run` and `check`
+// both start here, so a profile field is mapped in one place. From says
+// the values are the profile's, with those given over it written as flags:
+// a caller that takes them in another language (a request) sets From to
+// option.FromProfile(p.Name, its language) before adding them.
 func (p Profile) Spec() jail.Spec {
 	return jail.Spec{
-		Profile: p.Name, Limits: p.Limits, LimitsFrom: limits.FromProfile(p.Name),
+		Profile: p.Name, Limits: p.Limits, From: option.FromProfile(p.Name, option.Flag),
 		Env: append([]string{}, p.Env...), DataDirs: p.DataDirs,
 		Net: p.Net, AllowTCP: p.AllowTCP, DBPorts: p.DBPorts,
 		ReadOnly:      append([]string{}, p.ReadOnly...),
 		ReadWrite:     append([]string{}, p.ReadWrite...),
-		AllowDegraded: append([]string{}, p.AllowDegraded...),
+		OptIns:        p.OptIns(),
 		RequireLayers: p.RequireLayers,
 		OutputIgnore:  slices.Clone(p.OutputIgnore),
 	}
+}
+
+// OptIns are the protections p gives up by name: its allow_degraded,
+// checked when the profile was read (Check).
+func (p Profile) OptIns() promise.OptIns {
+	out := make(promise.OptIns, len(p.AllowDegraded))
+	for i, l := range p.AllowDegraded {
+		out[i] = promise.OptIn{Kind: promise.OptInDegrade, Protection: l}
+	}
+	return out
 }
 
 // defaultStdioBytes is the built-in profiles' budget of each of stdout and

@@ -9,6 +9,7 @@ import (
 	"sort"
 
 	"github.com/scidex/scidex-jail/jail/limits"
+	"github.com/scidex/scidex-jail/jail/option"
 	"github.com/scidex/scidex-jail/jail/promise"
 	"github.com/scidex/scidex-jail/jail/runfiles"
 )
@@ -33,38 +34,47 @@ func validProfileName(s string) bool {
 	return runfiles.NameChars(s, false)
 }
 
-// fieldSetters decode one of the profile's fields that are not limits
-// from its raw JSON (a limit's field is the table's: setterOf).
-var fieldSetters = profileFields()
+// setter decodes one field of a profile from its raw JSON.
+type setter = func(p *Profile, raw json.RawMessage) error
 
-// setterOf decodes the field called field: a row's of the table
-// (limitSetter), read from the table at each call, or another's.
-func setterOf(field string) (func(p *Profile, raw json.RawMessage) error, bool) {
-	for _, l := range limits.All {
-		if l.Field == field {
-			return limitSetter(l), true
-		}
-	}
-	set, ok := fieldSetters[field]
-	return set, ok
+// optionSetters decode the profile's fields that are options, by row of
+// jail/option's table (a limit's field is jail/limits' table's:
+// setterOf). A row with a profile field and no setter here fails
+// TestEveryFieldHasASetter.
+var optionSetters = map[*option.Option]setter{
+	option.Net:           func(p *Profile, r json.RawMessage) error { return fresh(r, &p.Net) },
+	option.AllowTCP:      func(p *Profile, r json.RawMessage) error { return fresh(r, &p.AllowTCP) },
+	option.DBPorts:       func(p *Profile, r json.RawMessage) error { return fresh(r, &p.DBPorts) },
+	option.DataDirs:      func(p *Profile, r json.RawMessage) error { return fresh(r, &p.DataDirs) },
+	option.ReadOnly:      func(p *Profile, r json.RawMessage) error { return fresh(r, &p.ReadOnly) },
+	option.ReadWrite:     func(p *Profile, r json.RawMessage) error { return fresh(r, &p.ReadWrite) },
+	option.Env:           func(p *Profile, r json.RawMessage) error { return fresh(r, &p.Env) },
+	option.AllowDegraded: func(p *Profile, r json.RawMessage) error { return fresh(r, &p.AllowDegraded) },
+	option.RequireInput:  func(p *Profile, r json.RawMessage) error { return fresh(r, &p.RequireInput) },
+	option.RequireLayers: func(p *Profile, r json.RawMessage) error { return fresh(r, &p.RequireLayers) },
+	option.OutputIgnore:  outputIgnore,
 }
 
-func profileFields() map[string]func(p *Profile, raw json.RawMessage) error {
-	f := map[string]func(p *Profile, raw json.RawMessage) error{
-		"description":    func(p *Profile, r json.RawMessage) error { return fresh(r, &p.Description) },
-		"net":            func(p *Profile, r json.RawMessage) error { return fresh(r, &p.Net) },
-		"allow_tcp":      func(p *Profile, r json.RawMessage) error { return fresh(r, &p.AllowTCP) },
-		"db_ports":       func(p *Profile, r json.RawMessage) error { return fresh(r, &p.DBPorts) },
-		"data_dirs":      func(p *Profile, r json.RawMessage) error { return fresh(r, &p.DataDirs) },
-		"read_only":      func(p *Profile, r json.RawMessage) error { return fresh(r, &p.ReadOnly) },
-		"read_write":     func(p *Profile, r json.RawMessage) error { return fresh(r, &p.ReadWrite) },
-		"env":            func(p *Profile, r json.RawMessage) error { return fresh(r, &p.Env) },
-		"allow_degraded": func(p *Profile, r json.RawMessage) error { return fresh(r, &p.AllowDegraded) },
-		"require_input":  func(p *Profile, r json.RawMessage) error { return fresh(r, &p.RequireInput) },
-		"require_layers": func(p *Profile, r json.RawMessage) error { return fresh(r, &p.RequireLayers) },
-		"output_ignore":  outputIgnore,
+// descriptionField is the one field that is no option: what the profile
+// is for.
+const descriptionField = "description"
+
+// setterOf decodes the field called field, named as o names it: a
+// limit's (limitSetter, read from the table at each call), an option's,
+// or the description.
+func setterOf(o option.Origin, field string) (string, setter, bool) {
+	for _, l := range limits.All {
+		if l.Field == field {
+			return o.Name(l), limitSetter(l), true
+		}
 	}
-	return f
+	if r := option.ByField(field); r != nil && optionSetters[r] != nil {
+		return o.Name(r), optionSetters[r], true
+	}
+	if field == descriptionField {
+		return "profiles." + o.Profile() + "." + field, func(p *Profile, r json.RawMessage) error { return fresh(r, &p.Description) }, true
+	}
+	return "", nil, false
 }
 
 // ParseProfiles applies a profiles file to base (the built-ins) and returns
@@ -174,16 +184,17 @@ func buildProfile(out map[string]Profile, name string, fields map[string]json.Ra
 		if k == "base" {
 			continue
 		}
-		set, ok := setterOf(k)
+		field, set, ok := setterOf(p.Origin(), k)
 		if !ok {
 			return Profile{}, fmt.Errorf("%s.%s: unknown field", path, k)
 		}
 		if err := set(&p, fields[k]); err != nil {
-			return Profile{}, fmt.Errorf("%s.%s: %w", path, k, err)
+			return Profile{}, fmt.Errorf("%s: %w", field, err)
 		}
 	}
+	// Check names each field by its path.
 	if err := p.Check(); err != nil {
-		return Profile{}, fmt.Errorf("%s: %w", path, err)
+		return Profile{}, err
 	}
 	return p, nil
 }
@@ -323,23 +334,11 @@ func (v ProfileView) MarshalJSON() ([]byte, error) {
 
 // View returns the printable form.
 func (p Profile) View() ProfileView {
-	nz := func(s []string) []string {
-		if s == nil {
-			return []string{}
-		}
-		return s
-	}
-	nz16 := func(s []uint16) []uint16 {
-		if s == nil {
-			return []uint16{}
-		}
-		return s
-	}
 	v := ProfileView{
 		Name: p.Name, Description: p.Description,
 		Permissions: Permissions{
-			Net: p.Net, AllowTCP: nz16(p.AllowTCP),
-			DBPorts: nz16(p.DBPorts), DataDirs: nz(p.DataDirs), ReadOnly: nz(p.ReadOnly), ReadWrite: nz(p.ReadWrite),
+			Net: p.Net, AllowTCP: nz(p.AllowTCP),
+			DBPorts: nz(p.DBPorts), DataDirs: nz(p.DataDirs), ReadOnly: nz(p.ReadOnly), ReadWrite: nz(p.ReadWrite),
 			Env: nz(p.Env), AllowDegraded: nz(p.AllowDegraded), RequireInput: p.RequireInput,
 			RequireLayers: p.RequireLayers, OutputIgnore: nz(p.OutputIgnore),
 		},
@@ -390,4 +389,13 @@ func outputIgnore(p *Profile, r json.RawMessage) error {
 		return nil
 	}
 	return fresh(r, &p.OutputIgnore)
+}
+
+// nz is s, or an empty list for nil: a profile prints [] for a list it
+// leaves empty, never null.
+func nz[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
 }

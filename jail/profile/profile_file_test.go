@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/scidex/scidex-jail/jail/option"
 )
 
 // TestReadProfilesFile: the profiles file is opened without blocking,
@@ -53,6 +55,27 @@ func TestReadProfilesFile(t *testing.T) {
 		}
 		if err == nil || !strings.Contains(err.Error(), c.errText) {
 			t.Errorf("readProfilesFile(%s) = %v, want an error holding %q", c.path, err, c.errText)
+		}
+	}
+}
+
+// TestEveryFieldHasASetter: the profiles file takes every field of the
+// option rows and of the limits, named by its path, and no field that is
+// neither a row nor the description.
+func TestEveryFieldHasASetter(t *testing.T) {
+	o := option.FromProfile("x", option.ProfileField)
+	for _, r := range option.All {
+		if r.Field == "" {
+			continue
+		}
+		name, set, ok := setterOf(o, r.Field)
+		if !ok || set == nil || name != "profiles.x."+r.Field {
+			t.Errorf("setterOf(%s) = %q, %v; want the row's setter, named profiles.x.%s", r.Field, name, ok, r.Field)
+		}
+	}
+	for r := range optionSetters {
+		if r.Field == "" {
+			t.Errorf("a setter for the row %s, which has no profile field", r.Request)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/scidex/scidex-jail/jail/netmode"
 	"github.com/scidex/scidex-jail/jail/promise"
 )
 
@@ -11,7 +12,8 @@ import (
 // is refused until that layer is given up by name. The output is the
 // values, not the messages, which name the command line's words.
 func Example() {
-	host := promise.HostLayers{LandlockABI: 0, LandlockErr: "landlock is not in the lsm= boot parameter", Net: promise.NetNone}
+	none, _ := netmode.Lookup("none") // the network mode's row gives the network's promises their layers
+	host := promise.HostLayers{LandlockABI: 0, LandlockErr: "landlock is not in the lsm= boot parameter", Net: none.Network()}
 	states := promise.EvaluatePromises(host, nil) // nil: the default required layers
 
 	_, err := promise.Check(states, nil)
@@ -20,7 +22,7 @@ func Example() {
 		fmt.Println("refused:", pe.State.Promise, "missing", pe.State.Missing[0].Layer)
 	}
 
-	ins, err := promise.ParseOptIns([]string{"landlock"}, nil) // allow_degraded: landlock
+	ins, err := promise.ParseOptIns(promise.OptInDegrade, []string{"landlock"}) // allow_degraded: landlock
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/scidex/scidex-jail/jail/option"
 	"github.com/scidex/scidex-jail/landlock"
 )
 
@@ -37,14 +38,15 @@ var layerProtection = map[Layer]Protection{
 }
 
 // HostLayers is what decides which layers a run has: the kernel's Landlock
-// ABI, the protections switched off by name, and the network mode. It is a
-// plain value so that the promise table is a pure function of it.
+// ABI, the protections switched off by name, and what the network mode
+// gives the network's promises. It is a plain value so that the promise
+// table is a pure function of it.
 type HostLayers struct {
 	LandlockABI int          // effective ABI of the running kernel; 0: no Landlock
 	LandlockErr string       // why there is no Landlock ("" when ABI > 0)
 	LandlockFix string       // how to get it ("": a kernel with Landlock enabled)
 	Disabled    []Protection // switched off by name (OptInDisable): their layers are missing
-	Net         NetMode
+	Net         Network      // the network mode's row's (jail/netmode): without it the network's promises have no layer
 
 	// Set by probes that found a layer unusable (scidex-jail check): why.
 	// A run finds out at the stage that uses the layer, and fails there.
@@ -92,9 +94,9 @@ func (h HostLayers) missing(l Layer) (MissingLayer, bool) {
 	return m, true
 }
 
-// Protection is one the caller may give up by name: switch off
-// (Spec.Disable, --unsafe-disable) or, for Landlock, run with whatever the
-// kernel offers (Spec.AllowDegraded, --allow-degraded). Each holds some of
+// Protection is one the caller may give up by name (Spec.OptIns): switch
+// off (OptInDisable) or, for Landlock, run with whatever the kernel offers
+// (OptInDegrade). Each holds some of
 // the promises' layers (Layer.protection); the mount view and the
 // namespaces are no protection of this kind: every run has them.
 type Protection string
@@ -133,13 +135,14 @@ type OptIn struct {
 
 // String is the opt-in as the caller gives it on the command line, the way
 // the report's degraded list and the errors name it: "--allow-degraded
-// landlock", "--unsafe-disable seccomp". The zero OptIn (none) is "".
+// landlock", "--unsafe-disable seccomp" (jail/option's command-line names).
+// The zero OptIn (none) is "".
 func (o OptIn) String() string {
 	switch o.Kind {
 	case OptInDegrade:
-		return "--allow-degraded " + string(o.Protection)
+		return option.Origin{}.Name(option.AllowDegraded) + " " + string(o.Protection)
 	case OptInDisable:
-		return "--unsafe-disable " + string(o.Protection)
+		return option.Origin{}.Name(option.UnsafeDisable) + " " + string(o.Protection)
 	}
 	return ""
 }
@@ -155,27 +158,37 @@ func (ins OptIns) String() string {
 	return strings.Join(s, " and ")
 }
 
-// ParseOptIns makes the protections named to degrade (--allow-degraded,
-// a profile's allow_degraded) and to disable (--unsafe-disable) into
-// opt-ins, refusing a name that is no protection of that kind.
-func ParseOptIns(degrade, disable []string) (OptIns, error) {
-	var out OptIns
-	for _, n := range disable {
-		if !slices.Contains(disableLayers, Protection(n)) {
-			return nil, fmt.Errorf("--unsafe-disable %q: known layers are %s", n, joinProtections(disableLayers))
+// ParseOptIns makes the protections named to give up as kind (a
+// profile's allow_degraded, the flags, a request's fields) into opt-ins,
+// once, where they are read; it refuses a name that is no protection of
+// that kind, with an error that starts with the name, for the caller to
+// put the option the user wrote in front of it.
+func ParseOptIns(kind OptInKind, names []string) (OptIns, error) {
+	out := make(OptIns, 0, len(names))
+	for _, n := range names {
+		o := OptIn{kind, Protection(n)}
+		if err := o.Check(); err != nil {
+			return nil, err
 		}
-		out = append(out, OptIn{OptInDisable, Protection(n)})
-	}
-	for _, n := range degrade {
-		if !slices.Contains(degradeLayers, Protection(n)) {
-			return nil, fmt.Errorf("--allow-degraded %q: only %s may be degraded", n, joinProtections(degradeLayers))
-		}
-		out = append(out, OptIn{OptInDegrade, Protection(n)})
+		out = append(out, o)
 	}
 	return out, nil
 }
 
-// Degradable reports whether p may be degraded by name (--allow-degraded).
+// Check refuses an opt-in whose kind cannot give its protection up.
+func (o OptIn) Check() error {
+	switch {
+	case o.Kind == OptInDisable && !slices.Contains(disableLayers, o.Protection):
+		return fmt.Errorf("%q: known layers are %s", o.Protection, joinProtections(disableLayers))
+	case o.Kind == OptInDegrade && !slices.Contains(degradeLayers, o.Protection):
+		return fmt.Errorf("%q: only %s may be degraded", o.Protection, joinProtections(degradeLayers))
+	case o.Kind != OptInDisable && o.Kind != OptInDegrade:
+		return fmt.Errorf("%q: bug: an opt-in of no kind (%q)", o.Protection, o.Kind)
+	}
+	return nil
+}
+
+// Degradable reports whether p may be degraded by name.
 func Degradable(p Protection) bool { return slices.Contains(degradeLayers, p) }
 
 // Disabled are the protections switched off among ins.

@@ -25,27 +25,28 @@ func TestOptInText(t *testing.T) {
 
 func TestParseOptIns(t *testing.T) {
 	for _, c := range []struct {
-		name             string
-		degrade, disable []string
-		want             OptIns
-		wantErr          string
+		name    string
+		kind    OptInKind
+		names   []string
+		want    OptIns
+		wantErr string
 	}{
-		{"none", nil, nil, nil, ""},
-		{"each kind", []string{"landlock"}, []string{"seccomp", "cgroup"},
-			OptIns{{OptInDisable, ProtectSeccomp}, {OptInDisable, ProtectCgroup}, {OptInDegrade, ProtectLandlock}}, ""},
-		{"unknown layer to disable", nil, []string{"selinux"}, nil, `--unsafe-disable "selinux": known layers are landlock, seccomp, cgroup`},
-		{"seccomp cannot be degraded", []string{"seccomp"}, nil, nil, `--allow-degraded "seccomp": only landlock may be degraded`},
+		{"none", OptInDisable, nil, OptIns{}, ""},
+		{"disable", OptInDisable, []string{"seccomp", "cgroup"}, OptIns{{OptInDisable, ProtectSeccomp}, {OptInDisable, ProtectCgroup}}, ""},
+		{"degrade", OptInDegrade, []string{"landlock"}, OptIns{{OptInDegrade, ProtectLandlock}}, ""},
+		{"unknown layer to disable", OptInDisable, []string{"selinux"}, nil, `"selinux": known layers are landlock, seccomp, cgroup`},
+		{"seccomp cannot be degraded", OptInDegrade, []string{"seccomp"}, nil, `"seccomp": only landlock may be degraded`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := ParseOptIns(c.degrade, c.disable)
+			got, err := ParseOptIns(c.kind, c.names)
 			if c.wantErr != "" {
 				if err == nil || err.Error() != c.wantErr {
-					t.Errorf("ParseOptIns(%q, %q) = %v, want error %q", c.degrade, c.disable, err, c.wantErr)
+					t.Errorf("ParseOptIns(%s, %q) = %v, want error %q", c.kind, c.names, err, c.wantErr)
 				}
 				return
 			}
 			if err != nil || !slices.Equal(got, c.want) {
-				t.Errorf("ParseOptIns(%q, %q) = %v, %v, want %v", c.degrade, c.disable, got, err, c.want)
+				t.Errorf("ParseOptIns(%s, %q) = %v, %v, want %v", c.kind, c.names, got, err, c.want)
 			}
 		})
 	}
@@ -57,8 +58,11 @@ func TestParseOptIns(t *testing.T) {
 func TestLayerProtection(t *testing.T) {
 	every := map[Layer]bool{}
 	for _, d := range promiseTable {
-		for _, n := range []NetMode{NetNone, NetLoopback, NetHost} {
-			for _, l := range d.layers(n) {
+		for _, l := range d.layers {
+			every[l] = true
+		}
+		for _, n := range allNets {
+			for _, l := range n.Layers[d.promise] {
 				every[l] = true
 			}
 		}

@@ -1,12 +1,32 @@
 package promise
 
-// NetMode is the run's network: none (an empty namespace), loopback (lo up
-// in its own namespace) or host (the host's network, outbound TCP to the
-// AllowTCP ports only).
-type NetMode string
+// Network is what a run's network mode gives the promises that depend on
+// the network ([NetPromises]): the layers that can hold each, and what the
+// network promise means in the mode. Each row of the table of network
+// modes (jail/netmode) holds one; this package knows no mode by name.
+type Network struct {
+	Mode   string              // the mode's name, as the network promise's text gives it
+	Means  string              // what the network promise means in it: "no network"
+	Layers map[Promise][]Layer // by promise of NetPromises
+}
 
-const (
-	NetNone     NetMode = "none"
-	NetLoopback NetMode = "loopback"
-	NetHost     NetMode = "host"
-)
+// NetPromises are the promises whose layers the network mode decides:
+// a [Network] gives layers for each.
+func NetPromises() []Promise {
+	var out []Promise
+	for _, d := range promiseTable {
+		if d.byNet {
+			out = append(out, d.promise)
+		}
+	}
+	return out
+}
+
+// what is the network promise's text in this mode: "the network mode
+// holds (none: no network)".
+func (n Network) what(base string) string {
+	if n.Mode == "" {
+		return base
+	}
+	return base + " (" + n.Mode + ": " + n.Means + ")"
+}

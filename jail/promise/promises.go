@@ -31,59 +31,42 @@ const (
 
 // promiseDef is one row of the contract: what the promise says, whether it
 // is a filesystem promise (two layers required by default), and the layers
-// that can hold it in a network mode.
+// that can hold it, or byNet: the network mode's row says which
+// (Network.Layers).
 type promiseDef struct {
 	promise Promise
 	what    string
 	fs      bool
-	layers  func(NetMode) []Layer
+	layers  []Layer
+	byNet   bool
 }
 
-func layers(l ...Layer) func(NetMode) []Layer { return func(NetMode) []Layer { return l } }
+func layers(l ...Layer) []Layer { return l }
 
 // promiseTable is the contract, in the order the report and check print it.
 var promiseTable = []promiseDef{
-	{PromiseFSWrite, "no write outside the run directory, the analysis' scratch (HOME), /dev/shm and --rw paths", true,
-		layers(LayerMountView, LayerLandlockFS)},
+	{PromiseFSWrite, "no write outside the run directory, the analysis' scratch (HOME), /dev/shm and the read-write paths", true,
+		layers(LayerMountView, LayerLandlockFS), false},
 	{PromiseFSRead, "no read outside the system directories, the data directories and the run's own paths", true,
-		layers(LayerMountView, LayerLandlockFS)},
+		layers(LayerMountView, LayerLandlockFS), false},
 	{PromiseSignalsOut, "no signal reaches a process outside the run", false,
-		layers(LayerPIDNS, LayerLandlockScope)},
+		layers(LayerPIDNS, LayerLandlockScope), false},
 	{PromisePtraceOut, "no ptrace or process_vm_* of a process outside the run", false,
-		layers(LayerPIDNS, LayerSeccomp)},
+		layers(LayerPIDNS, LayerSeccomp), false},
 	{PromiseAbstractSockets, "no abstract unix socket outside the run is reached", false,
-		func(n NetMode) []Layer {
-			if n == NetHost {
-				return []Layer{LayerLandlockScope} // the host's network namespace is shared
-			}
-			return []Layer{LayerNetNS, LayerLandlockScope}
-		}},
+		nil, true}, // the network mode's row gives the layers (Network.Layers)
 	{PromiseUnixSockets, "no pathname unix socket of the host (PostgreSQL's, D-Bus) is reached", false,
-		layers(LayerMountView, LayerLandlockUnix)},
+		layers(LayerMountView, LayerLandlockUnix), false},
 	{PromiseNoPostgres, "no TCP connection to PostgreSQL's port or the profile's db_ports (its unix socket: unix_sockets_out)", false,
-		networkLayers},
-	{PromiseNetwork, "the network mode holds (none: no network; loopback: the run's own only; host: outbound TCP to allowed ports only)", false,
-		networkLayers},
+		nil, true}, // the network mode's row gives the layers (Network.Layers)
+	{PromiseNetwork, "the network mode holds", false,
+		nil, true}, // the network mode's row gives the layers (Network.Layers)
 	{PromiseKernelSurface, "no mount, bpf, kexec, module, keyring, io_uring, new namespace or terminal injection", false,
-		layers(LayerSeccomp)},
+		layers(LayerSeccomp), false},
 	{PromiseLimits, "memory, CPU and PID limits enforced", false,
-		layers(LayerCgroup)},
+		layers(LayerCgroup), false},
 	{PromiseNothingLeft, "no process of the run outlives it", false,
-		layers(LayerPIDNS, LayerCgroup)},
-}
-
-// networkLayers hold what leaves the run over the network, PostgreSQL's
-// port included: in none, an empty namespace and seccomp's refusal of inet
-// sockets; in loopback, the namespace (its lo is the run's own); in host,
-// which shares the host's network, only Landlock's TCP rules.
-func networkLayers(n NetMode) []Layer {
-	switch n {
-	case NetHost:
-		return []Layer{LayerLandlockTCP}
-	case NetLoopback:
-		return []Layer{LayerNetNS}
-	}
-	return []Layer{LayerNetNS, LayerSeccomp}
+		layers(LayerPIDNS, LayerCgroup), false},
 }
 
 // Promises lists every promise's name, in table order.
@@ -109,13 +92,17 @@ func DefaultLayers(p Promise) int {
 	return 0
 }
 
-// maxLayers is the most layers any network mode offers for p.
-func maxLayers(p Promise) int {
+// maxLayers is the most layers any of the network modes nets offers for p.
+func maxLayers(p Promise, nets []Network) int {
 	n := 0
 	for _, d := range promiseTable {
-		if d.promise == p {
-			for _, m := range []NetMode{NetNone, NetLoopback, NetHost} {
-				n = max(n, len(d.layers(m)))
+		if d.promise != p {
+			continue
+		}
+		n = len(d.layers)
+		if d.byNet {
+			for _, m := range nets {
+				n = max(n, len(m.Layers[p]))
 			}
 		}
 	}
@@ -153,7 +140,14 @@ func EvaluatePromises(h HostLayers, required map[Promise]int) []PromiseState {
 		if n, ok := required[d.promise]; ok {
 			st.Required = n
 		}
-		for _, l := range d.layers(h.Net) {
+		ls := d.layers
+		if d.byNet {
+			ls = h.Net.Layers[d.promise]
+		}
+		if d.promise == PromiseNetwork {
+			st.What = h.Net.what(d.what)
+		}
+		for _, l := range ls {
 			if m, ok := h.missing(l); ok {
 				st.Missing = append(st.Missing, m)
 			} else {
@@ -284,8 +278,9 @@ func Check(states []PromiseState, optIns []OptIn) ([]PromiseState, error) {
 
 // ValidateRequireLayers checks a profile's require_layers: known promises,
 // and counts that only raise the default (running with less is
-// --allow-degraded's job) up to the layers that exist for the promise.
-func ValidateRequireLayers(m map[Promise]int) error {
+// --allow-degraded's job) up to the layers that exist for the promise in
+// any of the network modes nets (every row of jail/netmode's table).
+func ValidateRequireLayers(m map[Promise]int, nets []Network) error {
 	for p, n := range m {
 		def := DefaultLayers(p)
 		switch {
@@ -293,8 +288,8 @@ func ValidateRequireLayers(m map[Promise]int) error {
 			return fmt.Errorf("%q: no such promise; known: %s", p, joinPromises(Promises()))
 		case n < def:
 			return fmt.Errorf("%s: %d is below the default of %d; a profile can only require more layers (to run with fewer, use allow_degraded)", p, n, def)
-		case n > maxLayers(p):
-			return fmt.Errorf("%s: %d layers required, but at most %d exist for it", p, n, maxLayers(p))
+		case n > maxLayers(p, nets):
+			return fmt.Errorf("%s: %d layers required, but at most %d exist for it", p, n, maxLayers(p, nets))
 		}
 	}
 	return nil

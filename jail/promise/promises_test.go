@@ -151,7 +151,7 @@ func TestValidateRequireLayers(t *testing.T) {
 		{map[Promise]int{PromiseSignalsOut: 3}, "at most 2 exist"},
 	}
 	for _, c := range cases {
-		err := ValidateRequireLayers(c.m)
+		err := ValidateRequireLayers(c.m, allNets)
 		if (c.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.want)) {
 			t.Errorf("ValidateRequireLayers(%v) = %v, want %q", c.m, err, c.want)
 		}

@@ -5,10 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/scidex/scidex-jail/cgroupfs"
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
-	"github.com/scidex/scidex-jail/jail/promise"
-	"github.com/scidex/scidex-jail/jail/runfiles"
 )
 
 // ReportSchema names the report's format; it changes when a field changes
@@ -101,39 +98,6 @@ type Report struct {
 	ownNotes string // the completion notes before a delivery failure
 }
 
-// EnforcedReport is what was in force while the target ran.
-type EnforcedReport struct {
-	Namespaces   []string                            `json:"namespaces"`
-	HostUID      int                                 `json:"host_uid"`
-	HostGID      int                                 `json:"host_gid"`
-	UID          int                                 `json:"uid"` // inside the user namespace
-	Identity     IdentityReport                      `json:"identity"`
-	NoNewPrivs   bool                                `json:"no_new_privs"`
-	Capabilities string                              `json:"capabilities"`
-	Net          string                              `json:"net"`
-	AllowTCP     []uint16                            `json:"allow_tcp"` // outbound TCP ports (net host only)
-	Mounts       MountReport                         `json:"mounts"`
-	CPUs         string                              `json:"cpus"`     // the CPUs the analysis could run on (a kernel CPU list), as /sys/devices/system/cpu/online showed them
-	Landlock     *LandlockReport                     `json:"landlock"` // null: disabled by --unsafe-disable
-	Seccomp      *protocol.Seccomp                   `json:"seccomp"`  // null: disabled by --unsafe-disable
-	Cgroup       *CgroupReport                       `json:"cgroup"`   // null: disabled by --unsafe-disable
-	Promises     map[promise.Promise][]promise.Layer `json:"promises"` // promise -> the layers that hold it on this run
-	Degraded     []string                            `json:"degraded"` // promises holding with fewer layers than required (explicit opt-in only)
-}
-
-// MountReport is the target's filesystem view.
-type MountReport struct {
-	Generated []string `json:"generated"`  // the view's own files over the host's: the analysis' /etc/passwd and /etc/group
-	ReadOnly  []string `json:"read_only"`  // host paths bound read-only (besides the system dirs)
-	ReadWrite []string `json:"read_write"` // host paths bound writable (besides the run directory)
-	System    []string `json:"system"`     // bound read-only from the host
-	RunDir    string   `json:"run_dir"`    // "tmpfs, N bytes" or "bound from the host"
-	Scratch   string   `json:"scratch"`    // where HOME, TMPDIR and the caches were, and what bounded them
-	DataDirs  []string `json:"data_dirs"`  // each data dir of the profile: its host path and its link in the run directory, or why it is not there
-	Meminfo   string   `json:"meminfo"`    // what /proc/meminfo showed: the run's limit or the host's
-	ShmBytes  int64    `json:"shm_bytes"`
-}
-
 // Phase is one timed setup step.
 type Phase struct {
 	Name   string `json:"name"`
@@ -146,9 +110,6 @@ type SetupError struct {
 	Stage   protocol.Stage `json:"stage"` // one of protocol.Stages()
 	Message string         `json:"message"`
 }
-
-// Output is one entry left in the run directory (runfiles.Output).
-type Output = runfiles.Output
 
 // Summary is the one line for stderr.
 func (r *Report) Summary() string {
@@ -166,40 +127,6 @@ func (r *Report) Summary() string {
 	return b.String()
 }
 
-// LandlockReport is the Landlock ruleset in force.
-type LandlockReport struct {
-	ABI      int      `json:"abi"`      // of the running kernel
-	Required int      `json:"required"` // what the policy needs in full
-	Rules    []string `json:"rules"`    // e.g. "rx /usr", "ro /work/data", "rw /tmp/scidex-analysis-x", "tcp-connect 443"
-	Degraded []string `json:"degraded"` // rights this kernel's Landlock does not enforce (other layers may hold the promise: see promises)
-}
-
-// CgroupReport is the run's cgroup leaf: where, which version, what was
-// written and what was used.
-type CgroupReport struct {
-	Version int               `json:"version"`
-	Paths   []string          `json:"paths"`
-	Written map[string]string `json:"written"` // file -> value, as written before the target started
-	Usage   *CgroupUsage      `json:"usage,omitempty"`
-}
-
-// CgroupUsage is what the leaf counted.
-type CgroupUsage = cgroupfs.Usage
-
 // outputFiles counts the regular files among the outputs, as the summary
 // line and the completion notes both say it.
 func (r *Report) outputFiles() (files, whole int) { return OutputFiles(r.Outputs) }
-
-// OutputFiles counts the regular files in outs, and of those the ones
-// hashed (and, collected, copied) whole.
-func OutputFiles(outs []Output) (files, whole int) {
-	for _, o := range outs {
-		if o.Type == runfiles.OutputFile {
-			files++
-			if o.SHA256 != "" && o.Skipped == "" {
-				whole++
-			}
-		}
-	}
-	return files, whole
-}

@@ -7,7 +7,7 @@ type Streams struct {
 }
 
 // Stream is one of the analysis' stdout and stderr as the jail relayed it
-// to the caller (jail/supervise/relay.go).
+// to the caller (jail/relay).
 type Stream struct {
 	// Relayed: the jail copied the stream to the caller's descriptor
 	// under its budget; false: the caller's (a terminal) was handed to

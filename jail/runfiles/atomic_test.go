@@ -12,7 +12,7 @@ import (
 // writeReport writes b to path as a run does: its report file made, then
 // written.
 func writeReport(path string, b []byte) error {
-	r, err := OpenReport(path, path)
+	r, err := OpenReport(path, "--report", path)
 	if err != nil {
 		return err
 	}
@@ -109,7 +109,7 @@ func TestCollectNeverOverwritesOrFollows(t *testing.T) {
 // bad spec naming --report.
 func TestReportFileUnwritten(t *testing.T) {
 	dir := t.TempDir()
-	r, err := OpenReport(filepath.Join(dir, "r.json"), "r.json")
+	r, err := OpenReport(filepath.Join(dir, "r.json"), "--report", "r.json")
 	if err != nil {
 		t.Fatalf("OpenReport = %v, want nil", err)
 	}
@@ -118,7 +118,7 @@ func TestReportFileUnwritten(t *testing.T) {
 	if names := list(t, dir); len(names) != 0 {
 		t.Errorf("directory holds %q after an unwritten report, want nothing", names)
 	}
-	_, err = OpenReport("/proc/sys/r.json", "/proc/sys/r.json")
+	_, err = OpenReport("/proc/sys/r.json", "--report", "/proc/sys/r.json")
 	if !errors.Is(err, ErrBadSpec) || !strings.Contains(err.Error(), `--report "/proc/sys/r.json"`) || !strings.Contains(err.Error(), "pseudo file system") {
 		t.Errorf("OpenReport under /proc = %v, want a bad spec naming --report and the pseudo file system", err)
 	}

@@ -14,7 +14,7 @@
 //	outs, over, err := runfiles.ListOutputs(ctx, dir.Path(), budget) // bounded by the budget and ctx
 //	errs := runfiles.Collect(ctx, dir.Path(), collectDir, outs)      // never overwrites, never follows
 //	err = dir.Remove() // or dir.Keep()
-//	err = report.Write(encoded) // made by OpenReport(reportPath, given) when the run began; whole or not at all
+//	err = report.Write(encoded) // made by OpenReport(reportPath, name, given) when the run began; whole or not at all
 //
 // The proof that a leftover is a dead jail's is a lock: every run
 // directory, half-made directory and temporary report is held by an

@@ -20,7 +20,7 @@ func Example() {
 	defer os.RemoveAll(tmpRoot)
 	reportPath := filepath.Join(tmpRoot, "SDA-1.json")
 
-	report, err := runfiles.OpenReport(reportPath, reportPath) // the report's unnamed file, made as the run begins
+	report, err := runfiles.OpenReport(reportPath, "--report", reportPath) // the report's unnamed file, made as the run begins
 	if err != nil {
 		fmt.Println(err)
 		return

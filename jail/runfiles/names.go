@@ -65,17 +65,19 @@ func NameChars(s string, upper bool) bool {
 }
 
 // CheckID checks an analysis ID, which names the run directory and the
-// cgroup leaf: the error (wrapping ErrBadSpec) says what is wrong with it.
+// cgroup leaf: the error says what is wrong with it, starting with the
+// ID, for the caller to put the name the user gave it by (--id, request
+// field id) in front.
 func CheckID(id string) error {
 	switch {
 	case id == "":
-		return fmt.Errorf("%w: --id is empty; give the analysis ID, e.g. --id SDA-2026-0001", ErrBadSpec)
+		return errors.New("is empty; give the analysis ID, e.g. SDA-2026-0001")
 	case len(id) > MaxIDLength:
-		return fmt.Errorf("%w: --id is %d characters long; at most %d are allowed", ErrBadSpec, len(id), MaxIDLength)
+		return fmt.Errorf("is %d characters long; at most %d are allowed", len(id), MaxIDLength)
 	case !NameChars(id, true):
-		return fmt.Errorf("%w: --id %q may hold only letters, digits, '.', '_' and '-'", ErrBadSpec, id)
+		return fmt.Errorf("%q may hold only letters, digits, '.', '_' and '-'", id)
 	case strings.Contains(id, ".."), id == ".":
-		return fmt.Errorf("%w: --id %q must not contain '..' or be '.'", ErrBadSpec, id)
+		return fmt.Errorf("%q must not contain '..' or be '.'", id)
 	}
 	return nil
 }

@@ -58,20 +58,21 @@ const pathWeight = 256
 func entryCost(pathLen int) int64 { return 1 + int64(pathLen/pathWeight) }
 
 // Output is one entry left in the run directory. Names are bytes on Linux;
-// one that is not UTF-8 appears in path with U+FFFD for each bad byte and,
-// exactly, base64-encoded in path_b64 (the same for link targets).
+// one that is not UTF-8 has U+FFFD for each bad byte in Path and, exactly,
+// base64-encoded in PathB64 (the same for link targets), for a reader
+// that takes UTF-8 text only (the report, jail/report's Output).
 type Output struct {
-	Path      string     `json:"path"` // relative to the run directory
-	PathB64   string     `json:"path_b64,omitempty"`
-	Type      OutputType `json:"type"`
-	Size      int64      `json:"size"`
-	SHA256    string     `json:"sha256,omitempty"`
-	Target    string     `json:"link_target,omitempty"` // symlinks: never followed
-	TargetB64 string     `json:"link_target_b64,omitempty"`
+	Path      string // relative to the run directory
+	PathB64   string
+	Type      OutputType
+	Size      int64
+	SHA256    string
+	Target    string // symlinks: never followed
+	TargetB64 string
 	// Skipped says why a file was not hashed or copied, or a directory
 	// not listed (in full): over a budget, unreadable, changed while it
 	// was read, the post-run work stopped. Empty: it was.
-	Skipped string `json:"skipped,omitempty"`
+	Skipped string
 
 	overBudget bool // skipped by a budget, not by an error
 }

@@ -302,7 +302,7 @@ func lstatSize(dfd int, name string) int64 {
 // setLossless keeps names that are not UTF-8 exactly: JSON strings are
 // UTF-8, so encoding/json writes such a path with U+FFFD in place of each
 // bad byte, which no longer names the file and can make two names look
-// alike. The exact bytes go, base64, into path_b64 (link_target_b64).
+// alike. The exact bytes go, base64, into PathB64 (TargetB64).
 func (o *Output) setLossless() {
 	if !utf8.ValidString(o.Path) {
 		o.PathB64 = base64.StdEncoding.EncodeToString([]byte(o.Path))

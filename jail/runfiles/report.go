@@ -23,9 +23,10 @@ type ReportFile struct {
 }
 
 // OpenReport makes the report file for path, as CheckDestinations resolved
-// it (its directory is opened without following links); given is the path
-// as the caller gave it, for the message. Its error wraps ErrBadSpec.
-func OpenReport(path, given string) (*ReportFile, error) {
+// it (its directory is opened without following links); name and given
+// are the option and the path as the caller gave them (--report and its
+// text), for the message. Its error wraps ErrBadSpec.
+func OpenReport(path, name, given string) (*ReportFile, error) {
 	dir := filepath.Dir(path)
 	d, err := OpenDirPath(dir, false)
 	if err == nil {
@@ -45,7 +46,7 @@ func OpenReport(path, given string) (*ReportFile, error) {
 		}
 		d.Close()
 	}
-	return nil, fmt.Errorf("%w: --report %q: %w; give a path in a directory this jail can write", ErrBadSpec, given, err)
+	return nil, fmt.Errorf("%w: %s %q: %w; give a path in a directory this jail can write", ErrBadSpec, name, given, err)
 }
 
 // Write writes b as the report, whole or not at all, into the directory

@@ -97,7 +97,7 @@ func (a *Anchor) Claim(tmpRoot, id string, leased func(owner uint32) bool) (*Dir
 			}
 		}
 		if err == nil || errors.Is(err, unix.EEXIST) {
-			err = fmt.Errorf("%w: a run with this ID is still in progress (%s is held by a live scidex-jail); wait for it or choose another --id", ErrBusy, d.path)
+			err = fmt.Errorf("%w: a run with this ID is still in progress (%s is held by a live scidex-jail); wait for it or choose another ID", ErrBusy, d.path)
 		}
 		a.parent, a.lock = nil, nil
 		lock.Close()

@@ -20,11 +20,11 @@ func assembleReport(f runFacts) *report.Report {
 	r.Enforced = enforced(f.plan, f.end.started, f.cgroup)
 	r.Phases = slices.Clone(f.phases)
 	if f.out.read {
-		r.Outputs = f.out.list
+		r.Outputs = reportOutputs(f.out.list)
 	}
 	r.CollectedTo, r.DiskUsedBytes = f.out.collectedTo, f.out.diskUsed
 	if f.stdioDecided {
-		streams := f.stdio.streams
+		streams := f.stdio.Streams
 		r.Streams = &streams
 	}
 	r.WallSeconds = f.wall
@@ -37,7 +37,7 @@ func assembleReport(f runFacts) *report.Report {
 		r.CPUSystemSecs = float64(protocol.Micros(f.init.RU.Stime)) / 1e6
 		r.PeakRSSBytes = f.init.RU.Maxrss * 1024
 	}
-	v := settle(outcomeOf(f))
+	v := settle(outcomeOf(f, r.Outputs))
 	r.Status, r.ExitCode, r.Signal, r.SetupError, r.CompletionNotes = v.Status, v.ExitCode, v.Signal, v.SetupError, v.Notes
 	r.AnalysisStatus, r.AnalysisExitCode = v.AnalysisStatus, v.AnalysisExitCode
 	r.Limits = r.Limits.Unheld(f.plan.Unheld)
@@ -80,20 +80,21 @@ func enforced(p *jail.Plan, started *protocol.Started, cg *report.CgroupReport) 
 	return e
 }
 
-// outcomeOf gathers what decides how the run ended.
-func outcomeOf(f runFacts) outcome {
+// outcomeOf gathers what decides how the run ended; outs are the
+// report's outputs.
+func outcomeOf(f runFacts, outs []report.Output) outcome {
 	s := f.spec
 	o := outcome{
 		Started: f.end.started != nil, Failed: f.failure(), TimedOut: f.sigs.TimedOut, Cancelled: f.sigs.Cancelled,
 		CancelSig: f.sigs.CancelSig, PostRunCancelled: f.sigs.PostRunCancelled, Over: f.out.over, Code: -1, DiskFull: f.out.diskFull,
 		Wall: time.Duration(f.wall * float64(time.Second)), Timeout: s.Limits.Duration(limits.Timeout), Grace: s.Limits.Duration(limits.Grace),
 		Memory: s.Limits.Int(limits.Memory), PIDs: s.Limits.Int(limits.PIDs), Disk: s.Limits.Int(limits.Disk),
-		Collected: f.out.collectedTo, Truncated: f.stdio.truncations(),
+		Collected: f.out.collectedTo, Truncated: f.stdio.Truncations(),
 	}
-	if f.stdio.stderr != nil {
-		o.LastWords = lastWords(f.stdio.stderr)
+	if f.stdio.Stderr != nil {
+		o.LastWords = lastWords(f.stdio.Stderr)
 	}
-	o.Outputs, o.Delivered = report.OutputFiles(f.out.list)
+	o.Outputs, o.Delivered = report.OutputFiles(outs)
 	if s.Keep {
 		o.Kept = s.RunDir()
 	}

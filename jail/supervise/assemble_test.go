@@ -17,6 +17,7 @@ import (
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
 	"github.com/scidex/scidex-jail/jail/limits"
 	"github.com/scidex/scidex-jail/jail/report"
+	"github.com/scidex/scidex-jail/jail/runfiles"
 	"github.com/scidex/scidex-jail/seccomp"
 )
 
@@ -35,7 +36,7 @@ func testFacts(t *testing.T) runFacts {
 	return runFacts{
 		spec: &jail.Resolved{Spec: *s, RealTmpRoot: s.TmpRoot}, t0: time.Unix(1e9, 0), plan: plan,
 		end:    ending{started: started, tStart: time.Unix(1e9, 0), exited: exited},
-		out:    outputsRead{read: true, done: true, list: []report.Output{{Path: "a.csv", Type: "file", Size: 3, SHA256: "ab"}}},
+		out:    outputsRead{read: true, done: true, list: []runfiles.Output{{Path: "a.csv", Type: runfiles.OutputFile, Size: 3, SHA256: "ab"}}},
 		cgroup: &report.CgroupReport{Version: 2, Paths: []string{"/sys/fs/cgroup/x"}, Written: map[string]string{"pids.max": "64"}},
 		usage:  &cgroupfs.Usage{}, wall: 1.5,
 		warnings: []string{"data/ not found"},
@@ -48,7 +49,7 @@ func testFacts(t *testing.T) runFacts {
 // leaf and its usage, the init's accounting, the outputs and the phases.
 func TestAssembleReport(t *testing.T) {
 	f := testFacts(t)
-	f.cgroup.Usage = f.usage
+	f.cgroup.Usage = reportUsage(f.usage)
 	r := assembleReport(f)
 	// What the init enforced and did not say: the filter of the plan's
 	// policy, the Landlock rules of its policy at the ABI the init found.
@@ -57,7 +58,7 @@ func TestAssembleReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantSeccomp := &jail.SeccompReport{Policy: pol.Seccomp.String(), Arch: prog.Arch, SHA256: prog.SHA256, Denied: prog.Denied()}
+	wantSeccomp := &report.SeccompReport{Policy: pol.Seccomp.String(), Arch: prog.Arch, SHA256: prog.SHA256, Denied: prog.Denied()}
 	wantLandlock := &report.LandlockReport{ABI: 5, Required: pol.Landlock.Required(), Rules: pol.Landlock.Rules(5), Degraded: f.end.started.Landlock.Degraded}
 	if len(wantLandlock.Rules) == 0 || len(wantSeccomp.Denied) == 0 {
 		t.Fatalf("plan's Landlock rules %q, seccomp's denied %q, want some", wantLandlock.Rules, wantSeccomp.Denied)
@@ -76,7 +77,7 @@ func TestAssembleReport(t *testing.T) {
 		{"cpu_user_seconds", r.CPUUserSecs, 0.25},
 		{"cpu_system_seconds", r.CPUSystemSecs, 0.05},
 		{"peak_rss_bytes", r.PeakRSSBytes, int64(100 * 1024)},
-		{"outputs", r.Outputs, f.out.list},
+		{"outputs", r.Outputs, []report.Output{{Path: "a.csv", Type: report.OutputFile, Size: 3, SHA256: "ab"}}},
 		{"phases", r.Phases, f.phases},
 		{"warnings", r.Warnings, f.warnings},
 		{"enforced.namespaces", r.Enforced.Namespaces, f.plan.Enforced.Namespaces},

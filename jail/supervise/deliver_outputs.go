@@ -8,7 +8,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/scidex/scidex-jail/jail"
-	"github.com/scidex/scidex-jail/jail/report"
 	"github.com/scidex/scidex-jail/jail/runfiles"
 )
 
@@ -16,7 +15,7 @@ import (
 // the first budget it went over, the run directory's use, and what could
 // not be delivered.
 type outputsRead struct {
-	list         []report.Output
+	list         []runfiles.Output
 	over         *jail.OverBudget // the first output budget the outputs went over
 	diskUsed     int64            // of the run directory's budget, when it has one
 	diskFull     bool

@@ -1,9 +1,10 @@
 // Package supervise carries out one run that package jail planned, to
 // completion, and reports how it ended: it is the run, in the caller's
 // process (the supervisor), where jail is the decision. Everything a run
-// creates on the host is made here and removed here: the leased ids, the
-// cgroup leaf, the init process, the run directory, the relay's pipes, the
-// report's file. It imports jail; jail never imports it.
+// creates on the host is made and removed from here: the leased ids, the
+// cgroup leaf, the init process, the run directory, the relay's pipes
+// (jail/relay), the report's file. It imports jail; jail never imports
+// it.
 //
 // Run (RunWith, with Options) validates the spec, plans it
 // (jail.BuildPlan on jail.LookHost) and carries the plan out. In order,
@@ -18,7 +19,7 @@
 //	decide             run.go                 jail.BuildPlan on jail.LookHost:
 //	                                          the plan, nothing made yet
 //	--- supervisor (run.go: the order; supervisor.go: the steps) ---
-//	openRelay          relay.go               the caller's stdout and stderr
+//	openRelay          relay/relay.go         the caller's stdout and stderr
 //	                                          that are files: a pipe each (one
 //	                                          for one description) that the
 //	                                          jail copies into them, drained

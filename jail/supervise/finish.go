@@ -6,6 +6,7 @@ import (
 	"github.com/scidex/scidex-jail/cgroupfs"
 	"github.com/scidex/scidex-jail/jail"
 	"github.com/scidex/scidex-jail/jail/initconn"
+	"github.com/scidex/scidex-jail/jail/relay"
 	"github.com/scidex/scidex-jail/jail/report"
 	"github.com/scidex/scidex-jail/jail/runfiles"
 )
@@ -26,9 +27,9 @@ type runFacts struct {
 	wall     float64 // the target's wall time, in seconds
 	warnings []string
 	// stdioLost: what of the analysis' relayed stdout or stderr did not
-	// reach the caller (relay.go), a delivery failure each.
+	// reach the caller (jail/relay), a delivery failure each.
 	stdioLost []string
-	stdio     streamFacts // what became of the streams (relay_budget.go)
+	stdio     relay.Facts // what became of the streams (jail/relay)
 	// stdioDecided: the relay step ran (the streams were decided); a
 	// report of a run that failed before has no streams.
 	stdioDecided bool
@@ -67,8 +68,8 @@ func (sv *supervisor) facts(c carried, out outputsRead, usage *cgroupfs.Usage, w
 	// The run's processes are gone: the relay has had the analysis' last
 	// byte, or has it in its pipe. The report (and the summary line after
 	// it) come after it reached the caller.
-	f.stdioLost = c.relay.drain()
-	f.stdio, f.stdioDecided = c.relay.facts(), c.relayDecided
+	f.stdioLost = c.relay.Drain()
+	f.stdio, f.stdioDecided = c.relay.Facts(), c.relayDecided
 	if f.usage != nil && c.init.base != nil {
 		// A slot's leaf held its init before the run: the run's own
 		// counters start where the slot's ended.
@@ -78,7 +79,7 @@ func (sv *supervisor) facts(c carried, out outputsRead, usage *cgroupfs.Usage, w
 	f.warnings = append(append(sv.warnings, f.out.warnings...), warnings...)
 	if c.init.cgroup != nil {
 		cg := *c.init.cgroup
-		cg.Usage = f.usage
+		cg.Usage = reportUsage(f.usage)
 		f.cgroup = &cg
 	}
 	f.init = c.init.conn.End()

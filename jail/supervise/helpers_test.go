@@ -21,13 +21,13 @@ func testHost() view.HostView {
 		DataDirs: []string{"/srv/platform/data"},
 		Etc:      []string{"/etc/passwd", "/etc/ssl"},
 		Devices:  []string{"/dev/null"},
-		Layers:   promise.HostLayers{LandlockABI: 7, Net: promise.NetNone},
+		Layers:   promise.HostLayers{LandlockABI: 7}, // BuildPlan adds the network mode's row
 	}
 }
 
 func testSpec() *jail.Spec {
 	return &jail.Spec{ID: "a1", Command: []string{"python3", "x.py"}, TmpRoot: "/tmp", Root: "/srv/platform",
-		DataDirs: []string{"data", "docs"}, Net: promise.NetNone, HostUID: 65534, HostGID: 65534,
+		DataDirs: []string{"data", "docs"}, Net: "none", HostUID: 65534, HostGID: 65534,
 		Limits: limits.Of(L{limits.Disk: 1 << 20, limits.Shm: 1 << 20, limits.Memory: 1 << 30, limits.CPUQuota: 1, limits.PIDs: 64})}
 }
 

@@ -1,7 +1,6 @@
 package supervise
 
 import (
-	"bytes"
 	"fmt"
 	"regexp"
 	"strings"
@@ -86,7 +85,3 @@ func oneLine(s string, max int) string {
 	runes := []rune(out)[:max-1]
 	return string(runes) + "…"
 }
-
-// tailOf is the report's text of a stream's last bytes: UTF-8, an invalid
-// byte (or a character cut at the tail's start) replaced.
-func tailOf(b []byte) string { return string(bytes.ToValidUTF8(b, []byte("\uFFFD"))) }

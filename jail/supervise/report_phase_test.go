@@ -19,7 +19,7 @@ func TestReportPhase(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "report.json")
 	start := time.Now().Add(-3 * time.Millisecond)
 	rep := &report.Report{Command: []string{"/bin/true"}, Phases: []report.Phase{{Name: "cleanup", Where: "supervisor", Micros: 5}}}
-	rf, err := runfiles.OpenReport(path, path)
+	rf, err := runfiles.OpenReport(path, "--report", path)
 	if err != nil {
 		t.Fatal(err)
 	}

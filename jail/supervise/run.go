@@ -11,6 +11,8 @@ import (
 	"github.com/scidex/scidex-jail/jail"
 	"github.com/scidex/scidex-jail/jail/initconn"
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
+	"github.com/scidex/scidex-jail/jail/option"
+	"github.com/scidex/scidex-jail/jail/relay"
 	"github.com/scidex/scidex-jail/jail/report"
 	"github.com/scidex/scidex-jail/jail/runfiles"
 	"github.com/scidex/scidex-jail/jail/uidlease"
@@ -31,7 +33,7 @@ import (
 // command line reopens closed ones on /dev/null before anything else, so no
 // file of the jail's can take their numbers); a stdout or stderr that is a
 // file reaches it as a pipe the jail copies into it, drained before Run
-// returns (relay.go).
+// returns (jail/relay).
 func Run(given *jail.Spec, sigs <-chan os.Signal) (*report.Report, error) {
 	return RunWith(given, Options{Signals: sigs})
 }
@@ -84,7 +86,7 @@ func runWith(given *jail.Spec, opts Options) (*report.Report, *Cleanup, error) {
 	// The report's file is made first: the check that it can be written.
 	var rf *runfiles.ReportFile
 	if s.Report != "" {
-		if rf, err = runfiles.OpenReport(s.Report, given.Report); err != nil {
+		if rf, err = runfiles.OpenReport(s.Report, given.From.Name(option.Report), given.Report); err != nil {
 			return nil, nil, err
 		}
 		defer rf.Close()
@@ -151,7 +153,7 @@ func run(s *jail.Resolved, opts Options, clock *phaseTimer, sigs <-chan os.Signa
 	c := carried{fail: fail, lease: lease}
 	if fail == nil && !sv.sig.poll() {
 		if c, err = sv.execute(lease); err != nil {
-			c.relay.drain()
+			c.relay.Drain()
 			return nil, c.lease, nil, err
 		}
 	}
@@ -186,7 +188,7 @@ func decide(s *jail.Resolved) (*jail.Plan, []string, *setupFailure, error) {
 type carried struct {
 	fail  *setupFailure   // the step that failed, in the supervisor or the init
 	lease *uidlease.Lease // the run's host ids when leased (uids.go): its own, or its slot's; nil: fixed or rootless
-	relay *relay          // the caller's stdout and stderr but terminals (relay.go); nil: none
+	relay *relay.Relay    // the caller's stdout and stderr but terminals (jail/relay); nil: none
 	// relayDecided: openRelay ran; before it, the report has no streams.
 	relayDecided bool
 	init         spawned       // the init and its leaf; no conn: none started
@@ -249,7 +251,7 @@ func (sv *supervisor) execute(lease *uidlease.Lease) (carried, error) {
 // spawns the init into it. It returns the init and the lease the run
 // holds from then on. No init (no conn) and no failure: a cancel came
 // first.
-func (sv *supervisor) start(r *relay, lease *uidlease.Lease) (spawned, *uidlease.Lease, *setupFailure) {
+func (sv *supervisor) start(r *relay.Relay, lease *uidlease.Lease) (spawned, *uidlease.Lease, *setupFailure) {
 	prog, err := initconn.Open()
 	if err != nil {
 		return spawned{}, lease, failAt(protocol.StageInit, err)

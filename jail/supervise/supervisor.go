@@ -10,6 +10,7 @@ import (
 	"github.com/scidex/scidex-jail/jail"
 	"github.com/scidex/scidex-jail/jail/initconn"
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
+	"github.com/scidex/scidex-jail/jail/relay"
 	"github.com/scidex/scidex-jail/jail/report"
 	"github.com/scidex/scidex-jail/jail/runfiles"
 	"github.com/scidex/scidex-jail/jail/uidlease"
@@ -38,9 +39,9 @@ func (sv *supervisor) create() (*cgroupfs.Leaf, *report.CgroupReport, *setupFail
 // spawn starts the init from prog, born in leaf, with r's pipes in place
 // of the caller's files that r relays. The spawner (v1) is returned even
 // on a failure: the leaf's removal ends it.
-func (sv *supervisor) spawn(prog *initconn.Program, leaf *cgroupfs.Leaf, r *relay) (*initconn.Conn, *initconn.Spawner, *setupFailure) {
+func (sv *supervisor) spawn(prog *initconn.Program, leaf *cgroupfs.Leaf, r *relay.Relay) (*initconn.Conn, *initconn.Spawner, *setupFailure) {
 	conn, sp, err := initconn.Start(prog, leaf, procAttrIn(sv.plan, leaf), stdio(r, sv.opts.Stdio))
-	r.handed()
+	r.Handed()
 	if err != nil {
 		if initconn.IsEnterError(err) {
 			return nil, sp, failAt(protocol.StageCgroup, err)
@@ -93,7 +94,7 @@ func (sv *supervisor) makeRunDir(in spawned) (*runfiles.Dir, *setupFailure, erro
 
 // configure sends the init in its config and "go". A cancel that arrived
 // meanwhile ends the init before "go", with no failure.
-func (sv *supervisor) configure(in spawned, r *relay) *setupFailure {
+func (sv *supervisor) configure(in spawned, r *relay.Relay) *setupFailure {
 	conn := in.conn
 	cfg, err := withLimits(sv.plan, in.leaf)
 	if err != nil {
@@ -105,7 +106,7 @@ func (sv *supervisor) configure(in spawned, r *relay) *setupFailure {
 		// comes with its config.
 		cfg.Stdio = true
 		err = conn.SendConfigStdio(&cfg, stdioFDs(stdio(r, sv.opts.Stdio)))
-		r.handed()
+		r.Handed()
 	} else {
 		err = conn.SendConfig(&cfg)
 	}
@@ -152,14 +153,14 @@ func (sv *supervisor) configure(in spawned, r *relay) *setupFailure {
 }
 
 // openRelay decides which of the caller's stdout and stderr the jail
-// relays (relay.go) and makes their pipes, before the init is given its
+// relays (jail/relay) and makes their pipes, before the init is given its
 // stdio.
-func (sv *supervisor) openRelay() (*relay, *setupFailure) {
+func (sv *supervisor) openRelay() (*relay.Relay, *setupFailure) {
 	caller := [3]*os.File{os.Stdin, os.Stdout, os.Stderr}
 	if sv.opts.Stdio != nil {
 		caller = [3]*os.File(sv.opts.Stdio)
 	}
-	r, err := newRelay(caller, sv.plan.Run.StdioBytes)
+	r, err := relay.New(caller, sv.plan.Run.StdioBytes)
 	if err != nil {
 		return nil, failAt(protocol.StageSpawn, err)
 	}
@@ -169,9 +170,9 @@ func (sv *supervisor) openRelay() (*relay, *setupFailure) {
 // stdio is what the init is given as the analysis' stdio: r's pipes in
 // place of the caller's files (given), the caller's other descriptors as
 // they are; nil: this process's own 0, 1 and 2.
-func stdio(r *relay, given []*os.File) []*os.File {
+func stdio(r *relay.Relay, given []*os.File) []*os.File {
 	if r != nil {
-		return r.stdio[:]
+		return r.Stdio()
 	}
 	return given
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/scidex/scidex-jail/jail"
+	"github.com/scidex/scidex-jail/jail/option"
 	"github.com/scidex/scidex-jail/jail/uidlease"
 )
 
@@ -18,10 +19,10 @@ func leaseIDs(s *jail.Resolved) (*uidlease.Lease, error) {
 	}
 	l, err := uidlease.Acquire(s.LeaseRange())
 	if errors.Is(err, uidlease.ErrRange) || errors.Is(err, uidlease.ErrFull) {
-		return nil, jail.LeaseRangeError(err)
+		return nil, s.LeaseRangeError(err)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: lease a host uid for the run: %w; %s", jail.ErrBadSpec, err, uidlease.FixDir)
+		return nil, fmt.Errorf("%w: lease a host uid for the run: %w; %s with %s", jail.ErrBadSpec, err, uidlease.FixDir, s.From.Join(option.UID, option.GID))
 	}
 	s.HostUID, s.HostGID, s.LeasedFrom = l.ID(), l.ID(), s.LeaseRange().String()
 	return l, nil

@@ -18,8 +18,10 @@ import (
 const LeaseDir = "/run/scidex-jail-uids"
 
 // FixDir is the fix for a lease directory that cannot be had (other than
-// a full range): where it must be, and the way around it.
-const FixDir = "the jail keeps its leases in " + LeaseDir + ": give it a writable /run (in a container with a read-only root, a volume there), or fixed ids with --uid and --gid"
+// a full range): where it must be, and the way around it, which the
+// caller ends with the options that fix the ids, as the user gives them
+// (" with --uid and --gid").
+const FixDir = "the jail keeps its leases in " + LeaseDir + ": give it a writable /run (in a container with a read-only root, a volume there), or fixed ids"
 
 // ErrFull is wrapped when every id of the range is leased.
 var ErrFull = errors.New("every id of the uid range is leased")
@@ -58,7 +60,7 @@ func acquire(path string, owner uint32, r Range) (*Lease, error) {
 		}
 	}
 	unix.Close(dir)
-	return nil, fmt.Errorf("%w: %s (%d ids), each held by a running jail (lock files in %s): wait for runs to end, or give a wider --uid-range", ErrFull, r, r.Size(), path)
+	return nil, fmt.Errorf("%w: %s (%d ids), each held by a running jail (lock files in %s)", ErrFull, r, r.Size(), path)
 }
 
 // Release gives the id back: the lock file is removed while still

@@ -15,6 +15,6 @@
 //
 // Usage (the package's Example, compiled with its tests):
 //
-//	h := view.LookHost(view.Wanted{Net: net, Root: root, DataDirs: dirs})
+//	h := view.LookHost(view.Wanted{Resolver: mode.Resolver, Root: root, DataDirs: dirs})
 //	if err := view.CheckExposure(uid, gid, h.Groups, h.Exposed); err != nil { ... }
 package view

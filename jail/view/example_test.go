@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/scidex/scidex-jail/jail/promise"
 	"github.com/scidex/scidex-jail/jail/view"
 )
 
@@ -12,7 +11,7 @@ import (
 // on what it found. What it finds is the host's, so it is compiled, not
 // run.
 func Example() {
-	h := view.LookHost(view.Wanted{Net: promise.NetNone, Root: "/srv/platform", DataDirs: []string{"data", "docs"}})
+	h := view.LookHost(view.Wanted{Root: "/srv/platform", DataDirs: []string{"data", "docs"}})
 	uid, gid := os.Getuid(), os.Getgid() // rootless: the analysis is the caller
 	if err := view.CheckExposure(uid, gid, h.Groups, h.Exposed); err != nil {
 		fmt.Fprintln(os.Stderr, err) // a *GroupExposureError: the path, the group, the fix

@@ -23,18 +23,18 @@ type HostView struct {
 	Exposed     []ExposedPath          // rootless with groups kept: the paths the view shows, for the group rule (exposure.go)
 	System      []protocol.SystemEntry // /usr, /bin, /lib*, /etc: directories to bind, links to recreate
 	Extras      []string               // caches outside the system dirs, bound read-only when present
-	DNS         string                 // resolv.conf's resolved path (host network mode only)
+	DNS         string                 // resolv.conf's resolved path (a network mode with a resolver only: Wanted.Resolver)
 	DataDirs    []string               // the Spec's data dirs that exist under its root (absolute)
 	Etc         []string               // the readable /etc entries that exist (EtcReadable, Python's)
 	Devices     []string               // the device files of DevicesRW that exist
 	Layers      promise.HostLayers     // what the kernel offers the promises (Landlock ABI); BuildPlan adds the spec's part
 }
 
-// Wanted is what of a run decides what LookHost looks at: its network
-// mode, its root and data dirs, the host paths it binds, and whether it has
-// Landlock at all.
+// Wanted is what of a run decides what LookHost looks at: whether its
+// network mode has a resolver to reach, its root and data dirs, the host
+// paths it binds, and whether it has Landlock at all.
 type Wanted struct {
-	Net              promise.NetMode
+	Resolver         bool // the network mode's row says (netmode.Mode.Resolver)
 	Root             string
 	DataDirs         []string // relative to Root
 	ReadOnly         []string
@@ -51,8 +51,7 @@ func LookHost(w Wanted) HostView {
 	}
 	h.OverflowUID, h.OverflowGID = OverflowID("uid"), OverflowID("gid")
 	h.Groups = LookGroups(h.EUID)
-	if w.Net == promise.NetHost {
-		// Only host mode has a resolver to reach.
+	if w.Resolver {
 		h.DNS = resolvConf()
 	}
 	for _, d := range w.DataDirs {

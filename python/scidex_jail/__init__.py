@@ -70,7 +70,7 @@ from ._errors import JailError, JailNotFoundError, JailSetupError, RunLostError,
 from ._limits import LimitError
 from ._options import BINARY_ENV, find_binary
 from ._prepared import StdinArg
-from ._enforced import Cgroup, CgroupUsage, Enforced, Landlock, Mounts, Seccomp
+from ._enforced import Cgroup, CgroupUsage, Enforced, HostGroup, Identity, Landlock, Mounts, Seccomp
 from ._report import (
     KNOWN_STATUSES,
     REPORT_SCHEMA,
@@ -99,6 +99,8 @@ __all__ = [
     "CgroupUsage",
     "Destination",
     "Enforced",
+    "HostGroup",
+    "Identity",
     "KNOWN_STATUSES",
     "Jail",
     "JailError",

@@ -143,8 +143,10 @@ class Jail:
           :class:`LimitError` with its message (``cpus=0`` as ``--cpus 0``);
           every other limit of that schema is a keyword by its name too
           (``swap="1G"``, ``shm="64M"``), passed as its flag;
-        - ``net``: ``"none"``, ``"loopback"`` or ``"host"``; ``allow_tcp``:
-          outbound ports with ``net="host"`` (never PostgreSQL's);
+        - ``net``: one of the jail's network modes, as ``scidex-jail
+          profiles --schema`` lists them (``"none"`` by default); ``allow_tcp``:
+          outbound ports for a mode that takes them (``net="host"``; never
+          PostgreSQL's);
         - ``root``: the platform checkout whose ``data/`` and ``docs/`` are
           readable (default: the current directory); ``ro``, ``inputs``:
           host paths readable at the same path inside; ``rw``: writable ones;

@@ -5,9 +5,9 @@ leaf, the promises)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Mapping, Optional, Tuple
+from typing import Any, Mapping, Optional, Tuple
 
-from ._fields import _float, _int, _obj, _opt_str, _OverRaw, _Raw, _str, _strs
+from ._fields import COMPUTED, _int, _obj, _opt_str, _OverRaw, _Raw, _str, _strs
 
 @dataclass(frozen=True)
 class CgroupUsage:
@@ -42,6 +42,12 @@ class Mounts:
     #: Each data dir of the profile (data/, docs/): its host path and its
     #: link in the run directory (./data), or why it is not there.
     data_dirs: Tuple[str, ...] = ()
+    #: The view's own files over the host's (/etc/passwd, /etc/group).
+    generated: Tuple[str, ...] = ()
+    #: Where HOME, TMPDIR and the caches were, and what bounded them.
+    scratch: str = ""
+    #: What /proc/meminfo showed the analysis: the run's limit or the machine's.
+    meminfo: str = ""
 
     @classmethod
     def from_json(cls, d: _Raw) -> "Mounts":
@@ -53,7 +59,51 @@ class Mounts:
             run_dir=_str(d.get("run_dir")),
             shm_bytes=_int(d.get("shm_bytes")),
             data_dirs=_strs(d.get("data_dirs")),
+            generated=_strs(d.get("generated")),
+            scratch=_str(d.get("scratch")),
+            meminfo=_str(d.get("meminfo")),
         )
+
+
+@dataclass(frozen=True)
+class HostGroup:
+    """A supplementary group of the caller that a rootless run keeps: its
+    ``gid`` and ``name`` on the host ("" when the host names none), and the
+    gid the analysis sees it as (``inside_gid``, the overflow gid)."""
+
+    gid: int
+    name: str
+    inside_gid: int
+
+
+@dataclass(frozen=True)
+class Identity:
+    """The groups the analysis holds besides its own gid (``enforced.identity``):
+    ``host_ids``, where ``host_uid`` and ``host_gid`` came from (leased,
+    fixed by the caller, or the caller's own); ``host_groups_kept`` (empty
+    as root, which clears them); ``why``; and ``held_by``, the layers that
+    keep what those groups could open out of reach."""
+
+    host_ids: str
+    host_groups_kept: Tuple[HostGroup, ...]
+    why: str
+    held_by: Tuple[str, ...]
+
+    @classmethod
+    def from_json(cls, d: Any) -> Optional["Identity"]:
+        """The report's ``enforced.identity``, or None in a report without one."""
+        if not isinstance(d, Mapping):
+            return None
+        kept = d.get("host_groups_kept") or ()
+        return cls(
+            host_ids=_str(d.get("host_ids")),
+            host_groups_kept=tuple(
+                HostGroup(gid=_int(g.get("gid")), name=_str(g.get("name")), inside_gid=_int(g.get("inside_gid")))
+                for g in kept if isinstance(g, Mapping)
+            ),
+            why=_str(d.get("why")),
+            held_by=_strs(d.get("held_by")),
+        )  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -93,9 +143,9 @@ class Enforced(_OverRaw):
     """What held the run: namespaces, identity, network, mounts, Landlock,
     seccomp, cgroup, and per promise of the contract the layers that held
     it. ``landlock``, ``seccomp`` and ``cgroup`` are None when switched off
-    by name (or when the jail failed before the analysis started). Fields
-    added after this version (e.g. an ``identity`` object) are in ``raw``;
-    it is also a mapping over that (``enforced["net"]``)."""
+    by name (or when the jail failed before the analysis started);
+    ``identity`` is None and ``cpus`` "" in a report of a binary before
+    them. It is also a mapping over ``raw`` (``enforced["net"]``)."""
 
     namespaces: Tuple[str, ...]
     host_uid: int
@@ -111,7 +161,10 @@ class Enforced(_OverRaw):
     cgroup: Optional[Cgroup]
     promises: Mapping[str, Tuple[str, ...]]
     degraded: Tuple[str, ...]
-    raw: _Raw = field(default_factory=dict, repr=False)
+    raw: _Raw = field(default_factory=dict, repr=False, metadata=COMPUTED)
+    identity: Optional[Identity] = None
+    #: The CPUs the analysis could run on, a kernel CPU list (``0-1``).
+    cpus: str = ""
 
     @classmethod
     def from_json(cls, d: _Raw) -> "Enforced":
@@ -144,4 +197,6 @@ class Enforced(_OverRaw):
             promises={k: _strs(v) for k, v in _obj(d.get("promises")).items()},
             degraded=_strs(d.get("degraded")),
             raw=d,
+            identity=Identity.from_json(d.get("identity")),
+            cpus=_str(d.get("cpus")),
         )  # fmt: skip

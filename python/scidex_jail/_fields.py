@@ -4,9 +4,25 @@ its zero value."""
 
 from __future__ import annotations
 
+from types import MappingProxyType
 from typing import Any, Iterator, Mapping, Optional, Tuple
 
 _Raw = Mapping[str, Any]
+
+# How a field of a typed part stands to the report's JSON Schema, as
+# dataclass field metadata, for the test that holds the types to the schema
+# both ways (tests/test_report_types.py). A field without any is the
+# property of the same name of the object its class types.
+
+#: Not a property of the report: the JSON as read (``raw``), or a value this
+#: package works out (a collected path, a copy kept where it is handy).
+COMPUTED: Mapping[str, str] = MappingProxyType({"report": "computed"})
+#: A part whose fields are properties of the object its owner types, gathered
+#: under one name (``Report.usage``: ``wall_seconds``, ``peak_rss_bytes``, ...).
+GATHERS: Mapping[str, str] = MappingProxyType({"report": "gathers"})
+#: Every number of the object, by dotted path (``Limits.fields``): a limit
+#: is a row of the jail's table, read with no change here.
+ROWS: Mapping[str, str] = MappingProxyType({"report": "rows"})
 
 
 class _OverRaw(Mapping[str, Any]):

@@ -33,7 +33,6 @@ PathArg = Union[str, os.PathLike[str]]
 
 _ID_RE = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
 _ENV_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-NET_MODES = ("none", "loopback", "host")
 
 #: Environment variable naming the binary when ``binary=`` is not given.
 BINARY_ENV = "SCIDEX_JAIL_BIN"
@@ -218,7 +217,7 @@ def build_spec(argv: Sequence[str], *, analysis_id: str, **options: Unpack[_Spec
         cpus=_cpus(options.get("cpus")),
         pids=_count("pids", options.get("pids")),
         disk=_size("disk", options.get("disk")),
-        net=_net(options.get("net")),
+        net=_net(options.get("net"), options.get("binary")),
         allow_tcp=_ports(options.get("allow_tcp", ())),
         root=_existing_or_none("root", options.get("root")),
         ro=_paths("ro", options.get("ro", ())),
@@ -313,11 +312,26 @@ def _check_name(what: str, value: Optional[str]) -> Optional[str]:
     return value
 
 
-def _net(value: Optional[str]) -> Optional[str]:
+def net_modes(binary: Optional[str]) -> Tuple[str, ...]:
+    """The binary's network modes: the choices of its ``net`` option in
+    ``scidex-jail profiles --schema`` (the rows of its table of modes),
+    read once per binary; empty when it publishes no schema this package
+    reads, when the binary's own refusal (exit 125) is the only check."""
+    data = _limits.schema(binary) if binary is not None else None
+    for option in data["options"] if data is not None else ():
+        if option.get("name") == "net":
+            return tuple(option["choices"])
+    return ()
+
+
+def _net(value: Optional[str], binary: Optional[PathArg]) -> Optional[str]:
     if value is None:
         return None
-    if value not in NET_MODES:
-        raise ValueError(f"net {value!r}: give one of {', '.join(NET_MODES)}")
+    # Its shape first, with no process; the name is the binary's to know.
+    plain = isinstance(value, str) and value != "" and not value.startswith("-")
+    modes = net_modes(_binary_or_none(binary)) if plain else ()
+    if not plain or (modes and value not in modes):
+        raise ValueError(f"net {value!r}: give one of {', '.join(modes) or 'the modes scidex-jail profiles --schema lists'}")
     return value
 
 

@@ -4,12 +4,17 @@ The report is the jail's interface; its JSON Schema ships in this package
 (:func:`scidex_jail.schema_text`) and :func:`scidex_jail.validate_report`
 checks a report against it.
 
-Parsing is lenient where the schema lets a report grow: fields this version
-does not know stay in :attr:`Report.raw` (and in each part's ``raw``), and
-a field a report lacks gets its zero value. Compatibility rule (the
-schema's own): new optional fields may appear within a version; removing,
-renaming or changing the meaning of a field, or adding a status, makes a
-new version, whose ``schema`` value differs from :data:`REPORT_SCHEMA`.
+Every field the schema names is typed here (a test holds the classes to
+the schema both ways, tests/test_report_types.py). Parsing is lenient where
+a report can grow: fields this version does not know (a newer binary's)
+stay in :attr:`Report.raw` (and in each part's ``raw``), and a field a
+report lacks (an older binary's) gets its zero value. Validation is strict:
+the schema refuses a field it does not name, so validate a report against
+the schema of the binary that wrote it (``scidex-jail schema``) or a later
+one of the same version. Compatibility rule (the schema's own): new
+optional fields may appear within a version; removing, renaming or changing
+the meaning of a field, or adding a status, makes a new version, whose
+``schema`` value differs from :data:`REPORT_SCHEMA`.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from typing import Any, Dict, Mapping, Optional, Tuple
 
 from ._enforced import CgroupUsage, Enforced
 from ._errors import JailError
-from ._fields import _float, _int, _obj, _opt_str, _OverRaw, _Raw, _str, _strs
+from ._fields import COMPUTED, GATHERS, ROWS, _float, _int, _obj, _opt_str, _OverRaw, _Raw, _str, _strs
 
 #: The report version this package reads: the report's ``schema`` field and
 #: the end of the schema's ``$id``.
@@ -68,8 +73,8 @@ class Limits(_OverRaw):
     shm_bytes: int
     none: Tuple[str, ...]
     not_enforced: Tuple[str, ...] = ()
-    raw: _Raw = field(default_factory=dict, repr=False)
-    fields: Mapping[str, float] = field(default_factory=dict, repr=False)
+    raw: _Raw = field(default_factory=dict, repr=False, metadata=COMPUTED)
+    fields: Mapping[str, float] = field(default_factory=dict, repr=False, metadata=ROWS)
 
     @classmethod
     def from_json(cls, d: _Raw) -> "Limits":
@@ -113,7 +118,8 @@ class Usage:
     cpu_system_seconds: float
     peak_rss_bytes: int
     disk_used_bytes: int
-    cgroup: Optional[CgroupUsage]
+    #: ``enforced.cgroup.usage``, kept here beside the rest of what was used.
+    cgroup: Optional[CgroupUsage] = field(metadata=COMPUTED)
 
     @property
     def cpu_seconds(self) -> float:
@@ -195,11 +201,11 @@ class Output:
     size: int = 0
     sha256: Optional[str] = None
     link_target: Optional[str] = None
-    collected_path: Optional[str] = None
+    collected_path: Optional[str] = field(default=None, metadata=COMPUTED)
     path_b64: Optional[str] = None
     link_target_b64: Optional[str] = None
     skipped: Optional[str] = None
-    raw: _Raw = field(default_factory=dict, repr=False, compare=False)
+    raw: _Raw = field(default_factory=dict, repr=False, compare=False, metadata=COMPUTED)
 
     @classmethod
     def from_report(cls, entry: _Raw, collected_to: Optional[str]) -> "Output":
@@ -271,7 +277,8 @@ class Report(_OverRaw):
 
     A :class:`Report` is also a read-only mapping over ``raw``
     (``report["status"]``, ``dict(report)``), as the report was before it
-    had types. ``served`` is set for a run of a server (:class:`Served`).
+    had types. ``served`` and ``start`` are set for a run of a server
+    (:class:`Served`; ``slot`` or ``cold``).
     ``analysis_status``, ``analysis_exit_code`` and
     ``delivery_errors`` are set with status ``delivery_failed`` (and the
     first two with ``output_limit``) only.
@@ -285,7 +292,9 @@ class Report(_OverRaw):
     exit_code: int
     signal: Optional[str]
     limits: Limits
-    usage: Usage
+    #: The report's ``wall_seconds``, ``cpu_user_seconds``,
+    #: ``cpu_system_seconds``, ``peak_rss_bytes`` and ``disk_used_bytes``.
+    usage: Usage = field(metadata=GATHERS)
     enforced: Enforced
     phases: Tuple[Phase, ...]
     served: Optional[Served]
@@ -299,10 +308,13 @@ class Report(_OverRaw):
     analysis_status: Optional[str]
     analysis_exit_code: Optional[int]
     delivery_errors: Tuple[str, ...]
-    raw: _Raw = field(repr=False)
+    raw: _Raw = field(repr=False, metadata=COMPUTED)
     #: The analysis' stdout and stderr; None in a report that lacks them
     #: (a jail before streams were reported).
     streams: Optional[Streams] = None
+    #: How a run of ``scidex-jail serve`` began: ``slot`` (it took an init
+    #: prepared ahead) or ``cold``; None for ``run``.
+    start: Optional[str] = None
     #: ``"after_reply"``: a served run whose reply went before its cleanup
     #: (the init's exit, the leaf's and the run directory's removal); None:
     #: the cleanup came first, as for every ``run``.
@@ -352,6 +364,7 @@ class Report(_OverRaw):
             delivery_errors=_strs(d.get("delivery_errors")),
             raw=d,
             streams=Streams.from_json(d["streams"]) if isinstance(d.get("streams"), Mapping) else None,
+            start=_opt_str(d.get("start")),
             cleanup=_opt_str(d.get("cleanup")),
         )  # fmt: skip
 

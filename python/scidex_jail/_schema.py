@@ -13,12 +13,21 @@ from ._errors import JailError
 from ._report import Report
 
 
+#: What a report with a field the schema does not name may be, said once
+#: after the failures: the schema names every field of its binary's reports.
+UNKNOWN_FIELD_HINT = (
+    "a field this schema does not name: if the report is from another scidex-jail than the one this "
+    "package ships with, validate it against that binary's `scidex-jail schema`"
+)
+
+
 class ReportSchemaError(JailError):
     """A report does not match the report's JSON Schema; ``errors`` lists
     each failure as ``"at /path: message"``."""
 
-    def __init__(self, errors: List[str], report: Optional[Mapping[str, Any]] = None) -> None:
-        super().__init__("the jail's report does not match its schema: " + "; ".join(errors), report=report)
+    def __init__(self, errors: List[str], report: Optional[Mapping[str, Any]] = None, hint: str = "") -> None:
+        message = "the jail's report does not match its schema: " + "; ".join(errors)
+        super().__init__(message + (f" ({hint})" if hint else ""), report=report)
         self.errors = errors
 
 
@@ -60,6 +69,9 @@ def validate_report(report: Mapping[str, Any]) -> None:
         _validator = cls(schema, format_checker=cls.FORMAT_CHECKER)
     errors = sorted(_validator.iter_errors(data), key=lambda e: list(e.absolute_path))
     if errors:
+        unknown = any(e.validator == "additionalProperties" for e in errors)
         raise ReportSchemaError(
-            [f"at /{'/'.join(str(p) for p in e.absolute_path)}: {e.message}" for e in errors], report=data
+            [f"at /{'/'.join(str(p) for p in e.absolute_path)}: {e.message}" for e in errors],
+            report=data,
+            hint=UNKNOWN_FIELD_HINT if unknown else "",
         )

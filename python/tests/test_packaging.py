@@ -12,7 +12,7 @@ import tempfile
 from conftest import PYTHON, REPO
 
 PKG = os.path.join(REPO, "python")
-SCHEMA = os.path.join(REPO, "jail", "schema", "report.schema.json")
+SCHEMA = os.path.join(REPO, "jail", "report", "report.schema.json")
 
 
 def _py(code: str, python: str = PYTHON, *flags: str, **env: str) -> str:

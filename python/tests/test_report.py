@@ -103,7 +103,7 @@ def test_typed_parts_of_a_run_that_never_started() -> None:
 
 
 def test_packaged_schema_is_the_binarys() -> None:
-    with open(os.path.join(REPO, "jail", "schema", "report.schema.json"), encoding="utf-8") as f:
+    with open(os.path.join(REPO, "jail", "report", "report.schema.json"), encoding="utf-8") as f:
         assert scidex_jail.schema_text() == f.read()
     s = scidex_jail.report_schema()
     assert s["$schema"] == "https://json-schema.org/draft/2020-12/schema"
@@ -113,22 +113,51 @@ def test_packaged_schema_is_the_binarys() -> None:
 
 
 def _identity(d: Dict[str, Any]) -> None:
-    d["enforced"]["identity"] = {"groups_kept": [27], "note": "rootless"}
+    d["enforced"]["identity"] = {"host_groups_kept": [{"gid": 27, "name": "sudo", "inside_gid": 65534}], "why": "rootless"}
 
 
-def _output_fields(d: Dict[str, Any]) -> None:
-    d["outputs"][0].update(hashed=True, copied=False, note="over the hash budget")
+def _streams(d: Dict[str, Any]) -> None:
+    s = {"relayed": True, "bytes": 3, "delivered": 3, "dropped": 0, "tail": "ok\n"}
+    d["streams"] = {"stdout": s, "stderr": dict(s, bytes=0, delivered=0, tail="")}
 
 
 def _output_limit(d: Dict[str, Any]) -> None:
     d.update(status="output_limit", exit_code=123, analysis_status="ok", analysis_exit_code=0)
 
 
-@pytest.mark.parametrize("change", [_identity, _output_fields, _output_limit])
+@pytest.mark.parametrize("change", [_identity, _streams, _output_limit])
 def test_additions_within_the_version_stay_valid(change: Callable[[Dict[str, Any]], None]) -> None:
+    """A report of an older binary (the fixtures) validates, and so does one
+    with the fields added within v1 since."""
     data = copy.deepcopy(load("ok"))
     change(data)
     validate_report(data)
+    r = Report.from_json(data)
+    assert r.raw is data
+
+
+def _unknown_in_enforced(d: Dict[str, Any]) -> None:
+    d["enforced"]["egress"] = {"allowed": ["pypi.org"]}
+
+
+def _unknown_in_an_output(d: Dict[str, Any]) -> None:
+    d["outputs"][0].update(hashed=True, note="over the hash budget")
+
+
+@pytest.mark.parametrize("change, where", [(_unknown_in_enforced, "at /enforced"), (_unknown_in_an_output, "at /outputs/0")])
+def test_a_field_nobody_declared_fails_validation_and_still_parses(
+    change: Callable[[Dict[str, Any]], None], where: str
+) -> None:
+    """The schema names every field its binary writes and refuses any other:
+    validation fails loudly on a field nobody declared (a report of a newer
+    binary, checked against an older schema), while the typed parse keeps
+    it in ``raw``."""
+    data = copy.deepcopy(load("ok"))
+    change(data)
+    with pytest.raises(ReportSchemaError, match="Additional properties are not allowed") as e:
+        validate_report(data)
+    assert any(m.startswith(where + ":") for m in e.value.errors), e.value.errors
+    assert str(e.value).endswith("validate it against that binary's `scidex-jail schema`)"), str(e.value)
     r = Report.from_json(data)
     assert r.raw is data
 
@@ -153,6 +182,7 @@ def test_breaking_reports_fail_naming_the_field(change: Callable[[Dict[str, Any]
     with pytest.raises(ReportSchemaError, match="does not match its schema") as e:
         validate_report(data)
     assert any(where in m for m in e.value.errors), e.value.errors
+    assert "scidex-jail schema" not in str(e.value)  # no unknown field: no hint of another binary
 
 
 def test_validate_names_the_missing_library(monkeypatch: pytest.MonkeyPatch) -> None:

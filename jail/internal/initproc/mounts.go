@@ -78,7 +78,7 @@ func openSources(p *protocol.Mounts) ([]bind, error) {
 	open := func(path string, attr uint64) error {
 		fd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
 		if errors.Is(err, unix.EACCES) {
-			return wrap.Around("open "+path+": ", err, ": the analysis' uid (--uid) must be able to reach it: give every directory above it search permission for others (chmod o+x)")
+			return wrap.Around("open "+path+": ", err, ": the analysis' uid must be able to reach it: give every directory above it search permission for others (chmod o+x)")
 		}
 		if err != nil {
 			return wrap.Error("open "+path, err)

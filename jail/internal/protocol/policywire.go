@@ -43,6 +43,7 @@ func (s *Security) encode(w *writer) {
 		w.open()
 		w.str("Name", p.Name)
 		w.str("Net", string(p.Net))
+		w.str("Label", p.Label)
 		w.close()
 	}
 }
@@ -109,7 +110,9 @@ func seccompField(r *reader, p *seccomp.Policy, key string) (err error) {
 	case "Net":
 		var net string
 		net, err = r.string(`"Net"`)
-		p.Net = seccomp.NetMode(net)
+		p.Net = seccomp.Net(net)
+	case "Label":
+		p.Label, err = r.string(`"Label"`)
 	default:
 		err = unknownField(key)
 	}

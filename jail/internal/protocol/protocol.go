@@ -271,16 +271,6 @@ type Security struct {
 	Seccomp  *seccomp.Policy  `json:"seccomp,omitempty"`
 }
 
-// Seccomp is the filter in force, as the report shows it: the supervisor
-// tells it from the plan's policy (seccomp.Lookup), the program the init
-// loads.
-type Seccomp struct {
-	Policy string   `json:"policy"` // rule set / network mode
-	Arch   string   `json:"arch"`
-	SHA256 string   `json:"sha256"` // of the loaded BPF program
-	Denied []string `json:"denied"`
-}
-
 // Phase is one setup step of the init and how long it took.
 type Phase struct {
 	Name   string `json:"name"`

@@ -27,7 +27,7 @@ func fullConfig() *Config {
 		Security: Security{
 			Landlock: &landlock.Policy{ReadExec: []string{"/usr"}, ReadOnly: []string{}, ReadWrite: []string{"/tmp/r"}, Devices: []string{"/dev/null"},
 				HandleTCP: true, ConnectTCP: []uint16{443, 65535}, Scope: true, AllowDegraded: true, MinABI: 7},
-			Seccomp: &seccomp.Policy{Name: "default", Net: "none"},
+			Seccomp: &seccomp.Policy{Name: "default", Net: "none", Label: "none"},
 		},
 	}
 }

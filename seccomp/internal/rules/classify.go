@@ -112,7 +112,7 @@ var Allowed = []string{
 	"eventfd", "eventfd2", "pipe", "pipe2", "poll", "ppoll", "pselect6", "select",
 	// Terminals and devices: ioctl has conditional rules.
 	"ioctl",
-	// Sockets: socket and socketpair have conditional rules per network mode.
+	// Sockets: socket and socketpair have conditional rules per network policy.
 	"socket", "socketpair", "accept", "accept4", "bind", "connect", "getpeername",
 	"getsockname", "getsockopt", "listen", "recvfrom", "recvmmsg", "recvmsg", "sendmmsg",
 	"sendmsg", "sendto", "setsockopt", "shutdown",
@@ -132,7 +132,7 @@ var NotImplemented = []string{
 }
 
 // Unclassified returns, sorted, the names that are neither Allowed, nor
-// NotImplemented, nor named by a rule of any policy in any network mode.
+// NotImplemented, nor named by a rule of any policy in any network policy.
 func Unclassified(names []string) ([]string, error) {
 	known := map[string]bool{}
 	for _, n := range Allowed {
@@ -142,10 +142,10 @@ func Unclassified(names []string) ([]string, error) {
 		known[n] = true
 	}
 	for _, name := range Names {
-		for _, net := range NetModes {
+		for _, net := range Nets {
 			gs, err := Groups(name, net)
 			if err != nil {
-				return nil, errors.New("rules: Names and NetModes list a policy Groups does not know (bug): " + err.Error())
+				return nil, errors.New("rules: Names and Nets list a policy Groups does not know (bug): " + err.Error())
 			}
 			for _, g := range gs {
 				for _, r := range g.Rules {

@@ -29,7 +29,7 @@ func TestClassesDisjoint(t *testing.T) {
 		notImpl[n] = true
 	}
 	for _, name := range Names {
-		for _, net := range NetModes {
+		for _, net := range Nets {
 			for _, g := range mustGroupsOf(t, name, net) {
 				for _, r := range g.Rules {
 					switch {

@@ -23,23 +23,25 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Network modes; the seccomp package's NetMode constants have the same values.
+// Network policies: which sockets a filter lets a process make. The
+// seccomp package's Net constants have the same values. Which network a
+// process is in (a namespace of its own, the host's) is not the filter's
+// business: the caller's network modes each name one of these.
 const (
-	NetNone     = "none"
-	NetLoopback = "loopback"
-	NetHost     = "host"
+	NetNone = "none" // no inet, inet6 or netlink socket
+	NetInet = "inet" // inet, inet6 and netlink route sockets
 )
 
-// Names lists the policy names, NetModes the network modes and Arches the
+// Names lists the policy names, Nets the network policies and Arches the
 // GOARCH values a program is generated for.
 var (
-	Names    = []string{"default"}
-	NetModes = []string{NetNone, NetLoopback, NetHost}
-	Arches   = []string{"amd64", "arm64"}
+	Names  = []string{"default"}
+	Nets   = []string{NetNone, NetInet}
+	Arches = []string{"amd64", "arm64"}
 )
 
 // Quoted writes a list of names for messages, each quoted:
-// ["none" "loopback" "host"].
+// ["none" "inet"].
 func Quoted(names []string) string {
 	q := make([]string, len(names))
 	for i, n := range names {
@@ -107,13 +109,13 @@ func FileName(name, net, arch string) string {
 }
 
 // Check returns the error Groups and Heads return for an unknown policy
-// name or network mode, and nil for a known pair.
+// name or network policy, and nil for a known pair.
 func Check(name, net string) error {
 	_, err := defs(name, net)
 	return err
 }
 
-// Groups returns the deny rules of policy name in network mode net.
+// Groups returns the deny rules of policy name with network policy net.
 func Groups(name, net string) ([]Group, error) {
 	ds, err := defs(name, net)
 	if err != nil {
@@ -147,12 +149,10 @@ func defs(name, net string) ([]def, error) {
 	switch net {
 	case NetNone:
 		return append(baseDefs(), socketDefs(false)...), nil
-	case NetLoopback, NetHost:
-		// loopback and host differ in the network namespace, not in the
-		// filter: both need inet sockets.
+	case NetInet:
 		return append(baseDefs(), socketDefs(true)...), nil
 	}
-	return nil, errors.New("seccomp policy " + strconv.Quote(name) + ": network mode " + strconv.Quote(net) + " unknown (known: " + Quoted(NetModes) + ")")
+	return nil, errors.New("seccomp policy " + strconv.Quote(name) + ": network policy " + strconv.Quote(net) + " unknown (known: " + Quoted(Nets) + ")")
 }
 
 func names(syscalls ...string) []Rule {

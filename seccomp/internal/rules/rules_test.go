@@ -73,11 +73,10 @@ func TestPersonalityOnlyLinuxAndQuery(t *testing.T) {
 
 func TestSocketFamilies(t *testing.T) {
 	allowed := map[string]map[uint32]bool{
-		NetNone:     {unix.AF_UNIX: true},
-		NetLoopback: {unix.AF_UNIX: true, unix.AF_INET: true, unix.AF_INET6: true, unix.AF_NETLINK: true},
-		NetHost:     {unix.AF_UNIX: true, unix.AF_INET: true, unix.AF_INET6: true, unix.AF_NETLINK: true},
+		NetNone: {unix.AF_UNIX: true},
+		NetInet: {unix.AF_UNIX: true, unix.AF_INET: true, unix.AF_INET6: true, unix.AF_NETLINK: true},
 	}
-	for _, net := range NetModes {
+	for _, net := range Nets {
 		groups := mustGroups(t, net)
 		for _, v := range values() {
 			want := unix.EAFNOSUPPORT
@@ -99,7 +98,7 @@ func TestSocketFamilies(t *testing.T) {
 }
 
 func TestNetlinkRouteOnly(t *testing.T) {
-	groups := mustGroups(t, NetLoopback)
+	groups := mustGroups(t, NetInet)
 	for _, v := range values() {
 		want := unix.EAFNOSUPPORT
 		if uint32(v) == unix.NETLINK_ROUTE {
@@ -143,7 +142,7 @@ func TestGroupsErrors(t *testing.T) {
 // Check, Heads and Groups agree on which policies exist.
 func TestHeads(t *testing.T) {
 	for _, name := range append([]string{"nosuch"}, Names...) {
-		for _, net := range append([]string{"nosuch"}, NetModes...) {
+		for _, net := range append([]string{"nosuch"}, Nets...) {
 			groups, gerr := Groups(name, net)
 			heads, herr := Heads(name, net)
 			cerr := Check(name, net)
@@ -170,7 +169,7 @@ func TestHeads(t *testing.T) {
 
 // TestQuoted: the lists in messages read as fmt's %q wrote them.
 func TestQuoted(t *testing.T) {
-	for _, l := range [][]string{nil, Names, NetModes, {"a\"b", "ü\n"}} {
+	for _, l := range [][]string{nil, Names, Nets, {"a\"b", "ü\n"}} {
 		if got, want := Quoted(l), fmt.Sprintf("%q", l); got != want {
 			t.Errorf("Quoted(%#v) = %s, want %s", l, got, want)
 		}

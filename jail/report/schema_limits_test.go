@@ -1,4 +1,4 @@
-package jail
+package report
 
 import (
 	"bytes"
@@ -11,20 +11,20 @@ import (
 	"github.com/scidex/scidex-jail/jail/limits"
 )
 
-var updateSchema = flag.Bool("update-schema", false, "write the table's limits into jail/schema/report.schema.json's $defs.limits")
+var updateSchema = flag.Bool("update-schema", false, "write the table's limits into jail/report/report.schema.json's $defs.limits")
 
 // TestLimitsInSchema: the report's JSON Schema describes the limits
 // object the table's rows make (limits.ReportSchema). After a change to
 // the table, run it with -update-schema (go test ./jail -run
 // TestLimitsInSchema -update-schema), or paste the object it prints over
-// $defs.limits of jail/schema/report.schema.json.
+// $defs.limits of jail/report/report.schema.json.
 func TestLimitsInSchema(t *testing.T) {
 	var s struct {
 		Defs struct {
 			Limits any `json:"limits"`
 		} `json:"$defs"`
 	}
-	if err := json.Unmarshal(ReportJSONSchema, &s); err != nil {
+	if err := json.Unmarshal(JSONSchema, &s); err != nil {
 		t.Fatalf("report.schema.json: %v", err)
 	}
 	b, err := json.MarshalIndent(limits.ReportSchema(), "    ", "  ")
@@ -48,7 +48,7 @@ func TestLimitsInSchema(t *testing.T) {
 // file's $defs.limits, which starts at `    "limits": {` and ends at the
 // first line `    },` after it.
 func writeLimitsSchema(t *testing.T, section []byte) {
-	const path = "schema/report.schema.json"
+	const path = "report.schema.json"
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)

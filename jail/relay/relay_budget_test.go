@@ -1,4 +1,4 @@
-package supervise
+package relay
 
 import (
 	"bytes"
@@ -98,7 +98,7 @@ func BenchmarkRelayCopy(b *testing.B) {
 				}
 				read := make(chan struct{})
 				go func() { io.Copy(io.Discard, pr); close(read) }()
-				r, err := newRelay([3]*os.File{null, pw, null}, bc.budget)
+				r, err := New([3]*os.File{null, pw, null}, bc.budget)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -112,7 +112,7 @@ func BenchmarkRelayCopy(b *testing.B) {
 				w.Close()
 				r.streams[1].w.Close()
 				r.streams[1].w = nil
-				if lost := r.drain(); lost != nil {
+				if lost := r.Drain(); lost != nil {
 					b.Fatal(lost)
 				}
 				pw.Close()

@@ -1,4 +1,4 @@
-package supervise
+package relay
 
 import (
 	"errors"
@@ -66,12 +66,17 @@ const callerStall = 10 * time.Second
 // it must not keep the run from ending.
 const relayIdle = time.Second
 
-// relay is the run's relayed streams and the stdio the init gets.
-type relay struct {
+// Relay is the run's relayed streams and the stdio the init gets.
+type Relay struct {
 	stdio   [3]*os.File // the init's 0, 1 and 2
 	streams []*stream
 	merged  bool // stdout and stderr are one stream
 }
+
+// Stdio is what the init is given as the analysis' stdio: the pipes in
+// place of the caller's files that are relayed, the caller's other
+// descriptors as they are.
+func (r *Relay) Stdio() []*os.File { return r.stdio[:] }
 
 // stream is one pipe the analysis writes into and the caller's descriptor
 // its bytes are copied to.
@@ -105,11 +110,11 @@ func relayed(f *os.File) bool {
 	return err != nil
 }
 
-// newRelay decides, from the kinds of the caller's stdio, which of stdout
+// New decides, from the kinds of the caller's stdio, which of stdout
 // and stderr are relayed, and makes their pipes and copiers, each bounded
 // to budget bytes (0: no budget). nil: none is (two terminals), and the
 // init gets stdio as it is.
-func newRelay(stdio [3]*os.File, budget int64) (*relay, error) {
+func New(stdio [3]*os.File, budget int64) (*Relay, error) {
 	var kinds [3]bool
 	for i := 1; i <= 2; i++ {
 		kinds[i] = relayed(stdio[i])
@@ -117,7 +122,7 @@ func newRelay(stdio [3]*os.File, budget int64) (*relay, error) {
 	if !kinds[1] && !kinds[2] {
 		return nil, nil
 	}
-	r := &relay{stdio: stdio}
+	r := &Relay{stdio: stdio}
 	names := [3]string{1: "stdout", 2: "stderr"}
 	one := kinds[1] && kinds[2] && sameDescription(stdio[1], stdio[2])
 	if one {
@@ -134,7 +139,7 @@ func newRelay(stdio [3]*os.File, budget int64) (*relay, error) {
 		}
 		s, err := newStream(names[i], i, stdio[i], budget)
 		if err != nil {
-			r.drain()
+			r.Drain()
 			return nil, err
 		}
 		r.streams = append(r.streams, s)
@@ -237,10 +242,10 @@ func (s *stream) send(p []byte) int {
 // resized.
 const sendPiece = 64 << 10
 
-// handed closes the jail's copies of the write ends, once the init has
+// Handed closes the jail's copies of the write ends, once the init has
 // them (or will never have them): the relay ends when the run's processes
 // have all closed theirs.
-func (r *relay) handed() {
+func (r *Relay) Handed() {
 	if r == nil {
 		return
 	}
@@ -252,15 +257,15 @@ func (r *relay) handed() {
 	}
 }
 
-// drain waits until every stream has copied its last byte, and returns
+// Drain waits until every stream has copied its last byte, and returns
 // what could not be delivered. Called once the run's processes are gone:
 // a pipe still open then is held from outside the run, and is cut once it
 // has been idle for relayIdle.
-func (r *relay) drain() []string {
+func (r *Relay) Drain() []string {
 	if r == nil {
 		return nil
 	}
-	r.handed()
+	r.Handed()
 	var lost []string
 	for _, s := range r.streams {
 		s.await()

@@ -1,6 +1,7 @@
-package supervise
+package relay
 
 import (
+	"bytes"
 	"fmt"
 
 	"github.com/scidex/scidex-jail/jail/report"
@@ -111,54 +112,58 @@ func (r *ring) bytes() []byte {
 	return append(append(out, r.buf[r.start:]...), r.buf[:r.start]...)
 }
 
-// streamFacts is what the report and the notes take of the relay, once
+// Facts is what the report and the notes take of the relay, once
 // it has drained.
-type streamFacts struct {
-	streams report.Streams
-	budget  int64
-	// stderr is the last bytes of the stream stderr went to (stdout's,
+type Facts struct {
+	Streams report.Streams
+	Budget  int64
+	// Stderr is the last bytes of the stream stderr went to (stdout's,
 	// merged); nil: not relayed.
-	stderr []byte
+	Stderr []byte
 }
 
-// facts is what became of the streams; called after drain.
-func (r *relay) facts() streamFacts {
-	var f streamFacts
+// Facts is what became of the streams; called after Drain.
+func (r *Relay) Facts() Facts {
+	var f Facts
 	if r == nil {
 		return f
 	}
 	for _, s := range r.streams {
 		st := report.Stream{Relayed: true, Bytes: s.read.Load(), Delivered: s.written, Dropped: s.cut.dropped(), Tail: tailOf(s.cut.lastBytes())}
-		f.budget = s.cut.budget
+		f.Budget = s.cut.budget
 		switch s.fd {
 		case 1:
-			f.streams.Stdout = st
+			f.Streams.Stdout = st
 			if r.merged {
-				f.stderr = s.cut.lastBytes()
-				f.streams.Stderr = report.Stream{Relayed: true, Merged: true}
+				f.Stderr = s.cut.lastBytes()
+				f.Streams.Stderr = report.Stream{Relayed: true, Merged: true}
 			}
 		case 2:
-			f.streams.Stderr = st
-			f.stderr = s.cut.lastBytes()
+			f.Streams.Stderr = st
+			f.Stderr = s.cut.lastBytes()
 		}
 	}
 	return f
 }
 
-// truncations names each stream that went over its budget, for the notes.
-func (f streamFacts) truncations() []string {
+// Truncations names each stream that went over its budget, for the notes.
+func (f Facts) Truncations() []string {
 	var out []string
 	for _, s := range []struct {
 		name string
 		st   report.Stream
-	}{{"stdout", f.streams.Stdout}, {"stderr", f.streams.Stderr}} {
+	}{{"stdout", f.Streams.Stdout}, {"stderr", f.Streams.Stderr}} {
 		if s.st.Dropped > 0 {
 			name := s.name
-			if s.name == "stdout" && f.streams.Stderr.Merged {
+			if s.name == "stdout" && f.Streams.Stderr.Merged {
 				name = "stdout and stderr"
 			}
-			out = append(out, fmt.Sprintf("%s truncated: %d of its %d bytes dropped, over the budget of %d", name, s.st.Dropped, s.st.Bytes, f.budget))
+			out = append(out, fmt.Sprintf("%s truncated: %d of its %d bytes dropped, over the budget of %d", name, s.st.Dropped, s.st.Bytes, f.Budget))
 		}
 	}
 	return out
 }
+
+// tailOf is the report's text of a stream's last bytes: UTF-8, an invalid
+// byte (or a character cut at the tail's start) replaced.
+func tailOf(b []byte) string { return string(bytes.ToValidUTF8(b, []byte("\uFFFD"))) }

@@ -1,4 +1,4 @@
-package supervise
+package relay
 
 import (
 	"fmt"
@@ -49,9 +49,9 @@ func TestNewRelayDecides(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			caller := [3]*os.File{null, tc.stdout, tc.stderr}
-			r, err := newRelay(caller, 0)
+			r, err := New(caller, 0)
 			if err != nil {
-				t.Fatalf("newRelay: %v", err)
+				t.Fatalf("New: %v", err)
 			}
 			var got []string
 			if r != nil {
@@ -61,12 +61,12 @@ func TestNewRelayDecides(t *testing.T) {
 				if r.stdio[0] != null {
 					t.Errorf("stdin = %s, want the caller's, as it is", r.stdio[0].Name())
 				}
-				if lost := r.drain(); lost != nil {
-					t.Errorf("drain of an unused relay = %q, want nothing lost", lost)
+				if lost := r.Drain(); lost != nil {
+					t.Errorf("Drain of an unused relay = %q, want nothing lost", lost)
 				}
 			}
 			if !slices.Equal(got, tc.want) {
-				t.Fatalf("newRelay(%s, %s) streams = %q, want %q", tc.stdout.Name(), tc.stderr.Name(), got, tc.want)
+				t.Fatalf("New(%s, %s) streams = %q, want %q", tc.stdout.Name(), tc.stderr.Name(), got, tc.want)
 			}
 		})
 	}
@@ -102,9 +102,9 @@ func TestRelayDrains(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer null.Close()
-			r, err := newRelay([3]*os.File{null, f, null}, 0)
+			r, err := New([3]*os.File{null, f, null}, 0)
 			if err != nil || r == nil {
-				t.Fatalf("newRelay(file) = %v, %v; want a relay", r, err)
+				t.Fatalf("New(file) = %v, %v; want a relay", r, err)
 			}
 			w := r.stdio[1]
 			r.streams[0].w = nil // the analysis' end, closed by the test
@@ -112,9 +112,9 @@ func TestRelayDrains(t *testing.T) {
 				t.Fatalf("write into the relay's pipe: %v", err)
 			}
 			w.Close()
-			lost := r.drain()
+			lost := r.Drain()
 			if got := len(lost); (got == 0) != (tc.wantLost == "") || got > 1 || (got == 1 && !strings.HasPrefix(lost[0], tc.wantLost)) {
-				t.Errorf("drain() = %q, want %q", lost, tc.wantLost)
+				t.Errorf("Drain() = %q, want %q", lost, tc.wantLost)
 			}
 			fi, err := os.Stat(path)
 			if err != nil {
@@ -176,11 +176,11 @@ func BenchmarkNewRelay(b *testing.B) {
 	}{{"pipe", pw}, {"file", file}} {
 		b.Run(bc.name, func(b *testing.B) {
 			for b.Loop() {
-				r, err := newRelay([3]*os.File{null, bc.out, bc.out}, 8<<20)
+				r, err := New([3]*os.File{null, bc.out, bc.out}, 8<<20)
 				if err != nil {
 					b.Fatal(err)
 				}
-				r.drain()
+				r.Drain()
 			}
 		})
 	}
