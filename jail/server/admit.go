@@ -83,7 +83,8 @@ func (s *Server) execute(r *run, spec *jail.Spec, files []*os.File) (Reply, afte
 	}
 	s.unqueue()
 	e := s.enter()
-	rep, later, err := supervise.RunServed(spec, supervise.Options{Signals: r.signals, Stdio: files, Slots: s.pool.take, Running: e.running,
+	slots, missed := s.pool.taker()
+	rep, later, err := supervise.RunServed(spec, supervise.Options{Signals: r.signals, Stdio: files, Slots: slots, Running: e.running,
 		Accepted: r.accepted, Served: &r.served})
 	after := afterReply{s: s, edge: e, cleanup: later}
 	if err != nil {
@@ -93,7 +94,7 @@ func (s *Server) execute(r *run, spec *jail.Spec, files []*os.File) (Reply, afte
 	if err != nil {
 		return errorReply(r.req, errors.New("bug: the report could not be encoded: "+err.Error())), after
 	}
-	if rep.Start == "cold" {
+	if rep.Start == "cold" && *missed {
 		after.cold = spec
 	}
 	code := rep.ExitCode

@@ -56,7 +56,7 @@ func (f *runFacts) failure() *setupFailure {
 // before it was made).
 func (sv *supervisor) finish(c carried) runFacts {
 	out := sv.salvage(c)
-	usage, warnings := sv.cleanup(c.init, c.dir)
+	usage, warnings := sv.cleanup(c.init, c.dir, true)
 	return sv.facts(c, out, usage, warnings)
 }
 
@@ -135,8 +135,11 @@ func (sv *supervisor) salvage(c carried) outputsRead {
 // cleanup removes in's leaf (usage first, then whatever is left is
 // killed), then the run directory dir (or keeps it). It returns the
 // leaf's usage and the warnings, the run directory's keep first.
-func (sv *supervisor) cleanup(in spawned, dir *runfiles.Dir) (*cgroupfs.Usage, []string) {
-	usage, leafWarnings := closeLeaf(in.leaf, in.spawner, in.conn)
+//
+// Without readUsage the leaf's counters are not read (they were, for a
+// report already sent: later.go).
+func (sv *supervisor) cleanup(in spawned, dir *runfiles.Dir, readUsage bool) (*cgroupfs.Usage, []string) {
+	usage, leafWarnings := closeLeaf(in.leaf, in.spawner, in.conn, readUsage)
 	in.anchor.Discard() // a slot's run directory made ahead and never claimed (a failure: the next sweep's)
 	var warnings []string
 	var dirErr error

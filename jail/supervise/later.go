@@ -96,7 +96,7 @@ func (sv *supervisor) cleanupLater(c carried) *Cleanup {
 		}
 		<-conn.Done()
 		conn.Close()
-		_, warnings := sv.cleanup(c.init, c.dir)
+		_, warnings := sv.cleanup(c.init, c.dir, false)
 		return warnings
 	}}
 }

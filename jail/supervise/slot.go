@@ -106,7 +106,7 @@ func CheckSlot(template *jail.Spec) error {
 	if err != nil {
 		return err
 	}
-	if _, warn := closeLeaf(leaf, nil, nil); len(warn) > 0 {
+	if _, warn := closeLeaf(leaf, nil, nil, false); len(warn) > 0 {
 		return fmt.Errorf("check slot: %s", strings.Join(warn, "; "))
 	}
 	return nil
@@ -192,7 +192,7 @@ func (sl *Slot) Destroy() {
 	if sl.conn != nil {
 		sl.conn.Abort()
 	}
-	closeLeaf(sl.leaf, sl.spawner, sl.conn)
+	closeLeaf(sl.leaf, sl.spawner, sl.conn, false)
 	sl.anchor.Discard() // a failure: a leftover the next sweep takes
 	sl.prog.Close()
 	sl.lease.Release()

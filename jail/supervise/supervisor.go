@@ -78,7 +78,7 @@ func (sv *supervisor) makeRunDir(in spawned) (*runfiles.Dir, *setupFailure, erro
 	}
 	if err != nil {
 		in.conn.Abort()
-		closeLeaf(in.leaf, in.spawner, in.conn)
+		closeLeaf(in.leaf, in.spawner, in.conn, false)
 		return nil, nil, err
 	}
 	if dir.Path() != sv.plan.Init.RunDir {
