@@ -9,14 +9,12 @@ import (
 	"io"
 	"net"
 	"os"
-	"path/filepath"
-	"slices"
-	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/scidex/scidex-jail/cmd/scidex-jail/internal/earlysig"
+	"github.com/scidex/scidex-jail/jail/option"
 	"github.com/scidex/scidex-jail/jail/report"
 	"github.com/scidex/scidex-jail/jail/server"
 )
@@ -25,22 +23,12 @@ import (
 // connection.
 const clientReq = "run"
 
-// notSent are run's flags that are this process's own, not the request's:
-// the server has no use for them (docs/serve.md) and refuses
-// --summary and --ready-fd.
-var notSent = []string{"--server", "--summary", "--ready-fd"}
-
-// madeAbsolute are run's flags whose relative paths the client makes
-// absolute against its directory before sending: --config, which the
-// server would open from its own, and --report, so that the request
-// names the very file the server writes.
-var madeAbsolute = []string{"--report", "--config"}
-
 // runVia is `run --server SOCKET`: the run is carried out by the resident
 // server at SOCKET (docs/serve.md) instead of by this process, which is
-// its client: it sends its own flags, working directory and command in
-// one request with its stdin, stdout and stderr attached, and acts on the
-// reply as `run` acts on its run. The server writes --report; this
+// its client: it sends the run its command line asks for (its flags,
+// working directory and command, as a request.Request) with its stdin,
+// stdout and stderr attached, and acts on the reply as `run` acts on its
+// run. The server writes --report; this
 // process writes the summary where --summary says, writes the --ready-fd
 // byte once the server accepted the request, asks the server to cancel
 // the run on SIGTERM, SIGINT or SIGHUP, and exits with the run's status.
@@ -65,10 +53,11 @@ func (c *runCmd) runVia() error {
 	if err != nil {
 		return bad("cannot read the current directory: %w", err)
 	}
-	// The flags as given: the command line main parsed (os.Args), up to
-	// the "--" that cutDash cut there.
-	ours, _ := cutDash(os.Args[1:])
-	req := server.Request{Op: "run", Req: clientReq, Cwd: cwd, Args: requestArgs(ours, cwd), Command: c.afterDash, Stdio: 3}
+	// Relative paths (--report, --config, --ro) go as given, with cwd:
+	// the server takes them from there, as run does; its messages name
+	// the values as run's flags, which is what this user wrote.
+	run := c.request(cwd)
+	req := server.Request{Op: "run", Req: clientReq, Run: &run, Stdio: 3, Names: option.Flag.String()}
 	s, err := dialServer(c.Server)
 	if err != nil {
 		return err
@@ -110,48 +99,6 @@ func checkReadyFD(fd int) error {
 	return nil
 }
 
-// requestArgs are the flags of this command line (args, up to "--") as
-// the request's args: without the command's name, without the flags that
-// are the client's own (notSent), and with the paths of madeAbsolute
-// taken from cwd, as run takes them.
-func requestArgs(args []string, cwd string) []string {
-	if len(args) > 0 && args[0] == "run" {
-		args = args[1:]
-	}
-	out := []string{}
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if !strings.HasPrefix(a, "--") {
-			out = append(out, a)
-			continue
-		}
-		name, value, joined := strings.Cut(a, "=")
-		switch {
-		case slices.Contains(notSent, name):
-			if !joined {
-				i++ // its value, a word of its own
-			}
-		case slices.Contains(madeAbsolute, name) && joined:
-			out = append(out, name+"="+absIn(cwd, value))
-		case slices.Contains(madeAbsolute, name) && i+1 < len(args):
-			out = append(out, a, absIn(cwd, args[i+1]))
-			i++
-		default:
-			out = append(out, a)
-		}
-	}
-	return out
-}
-
-// absIn is p taken relative to cwd, as run takes its paths (not
-// filepath.Join, which would clean "a/../b" lexically).
-func absIn(cwd, p string) string {
-	if p == "" || filepath.IsAbs(p) {
-		return p
-	}
-	return strings.TrimRight(cwd, "/") + "/" + p
-}
-
 // session is run's connection to a server.
 type session struct {
 	sock     string
@@ -179,11 +126,11 @@ func dialServer(sock string) (*session, error) {
 	h, err := s.next()
 	switch {
 	case err != nil:
-	case h.Event == "error":
+	case h.Event == server.Refused:
 		// A server at its limit of clients greets so, with the reason
-		// (refused: ... try again later), and closes.
-		err = fmt.Errorf("--server %s: %s", sock, cmp.Or(h.Error, "the server greeted with an error and no reason"))
-	case h.Event != "hello" || h.Protocol != server.ProtocolVersion:
+		// (... try again later), and closes.
+		err = fmt.Errorf("--server %s: refused: %s", sock, cmp.Or(h.Error, "no reason given"))
+	case h.Event != server.Hello || h.Protocol != server.ProtocolVersion:
 		err = fmt.Errorf("--server %s: the server greeted with %q, protocol %d; want hello, protocol %d: start a server of this version (scidex-jail serve --socket %s)",
 			sock, h.Event, h.Protocol, server.ProtocolVersion, sock)
 	}
@@ -239,19 +186,21 @@ func (s *session) run(req server.Request, readyFD int) (server.Reply, error) {
 			continue // not ours: the connection carries one request
 		}
 		switch r.Event {
-		case "accepted":
+		case server.Accepted:
 			s.accepted = true
 			if readyFD != 0 {
 				if readyErr = ready(readyFD); readyErr != nil {
 					s.askCancel() // the caller cannot know when to signal
 				}
 			}
-		case "done":
+		case server.Done:
 			if readyErr != nil {
 				return r, readyErr
 			}
 			return r, nil
-		case "error":
+		case server.Refused:
+			return r, fmt.Errorf("--server %s: refused: %s", s.sock, r.Error)
+		case server.BadRequest, server.Error:
 			return r, errors.New(r.Error)
 		}
 	}

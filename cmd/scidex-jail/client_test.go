@@ -146,22 +146,6 @@ func TestClientFlagsOfItsOwn(t *testing.T) {
 	}
 }
 
-// TestClientRequestArgs: the request's args are the command line's flags
-// but the client's own, with its relative files made absolute.
-func TestClientRequestArgs(t *testing.T) {
-	for _, tc := range []struct{ in, want []string }{
-		{[]string{"run", "--id", "x", "--server", "/s", "--keep"}, []string{"--id", "x", "--keep"}},
-		{[]string{"run", "--server=/s", "--summary", "none", "--ready-fd=3", "--ready-fd", "4", "--summary=fd:5", "-p", "tool"}, []string{"-p", "tool"}},
-		{[]string{"run", "--report", "r.json", "--config=p.json", "--collect", "out"}, []string{"--report", "/w/d/r.json", "--config=/w/d/p.json", "--collect", "out"}},
-		{[]string{"run", "--report=/abs/r.json", "--config", "/abs/p.json", "--env", "A=--server"}, []string{"--report=/abs/r.json", "--config", "/abs/p.json", "--env", "A=--server"}},
-		{[]string{"run"}, []string{}},
-	} {
-		if got := requestArgs(tc.in, "/w/d/"); !slices.Equal(got, tc.want) {
-			t.Errorf("requestArgs(%q) = %q, want %q", tc.in, got, tc.want)
-		}
-	}
-}
-
 func readAll(r *os.File) (string, error) {
 	var b bytes.Buffer
 	_, err := b.ReadFrom(r)
@@ -220,11 +204,14 @@ func TestClientBadFlags(t *testing.T) {
 	root := tmpRoot(t)
 	sock := serverSocket(t)
 	for _, args := range [][]string{
-		{"run", "--id", "x", "--tmp-root", root, "--cpus", "0", "--", "/bin/true"},       // the parse
-		{"run", "--id", "a b", "--tmp-root", root, "--", "/bin/true"},                    // the spec's checks
-		{"run", "--id", "x", "--tmp-root", root, "--profile", "nope", "--", "/bin/true"}, // the profile
-		{"run", "--id", "x", "--tmp-root", root},                                         // no command
-		{"run", "--id", "x", "--tmp-root", root, "/bin/true"},                            // the command before --
+		{"run", "--id", "x", "--tmp-root", root, "--cpus", "0", "--", "/bin/true"},            // the parse
+		{"run", "--id", "a b", "--tmp-root", root, "--", "/bin/true"},                         // the spec's checks
+		{"run", "--id", "x", "--tmp-root", root, "--profile", "nope", "--", "/bin/true"},      // the profile
+		{"run", "--id", "x", "--tmp-root", root, "--ro", "/nonexistent/x", "--", "/bin/true"}, // the request's paths
+		{"run", "--id", "x", "--tmp-root", root, "--uid", "4242", "--", "/bin/true"},          // the request's ids
+		{"run", "--id", "x", "--tmp-root", "/nonexistent/root", "--", "/bin/true"},            // found by the server's run
+		{"run", "--id", "x", "--tmp-root", root},                                              // no command
+		{"run", "--id", "x", "--tmp-root", root, "/bin/true"},                                 // the command before --
 		{"run", "--id", "x", "--tmp-root", root, "--ready-fd", "2", "--", "/bin/true"},
 		{"run", "--id", "x", "--tmp-root", root, "--summary", "fd:9", "--", "/bin/true"},
 	} {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/alecthomas/kong"
 
-	"github.com/scidex/scidex-jail/jail"
 	"github.com/scidex/scidex-jail/jail/limits"
 	"github.com/scidex/scidex-jail/jail/netmode"
 	"github.com/scidex/scidex-jail/jail/option"
@@ -20,10 +19,11 @@ import (
 // (README, "Limits"); a refused value ends the parse with the flag's name
 // and the row's message. The flags are pointers: nil is "not given", so
 // the profile's value stands, where 0 or none given on the command line
-// overrides it.
+// overrides it. The text given is what goes in the run's request.
 type limitFlag struct {
 	limit  *limits.Limit
 	amount limits.Amount
+	text   string
 }
 
 func (f *limitFlag) Decode(ctx *kong.DecodeContext) error {
@@ -39,7 +39,7 @@ func (f *limitFlag) Decode(ctx *kong.DecodeContext) error {
 	if err != nil {
 		return err
 	}
-	*f = limitFlag{limit: l, amount: a}
+	*f = limitFlag{limit: l, amount: a, text: s}
 	return nil
 }
 
@@ -129,44 +129,14 @@ func (l *limitFlags) given() []*limitFlag {
 	return out
 }
 
-// flag is the flag of row lim if it was given, else nil.
-func (l *limitFlags) flag(lim *limits.Limit) *limitFlag {
+// texts are the limits given, by the limit's name, as their text: the
+// request's limits.
+func (l *limitFlags) texts() map[string]string {
+	out := map[string]string{}
 	for _, f := range l.given() {
-		if f.limit == lim {
-			return f
-		}
+		out[f.limit.Field] = f.text
 	}
-	return nil
-}
-
-// apply puts the limits that were given over the profile's values in s.
-// The tmpfs sizes of a profile follow a smaller --memory given here (they
-// count toward it); sizes given here are checked later, never changed.
-func (l *limitFlags) apply(s *jail.Spec) {
-	for _, f := range l.given() {
-		s.SetLimit(f.limit, f.amount)
-	}
-	// A profile's values follow a smaller limit given here that bounds
-	// them: no honest run stores more files than its disk budget holds,
-	// and a tmpfs counts toward the memory limit.
-	for _, f := range []struct{ given, follower *limits.Limit }{
-		{limits.Disk, limits.OutputBytes}, {limits.Disk, limits.OutputFileBytes},
-		{limits.Memory, limits.Disk}, {limits.Memory, limits.Shm},
-	} {
-		bound, v := s.Limits.Int(f.given), s.Limits.Int(f.follower)
-		if l.flag(f.given) != nil && l.flag(f.follower) == nil && bound > 0 && v > bound {
-			s.Limits.Set(f.follower, limits.Int(bound))
-		}
-	}
-	if l.Net != "" {
-		s.Net = l.Net
-	}
-	if len(l.AllowTCP) > 0 {
-		s.AllowTCP = make([]uint16, len(l.AllowTCP))
-		for i, p := range l.AllowTCP {
-			s.AllowTCP[i] = uint16(p)
-		}
-	}
+	return out
 }
 
 // rowHelp gives each flag of the model that is a row of jail/option's

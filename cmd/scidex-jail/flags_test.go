@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -19,13 +21,21 @@ type L = map[*limits.Limit]any
 // value (0 and none included), one left out keeps it, and the profile's
 // tmpfs sizes follow a smaller --memory.
 func TestLimitFlagsOverProfile(t *testing.T) {
-	profile := func() jail.Spec {
-		return jail.Spec{
-			Limits: limits.Of(L{limits.Timeout: time.Hour, limits.Grace: 10 * time.Second, limits.Disk: 4 << 30, limits.Shm: 64 << 20,
-				limits.Memory: 8 << 30, limits.Swap: 0, limits.CPUQuota: 2, limits.PIDs: 512,
-				limits.OutputEntries: 10_000, limits.OutputBytes: 4 << 30, limits.OutputFileBytes: 4 << 30, limits.OutputTime: 3 * time.Minute}),
-			Net: "none", AllowTCP: []uint16{443},
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "profiles.json")
+	if err := os.WriteFile(cfg, []byte(`{"profiles": {"t": {"base": "default", "timeout": "1h", "grace": "10s", "disk": "4G", "shm": "64M",
+		"memory": "8G", "swap": "0", "cpus": 2, "pids": 512, "output_entries": 10000, "output_bytes": "4G", "output_file_bytes": "4G",
+		"output_time": "3m", "net": "host", "allow_tcp": [443]}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The profile's run, and one with the flags given over it.
+	run := func(t *testing.T, args ...string) *jail.Spec {
+		t.Helper()
+		c, err := parseQuiet(t, append([]string{"run", "--id", "x", "--config", cfg, "--profile", "t"}, args...)...)
+		if err != nil {
+			t.Fatalf("parse(%q) = %v, want no error", args, err)
 		}
+		return resolved(t, c, dir)
 	}
 	set := func(m L) func(*jail.Spec) {
 		return func(s *jail.Spec) {
@@ -60,20 +70,14 @@ func TestLimitFlagsOverProfile(t *testing.T) {
 			set(L{limits.OutputEntries: 500, limits.OutputBytes: 0, limits.OutputFileBytes: 1 << 20, limits.OutputTime: 30 * time.Second})},
 		{"smaller disk lowers the output byte budgets", []string{"--disk", "64M"}, set(L{limits.Disk: 64 << 20, limits.OutputBytes: 64 << 20, limits.OutputFileBytes: 64 << 20})},
 		{"output bytes given stay over a smaller disk", []string{"--disk", "64M", "--output-bytes", "1G"}, set(L{limits.Disk: 64 << 20, limits.OutputBytes: 1 << 30, limits.OutputFileBytes: 64 << 20})},
-		{"net and ports", []string{"--net", "host", "--allow-tcp", "80, 8080", "--allow-tcp", "22"}, func(s *jail.Spec) {
-			s.Net, s.AllowTCP = "host", []uint16{80, 8080, 22}
+		{"net and ports", []string{"--net", "loopback", "--allow-tcp", "80, 8080", "--allow-tcp", "22"}, func(s *jail.Spec) {
+			s.Net, s.AllowTCP = "loopback", []uint16{80, 8080, 22}
 		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			args := append([]string{"run", "--id", "x"}, tc.args...)
-			c, err := parseQuiet(t, args...)
-			if err != nil {
-				t.Fatalf("parse(%q) = %v, want no error", args, err)
-			}
-			got, want := profile(), profile()
-			c.Run.limitFlags.apply(&got)
-			tc.want(&want)
+			got, want := run(t, tc.args...), run(t)
+			tc.want(want)
 			if got.Limits != want.Limits || got.Net != want.Net || !slices.Equal(got.AllowTCP, want.AllowTCP) {
 				t.Errorf("apply(%q) = %+v, want %+v", tc.args, got, want)
 			}

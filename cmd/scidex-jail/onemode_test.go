@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/scidex/scidex-jail/jail/option"
 	"github.com/scidex/scidex-jail/jail/profile"
 	"github.com/scidex/scidex-jail/jail/promise"
+	"github.com/scidex/scidex-jail/jail/request"
 	"github.com/scidex/scidex-jail/seccomp"
 )
 
@@ -53,10 +55,22 @@ func TestHypotheticalNetMode(t *testing.T) {
 	if err != nil {
 		t.Fatalf("parse(--net tunnel) = %v", err)
 	}
-	var fromFlag jail.Spec
-	cl.Run.limitFlags.apply(&fromFlag)
-	if fromFlag.Net != "tunnel" {
+	if fromFlag := resolved(t, cl, t.TempDir()); fromFlag.Net != "tunnel" {
 		t.Errorf("--net tunnel: Spec.Net = %q, want tunnel", fromFlag.Net)
+	}
+
+	// The request field, as a server decodes it.
+	var req request.Request
+	if err := json.Unmarshal([]byte(`{"id": "x", "cwd": "/", "command": ["/bin/true"], "net": "tunnel"}`), &req); err != nil {
+		t.Fatal(err)
+	}
+	if fromRequest, err := req.Resolve(option.RequestField); err != nil || fromRequest.Net != "tunnel" {
+		t.Errorf("a request of net tunnel: Resolve = %v; want Spec.Net tunnel", err)
+	}
+	req.Net = "tunel"
+	var fe *request.FieldError
+	if _, err := req.Resolve(option.RequestField); !errors.As(err, &fe) || fe.Field != "net" || !strings.Contains(err.Error(), `net "tunel": choose none, loopback, host or tunnel`) {
+		t.Errorf("a request of net tunel: Resolve = %v; want it refused naming the field and the row among the choices", err)
 	}
 
 	// The profile field.

@@ -10,7 +10,6 @@ import (
 
 	"github.com/alecthomas/kong"
 
-	"github.com/scidex/scidex-jail/jail"
 	"github.com/scidex/scidex-jail/jail/limits"
 	"github.com/scidex/scidex-jail/jail/profile"
 	"github.com/scidex/scidex-jail/jail/report"
@@ -47,8 +46,7 @@ func TestHypotheticalRow(t *testing.T) {
 	if err != nil {
 		t.Fatalf("parse(--io-weight 100) = %v", err)
 	}
-	var s jail.Spec
-	cl.Run.limitFlags.apply(&s)
+	s := resolved(t, cl, t.TempDir())
 	if got := s.Limits.Int(ioWeight); got != 100 {
 		t.Errorf("--io-weight 100: Spec.Limits = %d, want 100", got)
 	}

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/scidex/scidex-jail/jail/report"
+	"github.com/scidex/scidex-jail/jail/request"
 )
 
 // requireHybrid skips on a host whose memory controller is on cgroup v2:
@@ -123,7 +124,7 @@ func TestServeRootlessNoCgroup(t *testing.T) {
 	var fromSlot, cold int
 	for i := 0; fromSlot < 3 && i < 40; i++ {
 		name := "r" + strconv.Itoa(i)
-		c.send(runReq(name, "/", []string{"--id", "hyb-serve-" + name, "--tmp-root", tmp, "--unsafe-disable", "cgroup"}, "/bin/true"))
+		c.send(runReq(name, request.Request{ID: "hyb-serve-" + name, Cwd: "/", TmpRoot: tmp, UnsafeDisable: []string{"cgroup"}}, "/bin/true"))
 		r := c.await(name)
 		if r.Event != "done" {
 			t.Fatalf("reply %+v, want done; server stderr: %s", r, c.stderr)

@@ -5,14 +5,14 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"strings"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/scidex/scidex-jail/cmd/scidex-jail/internal/earlysig"
 	"github.com/scidex/scidex-jail/jail"
+	"github.com/scidex/scidex-jail/jail/option"
 	"github.com/scidex/scidex-jail/jail/report"
+	"github.com/scidex/scidex-jail/jail/request"
 	"github.com/scidex/scidex-jail/jail/supervise"
 )
 
@@ -52,64 +52,47 @@ func bad(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{jail.ErrBadSpec}, args...)...)
 }
 
-// spec resolves the profile, then the flags over it, into a validated Spec.
+// spec is the run the command line asks for, resolved in this process's
+// directory.
 func (c *runCmd) spec() (*jail.Spec, error) {
 	cwd, err := os.Getwd()
 	if err != nil {
 		return nil, bad("cannot read the current directory: %w", err)
 	}
-	return c.specIn(cwd)
-}
-
-// specIn is spec with relative paths taken from cwd (serve: the request's).
-func (c *runCmd) specIn(cwd string) (*jail.Spec, error) {
-	p, _, err := c.profile()
-	if err != nil {
-		return nil, err
-	}
 	if len(c.Command) > 0 {
 		return nil, bad("%q given before '--': put the command after '--', e.g. scidex-jail run --id %s -- %s", c.Command[0], c.ID, c.Command[0])
 	}
-	// Not filepath.Join: it would clean "a/../b" lexically, where the
-	// jail resolves paths as the kernel walks them (links first).
-	abs := func(p string) string {
-		if p == "" || filepath.IsAbs(p) {
-			return p
-		}
-		return strings.TrimRight(cwd, "/") + "/" + p
-	}
-	// Everything the profile decides, then the run's own.
-	spec := p.Spec()
-	s := &spec
-	s.ID, s.Command = c.ID, c.afterDash
-	s.Env = append(s.Env, c.Env...)
-	s.TmpRoot, s.Root, s.CgroupParent = c.TmpRoot, abs(c.Root), c.CgroupParent
-	s.Keep, s.KeepScratch, s.Collect, s.CollectMerge, s.Report = c.Keep, c.KeepScratch, abs(c.Collect), c.CollectMerge, abs(c.Report)
-	if s.HostUID, s.HostGID, s.UIDRange, err = c.ids(); err != nil {
+	r := c.request(cwd)
+	s, err := r.Resolve(option.Flag)
+	if err != nil {
 		return nil, err
 	}
-	s.OptIns = append(s.OptIns, optIns(c.Degrade, c.Disable)...)
 	s.Started = started
-	if s.Root == "" {
-		s.Root = cwd
-	}
-	// The profile's paths too, made absolute as the flags' are.
-	s.ReadOnly, s.ReadWrite = nil, nil
-	for _, l := range []struct {
-		dst  *[]string
-		from []string
-	}{{&s.ReadOnly, p.ReadOnly}, {&s.ReadOnly, c.Input}, {&s.ReadOnly, c.RO}, {&s.ReadWrite, p.ReadWrite}, {&s.ReadWrite, c.RW}} {
-		for _, path := range l.from {
-			*l.dst = append(*l.dst, abs(path))
-		}
-	}
-	if p.RequireInput && len(c.Input) == 0 {
-		return nil, bad("profile %s reads earlier outputs: give them with --input DIR (e.g. a --collect directory of an earlier run)", p.Name)
-	}
-	c.limitFlags.apply(s)
-	s.From = c.origin(p, s.From)
 	// supervise.Run validates it, once.
 	return s, nil
+}
+
+// request is the run this command line asks for, with relative paths
+// from cwd: the one place run's flags become a request's fields.
+func (c *runCmd) request(cwd string) request.Request {
+	r := request.Request{
+		ID: c.ID, Command: c.afterDash, Cwd: cwd, Profile: c.Profile, Config: c.Config,
+		Limits: c.limitFlags.texts(), Net: c.Net,
+		Root: c.Root, TmpRoot: c.TmpRoot, CgroupParent: c.CgroupParent,
+		Inputs: c.Input, ReadOnly: c.RO, ReadWrite: c.RW, Env: c.Env,
+		Keep: c.Keep, KeepScratch: c.KeepScratch, Collect: c.Collect, CollectMerge: c.CollectMerge, Report: c.Report,
+		UID: c.UID, GID: c.GID, UIDRange: c.UIDRange,
+	}
+	for _, p := range c.AllowTCP {
+		r.AllowTCP = append(r.AllowTCP, uint16(p))
+	}
+	for _, d := range c.Degrade {
+		r.AllowDegraded = append(r.AllowDegraded, string(d.Protection))
+	}
+	for _, d := range c.Disable {
+		r.UnsafeDisable = append(r.UnsafeDisable, string(d.Protection))
+	}
+	return r
 }
 
 func (c *runCmd) Run() error {

@@ -6,20 +6,18 @@ import (
 	"io"
 	"net"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strconv"
-	"strings"
-	"sync"
 	"syscall"
 	"time"
 
-	"github.com/alecthomas/kong"
 	"golang.org/x/sys/unix"
 
 	"github.com/scidex/scidex-jail/cmd/scidex-jail/internal/earlysig"
 	"github.com/scidex/scidex-jail/internal/buildversion"
 	"github.com/scidex/scidex-jail/jail"
+	"github.com/scidex/scidex-jail/jail/option"
+	"github.com/scidex/scidex-jail/jail/request"
 	"github.com/scidex/scidex-jail/jail/server"
 	"github.com/scidex/scidex-jail/jail/supervise"
 )
@@ -40,12 +38,9 @@ type serveCmd struct {
 	// slot of fixed ids when its --uid and --gid are the server's.
 	idFlags
 	configFlag
-
-	requests *requestParser // made as Run starts
 }
 
 func (c *serveCmd) Run() error {
-	c.requests = new(requestParser)
 	if c.MaxRuns == 0 {
 		c.MaxRuns = runtime.NumCPU()
 	}
@@ -75,11 +70,11 @@ func (c *serveCmd) Run() error {
 	var l *net.UnixListener
 	if c.Socket != "" {
 		if l, err = server.Listen(c.Socket); err != nil {
-			return bad("%v", err)
+			return bad("--socket %w", err)
 		}
 	}
 	logf := func(s string) { fmt.Fprintf(os.Stderr, "scidex-jail serve: %s\n", s) }
-	srv := server.New(server.Config{MaxRuns: c.MaxRuns, Queue: c.Queue, Parse: c.parseRequest, Version: buildversion.Version,
+	srv := server.New(server.Config{MaxRuns: c.MaxRuns, Queue: c.Queue, Version: buildversion.Version,
 		ReplyWait: c.ReplyTimeout, Log: logf,
 		Pool: server.PoolConfig{Templates: templates, PerTemplate: c.Slots, Idle: c.SlotIdle, Warn: logf}})
 	served := make(chan struct{})
@@ -144,31 +139,23 @@ func isSocket(f *os.File) bool {
 	return unix.Fstat(int(f.Fd()), &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFSOCK
 }
 
-// templates are the slot profiles' specs: a run with the profile's
-// defaults, as a request naming only --profile would have.
-func (c *serveCmd) templates() ([]*jail.Spec, error) {
+// templates are the slot profiles' runs: a request naming the profile
+// and the slot settings, as a client's naming only its profile would be.
+// Each is resolved and checked here, so that what `run` refuses with
+// these settings (a host uid of 0, a cgroup parent that is not there) is
+// refused now, with run's message, not warned at every slot and run cold.
+func (c *serveCmd) templates() ([]request.Request, error) {
 	names := c.SlotProfiles
 	if len(names) == 0 {
-		names = []string{"default"}
+		names = []string{request.DefaultProfile}
 	}
-	var out []*jail.Spec
+	var out []request.Request
 	for _, n := range names {
 		// The leaves are scidex-slot-<pid>-<random>: whose they are.
-		args := append([]string{"--id", "slot-" + strconv.Itoa(os.Getpid()), "--profile", n}, c.idFlags.args()...)
-		if c.SlotCgroup != "" {
-			args = append(args, "--cgroup-parent", c.SlotCgroup)
-		}
-		for _, d := range c.SlotDisable {
-			args = append(args, "--unsafe-disable", d)
-		}
-		if c.Config != "" {
-			args = append(args, "--config", c.Config)
-		}
-		s, err := c.parseRequest(&server.Request{Op: "run", Req: "slot", Cwd: "/", Args: args, Command: []string{"/usr/bin/true"}}, time.Time{})
+		r := request.Request{ID: "slot-" + strconv.Itoa(os.Getpid()), Profile: n, Config: c.Config, Cwd: "/", Command: []string{"/usr/bin/true"},
+			CgroupParent: c.SlotCgroup, UnsafeDisable: c.SlotDisable, UID: c.UID, GID: c.GID, UIDRange: c.UIDRange}
+		s, err := r.Resolve(option.Flag) // serve's flags are run's
 		if err == nil {
-			// What `run` refuses with these settings (a host uid of 0,
-			// a cgroup parent that is not there) is refused now, with
-			// run's message, not warned at every slot and run cold.
 			err = supervise.CheckSlot(s)
 		}
 		switch {
@@ -177,70 +164,7 @@ func (c *serveCmd) templates() ([]*jail.Spec, error) {
 		case err != nil: // the host cannot hold the slot: exit 125 all the same
 			return nil, bad("--slot-profile %s: %w", n, err)
 		}
-		out = append(out, s)
+		out = append(out, r)
 	}
 	return out, nil
-}
-
-// notInServe are run's flags that mean nothing for a request.
-var notInServe = []string{"--summary", "--ready-fd", "--server", "--help", "-h"}
-
-// parseRequest reads a run request's args as `run` reads its command
-// line, into a spec: the same checks, the same messages.
-func (c *serveCmd) parseRequest(r *server.Request, received time.Time) (*jail.Spec, error) {
-	for _, a := range r.Args {
-		for _, no := range notInServe {
-			if a == no || strings.HasPrefix(a, no+"=") {
-				return nil, bad("%s has no meaning in a request to scidex-jail serve: leave it out (the reply carries the report)", no)
-			}
-		}
-		if a == "--" {
-			return nil, bad("\"--\" in args: give the analysis' argv in \"command\"")
-		}
-	}
-	s, err := c.requests.spec(r)
-	if err != nil {
-		if errors.Is(err, errHelpShown) {
-			err = bad("help has no meaning in a request")
-		}
-		return nil, err
-	}
-	s.Started = received
-	return s, nil
-}
-
-// requestParser reads run requests with one model of run's grammar, built
-// at the first: kong builds a model by reading every struct tag and help
-// text, which done per request was a tenth of the server's CPU. A request
-// gets only its own flags: kong sets every flag of the model to its
-// default before each parse, and TestRequestParserForgets holds every flag
-// of run to that. One request at a time.
-type requestParser struct {
-	mu sync.Mutex
-	cl *cli
-	p  *parser
-}
-
-// spec is the spec of the run request r, read as `run` reads its command
-// line, relative paths from r's cwd.
-func (rp *requestParser) spec(r *server.Request) (*jail.Spec, error) {
-	rp.mu.Lock()
-	defer rp.mu.Unlock()
-	if rp.p == nil {
-		rp.cl = new(cli)
-		p, err := newParser(rp.cl, []string{"run"}, kong.Writers(io.Discard, io.Discard))
-		if err != nil {
-			return nil, err
-		}
-		rp.p = p
-	}
-	run := &rp.cl.Run
-	run.afterDash = r.Command
-	if _, err := rp.p.parse(append([]string{"run"}, r.Args...)); err != nil {
-		return nil, err
-	}
-	if c := &run.Config; *c != "" && !filepath.IsAbs(*c) {
-		*c = filepath.Join(r.Cwd, *c) // the client's, as every other path
-	}
-	return run.specIn(r.Cwd)
 }

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/scidex/scidex-jail/jail/report"
+	"github.com/scidex/scidex-jail/jail/request"
 )
 
 // TestServeViewAhead: a slot builds its run's view ahead (its CPUs, its
@@ -26,13 +27,12 @@ func TestServeViewAhead(t *testing.T) {
 	root := tmpRoot(t)
 	c := startServe(t, "--slots", "1")
 	n := 0
-	run := func(script string, args ...string) (*report.Report, string) {
+	run := func(script string, limits map[string]string) (*report.Report, string) {
 		t.Helper()
 		n++
 		fds, output := stdioPipes(t)
-		req := "r" + string(rune('a'+n))
-		args = append([]string{"--id", "ahead-" + req, "--tmp-root", root}, args...)
-		c.send(runReq(req, root, args, "/bin/sh", "-c", script), fds...)
+		req := "r" + strconv.Itoa(n)
+		c.send(runReq(req, request.Request{ID: "ahead-" + req, Cwd: root, TmpRoot: root, Limits: limits}, "/bin/sh", "-c", script), fds...)
 		rep := c.await(req).report(t)
 		return rep, output()
 	}
@@ -50,7 +50,7 @@ func TestServeViewAhead(t *testing.T) {
 	var rep *report.Report
 	var out string
 	for range 40 {
-		if rep, out = run(show); rep.Start == "slot" {
+		if rep, out = run(show, nil); rep.Start == "slot" {
 			break
 		}
 		if ph := initPhases(rep); !slices.Contains(ph, "cpus") {
@@ -64,7 +64,7 @@ func TestServeViewAhead(t *testing.T) {
 	if ph := initPhases(rep); slices.Contains(ph, "cpus") || slices.Contains(ph, "network") {
 		t.Errorf("a run from a slot: init phases %v, want no cpus or network (the slot's)", ph)
 	}
-	if want := filepath.Join(root, "scidex-analysis-ahead-r"+string(rune('a'+n))) + "\nno-data\n"; rep.Status != report.StatusOK || out != want {
+	if want := filepath.Join(root, "scidex-analysis-ahead-r"+strconv.Itoa(n)) + "\nno-data\n"; rep.Status != report.StatusOK || out != want {
 		t.Errorf("a run from a slot: %s, output %q, want ok and %q", rep.Status, out, want)
 	}
 	if len(rep.Outputs) != 1 || rep.Outputs[0].Path != "out.txt" {
@@ -74,13 +74,13 @@ func TestServeViewAhead(t *testing.T) {
 	// The meminfo is the run's, written as it takes the slot: its memory
 	// limit, not the template's.
 	for range 40 {
-		if rep, out = run("grep MemTotal /proc/meminfo", "--memory", "123M"); rep.Start == "slot" {
+		if rep, out = run("grep MemTotal /proc/meminfo", map[string]string{"memory": "123M"}); rep.Start == "slot" {
 			break
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
 	if want := "MemTotal:         125952 kB\n"; rep.Start != "slot" || out != want {
-		t.Errorf("a run from a slot with --memory 123M: start %s, %q, want slot and %q", rep.Start, out, want)
+		t.Errorf("a run from a slot with limits.memory 123M: start %s, %q, want slot and %q", rep.Start, out, want)
 	}
 
 	// A data dir appears: the ready slot's view lacks it.
@@ -93,12 +93,12 @@ func TestServeViewAhead(t *testing.T) {
 	// The slot taken above is made anew, of the view without data/.
 	waitFor(t, func() bool { return len(c.slots().added(t)) >= 1 }, "a slot")
 	time.Sleep(200 * time.Millisecond)
-	rep, out = run(show)
+	rep, out = run(show, nil)
 	if rep.Start != "cold" || !strings.HasSuffix(out, "a,b\n") {
 		t.Errorf("the first run with a data dir: start %s, output %q, want cold and the data dir's a,b", rep.Start, out)
 	}
 	for range 40 {
-		if rep, out = run(show); rep.Start == "slot" {
+		if rep, out = run(show, nil); rep.Start == "slot" {
 			break
 		}
 		time.Sleep(100 * time.Millisecond)
@@ -111,7 +111,7 @@ func TestServeViewAhead(t *testing.T) {
 // TestServeRunDirAhead: a slot makes its run's directory ahead (an anchor,
 // a locked .new directory in the tmp-root of the slot's profile), and a
 // run that takes the slot gets that very directory, renamed for it (here
-// a run directory bound from the host, --disk 0, whose inode the analysis
+// a run directory bound from the host, a disk budget of 0, whose inode the analysis
 // sees); nothing of the anchors is left once the server has ended.
 func TestServeRunDirAhead(t *testing.T) {
 	root := tmpRoot(t)
@@ -143,7 +143,7 @@ func TestServeRunDirAhead(t *testing.T) {
 		ahead = anchors()
 		fds, output := stdioPipes(t)
 		req := "d" + strconv.Itoa(i)
-		c.send(runReq(req, root, []string{"--id", "anchor-" + req, "--tmp-root", root, "--disk", "0"}, "/usr/bin/stat", "-c", "%i", "."), fds...)
+		c.send(runReq(req, request.Request{ID: "anchor-" + req, Cwd: root, TmpRoot: root, Limits: map[string]string{"disk": "0"}}, "/usr/bin/stat", "-c", "%i", "."), fds...)
 		start, inode = c.await(req).report(t).Start, strings.TrimSpace(output())
 		if start == "slot" {
 			break

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/scidex/scidex-jail/jail/report"
+	"github.com/scidex/scidex-jail/jail/request"
 )
 
 // TestServeFaultInjection kills a server with SIGKILL, and stops it with
@@ -32,7 +33,7 @@ func TestServeFaultInjection(t *testing.T) {
 			c := startServe(t, "--slots", "2")
 			servers = append(servers, c.slots()...)
 			m := marker(t)
-			c.send(runReq("r", root, []string{"--id", id, "--tmp-root", root},
+			c.send(runReq("r", request.Request{ID: id, Cwd: root, TmpRoot: root},
 				"/bin/sh", "-c", "echo x > out.txt; sleep "+m))
 			time.Sleep(delay)
 			c.cmd.Process.Signal(sig)
@@ -44,7 +45,7 @@ func TestServeFaultInjection(t *testing.T) {
 				switch {
 				case r.Event == "done" && r.report(t).Status != report.StatusCancelled:
 					t.Errorf("%s: the run ended %s, want cancelled", what, r.report(t).Status)
-				case r.Event == "error" && r.ExitCode != nil && *r.ExitCode != 125:
+				case r.failed() && r.ExitCode != nil && *r.ExitCode != 125:
 					t.Errorf("%s: error reply %+v, want exit_code 125", what, r)
 				}
 			}

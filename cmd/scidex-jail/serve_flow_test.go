@@ -8,6 +8,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/scidex/scidex-jail/jail/report"
+	"github.com/scidex/scidex-jail/jail/request"
 )
 
 // TestServeSlowReader: a client that reads its replies late loses none
@@ -32,7 +33,7 @@ func TestServeSlowReader(t *testing.T) {
 	defer unix.Close(null)
 	for i := range runs {
 		name := "r" + strconv.Itoa(i)
-		c.send(runReq(name, root, []string{"--id", "slow-" + name, "--tmp-root", root}, "/bin/sh", "-c",
+		c.send(runReq(name, request.Request{ID: "slow-" + name, Cwd: root, TmpRoot: root}, "/bin/sh", "-c",
 			"i=0; while [ $i -lt 80 ]; do : > output-file-number-$i-with-a-long-name.txt; i=$((i+1)); done"), null, null, null)
 	}
 	time.Sleep(3 * time.Second) // the runs end meanwhile; their replies wait

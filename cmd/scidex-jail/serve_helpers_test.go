@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/scidex/scidex-jail/jail/report"
+	"github.com/scidex/scidex-jail/jail/request"
 )
 
 // serveClient is a test's end of `scidex-jail serve` on a socketpair, as
@@ -28,9 +29,18 @@ type serveReply struct {
 	Event    string          `json:"event"`
 	Req      string          `json:"req"`
 	ExitCode *int            `json:"exit_code"`
+	Reason   string          `json:"reason"`
+	Field    string          `json:"field"`
 	Error    string          `json:"error"`
 	Report   json.RawMessage `json:"report"`
 	Version  string          `json:"version"`
+	Protocol int             `json:"protocol"`
+}
+
+// failed says whether the reply ends its request without a report: a
+// refusal, a bad request or an error.
+func (r serveReply) failed() bool {
+	return r.Event == "refused" || r.Event == "bad_request" || r.Event == "error"
 }
 
 func (r serveReply) report(t *testing.T) *report.Report {
@@ -128,7 +138,7 @@ func (c *serveClient) await(req string) serveReply {
 	c.t.Helper()
 	for {
 		r := c.next()
-		if r.Req == req && (r.Event == "done" || r.Event == "error") {
+		if r.Req == req && (r.Event == "done" || r.failed()) {
 			return r
 		}
 		if r.Event != "accepted" {
@@ -137,10 +147,13 @@ func (c *serveClient) await(req string) serveReply {
 	}
 }
 
-// runReq is a run request: args are run's flags.
-func runReq(name, cwd string, args []string, command ...string) map[string]any {
-	return map[string]any{"op": "run", "req": name, "cwd": cwd, "args": args, "command": command}
+// runReq is a run request line: the run r, with command, named name.
+func runReq(name string, r request.Request, command ...string) map[string]any {
+	r.Command = command
+	return map[string]any{"op": "run", "req": name, "run": r}
 }
+
+func intp(n int) *int { return &n }
 
 // stdioPipes are /dev/null in and a pipe for out and err: fds to send,
 // and a function that closes our copies of what was sent and returns

@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/scidex/scidex-jail/jail/report"
+	"github.com/scidex/scidex-jail/jail/request"
 	"github.com/scidex/scidex-jail/jail/runfiles"
 )
 
@@ -29,14 +30,14 @@ func TestServeCleanupAfterReply(t *testing.T) {
 	}
 
 	c := startServe(t, "--slots", "1")
-	c.send(runReq("ok", root, []string{"--id", base + "-ok", "--tmp-root", root}, "/bin/true"))
+	c.send(runReq("ok", request.Request{ID: base + "-ok", Cwd: root, TmpRoot: root}, "/bin/true"))
 	if rep := c.await("ok").report(t); rep.Status != report.StatusOK || rep.Cleanup != report.CleanupAfterReply {
 		t.Fatalf("served run: status %s, cleanup %q, want ok and %q", rep.Status, rep.Cleanup, report.CleanupAfterReply)
 	}
 
 	id := base + "-stuck"
 	anchor := filepath.Join(root, runfiles.DirName(id))
-	c.send(runReq("stuck", root, []string{"--id", id, "--tmp-root", root}, "/bin/sleep", "1000"))
+	c.send(runReq("stuck", request.Request{ID: id, Cwd: root, TmpRoot: root}, "/bin/sleep", "1000"))
 	if r := c.next(); r.Event != "accepted" {
 		t.Fatalf("reply %+v, want accepted", r)
 	}
@@ -62,7 +63,7 @@ func TestServeCleanupAfterReply(t *testing.T) {
 		t.Errorf("reply after done = %+v, want a cleanup event for stuck naming %s", r, anchor)
 	}
 
-	c.send(runReq("next", root, []string{"--id", base + "-next", "--tmp-root", root}, "/bin/true"))
+	c.send(runReq("next", request.Request{ID: base + "-next", Cwd: root, TmpRoot: root}, "/bin/true"))
 	if s := c.await("next").report(t).Served; s == nil || s.CleanupsFailed != 1 {
 		t.Errorf("next run: served = %+v, want cleanups_failed 1", s)
 	}

@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/scidex/scidex-jail/internal/testutil"
+	"github.com/scidex/scidex-jail/jail/request"
 )
 
 // TestServeBadSlotFlags: slot settings that `run` refuses end serve at its
@@ -96,7 +97,7 @@ func TestServeStdioLongLine(t *testing.T) {
 	if _, err := io.WriteString(in, long); err != nil {
 		t.Fatal(err)
 	}
-	if r := c.next(); r.Event != "error" || !strings.Contains(r.Error, "over 1048576 bytes") {
+	if r := c.next(); r.Event != "bad_request" || !strings.Contains(r.Error, "over 1048576 bytes") {
 		t.Fatalf("reply to a 2 MiB line = %+v, want the error that it is over 1 MiB", r)
 	}
 	// After a pause (the reply read), the server still reads requests.
@@ -104,7 +105,7 @@ func TestServeStdioLongLine(t *testing.T) {
 		if _, err := io.WriteString(in, `{"op":"bogus","req":"`+name+`"}`+"\n"); err != nil {
 			t.Fatalf("send request %s: %v, want the server still reading; stderr: %s", name, err, &stderr)
 		}
-		if r := c.next(); r.Event != "error" || r.Req != name || !strings.Contains(r.Error, "unknown op") {
+		if r := c.next(); r.Event != "bad_request" || r.Req != name || !strings.Contains(r.Error, "unknown op") {
 			t.Fatalf("reply to request %s = %+v, want its error (unknown op); server stderr: %s", name, r, &stderr)
 		}
 	}
@@ -149,11 +150,11 @@ func TestServeStalledClient(t *testing.T) {
 	reps := map[string]string{}
 	for _, name := range []string{"long0", "long1"} {
 		reps[name] = filepath.Join(t.TempDir(), name+".json")
-		stalled.send(runReq(name, root, []string{"--id", "stall-" + name, "--tmp-root", root, "--report", reps[name]}, "/bin/sleep", m))
+		stalled.send(runReq(name, request.Request{ID: "stall-" + name, Cwd: root, TmpRoot: root, Report: reps[name]}, "/bin/sleep", m))
 	}
 	for i := range 30 {
 		name := "many" + strconv.Itoa(i)
-		stalled.send(runReq(name, root, []string{"--id", "stall-" + name, "--tmp-root", root}, "/bin/sh", "-c",
+		stalled.send(runReq(name, request.Request{ID: "stall-" + name, Cwd: root, TmpRoot: root}, "/bin/sh", "-c",
 			"i=0; while [ $i -lt 80 ]; do : > output-file-number-$i-with-a-long-name.txt; i=$((i+1)); done"))
 	}
 	waitFor(t, func() bool { return len(testutil.ProcessesWith(m)) == 2 }, "the stalled client's two long runs to start")

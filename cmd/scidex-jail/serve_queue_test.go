@@ -6,6 +6,7 @@ import (
 
 	"github.com/scidex/scidex-jail/internal/testutil"
 	"github.com/scidex/scidex-jail/jail/report"
+	"github.com/scidex/scidex-jail/jail/request"
 )
 
 // TestServeQueued: a request that waits for a place has its wait as the
@@ -19,18 +20,18 @@ func TestServeQueued(t *testing.T) {
 	root := tmpRoot(t)
 	c := startServe(t, "--slots", "0", "--max-runs", "1", "--queue", "4")
 	m := marker(t)
-	c.send(runReq("a", root, []string{"--id", "serve-q-a", "--tmp-root", root}, "/bin/sleep", m))
+	c.send(runReq("a", request.Request{ID: "serve-q-a", Cwd: root, TmpRoot: root}, "/bin/sleep", m))
 	if r := c.next(); r.Event != "accepted" || r.Req != "a" {
 		t.Fatalf("reply %+v, want a accepted", r)
 	}
 	waitFor(t, func() bool { return len(testutil.ProcessesWith(m)) > 0 }, "a's sleep to start")
 	sentB := time.Now()
-	c.send(runReq("b", root, []string{"--id", "serve-q-b", "--tmp-root", root}, "/bin/true"))
+	c.send(runReq("b", request.Request{ID: "serve-q-b", Cwd: root, TmpRoot: root}, "/bin/true"))
 	if r := c.next(); r.Event != "accepted" || r.Req != "b" {
 		t.Fatalf("reply %+v, want b accepted", r)
 	}
 	acceptedB := time.Now()
-	c.send(runReq("c", root, []string{"--id", "serve-q-c", "--tmp-root", root}, "/bin/true"))
+	c.send(runReq("c", request.Request{ID: "serve-q-c", Cwd: root, TmpRoot: root}, "/bin/true"))
 	if r := c.next(); r.Event != "accepted" || r.Req != "c" {
 		t.Fatalf("reply %+v, want c accepted", r)
 	}
@@ -41,7 +42,7 @@ func TestServeQueued(t *testing.T) {
 	for len(got) < 3 {
 		if r := c.next(); r.Event == "done" {
 			got[r.Req] = r.report(t)
-		} else if r.Event == "error" {
+		} else if r.failed() {
 			t.Fatalf("reply %+v, want done", r)
 		}
 	}

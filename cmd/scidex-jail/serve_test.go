@@ -15,6 +15,7 @@ import (
 
 	"github.com/scidex/scidex-jail/internal/testutil"
 	"github.com/scidex/scidex-jail/jail/report"
+	"github.com/scidex/scidex-jail/jail/request"
 )
 
 // slotLeaves are the slot leaves of the servers whose pids it holds (a
@@ -53,7 +54,7 @@ func TestServeRun(t *testing.T) {
 	for i := 0; i < 40 && !sawSlot; i++ {
 		fds, output := stdioPipes(t)
 		name := "r" + strconv.Itoa(i)
-		c.send(runReq(name, root, []string{"--id", "serve-run-" + name, "--tmp-root", root},
+		c.send(runReq(name, request.Request{ID: "serve-run-" + name, Cwd: root, TmpRoot: root},
 			"/bin/sh", "-c", "echo out; echo err >&2; echo kept > f.txt; exit 3"), fds...)
 		r := c.await(name)
 		got := output()
@@ -83,40 +84,57 @@ func TestServeRun(t *testing.T) {
 	waitFor(t, func() bool { return len(entries(t, root)) == 0 }, "the tmp root to be empty after the runs")
 }
 
-// TestServeBadRequests: what a client can get wrong gets an error reply
-// naming it, and the server goes on.
+// TestServeBadRequests: what a client can get wrong gets a bad_request
+// reply naming the field to fix as the request line names it (protocol
+// 1's argv form included), and the server goes on.
 func TestServeBadRequests(t *testing.T) {
 	root := tmpRoot(t)
-	// The message run prints for the same flag, without its prefix.
+	// The message run prints for the same value, naming the request's
+	// field where run names its flag.
 	want := runJail(t, runOpts{}, "run", "--id", "x", "--tmp-root", root, "--cpus", "0", "--", "/bin/true").stderr
-	want = strings.TrimSpace(strings.TrimPrefix(want, "scidex-jail: "))
+	want = strings.Replace(strings.TrimSpace(strings.TrimPrefix(want, "scidex-jail: ")), "--cpus", "request field limits.cpus", 1)
+	run := func(req string, fields string) string {
+		return `{"op":"run","req":"` + req + `","run":{"id":"` + req + `","cwd":"` + root + `","tmp_root":"` + root + `","command":["/bin/true"]` + fields + `}}` + "\n"
+	}
 	c := startServe(t, "--slots", "0")
 	cases := []struct {
-		name, line, req, wantErr string
+		name, line, req, field, wantErr string
 	}{
-		{"not JSON", "{nope\n", "", "malformed request"},
-		{"unknown field", `{"op":"run","req":"a","cwd":"/","command":["x"],"evil":1}` + "\n", "", "unknown field"},
-		{"bad name", `{"op":"run","req":"a b","cwd":"/","command":["x"]}` + "\n", "", "bad request name"},
-		{"unknown op", `{"op":"exec","req":"b"}` + "\n", "b", "unknown op"},
-		{"no command", `{"op":"run","req":"c","cwd":"/"}` + "\n", "c", "no command"},
-		{"relative cwd", `{"op":"run","req":"d","cwd":"x","command":["x"]}` + "\n", "d", "absolute"},
-		{"stdio without fds", `{"op":"run","req":"e","cwd":"/","command":["x"],"stdio":3}` + "\n", "e", "came with 0 descriptors"},
-		{"summary", `{"op":"run","req":"f","cwd":"/","args":["--id","f","--summary","none"],"command":["x"]}` + "\n", "f", "--summary has no meaning"},
-		{"cpus 0, as run says", `{"op":"run","req":"g","cwd":"` + root + `","args":["--id","g","--tmp-root","` + root + `","--cpus","0"],"command":["/bin/true"]}` + "\n", "g", want},
-		{"too long", `{"op":"run","req":"h","cwd":"/","command":["` + strings.Repeat("x", 2<<20) + `"]}` + "\n", "", "over 1048576 bytes"},
+		{"not JSON", "{nope\n", "", "", "malformed request"},
+		{"unknown field", `{"op":"run","req":"a","run":{},"evil":1}` + "\n", "a", "evil", `unknown field "evil"`},
+		{"unknown field of the run", run("a2", `,"memroy":"1G"`), "a2", "run.memroy", `unknown field "run.memroy"`},
+		{"protocol 1's argv", `{"op":"run","req":"a3","cwd":"/","args":["--id","a3"],"command":["x"]}` + "\n", "a3", "cwd", `this server speaks protocol 2, whose run request carries the run as an object, "run": {`},
+		{"bad name", `{"op":"run","req":"a b","run":{}}` + "\n", "", "req", "bad request name"},
+		{"unknown op", `{"op":"exec","req":"b"}` + "\n", "b", "op", "unknown op"},
+		{"no run", `{"op":"run","req":"b2"}` + "\n", "b2", "run", `no "run"`},
+		{"no command", `{"op":"run","req":"c","run":{"cwd":"/"}}` + "\n", "c", "run.command", "no command"},
+		{"relative cwd", `{"op":"run","req":"d","run":{"id":"d","cwd":"x","command":["x"]}}` + "\n", "d", "run.cwd", `cwd "x": give the absolute directory`},
+		{"stdio without fds", `{"op":"run","req":"e","run":{"cwd":"/","command":["x"]},"stdio":3}` + "\n", "e", "stdio", "came with 0 descriptors"},
+		{"a size that is none", run("f", `,"limits":{"memory":"lots"}`), "f", "run.limits.memory", `request field limits.memory: size "lots"`},
+		{"cpus 0, as run says", run("g", `,"limits":{"cpus":"0"}`), "g", "run.limits.cpus", want},
+		{"a missing read-only path", run("g2", `,"read_only":["/nonexistent/x"]`), "g2", "run.read_only", `request field read_only "/nonexistent/x" does not exist`},
+		{"no such profile", run("g3", `,"profile":"nope"`), "g3", "run.profile", `request field profile "nope": no such profile`},
+		{"a port out of range", run("g4", `,"allow_tcp":[70000]`), "g4", "run.allow_tcp", "number 70000"},
+		{"in Python's words", strings.Replace(run("g5", `,"read_only":["/nonexistent/x"]`), `"run":`, `"names":"keyword","run":`, 1), "g5", "run.read_only", `keyword ro "/nonexistent/x" does not exist`},
+		{"in run's words", strings.Replace(run("g6", `,"limits":{"cpus":"0"}`), `"run":`, `"names":"flag","run":`, 1), "g6", "run.limits.cpus", "--cpus: 0 CPUs is refused"},
+		{"in no one's words", strings.Replace(run("g7", ``), `"run":`, `"names":"yaml","run":`, 1), "g7", "names", `names "yaml"`},
+		{"too long", `{"op":"run","req":"h","run":{"command":["` + strings.Repeat("x", 2<<20) + `"]}}` + "\n", "", "", "over 1048576 bytes"},
 	}
 	for _, tc := range cases {
 		c.sendLine([]byte(tc.line))
 		r := c.next()
-		if r.Event != "error" || r.Req != tc.req || !strings.Contains(r.Error, tc.wantErr) || r.ExitCode == nil || *r.ExitCode != 125 {
-			t.Errorf("%s: reply = %+v, want an error for %q with exit_code 125 containing %q", tc.name, r, tc.req, tc.wantErr)
+		if r.Event != "bad_request" || r.Req != tc.req || r.Field != tc.field || !strings.Contains(r.Error, tc.wantErr) || r.ExitCode == nil || *r.ExitCode != 125 {
+			t.Errorf("%s: reply = %+v, want a bad_request for %q, field %q, exit_code 125, containing %q", tc.name, r, tc.req, tc.field, tc.wantErr)
 		}
 	}
 	// And it still runs what is right.
-	c.send(runReq("ok", root, []string{"--id", "serve-bad-ok", "--tmp-root", root}, "/bin/true"))
+	c.send(runReq("ok", request.Request{ID: "serve-bad-ok", Cwd: root, TmpRoot: root}, "/bin/true"))
 	if r := c.await("ok"); r.Event != "done" || *r.ExitCode != 0 {
 		t.Fatalf("after the bad requests: %+v, want done 0", r)
 	}
+	// Nothing of the bad requests; the good one's cleanup follows its
+	// reply (cleanup "after_reply").
+	waitFor(t, func() bool { return len(entries(t, root)) == 0 }, "the tmp-root to be empty after the bad requests")
 }
 
 // TestServeCancel: a cancel ends the run as SIGTERM ends run: cancelled,
@@ -125,7 +143,7 @@ func TestServeCancel(t *testing.T) {
 	root := tmpRoot(t)
 	c := startServe(t, "--slots", "0")
 	m := marker(t)
-	c.send(runReq("s", root, []string{"--id", "serve-cancel", "--tmp-root", root}, "/bin/sleep", m))
+	c.send(runReq("s", request.Request{ID: "serve-cancel", Cwd: root, TmpRoot: root}, "/bin/sleep", m))
 	if r := c.next(); r.Event != "accepted" || r.Req != "s" {
 		t.Fatalf("first reply %+v, want accepted", r)
 	}
@@ -144,18 +162,18 @@ func TestServeAdmission(t *testing.T) {
 	root := tmpRoot(t)
 	c := startServe(t, "--slots", "0", "--max-runs", "1", "--queue", "1")
 	m := marker(t)
-	c.send(runReq("a", root, []string{"--id", "serve-adm-a", "--tmp-root", root}, "/bin/sleep", m))
-	c.send(runReq("b", root, []string{"--id", "serve-adm-b", "--tmp-root", root}, "/bin/true"))
-	c.send(runReq("c", root, []string{"--id", "serve-adm-c", "--tmp-root", root}, "/bin/true"))
+	c.send(runReq("a", request.Request{ID: "serve-adm-a", Cwd: root, TmpRoot: root}, "/bin/sleep", m))
+	c.send(runReq("b", request.Request{ID: "serve-adm-b", Cwd: root, TmpRoot: root}, "/bin/true"))
+	c.send(runReq("c", request.Request{ID: "serve-adm-c", Cwd: root, TmpRoot: root}, "/bin/true"))
 	r := c.await("c")
-	if r.Event != "error" || !strings.Contains(r.Error, "refused") || !strings.Contains(r.Error, "--max-runs") {
-		t.Fatalf("third request: %+v, want refused naming --max-runs", r)
+	if r.Event != "refused" || r.Reason != "queue_full" || !strings.Contains(r.Error, "1 runs at once and 1 waiting") || *r.ExitCode != 125 {
+		t.Fatalf("third request: %+v, want refused, queue_full, saying how many", r)
 	}
 	c.send(map[string]any{"op": "cancel", "req": "a"})
 	got := map[string]serveReply{}
 	for len(got) < 2 {
 		r := c.next()
-		if r.Event == "done" || r.Event == "error" {
+		if r.Event == "done" || r.failed() {
 			got[r.Req] = r
 		}
 	}
@@ -172,7 +190,7 @@ func TestServeShutdown(t *testing.T) {
 	before := c.slots()
 	waitFor(t, func() bool { return len(before.added(t)) >= 2 }, "two slots to be ready")
 	m := marker(t)
-	c.send(runReq("s", root, []string{"--id", "serve-term", "--tmp-root", root}, "/bin/sleep", m))
+	c.send(runReq("s", request.Request{ID: "serve-term", Cwd: root, TmpRoot: root}, "/bin/sleep", m))
 	waitFor(t, func() bool { return len(testutil.ProcessesWith(m)) > 0 }, "the sleep to start")
 	c.cmd.Process.Signal(syscall.SIGTERM)
 	r := c.await("s")
@@ -202,13 +220,13 @@ func TestServeIsolation(t *testing.T) {
 	// The other run: a process and a listening unix socket of its own, in
 	// a run directory on the host's disk (--disk 0), where this test sees it.
 	m := marker(t)
-	c.send(runReq("o", root, []string{"--id", "serve-iso-other", "--tmp-root", root, "--net", "loopback", "--disk", "0"},
+	c.send(runReq("o", request.Request{ID: "serve-iso-other", Cwd: root, TmpRoot: root, Net: "loopback", Limits: map[string]string{"disk": "0"}},
 		"/usr/bin/python3", "-c", "import socket,time; s=socket.socket(socket.AF_UNIX); s.bind('sock'); s.listen(); time.sleep(float('"+m+"'))"))
 	waitFor(t, func() bool { return len(testutil.ProcessesWith(m)) > 0 }, "the other run to start")
 	other := filepath.Join(root, "scidex-analysis-serve-iso-other")
 	waitFor(t, func() bool { _, err := os.Stat(filepath.Join(other, "sock")); return err == nil }, "the other run's socket")
 	fds, output := stdioPipes(t)
-	c.send(runReq("i", root, []string{"--id", "serve-iso", "--tmp-root", root},
+	c.send(runReq("i", request.Request{ID: "serve-iso", Cwd: root, TmpRoot: root},
 		"/bin/sh", "-c", "ls /proc | grep -c '^[0-9]'; ls -R /sys/fs/cgroup | grep -c scidex-; "+
 			"tail -n +2 /proc/net/unix | wc -l; test -e "+other+" && echo seen || echo unseen"), fds...)
 	r := c.await("i")
@@ -248,7 +266,7 @@ func TestServeSocket(t *testing.T) {
 		t.Errorf("uid 65534 connected to the server's socket, want permission denied")
 	}
 	c := dialServe(t, sock)
-	c.send(runReq("k", root, []string{"--id", "serve-sock", "--tmp-root", root}, "/bin/true"))
+	c.send(runReq("k", request.Request{ID: "serve-sock", Cwd: root, TmpRoot: root}, "/bin/true"))
 	if r := c.await("k"); r.Event != "done" || *r.ExitCode != 0 {
 		t.Fatalf("over the socket: %+v, want done 0", r)
 	}
@@ -269,7 +287,7 @@ func TestServeKilled(t *testing.T) {
 	before := c.slots()
 	waitFor(t, func() bool { return len(before.added(t)) >= 2 }, "two slots to be ready")
 	m := marker(t)
-	c.send(runReq("s", root, []string{"--id", "serve-killed", "--tmp-root", root}, "/bin/sleep", m))
+	c.send(runReq("s", request.Request{ID: "serve-killed", Cwd: root, TmpRoot: root}, "/bin/sleep", m))
 	waitFor(t, func() bool { return len(testutil.ProcessesWith(m)) > 0 }, "the sleep to start")
 	c.cmd.Process.Kill()
 	c.cmd.Wait()
@@ -332,7 +350,7 @@ func TestServeClientGone(t *testing.T) {
 	rep := filepath.Join(t.TempDir(), "r.json")
 	m := marker(t)
 	c := dialServe(t, sock)
-	c.send(runReq("g", root, []string{"--id", "serve-gone", "--tmp-root", root, "--report", rep}, "/bin/sleep", m))
+	c.send(runReq("g", request.Request{ID: "serve-gone", Cwd: root, TmpRoot: root, Report: rep}, "/bin/sleep", m))
 	if r := c.next(); r.Event != "accepted" {
 		t.Fatalf("reply %+v, want accepted", r)
 	}
@@ -345,7 +363,7 @@ func TestServeClientGone(t *testing.T) {
 	}, "a cancelled report in "+rep)
 
 	half := dialServe(t, sock)
-	half.send(runReq("h", root, []string{"--id", "serve-half", "--tmp-root", root}, "/bin/sh", "-c", "sleep 0.2"))
+	half.send(runReq("h", request.Request{ID: "serve-half", Cwd: root, TmpRoot: root}, "/bin/sh", "-c", "sleep 0.2"))
 	unix.Shutdown(half.fd, unix.SHUT_WR)
 	if r := half.await("h"); r.Event != "done" || r.report(t).Status != report.StatusOK {
 		t.Fatalf("after shutting its writing side: %+v, want done ok", r)
@@ -368,7 +386,7 @@ func TestServeCgroupV2Parent(t *testing.T) {
 	var rep *report.Report
 	for i := 0; i < 20 && (rep == nil || rep.Start != "slot"); i++ {
 		name := "p" + strconv.Itoa(i)
-		c.send(runReq(name, root, []string{"--id", "serve-parent-" + name, "--tmp-root", root, "--cgroup-parent", parent}, "/bin/true"))
+		c.send(runReq(name, request.Request{ID: "serve-parent-" + name, Cwd: root, TmpRoot: root, CgroupParent: parent}, "/bin/true"))
 		if rep = c.await(name).report(t); rep.Status != report.StatusOK {
 			t.Fatalf("run: %s (%s), want ok", rep.Status, rep.CompletionNotes)
 		}

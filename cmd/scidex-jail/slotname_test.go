@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/scidex/scidex-jail/internal/testutil"
+	"github.com/scidex/scidex-jail/jail/request"
 )
 
 // procName is pid's comm (what ps shows) and its argv.
@@ -56,7 +57,7 @@ func TestInitNames(t *testing.T) {
 		start func(m string) func()
 	}{
 		{"served", func(m string) func() {
-			c.send(runReq("s", root, []string{"--id", "names-served", "--tmp-root", root}, "/bin/sleep", m))
+			c.send(runReq("s", request.Request{ID: "names-served", Cwd: root, TmpRoot: root}, "/bin/sleep", m))
 			return func() { c.await("s") }
 		}},
 		{"cold", func(m string) func() {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/scidex/scidex-jail/internal/testutil"
 	"github.com/scidex/scidex-jail/jail/report"
+	"github.com/scidex/scidex-jail/jail/request"
 	"github.com/scidex/scidex-jail/jail/uidlease"
 )
 
@@ -308,7 +309,7 @@ func TestServeSlotsLeaseOwnIDs(t *testing.T) {
 	for _, name := range []string{"a", "b"} {
 		m := marker(t)
 		markers = append(markers, m)
-		c.send(runReq(name, root, []string{"--id", "serve-uid-" + name, "--tmp-root", root}, "/bin/sleep", m))
+		c.send(runReq(name, request.Request{ID: "serve-uid-" + name, Cwd: root, TmpRoot: root}, "/bin/sleep", m))
 	}
 	var seen []int
 	for _, m := range markers {
@@ -334,7 +335,7 @@ func TestServeSlotsLeaseOwnIDs(t *testing.T) {
 	if !starts["slot"] {
 		t.Errorf("served runs started %v, want one from the slot", starts)
 	}
-	c.send(runReq("fixed", root, []string{"--id", "serve-uid-fixed", "--tmp-root", root, "--uid", "4242", "--gid", "4243"}, "/bin/true"))
+	c.send(runReq("fixed", request.Request{ID: "serve-uid-fixed", Cwd: root, TmpRoot: root, UID: intp(4242), GID: intp(4243)}, "/bin/true"))
 	if rep := c.await("fixed").report(t); rep.Status != report.StatusOK || rep.Enforced.HostUID != 4242 || rep.Enforced.HostGID != 4243 || rep.Enforced.Identity.HostIDs != "fixed by --uid and --gid" {
 		t.Errorf("served run with --uid 4242 --gid 4243: %s, host %d:%d; want ok as 4242:4243", rep.Status, rep.Enforced.HostUID, rep.Enforced.HostGID)
 	}

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"runtime"
 	"sync"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -182,9 +183,33 @@ func (n *Netns) AddAddr(a netip.Addr) error {
 }
 
 // addAddr6 puts an IPv6 address on lo, /128, by SIOCSIFADDR on an IPv6
-// socket with a struct in6_ifreq (the kernel's ipv6 ioctl; lo does no
-// duplicate address detection, so the address is usable at once).
+// socket with a struct in6_ifreq (the kernel's ipv6 ioctl), and waits
+// until it can be bound. lo does no duplicate address detection, but the
+// kernel ends the address' tentative state from a work queue, after the
+// ioctl returns: under load a bind at once failed with EADDRNOTAVAIL.
 func addAddr6(a netip.Addr) error {
+	if err := ioctlAddr6(a); err != nil {
+		return err
+	}
+	sa := &unix.SockaddrInet6{Addr: a.As16()}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		fd, err := unix.Socket(unix.AF_INET6, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return fmt.Errorf("IPv6 socket for lo: %w", err)
+		}
+		err = unix.Bind(fd, sa)
+		unix.Close(fd)
+		if err == nil {
+			return nil
+		}
+		if err != unix.EADDRNOTAVAIL || time.Now().After(deadline) {
+			return fmt.Errorf("bind %s after adding it to lo: %w", a, err)
+		}
+	}
+}
+
+// ioctlAddr6 adds a to lo by the in6_ifreq ioctl.
+func ioctlAddr6(a netip.Addr) error {
 	fd, err := unix.Socket(unix.AF_INET6, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return fmt.Errorf("IPv6 socket for lo: %w", err)

@@ -9,12 +9,13 @@ import (
 
 	"github.com/scidex/scidex-jail/jail"
 	"github.com/scidex/scidex-jail/jail/report"
+	"github.com/scidex/scidex-jail/jail/request"
 	"github.com/scidex/scidex-jail/jail/supervise"
 )
 
-// start admits a run request: its spec parsed, a place among the runs at
-// once taken or one in the queue, else refused with the reason. The run
-// itself goes on in its own goroutine.
+// start admits a run request: its spec resolved, a place among the runs
+// at once taken or one in the queue, else refused with the reason. The
+// run itself goes on in its own goroutine.
 func (c *conn) start(req *Request, fds []int) {
 	received := time.Now()
 	files := stdioFiles(fds)
@@ -22,18 +23,19 @@ func (c *conn) start(req *Request, fds []int) {
 		c.fail(req.Req, errors.New("open /dev/null for the analysis' stdio failed"))
 		return
 	}
-	spec, err := c.s.cfg.Parse(req, received)
+	spec, err := req.Run.Resolve(req.Over())
 	if err != nil {
 		closeFiles(files)
 		c.fail(req.Req, err)
 		return
 	}
+	spec.Started = received
 	r := newRun(req.Req)
 	c.mu.Lock()
 	if _, dup := c.runs[req.Req]; dup {
 		c.mu.Unlock()
 		closeFiles(files)
-		c.fail(req.Req, errors.New("request "+req.Req+": a run of that name is not answered yet: name each request anew"))
+		c.fail(req.Req, badField("req", "request %s: a run of that name is not answered yet: name each request anew", req.Req))
 		return
 	}
 	if err := c.s.admit(r); err != nil {
@@ -45,11 +47,11 @@ func (c *conn) start(req *Request, fds []int) {
 	c.runs[req.Req] = r
 	c.wg.Add(1)
 	c.mu.Unlock()
-	c.reply(Reply{Event: "accepted", Req: req.Req})
+	c.reply(Reply{Event: Accepted, Req: req.Req})
 	go func() {
 		defer c.wg.Done()
 		defer closeFiles(files)
-		c.carryOut(r, spec, files)
+		c.carryOut(r, req.Run, spec, files)
 		c.mu.Lock()
 		delete(c.runs, r.req)
 		c.mu.Unlock()
@@ -59,14 +61,14 @@ func (c *conn) start(req *Request, fds []int) {
 // carryOut runs r and replies. Its place is freed once the run has
 // ended, before the reply is written: a client slow to read (or not
 // reading) holds up its own replies, never another client's runs.
-func (c *conn) carryOut(r *run, spec *jail.Spec, files []*os.File) {
+func (c *conn) carryOut(r *run, asked *request.Request, spec *jail.Spec, files []*os.File) {
 	defer c.s.leave(r) // after the reply and the cleanup: Shutdown waits for them (bounded, reply.go)
-	c.replyThenClean(c.s.execute(r, spec, files))
+	c.replyThenClean(c.s.execute(r, asked, spec, files))
 }
 
 // execute waits for a place, runs, frees the place, and returns the reply
 // and what follows it (later.go).
-func (s *Server) execute(r *run, spec *jail.Spec, files []*os.File) (Reply, afterReply) {
+func (s *Server) execute(r *run, asked *request.Request, spec *jail.Spec, files []*os.File) (Reply, afterReply) {
 	// A place, or a cancel while waiting for one: then the run ends at
 	// its first step, with its report (cancelled, nothing made), as a
 	// cancel right after `run --ready-fd` does (its SIGTERM is still in
@@ -88,17 +90,17 @@ func (s *Server) execute(r *run, spec *jail.Spec, files []*os.File) (Reply, afte
 		Accepted: r.accepted, Served: &r.served})
 	after := afterReply{s: s, edge: e, cleanup: later}
 	if err != nil {
-		return errorReply(r.req, err), after
+		return failReply(r.req, err), after
 	}
 	b, err := json.Marshal(rep)
 	if err != nil {
-		return errorReply(r.req, errors.New("bug: the report could not be encoded: "+err.Error())), after
+		return failReply(r.req, errors.New("bug: the report could not be encoded: "+err.Error())), after
 	}
 	if rep.Start == "cold" && *missed {
-		after.cold = spec
+		after.cold = asked
 	}
 	code := rep.ExitCode
-	return Reply{Event: "done", Req: r.req, ExitCode: &code, Report: b, status: string(rep.Status)}, after
+	return Reply{Event: Done, Req: r.req, ExitCode: &code, Report: b, status: string(rep.Status)}, after
 }
 
 // admit counts r in the queue, or refuses it: the queue is full, or the
@@ -108,11 +110,11 @@ func (s *Server) admit(r *run) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closing {
-		return errors.New("refused: the server is shutting down")
+		return &refusal{ShuttingDown, "the server is shutting down"}
 	}
 	if s.queued >= s.cfg.Queue+s.cfg.MaxRuns-len(s.places) {
-		return errors.New("refused: " + strconv.Itoa(s.cfg.MaxRuns) + " runs at once and " + strconv.Itoa(s.cfg.Queue) +
-			" waiting, the most this server takes (--max-runs, --queue): try again later")
+		return &refusal{QueueFull, strconv.Itoa(s.cfg.MaxRuns) + " runs at once and " + strconv.Itoa(s.cfg.Queue) +
+			" waiting, the most this server takes (its max runs and queue): try again later"}
 	}
 	r.served = report.Served{MaxRuns: s.cfg.MaxRuns, Queue: s.cfg.Queue, Running: len(s.places), QueuedAhead: s.queued,
 		CleanupsFailed: s.cleanupsFailed}

@@ -3,7 +3,8 @@ package server
 import (
 	"slices"
 
-	"github.com/scidex/scidex-jail/jail"
+	"github.com/scidex/scidex-jail/jail/option"
+	"github.com/scidex/scidex-jail/jail/request"
 	"github.com/scidex/scidex-jail/jail/supervise"
 )
 
@@ -13,7 +14,7 @@ import (
 // follow's plans are not spent on it.
 func (p *pool) taker() (supervise.Slots, *bool) {
 	missed := new(bool)
-	return func(key string) *supervise.Slot {
+	return func(key supervise.SlotKey) *supervise.Slot {
 		sl := p.take(key)
 		if sl == nil {
 			p.mu.Lock()
@@ -27,21 +28,27 @@ func (p *pool) taker() (supervise.Slots, *bool) {
 }
 
 // follow makes the pool's next slots of run's profile in run's shape
-// (supervise.SlotShape), when run started cold with slots of another key
-// ready (taker): a slot's view is built
-// ahead, so it serves only runs of its shape, and the runs a server gets
-// back to back are mostly of one (a platform's analyses of one root, a
-// benchmark). The slots ready of the old shape are destroyed. Nothing
-// changes when run's shape is the template's (the slots were all taken),
-// or run is of another profile than the slots'.
-func (p *pool) follow(run *jail.Spec) {
+// (slotShape), when run started cold with slots of another key ready
+// (taker): a slot's view is built ahead, so it serves only runs of its
+// shape, and the runs a server gets back to back are mostly of one (a
+// platform's analyses of one root, a benchmark). The slots ready of the
+// old shape are destroyed, and those being made are when they are done
+// (refillOnce, by the template's generation). Nothing changes when run's
+// shape is the template's, or run is of another profile than the slots'.
+func (p *pool) follow(run *request.Request) {
 	if p.cfg.PerTemplate <= 0 {
 		return // no slots: nothing to shape (and two plans saved)
+	}
+	profile := func(r request.Request) string {
+		if r.Profile == "" {
+			return request.DefaultProfile
+		}
+		return r.Profile
 	}
 	p.mu.Lock()
 	i := -1
 	for j, t := range p.cfg.Templates {
-		if t.Profile == run.Profile {
+		if profile(t) == profile(*run) {
 			i = j
 			break
 		}
@@ -52,17 +59,41 @@ func (p *pool) follow(run *jail.Spec) {
 	}
 	old := p.cfg.Templates[i]
 	p.mu.Unlock()
-	shape := supervise.SlotShape(old, run)
-	if supervise.SameShape(old, shape) {
+	shape := slotShape(old, *run)
+	a, err := old.Resolve(option.Flag)
+	if err != nil {
+		return
+	}
+	b, err := shape.Resolve(option.Flag)
+	if err != nil || supervise.SameShape(a, b) {
 		return
 	}
 	p.mu.Lock()
-	if p.cfg.Templates[i] == old {
+	var stale []*supervise.Slot
+	if p.gen[i]++; !p.closed {
 		// A copy: the slice is the server's Config's.
 		t := slices.Clone(p.cfg.Templates)
-		t[i] = shape // takeStale destroys the slots of old
+		t[i] = shape
 		p.cfg.Templates = t
+		stale, p.ready[i] = p.ready[i], nil
 	}
 	p.mu.Unlock()
+	for _, sl := range stale {
+		sl.Destroy()
+	}
 	p.kick()
+}
+
+// slotShape is a template for slots of run's shape: run as a slot of
+// template's would be asked for (template's ID, which names the slots'
+// leaves, its command, its server's settings: ids, cgroup parent, what it
+// disables), without what only the run has (its report, its collection,
+// the run directory kept).
+func slotShape(template, run request.Request) request.Request {
+	s := run
+	s.ID, s.Command = template.ID, template.Command
+	s.UID, s.GID, s.UIDRange, s.CgroupParent = template.UID, template.GID, template.UIDRange, template.CgroupParent
+	s.UnsafeDisable, s.AllowDegraded = template.UnsafeDisable, template.AllowDegraded
+	s.Report, s.Collect, s.CollectMerge, s.Keep = "", "", false, false
+	return s
 }

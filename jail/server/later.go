@@ -1,7 +1,7 @@
 package server
 
 import (
-	"github.com/scidex/scidex-jail/jail"
+	"github.com/scidex/scidex-jail/jail/request"
 	"github.com/scidex/scidex-jail/jail/supervise"
 )
 
@@ -16,10 +16,14 @@ type afterReply struct {
 	s       *Server
 	edge    *edge
 	cleanup *supervise.Cleanup // nil: done before the report (a run that did not end normally)
-	// cold: the run's spec, when it started cold: the pool's next slots
-	// are made in its shape (follow.go).
-	cold *jail.Spec
+	// cold: the run's request, when it started cold with slots of another
+	// shape ready: the pool's next slots are made in its shape (follow.go).
+	cold *request.Request
 }
+
+// CleanupFailed is the event of a run whose cleanup after its reply
+// failed: Req names it, Error says what is left for gc.
+const CleanupFailed Event = "cleanup"
 
 // replyThenClean writes the reply while the run's cleanup goes on beside
 // it. A cleanup that fails is a later event for the request on the
@@ -42,7 +46,7 @@ func (c *conn) replyThenClean(r Reply, after afterReply) {
 	c.reply(r)
 	if err := <-cleaned; err != nil {
 		c.s.cleanupFailed(r.Req, err)
-		c.reply(Reply{Event: "cleanup", Req: r.Req, Error: err.Error()})
+		c.reply(Reply{Event: CleanupFailed, Req: r.Req, Error: err.Error()})
 	}
 }
 

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -18,21 +19,21 @@ import (
 func Listen(path string) (*net.UnixListener, error) {
 	if fi, err := os.Lstat(path); err == nil {
 		if fi.Mode()&os.ModeSocket == 0 {
-			return nil, fmt.Errorf("--socket %s: exists and is not a socket: give a new path", path)
+			return nil, fmt.Errorf("%s: exists and is not a socket: give a new path", path)
 		}
 		if c, err := net.Dial("unix", path); err == nil {
 			c.Close()
-			return nil, fmt.Errorf("--socket %s: a server already answers there: stop it or give another path", path)
+			return nil, fmt.Errorf("%s: a server already answers there: stop it or give another path", path)
 		}
 		if err := os.Remove(path); err != nil {
-			return nil, fmt.Errorf("--socket %s: remove the dead server's socket: %w", path, err)
+			return nil, fmt.Errorf("%s: remove the dead server's socket: %w", path, err)
 		}
 	}
 	old := unix.Umask(0o177)
 	l, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
 	unix.Umask(old)
 	if err != nil {
-		return nil, fmt.Errorf("--socket %s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	l.SetUnlinkOnClose(true)
 	return l, nil
@@ -58,7 +59,8 @@ func (s *Server) ServeSocket(l *net.UnixListener) {
 		if !s.connect() {
 			// The server's memory is bounded: so many clients at once
 			// are refused, with the reason.
-			c.Write([]byte(`{"event":"error","req":"","exit_code":125,"error":"refused: ` + strconv.Itoa(MaxConns) + ` clients connected, the most this server takes: try again later"}` + "\n"))
+			b, _ := json.Marshal(failReply("", &refusal{TooManyClients, strconv.Itoa(MaxConns) + " clients connected, the most this server takes: try again later"}))
+			c.Write(append(b, '\n'))
 			c.Close()
 			continue
 		}

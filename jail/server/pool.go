@@ -4,15 +4,18 @@ import (
 	"sync"
 	"time"
 
-	"github.com/scidex/scidex-jail/jail"
+	"github.com/scidex/scidex-jail/jail/option"
+	"github.com/scidex/scidex-jail/jail/request"
 	"github.com/scidex/scidex-jail/jail/supervise"
 )
 
 // PoolConfig says which slots are kept ready.
 type PoolConfig struct {
-	// Templates are specs of the slot profiles: a slot is made for each
-	// (supervise.PrepareSlot) and serves a run whose plan has its key.
-	Templates   []*jail.Spec
+	// Templates are the runs slots are made for, one per slot profile
+	// (a request naming the profile and the server's slot settings): a
+	// slot is made for each (supervise.PrepareSlot, its spec resolved anew
+	// each time) and serves a run whose plan has its key.
+	Templates   []request.Request
 	PerTemplate int           // slots kept ready of each
 	Idle        time.Duration // a slot unused this long is made anew
 	// Warn gets what went wrong making a slot (the server's stderr).
@@ -41,6 +44,10 @@ type pool struct {
 	backoff  time.Duration
 	retryAt  time.Time
 	lastWarn string
+
+	// gen counts each template's changes (follow.go): a slot made from
+	// one before the last change is of the old shape.
+	gen []int
 }
 
 // maxBackoff bounds the wait between tries to make a slot that failed.
@@ -48,7 +55,7 @@ const maxBackoff = 5 * time.Minute
 
 func newPool(cfg PoolConfig, busy func() bool) *pool {
 	p := &pool{cfg: cfg, busy: busy, ready: make([][]*supervise.Slot, len(cfg.Templates)),
-		wake: make(chan struct{}, 1), done: make(chan struct{})}
+		wake: make(chan struct{}, 1), done: make(chan struct{}), gen: make([]int, len(cfg.Templates))}
 	go p.refill()
 	p.kick()
 	return p
@@ -63,7 +70,7 @@ func (p *pool) kick() {
 }
 
 // take hands out a ready slot of key, or nil; it is the taker's from then.
-func (p *pool) take(key string) *supervise.Slot {
+func (p *pool) take(key supervise.SlotKey) *supervise.Slot {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for i, slots := range p.ready {
@@ -105,9 +112,10 @@ func (p *pool) refillOnce() bool {
 		}
 		stale := p.takeStale(currentInit())
 		i := p.missing()
-		var template *jail.Spec
+		var template request.Request
+		var gen int
 		if i >= 0 {
-			template = p.cfg.Templates[i] // follow may change it meanwhile
+			template, gen = p.cfg.Templates[i], p.gen[i] // follow may change it meanwhile
 		}
 		p.mu.Unlock()
 		for _, sl := range stale {
@@ -116,21 +124,34 @@ func (p *pool) refillOnce() bool {
 		if i < 0 || p.busy() || time.Now().Before(p.retryAt) {
 			return true
 		}
-		sl, err := supervise.PrepareSlot(template)
+		sl, err := prepare(&template)
 		if err != nil {
 			p.failed("slot for profile " + template.Profile + ": " + err.Error() + "; runs start cold")
 			return true
 		}
 		p.backoff, p.lastWarn = 0, ""
 		p.mu.Lock()
-		if p.closed {
+		if p.closed || p.gen[i] != gen {
+			closed := p.closed
 			p.mu.Unlock()
-			sl.Destroy()
-			return false
+			sl.Destroy() // the pool's end, or a slot of the old shape
+			if closed {
+				return false
+			}
+			continue
 		}
 		p.ready[i] = append(p.ready[i], sl)
 		p.mu.Unlock()
 	}
+}
+
+// prepare makes a slot for the run t.
+func prepare(t *request.Request) (*supervise.Slot, error) {
+	s, err := t.Resolve(option.Flag) // the server's own settings: its flags
+	if err != nil {
+		return nil, err
+	}
+	return supervise.PrepareSlot(s)
 }
 
 // failed puts the next try off, twice as long as the last (1 s first),
@@ -165,16 +186,14 @@ func currentInit() string {
 }
 
 // takeStale removes the slots idle longer than Idle, those made from
-// another init than the one there now (a new package), those whose view
-// is no longer the host's (supervise.Slot.Current), and those of a shape
-// the pool no longer makes (follow).
+// another init than the one there now (a new package), and those whose
+// view is no longer the host's (supervise.Slot.Current).
 func (p *pool) takeStale(init string) []*supervise.Slot {
 	var stale []*supervise.Slot
 	for i, slots := range p.ready {
 		kept := slots[:0]
 		for _, sl := range slots {
-			if (p.cfg.Idle > 0 && time.Since(sl.Made()) > p.cfg.Idle) || (init != "" && !sl.MadeFrom(init)) ||
-				!sl.MadeFor(p.cfg.Templates[i]) || !sl.Current() {
+			if (p.cfg.Idle > 0 && time.Since(sl.Made()) > p.cfg.Idle) || (init != "" && !sl.MadeFrom(init)) || !sl.Current() {
 				stale = append(stale, sl)
 			} else {
 				kept = append(kept, sl)

@@ -26,7 +26,7 @@ const DefaultReplyWait = 30 * time.Second
 func (c *conn) reply(r Reply) {
 	line, err := json.Marshal(r)
 	if err != nil {
-		line, _ = json.Marshal(Reply{Event: "error", Req: r.Req, Error: "bug: reply could not be encoded: " + err.Error()})
+		line, _ = json.Marshal(Reply{Event: Error, Req: r.Req, Error: "bug: reply could not be encoded: " + err.Error()})
 	}
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
@@ -56,19 +56,20 @@ func (c *conn) write(line []byte) error {
 }
 
 // lost logs a reply that did not reach its client: a run's end (its
-// request's name, its status and exit code) or a request's error. Hello
-// and accepted replies say nothing the client needs once it is gone.
+// request's name, its status and exit code) or a request's failure (a
+// refusal, a bad request, an error). Hello and accepted replies say
+// nothing the client needs once it is gone.
 func (c *conn) lost(r Reply) {
 	code := "none"
 	if r.ExitCode != nil {
 		code = fmt.Sprint(*r.ExitCode)
 	}
 	switch r.Event {
-	case "done":
+	case Done:
 		c.s.logf("reply not delivered: request %s done, status %s, exit code %s", r.Req, r.status, code)
-	case "error":
-		c.s.logf("reply not delivered: request %q error, exit code %s: %s", r.Req, code, r.Error)
-	case "cleanup":
+	case Refused, BadRequest, Error:
+		c.s.logf("reply not delivered: request %q %s, exit code %s: %s", r.Req, r.Event, code, r.Error)
+	case CleanupFailed:
 		c.s.logf("reply not delivered: request %s cleanup failed: %s", r.Req, r.Error)
 	}
 }

@@ -2,7 +2,6 @@ package server
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"os"
@@ -16,15 +15,13 @@ import (
 	"github.com/scidex/scidex-jail/jail"
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
 	"github.com/scidex/scidex-jail/jail/report"
+	"github.com/scidex/scidex-jail/jail/request"
 )
 
 // Config is a server's settings.
 type Config struct {
 	MaxRuns int // runs at once; at least 1
 	Queue   int // requests waiting beyond MaxRuns; 0: none wait
-	// Parse turns a run request into a spec, as `run` would its command
-	// line (the same checks, the same messages): the command line's.
-	Parse   func(r *Request, received time.Time) (*jail.Spec, error)
 	Version string
 	Pool    PoolConfig
 	// ReplyWait bounds how long a reply waits for its client to read
@@ -179,14 +176,43 @@ func (c *conn) cancelAll() {
 	}
 }
 
-func (c *conn) fail(req string, err error) { c.reply(errorReply(req, err)) }
+func (c *conn) fail(req string, err error) { c.reply(failReply(req, err)) }
 
-// errorReply is the reply to a request that failed before its run had a
-// report: exit 125, as run's own setup errors.
-func errorReply(req string, err error) Reply {
+// failReply is the reply to a request that failed before its run had a
+// report, by what failed: a request that cannot be run as it is
+// (bad_request, naming the field), one the server does not take now
+// (refused, with the reason), or the host (error). Exit 125 for each, as
+// run's own failures before the analysis runs.
+func failReply(req string, err error) Reply {
 	code := protocol.ExitSetup
-	return Reply{Event: "error", Req: req, ExitCode: &code, Error: err.Error()}
+	r := Reply{Event: Error, Req: req, ExitCode: &code, Error: err.Error()}
+	var (
+		re *RequestError
+		fe *request.FieldError
+		rf *refusal
+	)
+	switch {
+	case errors.As(err, &rf):
+		r.Event, r.Reason, r.Error = Refused, rf.reason, rf.why
+	case errors.As(err, &re):
+		r.Event, r.Field = BadRequest, re.Field
+	case errors.As(err, &fe):
+		r.Event, r.Field = BadRequest, "run."+fe.Field
+	case errors.Is(err, jail.ErrBadSpec):
+		// Found by the run's own checks (jail.Spec.Validate): the run
+		// object as a whole, the message naming the value.
+		r.Event, r.Field = BadRequest, "run"
+	}
+	return r
 }
+
+// refusal is a request the server does not take now, and why.
+type refusal struct {
+	reason Reason
+	why    string
+}
+
+func (e *refusal) Error() string { return "refused: " + e.why }
 
 // Serve answers one client reading from r and writing to w until r ends,
 // and returns once its runs are answered. A reply that cannot be written
@@ -199,11 +225,11 @@ func (s *Server) Serve(r io.Reader, w io.Writer) {
 	if lr.sock != nil {
 		c.hangUp = func() { shutdownBoth(lr.sock) }
 	}
-	c.reply(Reply{Event: "hello", Version: s.cfg.Version, Protocol: ProtocolVersion})
+	c.reply(Reply{Event: Hello, Version: s.cfg.Version, Protocol: ProtocolVersion})
 	for {
 		line, err := lr.next()
 		if errors.Is(err, errTooLong) {
-			c.fail("", err)
+			c.fail("", &RequestError{Err: err}) // the line as a whole
 			continue
 		}
 		if err != nil {
@@ -261,7 +287,7 @@ func (c *conn) handle(lr *lineReader, line []byte) {
 	}
 	req, err := DecodeRequest(line)
 	if err == nil && req.Stdio != len(fds) {
-		err = fmt.Errorf("request %s: \"stdio\": %d, but the line came with %d descriptors: send it in one sendmsg with them (SCM_RIGHTS), over a unix socket", req.Req, req.Stdio, len(fds))
+		err = badField("stdio", "request %s: \"stdio\": %d, but the line came with %d descriptors: send it in one sendmsg with them (SCM_RIGHTS), over a unix socket", req.Req, req.Stdio, len(fds))
 	}
 	if err != nil {
 		closeFDs(fds)

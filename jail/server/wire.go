@@ -7,38 +7,112 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
+	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/scidex/scidex-jail/jail/option"
+	"github.com/scidex/scidex-jail/jail/request"
 )
 
 // MaxLine bounds one request line; a longer one gets an error reply and
 // is skipped up to its end.
 const MaxLine = 1 << 20
 
-// ProtocolVersion is the hello's protocol.
-const ProtocolVersion = 1
+// ProtocolVersion is the hello's protocol: 2, where a run request
+// carries the run as an object ("run": a request.Request) in place of
+// protocol 1's command-line arguments ("args", "cwd", "command"), and
+// replies that refuse a request are events of their own (refused,
+// bad_request) with the reason or the field as data.
+const ProtocolVersion = 2
 
-// Request is one line from a client (docs/serve.md).
+// Request is one line from a client (docs/serve.md): a run, or the
+// cancel of one.
 type Request struct {
-	Op      string   `json:"op"` // "run" or "cancel"
-	Req     string   `json:"req"`
-	Cwd     string   `json:"cwd,omitempty"`
-	Args    []string `json:"args,omitempty"`
-	Command []string `json:"command,omitempty"`
-	Stdio   int      `json:"stdio,omitempty"` // 0 or 3 descriptors sent with the line
+	Op    string `json:"op"` // "run" or "cancel"
+	Req   string `json:"req"`
+	Stdio int    `json:"stdio,omitempty"` // 0 or 3 descriptors sent with the line
+	// Run is the run asked for (op run): what `scidex-jail run` would
+	// decode from its command line.
+	Run *request.Request `json:"run,omitempty"`
+	// Names is the language the run's values were written in, which
+	// the replies' messages name them in (a bad_request's field is the
+	// request's all the same): "request field" (the default), "flag"
+	// (run --server: its user wrote run's flags), "keyword" (the Python
+	// client: its caller wrote run()'s keywords).
+	Names string `json:"names,omitempty"`
 }
+
+// namesIn are the languages a request may be named in.
+var namesIn = []option.Where{option.RequestField, option.Flag, option.Keyword}
+
+// Over is the language r's run was written in (Names).
+func (r *Request) Over() option.Where {
+	for _, w := range namesIn {
+		if r.Names == w.String() {
+			return w
+		}
+	}
+	return option.RequestField
+}
+
+// Event is what a reply says.
+type Event string
+
+const (
+	Hello    Event = "hello"    // the server's greeting: its version and protocol
+	Accepted Event = "accepted" // a run request is read and admitted: from here a cancel gives a report
+	Done     Event = "done"     // the run ended: its report and exit code
+	// Refused: the server does not take the request now (Reason), and
+	// nothing of it exists; the same request may be sent again later.
+	Refused Event = "refused"
+	// BadRequest: the request cannot be run as it is: Field names what to
+	// fix, as the request line names it (run.limits.memory, stdio), ""
+	// for the line as a whole.
+	BadRequest Event = "bad_request"
+	// Error: the run did not start for a reason of the host's (its ID in
+	// use, no id left to lease), with run's message and exit code.
+	Error Event = "error"
+)
+
+// Reason is why a request was refused.
+type Reason string
+
+const (
+	QueueFull      Reason = "queue_full"       // as many runs and waiting requests as the server takes
+	ShuttingDown   Reason = "shutting_down"    // the server is ending
+	TooManyClients Reason = "too_many_clients" // a connection beyond MaxConns, refused with its greeting
+)
 
 // Reply is one line to a client.
 type Reply struct {
-	Event    string          `json:"event"` // hello, accepted, done, error
+	Event    Event           `json:"event"`
 	Req      string          `json:"req"`
 	Version  string          `json:"version,omitempty"`
 	Protocol int             `json:"protocol,omitempty"`
 	ExitCode *int            `json:"exit_code,omitempty"`
-	Error    string          `json:"error,omitempty"`
+	Reason   Reason          `json:"reason,omitempty"` // refused
+	Field    string          `json:"field,omitempty"`  // bad_request
+	Error    string          `json:"error,omitempty"`  // refused, bad_request, error: the message
 	Report   json.RawMessage `json:"report,omitempty"`
 
 	status string // a done reply's report's status, for the log of a reply not delivered
+}
+
+// RequestError is a request line refused: Field is the part to fix, as
+// the line names it ("": the line as a whole).
+type RequestError struct {
+	Field string
+	Err   error
+}
+
+func (e *RequestError) Error() string { return e.Err.Error() }
+func (e *RequestError) Unwrap() error { return e.Err }
+
+func badField(field, format string, args ...any) *RequestError {
+	return &RequestError{Field: field, Err: fmt.Errorf(format, args...)}
 }
 
 // validName says whether a request's name is 1 to 64 letters, digits,
@@ -58,38 +132,89 @@ func validName(s string) bool {
 	return true
 }
 
-// DecodeRequest reads one request line, refusing what is malformed:
-// unknown fields, an unknown op, a bad name, a run without a command or
-// with a relative cwd, a descriptor count other than 0 or 3.
+// protocol1 are protocol 1's fields of a run request, which protocol 2
+// carries in "run".
+var protocol1 = []string{"args", "cwd", "command"}
+
+// DecodeRequest reads one request line, refusing what is malformed with
+// a *RequestError naming the field: an unknown field (at the top or in
+// "run"), a value of the wrong type, protocol 1's fields, an unknown op,
+// a bad name, a run without its "run" object or a command, a descriptor
+// count other than 0 or 3. What the run's values mean is Resolve's to
+// check.
 func DecodeRequest(line []byte) (*Request, error) {
-	d := json.NewDecoder(bytes.NewReader(line))
-	d.DisallowUnknownFields()
-	var r Request
-	if err := d.Decode(&r); err != nil {
-		return nil, fmt.Errorf("malformed request: %w", err)
+	var top struct {
+		Op    string          `json:"op"`
+		Req   string          `json:"req"`
+		Stdio int             `json:"stdio"`
+		Run   json.RawMessage `json:"run"`
+		Names string          `json:"names"`
 	}
-	if d.More() {
-		return nil, errors.New("malformed request: more than one JSON value on the line")
+	err := strictDecode(line, &top, "")
+	// The decoder fills what it can read past an unknown field: the
+	// request's name, for its reply.
+	r := &Request{Op: top.Op, Req: top.Req, Stdio: top.Stdio, Names: top.Names}
+	if err != nil {
+		return r, err
 	}
 	if !validName(r.Req) {
-		return &r, fmt.Errorf("bad request name %q: 1 to 64 letters, digits, '.', '_' or '-'", r.Req)
+		return r, badField("req", "bad request name %q: 1 to 64 letters, digits, '.', '_' or '-'", r.Req)
 	}
 	switch r.Op {
 	case "cancel":
-		return &r, nil
+		if top.Run != nil || r.Stdio != 0 || r.Names != "" {
+			return r, badField("op", "request %s: a cancel names its run by req alone: leave out run, stdio and names", r.Req)
+		}
+		return r, nil
 	case "run":
 	default:
-		return &r, fmt.Errorf("request %s: unknown op %q: want run or cancel", r.Req, r.Op)
+		return r, badField("op", "request %s: unknown op %q: want run or cancel", r.Req, r.Op)
+	}
+	if r.Names != "" && r.Over().String() != r.Names {
+		return r, badField("names", "request %s: names %q: give %q (the default), %q or %q", r.Req, r.Names, option.RequestField, option.Flag, option.Keyword)
+	}
+	if top.Run == nil {
+		return r, badField("run", "request %s: no \"run\": give the run as an object, e.g. \"run\": {\"id\": \"a1\", \"cwd\": \"/abs/dir\", \"command\": [\"python3\", \"a.py\"]} (docs/serve.md)", r.Req)
+	}
+	r.Run = new(request.Request)
+	if err := strictDecode(top.Run, r.Run, "run."); err != nil {
+		return r, err
 	}
 	switch {
-	case len(r.Command) == 0:
-		return &r, fmt.Errorf("request %s: no command: give the analysis' argv in \"command\"", r.Req)
-	case r.Cwd == "" || r.Cwd[0] != '/':
-		return &r, fmt.Errorf("request %s: cwd %q: give the absolute directory relative paths are taken from", r.Req, r.Cwd)
+	case len(r.Run.Command) == 0:
+		return r, badField("run.command", "request %s: no command: give the analysis' argv in run.command", r.Req)
 	case r.Stdio != 0 && r.Stdio != 3:
-		return &r, fmt.Errorf("request %s: stdio %d: send 0 or 3 descriptors (stdin, stdout, stderr)", r.Req, r.Stdio)
+		return r, badField("stdio", "request %s: stdio %d: send 0 or 3 descriptors (stdin, stdout, stderr)", r.Req, r.Stdio)
 	}
-	return &r, nil
+	return r, nil
+}
+
+// strictDecode reads one JSON object into v, refusing unknown fields and
+// values of the wrong type with a *RequestError naming the field (its
+// path below prefix).
+func strictDecode(data []byte, v any, prefix string) error {
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.DisallowUnknownFields()
+	err := d.Decode(v)
+	var te *json.UnmarshalTypeError
+	switch {
+	case err == nil && d.More():
+		return badField(strings.TrimSuffix(prefix, "."), "malformed request: more than one JSON value")
+	case err == nil:
+		return nil
+	case errors.As(err, &te) && te.Field != "":
+		field := prefix + te.Field
+		return badField(field, "malformed request: %s: a JSON %s where the request takes %s", field, te.Value, te.Type)
+	}
+	// encoding/json names an unknown field in its message alone.
+	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		field, _ := strconv.Unquote(name)
+		if prefix == "" && slices.Contains(protocol1, field) {
+			return badField(field, "protocol 1's request (%q, with run's flags in \"args\"): this server speaks protocol %d, whose run request carries the run as an object, \"run\": {\"id\": ..., \"cwd\": ..., \"command\": [...], ...} (docs/serve.md)", field, ProtocolVersion)
+		}
+		return badField(prefix+field, "malformed request: unknown field %q: check its spelling (docs/serve.md lists the fields)", prefix+field)
+	}
+	return badField(strings.TrimSuffix(prefix, "."), "malformed request: %w", err)
 }
 
 // lineReader splits a connection into lines, with the descriptors that

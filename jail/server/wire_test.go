@@ -13,32 +13,42 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// TestDecodeRequest: a line is a request or a RequestError naming the
+// field to fix, as the line names it.
 func TestDecodeRequest(t *testing.T) {
 	cases := []struct {
-		name, line, wantErr string
+		name, line, field, wantErr string
 	}{
-		{"run", `{"op":"run","req":"r-1.x_y","cwd":"/a","args":["--id","a"],"command":["true"],"stdio":3}`, ""},
-		{"cancel", `{"op":"cancel","req":"r1"}`, ""},
-		{"not json", `{`, "malformed request"},
-		{"two values", `{"op":"cancel","req":"r1"} {}`, "more than one JSON value"},
-		{"unknown field", `{"op":"cancel","req":"r1","x":1}`, "unknown field"},
-		{"no name", `{"op":"cancel"}`, "bad request name"},
-		{"long name", `{"op":"cancel","req":"` + strings.Repeat("a", 65) + `"}`, "bad request name"},
-		{"slash in name", `{"op":"cancel","req":"a/b"}`, "bad request name"},
-		{"unknown op", `{"op":"kill","req":"r"}`, "unknown op"},
-		{"no command", `{"op":"run","req":"r","cwd":"/"}`, "no command"},
-		{"relative cwd", `{"op":"run","req":"r","cwd":"a","command":["x"]}`, "absolute"},
-		{"no cwd", `{"op":"run","req":"r","command":["x"]}`, "absolute"},
-		{"stdio 2", `{"op":"run","req":"r","cwd":"/","command":["x"],"stdio":2}`, "send 0 or 3"},
-		{"wrong type", `{"op":"run","req":"r","cwd":"/","command":"x"}`, "malformed request"},
+		{"run", `{"op":"run","req":"r-1.x_y","run":{"id":"a","cwd":"/a","command":["true"],"limits":{"memory":"1G"},"read_only":["/x"]},"stdio":3}`, "", ""},
+		{"cancel", `{"op":"cancel","req":"r1"}`, "", ""},
+		{"not json", `{`, "", "malformed request"},
+		{"two values", `{"op":"cancel","req":"r1"} {}`, "", "more than one JSON value"},
+		{"unknown field", `{"op":"cancel","req":"r1","x":1}`, "x", `unknown field "x"`},
+		{"unknown field of the run", `{"op":"run","req":"r","run":{"id":"a","cwd":"/","command":["x"],"memroy":"1G"}}`, "run.memroy", `unknown field "run.memroy"`},
+		{"protocol 1's args", `{"op":"run","req":"r1","cwd":"/a","args":["--id","a"],"command":["true"]}`, "cwd", `protocol 1's request ("cwd"`},
+		{"protocol 1's args alone", `{"op":"run","req":"r1","args":["--id","a"]}`, "args", "protocol 2, whose run request carries the run as an object"},
+		{"no name", `{"op":"cancel"}`, "req", "bad request name"},
+		{"long name", `{"op":"cancel","req":"` + strings.Repeat("a", 65) + `"}`, "req", "bad request name"},
+		{"slash in name", `{"op":"cancel","req":"a/b"}`, "req", "bad request name"},
+		{"unknown op", `{"op":"kill","req":"r"}`, "op", "unknown op"},
+		{"a cancel with a run", `{"op":"cancel","req":"r","run":{}}`, "op", "leave out run, stdio and names"},
+		{"names in flags", `{"op":"run","req":"r","run":{"cwd":"/","command":["x"]},"names":"flag"}`, "", ""},
+		{"names in no language", `{"op":"run","req":"r","run":{"cwd":"/","command":["x"]},"names":"profile field"}`, "names", `names "profile field": give "request field" (the default), "flag" or "keyword"`},
+		{"no run", `{"op":"run","req":"r"}`, "run", `no "run"`},
+		{"no command", `{"op":"run","req":"r","run":{"id":"a","cwd":"/"}}`, "run.command", "no command"},
+		{"stdio 2", `{"op":"run","req":"r","run":{"cwd":"/","command":["x"]},"stdio":2}`, "stdio", "send 0 or 3"},
+		{"wrong type", `{"op":"run","req":"r","run":{"cwd":"/","command":"x"}}`, "run.command", "a JSON string where the request takes []string"},
+		{"a port out of range", `{"op":"run","req":"r","run":{"cwd":"/","command":["x"],"allow_tcp":[70000]}}`, "run.allow_tcp", "number 70000"},
+		{"run not an object", `{"op":"run","req":"r","run":5}`, "run", "malformed request"},
 	}
 	for _, tc := range cases {
 		_, err := DecodeRequest([]byte(tc.line))
+		var re *RequestError
 		switch {
 		case tc.wantErr == "" && err != nil:
 			t.Errorf("%s: DecodeRequest(%s) = %v, want no error", tc.name, tc.line, err)
-		case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
-			t.Errorf("%s: DecodeRequest(%s) = %v, want an error with %q", tc.name, tc.line, err, tc.wantErr)
+		case tc.wantErr != "" && (!errors.As(err, &re) || re.Field != tc.field || !strings.Contains(err.Error(), tc.wantErr)):
+			t.Errorf("%s: DecodeRequest(%s) = %#v, want field %q and an error with %q", tc.name, tc.line, err, tc.field, tc.wantErr)
 		}
 	}
 }
@@ -57,20 +67,28 @@ func TestValidName(t *testing.T) {
 // FuzzDecodeRequest: whatever a client sends, the decoder returns, and
 // what it accepts holds the rules the server relies on.
 func FuzzDecodeRequest(f *testing.F) {
-	f.Add([]byte(`{"op":"run","req":"r1","cwd":"/a","args":["--id","a"],"command":["true"],"stdio":3}`))
+	f.Add([]byte(`{"op":"run","req":"r1","run":{"id":"a","cwd":"/a","command":["true"],"limits":{"memory":"1G"}},"stdio":3}`))
 	f.Add([]byte(`{"op":"cancel","req":"r1"}`))
-	f.Add([]byte(`{"op":"run","req":"r1","cwd":"/","command":[""],"stdio":-1}`))
+	f.Add([]byte(`{"op":"run","req":"r1","run":{"cwd":"/","command":[""],"uid":1},"stdio":-1}`))
+	f.Add([]byte(`{"op":"run","req":"r1","cwd":"/a","args":["--id","a"],"command":["true"],"stdio":3}`))
 	f.Add([]byte("\x00{}"))
 	f.Fuzz(func(t *testing.T, line []byte) {
 		r, err := DecodeRequest(line)
+		var re *RequestError
+		if err != nil && !errors.As(err, &re) {
+			t.Fatalf("DecodeRequest(%q) = %v, not a RequestError", line, err)
+		}
 		if err != nil {
 			return
 		}
 		if !nameOracle.MatchString(r.Req) {
 			t.Fatalf("accepted name %q", r.Req)
 		}
-		if r.Op == "run" && (len(r.Command) == 0 || !strings.HasPrefix(r.Cwd, "/") || (r.Stdio != 0 && r.Stdio != 3)) {
+		if r.Op == "run" && (r.Run == nil || len(r.Run.Command) == 0 || (r.Stdio != 0 && r.Stdio != 3)) {
 			t.Fatalf("accepted run %+v", r)
+		}
+		if r.Op == "cancel" && (r.Run != nil || r.Stdio != 0) {
+			t.Fatalf("accepted cancel %+v", r)
 		}
 		if r.Op != "run" && r.Op != "cancel" {
 			t.Fatalf("accepted op %q", r.Op)

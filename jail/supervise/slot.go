@@ -2,9 +2,11 @@ package supervise
 
 import (
 	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -25,7 +27,7 @@ import (
 // is never reset. Nothing is shared between slots: each has its own
 // namespaces, leaf and init process.
 type Slot struct {
-	key     string
+	key     SlotKey
 	prog    *initconn.Program
 	leaf    *cgroupfs.Leaf
 	spawner *initconn.Spawner
@@ -180,7 +182,7 @@ func (sl *Slot) Current() bool {
 const currentEvery = time.Second
 
 // Key is what a run must match to take the slot (slotKey).
-func (sl *Slot) Key() string { return sl.key }
+func (sl *Slot) Key() SlotKey { return sl.key }
 
 // Made is when the slot was made.
 func (sl *Slot) Made() time.Time { return sl.made }
@@ -212,60 +214,87 @@ func InitIdentity() (string, error) {
 }
 
 // MadeFrom says whether the slot's init is the one identity names.
-func (sl *Slot) MadeFrom(identity string) bool { return strings.HasSuffix(sl.key, "|init="+identity) }
+func (sl *Slot) MadeFrom(identity string) bool { return sl.key.Init == identity }
 
 // Slots hands a run a slot made for its key, or nil: the run starts cold.
-type Slots func(key string) *Slot
+type Slots func(key SlotKey) *Slot
 
-// slotKey is what a slot fixes of a run before its request: the
+// SlotKey is what a slot fixes of a run before its request: the
 // namespaces and ID map it was born with, its leaf's place and
-// controllers, the view it built (viewAhead), and the init file it is
-// (device, inode, size, change time: an init replaced on disk, a new
-// package, is another key). The rest of the plan is the request's, built
-// when it comes.
-func slotKey(p *jail.Plan, prog *initconn.Program) (string, error) {
+// controllers, the view it built ahead (viewAhead), and the init file it
+// is. A run takes a slot whose key equals its plan's; the rest of the
+// plan is the request's, built when it comes. Lists are joined (a key is
+// comparable: ==, a map key).
+type SlotKey struct {
+	Namespaces string // their names in clone order, comma-separated
+	// LeasedFrom is the range the slot's ids were leased from: any id of
+	// it will do, a run that takes the slot takes its ids (takeSlot).
+	// "": fixed ids, HostUID and HostGID.
+	LeasedFrom       string
+	HostUID, HostGID int
+	Setgroups        bool
+	Groups           string // the gids a rootless run keeps, comma-separated
+	// CgroupParent and Controllers (the limited keys, sorted,
+	// comma-separated) are the leaf's; Cgroup false: no leaf.
+	Cgroup       bool
+	CgroupParent string
+	Controllers  string
+	// View is a digest of the view the slot built (protocol.ViewOf): the
+	// root's data dirs and links, the read-only and writable paths, the
+	// system entries and /etc's files, the sizes, the CPUs, the network
+	// mode. A run whose view differs in anything but the run directory's
+	// name (and the meminfo's numbers, written at its start) is another
+	// key. "": none built.
+	View string
+	// Init is the init file's identity (device, inode, size, change
+	// time): an init replaced on disk, a new package, is another key.
+	Init string
+}
+
+// slotKey is the key of a run of plan p with the init prog.
+func slotKey(p *jail.Plan, prog *initconn.Program) (SlotKey, error) {
+	k := planKey(p)
 	id, err := prog.Identity()
 	if err != nil {
-		return "", err
+		return SlotKey{}, err
 	}
-	return planKey(p) + "|init=" + id, nil
+	k.Init = id
+	return k, nil
 }
 
 // planKey is slotKey without the init: what of the plan a slot fixes.
-func planKey(p *jail.Plan) string {
-	var b strings.Builder
-	for _, ns := range p.Namespaces {
-		b.WriteString(ns.Name + ",")
+func planKey(p *jail.Plan) SlotKey {
+	var k SlotKey
+	names := make([]string, len(p.Namespaces))
+	for i, ns := range p.Namespaces {
+		names[i] = ns.Name
 	}
-	if p.IDs.LeasedFrom != "" {
-		// Any id of the range will do: a run that takes the slot takes
-		// its ids (takeSlot).
-		fmt.Fprintf(&b, "|ids=leased from %s:%t:%d", p.IDs.LeasedFrom, p.IDs.Setgroups, len(p.IDs.Groups))
-	} else {
-		fmt.Fprintf(&b, "|ids=%d:%d:%t:%d", p.IDs.HostUID, p.IDs.HostGID, p.IDs.Setgroups, len(p.IDs.Groups))
+	k.Namespaces = strings.Join(names, ",")
+	k.LeasedFrom, k.Setgroups = p.IDs.LeasedFrom, p.IDs.Setgroups
+	if k.LeasedFrom == "" {
+		k.HostUID, k.HostGID = p.IDs.HostUID, p.IDs.HostGID
 	}
-	for _, g := range p.IDs.Groups {
-		fmt.Fprintf(&b, ",%d", g.GID)
+	gids := make([]string, len(p.IDs.Groups))
+	for i, g := range p.IDs.Groups {
+		gids[i] = strconv.Itoa(int(g.GID))
 	}
+	k.Groups = strings.Join(gids, ",")
 	if c := p.Cgroup; c != nil {
 		var keys []string
-		for k, v := range c.Limits {
+		for name, v := range c.Limits {
 			if v.N != 0 || v.CPUs != 0 {
-				keys = append(keys, k)
+				keys = append(keys, name)
 			}
 		}
 		slices.Sort(keys)
-		fmt.Fprintf(&b, "|cgroup=%s:%s", c.Parent, strings.Join(keys, ","))
+		k.Cgroup, k.CgroupParent, k.Controllers = true, c.Parent, strings.Join(keys, ",")
 	}
 	if viewAhead(p) {
-		// The view the slot built: a run whose view differs in anything
-		// but the run directory's name (and the meminfo's numbers,
-		// written at its start) is another key.
 		v := protocol.ViewOf(&p.Init)
 		sum := sha256.Sum256(protocol.EncodeConfig(&v))
-		fmt.Fprintf(&b, "|view=%x", sum[:16])
+		k.View = hex.EncodeToString(sum[:16])
 	}
-	return b.String()
+	return k
 }
 
 // takeSlot adopts a slot for the plan (and prog, the init a cold start

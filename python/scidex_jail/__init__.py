@@ -66,7 +66,7 @@ the server accepted and then went away without answering.
 """
 
 from ._client import Jail, run, run_async, start
-from ._errors import JailError, JailNotFoundError, JailSetupError, RunLostError, ServerRefusedError
+from ._errors import BadRequestError, JailError, JailNotFoundError, JailSetupError, RunLostError, ServerRefusedError
 from ._limits import LimitError
 from ._options import BINARY_ENV, find_binary
 from ._prepared import StdinArg
@@ -121,6 +121,7 @@ __all__ = [
     "Seccomp",
     "Server",
     "ServerRefusedError",
+    "BadRequestError",
     "ServerRun",
     "Served",
     "SetupError",

@@ -66,6 +66,22 @@ class JailSetupError(JailError):
         self.message = message
 
 
+class BadRequestError(JailSetupError, ValueError):
+    """``scidex-jail serve`` refused the run's request for one value (its
+    ``bad_request`` reply), its message naming the keyword (``keyword ro
+    "/proc/self" ...``): ``field`` is the request's field as the reply
+    names it (``run.read_only``), ``keyword`` the argument of
+    :func:`scidex_jail.run` that gave it (``ro``; None when no argument
+    did). A :class:`JailSetupError` of stage ``"command line"`` (what a
+    ``scidex-jail run`` refusing the same value raises) and a
+    :class:`ValueError`, as a bad argument is. Nothing of the run exists."""
+
+    def __init__(self, message: str, *, field: str, keyword: Optional[str], exit_code: Optional[int] = 125) -> None:
+        super().__init__("command line", message, exit_code=exit_code, stderr_tail=message)
+        self.field = field
+        self.keyword = keyword
+
+
 class JailNotFoundError(JailError, FileNotFoundError):
     """The scidex-jail binary is not where it was looked for.
 
@@ -87,12 +103,17 @@ class JailNotFoundError(JailError, FileNotFoundError):
 
 
 class ServerRefusedError(JailError):
-    """``scidex-jail serve`` refused a run without starting it (its reply
-    begins ``refused:``): its queue is full (``--max-runs`` runs going and
-    ``--queue`` waiting: try again later) or it is shutting down. Nothing
+    """``scidex-jail serve`` refused a run without starting it (its
+    ``refused`` reply): its queue is full (``--max-runs`` runs going and
+    ``--queue`` waiting: try again later) or it is shutting down;
+    ``reason`` is the reply's (``queue_full``, ``shutting_down``). Nothing
     of the run exists. Raised by :class:`Server` itself when the server
-    refuses the connection (the most clients it takes are connected: try
-    again later)."""
+    refuses the connection (``too_many_clients``: the most clients it takes
+    are connected: try again later)."""
+
+    def __init__(self, message: str, *, reason: str = "", exit_code: Optional[int] = None) -> None:
+        super().__init__(message, exit_code=exit_code)
+        self.reason = reason
 
 
 class RunLostError(JailError):

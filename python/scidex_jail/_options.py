@@ -1,9 +1,11 @@
-"""Validation of run() arguments and the jail's command line built from them.
+"""Validation of run() arguments, and the run they ask for built from them.
 
 Everything here is pure: :func:`build_spec` checks the caller's arguments and
 raises :class:`ValueError` naming the argument and how to fix it, before any
-process or file exists; :meth:`Spec.argv` turns the checked values into the
-``scidex-jail run`` command line (a list, never a shell string).
+process or file exists; :meth:`Spec.command` turns the checked values into the
+``scidex-jail run`` command line (a list, never a shell string), and
+:meth:`Spec.request` into the run object of a request to ``scidex-jail serve``
+(protocol 2), the same run as the jail's ``request.Request``.
 """
 
 from __future__ import annotations
@@ -97,10 +99,42 @@ class Spec:
         """
         return [self.binary, "run", *self.flags(report), "--", *self.argv]
 
+    def request(self, cwd: str) -> Dict[str, object]:
+        """The run as ``scidex-jail serve`` takes it: the ``run`` object of a
+        request (docs/serve.md), each value under the request's name for it
+        (:data:`REQUEST_KEYWORDS` maps them back), relative paths taken from
+        ``cwd`` (the checked paths are absolute already). The report comes
+        in the reply: no file is named."""
+        run: Dict[str, object] = {"id": self.analysis_id, "command": list(self.argv), "cwd": cwd}
+        for field, value in (
+            ("profile", self.profile),
+            ("config", self.config),
+            ("net", self.net),
+            ("root", self.root),
+            ("collect", self.collect),
+            ("tmp_root", self.tmp_root),
+            ("cgroup_parent", self.cgroup_parent),
+        ):
+            if value is not None:
+                run[field] = value
+        for field, values in (
+            ("limits", self.limits()),
+            ("allow_tcp", list(self.allow_tcp)),
+            ("read_only", list(self.ro)),
+            ("read_write", list(self.rw)),
+            ("inputs", list(self.inputs)),
+            ("env", [f"{k}={v}" for k, v in self.env]),
+            ("unsafe_disable", list(self.unsafe_disable)),
+        ):
+            if values:
+                run[field] = values
+        if self.keep:
+            run["keep"] = True
+        return run
+
     def flags(self, report: Optional[str] = None) -> list[str]:
         """The flags of ``scidex-jail run`` (what :meth:`command` puts
-        before ``--``), writing the report to ``report`` when given: the
-        ``args`` of a request to ``scidex-jail serve``."""
+        before ``--``), writing the report to ``report`` when given."""
         cmd = [f"--id={self.analysis_id}"]
         if report is not None:
             cmd.append(f"--report={report}")
@@ -133,6 +167,26 @@ class Spec:
         if self.keep:
             cmd.append("--keep")
         return cmd
+
+
+#: The keyword of each field of a run request (:meth:`Spec.request`) that
+#: differs from the field's name; a limit (``limits.NAME``) is its own
+#: keyword, but for the output budgets (``output_budget``).
+_KEYWORD_OF = {"id": "analysis_id", "command": "argv", "read_only": "ro", "read_write": "rw"}
+
+
+def keyword_of(field: str) -> Optional[str]:
+    """The keyword of :func:`scidex_jail.run` that gives a request's field
+    (its path in the request line, as a ``bad_request`` reply names it:
+    ``run.read_only``, ``run.limits.memory``): ``ro``, ``memory``; None for
+    a field no keyword gives (the line's own, such as ``stdio``, or
+    ``run.cwd``, this process' directory)."""
+    parts = field.split(".")
+    if parts[0] != "run" or len(parts) < 2 or parts[1] == "cwd":
+        return None
+    if parts[1] == "limits" and len(parts) > 2:
+        return "output_budget" if parts[2].startswith("output_") else parts[2]
+    return _KEYWORD_OF.get(parts[1], parts[1])
 
 
 class SpecOptions(TypedDict, total=False):

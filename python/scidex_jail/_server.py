@@ -25,7 +25,7 @@ from ._prepared import EXIT_SETUP, Prepared, describe_exit
 from ._result import Result
 from ._run import _pump, wait_or_abort
 from ._server_async import run_async_on
-from ._server_run import Message, ServerRun, Tracker
+from ._server_run import END_EVENTS, Message, ServerRun, Tracker
 from ._streams import Destination, Tail, check_destination, plan_stderr
 
 if TYPE_CHECKING:
@@ -34,8 +34,9 @@ if TYPE_CHECKING:
     else:
         from typing_extensions import Unpack
 
-#: The protocol version this client speaks.
-PROTOCOL = 1
+#: The protocol version this client speaks: 2, where a run request
+#: carries the run as an object (:meth:`Spec.request`).
+PROTOCOL = 2
 #: The longest line the server reads.
 MAX_LINE = 1 << 20
 
@@ -247,12 +248,12 @@ class Server:
             raise JailError(self._why_gone(f"said no hello in {timeout} s ({e})")) from None
         self._sock.settimeout(None)
         msg = _decode(line)
-        if msg is not None and msg.get("event") == "error":
+        if msg is not None and msg.get("event") in ("refused", "error"):
             # A server at its limit of clients greets so, with its reason.
-            text = str(msg.get("error") or "an error with no reason")
+            text = str(msg.get("error") or "no reason given")
             where = f"scidex-jail serve at {self.socket_path}" if self.socket_path else "scidex-jail serve"
-            if text.startswith("refused:"):
-                raise ServerRefusedError(f"{where} {text}", exit_code=EXIT_SETUP)
+            if msg.get("event") == "refused":
+                raise ServerRefusedError(f"{where} refused: {text}", reason=str(msg.get("reason") or ""), exit_code=EXIT_SETUP)
             raise JailError(f"{where} greeted with {text}", exit_code=EXIT_SETUP)
         if msg is None or msg.get("event") != "hello":
             said = f"said {line[:200]!r} instead of its hello" if line else "closed the connection before its hello"
@@ -291,14 +292,14 @@ class Server:
             if not req:
                 # A line the server could not read: ours, in order, so the
                 # oldest request not yet answered.
-                if event != "error" or not self._unacked:
+                if event not in END_EVENTS or not self._unacked:
                     return
                 req = next(iter(self._unacked))
             if not isinstance(req, str):
                 return
             self._unacked.pop(req, None)
             tracker = self._pending.get(req)
-            if event in ("done", "error"):
+            if event in END_EVENTS:
                 self._pending.pop(req, None)
                 self._lock.notify_all()
         if tracker is not None:

@@ -12,14 +12,18 @@ import threading
 import time
 from typing import Any, Dict, List, Optional, Tuple
 
-from ._errors import JailError, JailSetupError, RunLostError, ServerRefusedError
-from ._prepared import EXIT_LOST, EXIT_SETUP, Prepared, jail_message
+from ._errors import BadRequestError, JailError, JailSetupError, RunLostError, ServerRefusedError
+from ._options import keyword_of
+from ._prepared import EXIT_LOST, EXIT_SETUP, Prepared
 from ._result import Result
 from ._run import _feed, abort_run
 from ._streams import Sink
 
 #: A JSON object of the protocol.
 Message = Dict[str, Any]
+
+#: The replies that end a request: its run's report, or why it has none.
+END_EVENTS = ("done", "refused", "bad_request", "error")
 
 #: How long the analysis' stdout and stderr may stay open after the run's
 #: reply (every process of the run is dead by then; only a server that
@@ -38,7 +42,7 @@ class Tracker:
         self.req = ""  # set by the server when the request is made
         self.cond = threading.Condition()
         self.accepted = False
-        self.reply: Optional[Message] = None  # the "done" or "error" reply
+        self.reply: Optional[Message] = None  # the reply that ended it (END_EVENTS)
         self.lost: Optional[JailError] = None  # the server went away first
         self._cancel_pending = False
         self.cancelled = False  # a cancel was sent
@@ -53,7 +57,7 @@ class Tracker:
             if event == "accepted":
                 self.accepted = True
                 send = self._cancel_pending and self.reply is None
-            elif event in ("done", "error") and not self.ended():
+            elif event in END_EVENTS and not self.ended():
                 self.reply = msg
             self.cond.notify_all()
         if send:
@@ -108,28 +112,37 @@ def lost_run(gone: str, accepted: bool) -> JailError:
 
 
 def request_fields(prep: Prepared) -> Message:
-    """The fields of the run's request besides ``op`` and ``req``: the
-    flags ``run`` would get (without ``--report``, ``--summary`` and
-    ``--ready-fd``), the command, this process' cwd, and three descriptors."""
-    return {"cwd": os.getcwd(), "args": prep.spec.flags(), "command": list(prep.spec.argv), "stdio": 3}
+    """The fields of the run's request besides ``op`` and ``req``: the run
+    (:meth:`Spec.request`: its checked arguments, this process' cwd),
+    three descriptors, and the language the server's messages name the
+    values in: run()'s keywords, which the caller wrote."""
+    return {"run": prep.spec.request(os.getcwd()), "stdio": 3, "names": "keyword"}
 
 
 def outcome(prep: Prepared, reply: Message, cancelled: bool = False) -> Result:
-    """The Result of a ``done`` reply, or the error of an ``error`` one,
-    exactly as a ``run`` that exited so with that report (or none). A
-    refusal (``refused: ...``: a full queue, a server shutting down) is a
-    :class:`ServerRefusedError`; an ``error`` to a run that was
-    ``cancelled`` while the server held it in its queue is a
-    :class:`JailError` saying so (it never started: no report exists)."""
+    """The Result of a ``done`` reply, or the error of one that ended the
+    request without a report, exactly as a ``run`` that exited so with
+    that report (or none), read from the reply's fields: a ``refused``
+    (a full queue, a server shutting down) is a
+    :class:`ServerRefusedError` with its ``reason``; a ``bad_request`` a
+    :class:`BadRequestError` naming the keyword of the field it names; an
+    ``error`` to a run that was ``cancelled`` while the server held it in
+    its queue a :class:`JailError` saying so (it never started: no report
+    exists); any other ``error`` a :class:`JailSetupError`."""
     code = reply.get("exit_code")
-    if reply.get("event") == "done":
+    event = reply.get("event")
+    if event == "done":
         report = reply.get("report")
         if not isinstance(code, int) or not isinstance(report, dict):
             raise JailError(f"scidex-jail serve sent a malformed done reply: {str(reply)[:500]}")
         return prep.conclude(code, report)
     text = str(reply.get("error") or "")
-    if text.startswith("refused:"):
-        raise ServerRefusedError(f"scidex-jail serve {text}", exit_code=code if isinstance(code, int) else None)
+    exit_code = code if isinstance(code, int) else None
+    if event == "refused":
+        raise ServerRefusedError(f"scidex-jail serve refused: {text}", reason=str(reply.get("reason") or ""), exit_code=exit_code)
+    if event == "bad_request":
+        field = str(reply.get("field") or "")
+        raise BadRequestError(text or "(no reason given)", field=field, keyword=keyword_of(field), exit_code=exit_code)
     if cancelled:
         raise JailError(
             f"run {prep.spec.analysis_id!r} was cancelled before it started: {text or '(no reason given)'}",
@@ -137,7 +150,7 @@ def outcome(prep: Prepared, reply: Message, cancelled: bool = False) -> Result:
             stderr_tail=text,
         )
     if code == EXIT_SETUP:
-        raise JailSetupError("command line", jail_message(text), stderr_tail=text)
+        raise JailSetupError("command line", text or "(no reason given)", stderr_tail=text)
     raise JailError(
         f"scidex-jail serve did not start the run: {text or '(no reason given)'}",
         exit_code=code if isinstance(code, int) else None,

@@ -135,7 +135,47 @@ def test_bad_profile_is_the_same_setup_error(server: scidex_jail.Server) -> None
         assert (e.value.stage, e.value.exit_code) == ("command line", 125)
         assert leftovers(aid) == []
         errors.append(e.value.message)
-    assert "no such profile" in errors[0] and errors[0] == errors[1], errors
+    # Each names the value as it was given: the server's bad_request the
+    # keyword (its field, run.profile, is data); run its flag.
+    assert 'keyword profile "no-such-profile": no such profile; known: default' in errors[0], errors
+    assert '--profile "no-such-profile": no such profile; known: default' in errors[1], errors
+
+
+@pytest.mark.parametrize(
+    "kwargs, field, keyword, says",
+    [
+        ({"profile": "no-such-profile"}, "run.profile", "profile", 'keyword profile "no-such-profile": no such profile'),
+        ({"ro": ["/proc/self"]}, "run.read_only", "ro", 'keyword ro "/proc/self" (/proc/'),
+        ({"rw": ["/sys"]}, "run.read_write", "rw", 'keyword rw "/sys" (/sys) is under /sys'),
+        ({"unsafe_disable": ["nope"]}, "run.unsafe_disable", "unsafe_disable", 'keyword unsafe_disable "nope": known layers are landlock, seccomp, cgroup'),
+    ],
+    ids=["profile", "ro", "rw", "unsafe_disable"],
+)
+def test_a_bad_request_names_the_keyword(server: scidex_jail.Server, kwargs: Dict[str, Any], field: str, keyword: str, says: str) -> None:
+    # Values the client passes on and the server refuses: its bad_request
+    # names the keyword in its message (the request says the values are
+    # keywords) and the request's field as data, which the error maps to
+    # the keyword too.
+    aid = new_id("srvbadreq")
+    with pytest.raises(scidex_jail.BadRequestError) as e:
+        server.run(["/bin/true"], analysis_id=aid, **kwargs)
+    assert (e.value.field, e.value.keyword, e.value.stage, e.value.exit_code) == (field, keyword, "command line", 125), e.value
+    assert isinstance(e.value, ValueError) and isinstance(e.value, scidex_jail.JailSetupError)
+    assert says in e.value.message, e.value.message
+    assert leftovers(aid) == []
+
+
+def test_a_setup_error_is_the_reports(server: scidex_jail.Server, tmp_root: str) -> None:
+    # A run that fails in its setup (an rw tree the system's rx rules lie
+    # in) gets its stage from the report in the reply, as from run's file.
+    stages = []
+    for run in (server.run, scidex_jail.run):
+        aid = new_id("srvsetup")
+        with pytest.raises(scidex_jail.JailSetupError) as e:
+            run(["/bin/true"], analysis_id=aid, rw=["/etc"], tmp_root=tmp_root)
+        assert e.value.report is not None and e.value.exit_code == 125, e.value
+        stages.append((e.value.stage, e.value.report.setup_error))
+    assert stages[0] == stages[1] and stages[0][0] == "landlock", stages
 
 
 @pytest.mark.parametrize("kwargs", [{"cpus": 0}, {"memory": "1M"}, {"ro": ["/nonexistent/x"]}, {"memroy": "1G"}])
@@ -319,9 +359,10 @@ def test_server_flags_queue_and_refusal(tmp_root: str) -> None:
         wait_for(lambda: os.path.exists(os.path.join(tmp_root, f"scidex-analysis-{aids[0]}")), "the first run")
         queued = s.start(["/bin/sleep", "30"], analysis_id=aids[1])
         refused = s.start(["/bin/sleep", "30"], analysis_id=aids[2])
-        with pytest.raises(scidex_jail.ServerRefusedError, match="refused: .*try again later") as e:
+        with pytest.raises(scidex_jail.ServerRefusedError, match="refused: 1 runs at once and 1 waiting.*try again later") as e:
             refused.wait(60)
         assert not isinstance(e.value, scidex_jail.JailSetupError), e.value
+        assert (e.value.reason, e.value.exit_code) == ("queue_full", 125), e.value
         queued.cancel()
         # Cancelled while queued: a report all the same, nothing made; its
         # wait is its queued phase, and served says what it waited behind.
@@ -417,3 +458,42 @@ def test_bounded_output_and_last_words(server: scidex_jail.Server, tmp_root: str
     assert streams.stderr.tail.endswith("KeyError: 'dose'\n") and r.stderr == streams.stderr.tail
     assert "; last words: KeyError: 'dose';" in r.completion_notes
     assert f"; stdout truncated: {written - budget} of its {written} bytes dropped" in r.completion_notes
+
+
+@pytest.mark.unit
+def test_every_request_field_is_a_keyword() -> None:
+    # The run object a served run sends: each field, as a bad_request
+    # names it, maps back to the keyword of run() that gave it.
+    from scidex_jail._client import JAIL_KEYWORDS, RUN_KEYWORDS
+    from scidex_jail._options import Spec, keyword_of
+
+    spec = Spec(
+        binary="/bin/true", argv=("a",), analysis_id="x", profile="p", config="/c", timeout="1s", memory="1G",
+        net="host", allow_tcp=(443,), root="/r", ro=("/a",), rw=("/b",), inputs=("/i",), env=(("A", "B"),),
+        collect="/o", keep=True, tmp_root="/t", cgroup_parent="/g", unsafe_disable=("seccomp",),
+        output_budget=(("bytes", "1G"),), other_limits=(("swap", "--swap", "0"),),
+    )  # fmt: skip
+    run = spec.request("/w")
+    known = RUN_KEYWORDS | JAIL_KEYWORDS | {"analysis_id", "argv"}
+    fields = [f"run.{k}" for k in run if k not in ("limits", "cwd")] + [f"run.limits.{k}" for k in run["limits"]]  # type: ignore[union-attr]
+    assert len(fields) == 20, fields  # every field Spec sets
+    for f in fields:
+        assert keyword_of(f) in known | {"swap"}, (f, keyword_of(f))
+    assert [keyword_of(f) for f in ("run.read_only", "run.limits.output_bytes", "run.id", "run.cwd", "stdio")] == ["ro", "output_budget", "analysis_id", None, None]
+    assert run["limits"] == {"timeout": "1s", "memory": "1G", "output_bytes": "1G", "swap": "0"} and run["cwd"] == "/w"
+
+
+def test_keyword_of_is_the_binarys_rows(jail_bin: str) -> None:
+    # keyword_of's map is held to the rows the binary publishes: each
+    # row's request field maps to its keyword.
+    from scidex_jail import _limits
+    from scidex_jail._options import keyword_of
+
+    schema = _limits.schema(jail_bin)
+    assert schema is not None
+    for row in schema["options"]:
+        if row["request_field"] and row["keyword"]:
+            assert keyword_of("run." + row["request_field"]) == row["keyword"], row
+    for row in schema["limits"]:
+        want = "output_budget" if row["keyword"].startswith("output_") else row["keyword"]
+        assert keyword_of("run." + row["request_field"]) == want, row

@@ -90,8 +90,9 @@ def test_a_refused_connection_says_why(jail_bin: str) -> None:
             held.append(c)
             c.connect(path)
             assert b'"hello"' in c.recv(4096)
-        with pytest.raises(scidex_jail.ServerRefusedError, match="refused: 64 clients connected.*try again later"):
+        with pytest.raises(scidex_jail.ServerRefusedError, match="refused: 64 clients connected.*try again later") as e:
             scidex_jail.Server(socket=path)
+        assert e.value.reason == "too_many_clients", e.value
     finally:
         for c in held:
             c.close()

@@ -21,7 +21,7 @@ FORGED = {"schema": "scidex-jail.report/v1", "id": "forged", "status": "ok", "ex
 def serve(conn: socket.socket, mode: str, got: dict) -> None:
     conn.settimeout(20)
     try:
-        conn.sendall(b'{"event":"hello","req":"","version":"fake","protocol":1}\n')
+        conn.sendall(b'{"event":"hello","req":"","version":"fake","protocol":2}\n')
     except OSError:
         pass  # a client that refused us may be gone already
     buf = b""
