@@ -23,6 +23,8 @@ import (
 // its view, so the next run from that root starts cold (never in the
 // stale slot) and sees the data dir; the server then makes its slots in
 // that run's shape, and a later run takes one and sees the data dir too.
+// A data dir replaced at its path (a new directory renamed in) is another
+// view too: the run after it sees the new one.
 func TestServeViewAhead(t *testing.T) {
 	root := tmpRoot(t)
 	c := startServe(t, "--slots", "1")
@@ -105,6 +107,27 @@ func TestServeViewAhead(t *testing.T) {
 	}
 	if rep.Start != "slot" || !strings.HasSuffix(out, "a,b\n") {
 		t.Errorf("a later run with the data dir: start %s, output %q, want slot (made in its shape) and a,b; server stderr: %s", rep.Start, out, c.stderr)
+	}
+
+	// The data dir replaced by another at its path (renamed in): a slot
+	// made before binds the old one, and must not serve.
+	waitFor(t, func() bool { return len(c.slots().added(t)) >= 1 }, "a slot")
+	time.Sleep(200 * time.Millisecond)
+	data := filepath.Join(root, "data")
+	if err := os.Mkdir(data+".new", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(data+".new", "x.csv"), []byte("c,d\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(data, data+".old"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(data+".new", data); err != nil {
+		t.Fatal(err)
+	}
+	if rep, out = run(show, nil); !strings.HasSuffix(out, "c,d\n") {
+		t.Errorf("the first run after data/ was replaced: start %s, output %q, want the new data/'s c,d", rep.Start, out)
 	}
 }
 

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/scidex/scidex-jail/cgroupfs"
 	"github.com/scidex/scidex-jail/jail"
 	"github.com/scidex/scidex-jail/jail/initconn"
@@ -290,11 +292,37 @@ func planKey(p *jail.Plan) SlotKey {
 		k.Cgroup, k.CgroupParent, k.Controllers = true, c.Parent, strings.Join(keys, ",")
 	}
 	if viewAhead(p) {
-		v := protocol.ViewOf(&p.Init)
-		sum := sha256.Sum256(protocol.EncodeConfig(&v))
-		k.View = hex.EncodeToString(sum[:16])
+		k.View = viewDigest(&p.Init)
 	}
 	return k
+}
+
+// viewDigest is SlotKey.View: the view as data, and the identity (device,
+// inode) of each host object it binds, as the host has them now. A slot
+// binds the objects its paths named when it was made: a data dir replaced
+// on the host since (a new directory renamed in) is the same path but
+// another view, and its slot must not serve a run that would bind the
+// new one.
+func viewDigest(c *protocol.Config) string {
+	v := protocol.ViewOf(c)
+	h := sha256.New()
+	h.Write(protocol.EncodeConfig(&v))
+	m := &c.Mounts
+	sources := slices.Concat(m.ReadOnly, m.ReadWrite)
+	for _, e := range m.System {
+		if e.Symlink == "" {
+			sources = append(sources, e.Path)
+		}
+	}
+	for _, src := range sources {
+		var st unix.Stat_t
+		if err := unix.Stat(src, &st); err != nil {
+			fmt.Fprintf(h, "%s:%v;", src, err) // the init's open fails as it will for a cold run
+			continue
+		}
+		fmt.Fprintf(h, "%s:%d:%d;", src, st.Dev, st.Ino)
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16])
 }
 
 // takeSlot adopts a slot for the plan (and prog, the init a cold start
