@@ -74,7 +74,8 @@ func TestServeViewAhead(t *testing.T) {
 	}
 
 	// The meminfo is the run's, written as it takes the slot: its memory
-	// limit, not the template's.
+	// limit, not the template's (a memory limit sizes the disk budget and
+	// /dev/shm too: a view of its own, made after the first such run).
 	for range 40 {
 		if rep, out = run("grep MemTotal /proc/meminfo", map[string]string{"memory": "123M"}); rep.Start == "slot" {
 			break
@@ -83,6 +84,17 @@ func TestServeViewAhead(t *testing.T) {
 	}
 	if want := "MemTotal:         125952 kB\n"; rep.Start != "slot" || out != want {
 		t.Errorf("a run from a slot with limits.memory 123M: start %s, %q, want slot and %q", rep.Start, out, want)
+	}
+	// A limit the view does not show is the run's all the same: written
+	// over the slot's leaf as the run takes it.
+	for range 40 {
+		if rep, out = run("cat /sys/fs/cgroup/pids/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids.max", map[string]string{"memory": "123M", "pids": "77"}); rep.Start == "slot" {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if rep.Start != "slot" || out != "77\n" {
+		t.Errorf("a run from a slot with limits.pids 77: start %s, %q, want slot and 77", rep.Start, out)
 	}
 
 	// A data dir appears: the ready slot's view lacks it.

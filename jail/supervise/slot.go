@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strconv"
@@ -41,6 +42,8 @@ type Slot struct {
 	template *jail.Spec
 	checked  time.Time // Current's last look, and what it found
 	current  bool
+	// limits are the leaf's as the slot's start wrote them.
+	limits cgroupfs.Limits
 	// anchor is the run directory made ahead in the template's tmp-root
 	// (nil: none could be made): the run that takes the slot claims it
 	// when its own is in that tmp-root with that owner.
@@ -71,6 +74,9 @@ func PrepareSlot(template *jail.Spec) (*Slot, error) {
 		return nil, fmt.Errorf("prepare slot: %w", err)
 	}
 	sl := &Slot{prog: prog, lease: lease, made: time.Now(), template: template, checked: time.Now(), current: true}
+	if plan.Cgroup != nil {
+		sl.limits = plan.Cgroup.Limits
+	}
 	if sl.key, err = slotKey(plan, prog); err != nil {
 		prog.Close()
 		lease.Release()
@@ -346,7 +352,7 @@ func (sv *supervisor) takeSlot(prog *initconn.Program, lease *uidlease.Lease) (s
 	in := spawned{conn: sl.conn, spawner: sl.spawner, slot: sl, anchor: sl.anchor}
 	sl.anchor = nil
 	if sl.leaf != nil {
-		if err := sl.leaf.SetLimits(sv.plan.Cgroup.Limits); err != nil {
+		if err := sl.takeLimits(sv.plan.Cgroup.Limits); err != nil {
 			sv.warnings = append(sv.warnings, "a prepared slot could not take this run's limits ("+err.Error()+"): started cold")
 			sl.anchor = in.anchor
 			sl.Destroy()
@@ -370,4 +376,17 @@ func (sv *supervisor) takeSlot(prog *initconn.Program, lease *uidlease.Lease) (s
 	sl.prog.Close() // exec'd long ago; the connection keeps its path for messages
 	sv.clock.lap("slot")
 	return in, lease, true
+}
+
+// takeLimits writes lim over the slot's leaf, unless they are the limits
+// its start wrote: the same values again would only cost their writes
+// (about 0.2 ms on v1), and nothing but the server writes a leaf's limits
+// (the analysis sees its cgroup read-only).
+func (sl *Slot) takeLimits(lim cgroupfs.Limits) error {
+	if maps.EqualFunc(sl.limits, lim, func(a, b cgroupfs.Value) bool {
+		return a.N == b.N && a.CPUs == b.CPUs && slices.Equal(a.Devices, b.Devices)
+	}) {
+		return nil
+	}
+	return sl.leaf.SetLimits(lim)
 }
