@@ -97,3 +97,38 @@ func slotShape(template, run request.Request) request.Request {
 	s.Report, s.Collect, s.CollectMerge, s.Keep = "", "", false, false
 	return s
 }
+
+// takeNotCurrent removes the ready slots whose view is no longer the
+// host's (supervise.Slot.Current: a plan of the host, at most once a
+// second a slot), looked at outside the lock, so that no run's take
+// waits behind it; a slot taken meanwhile is the run's.
+func (p *pool) takeNotCurrent() []*supervise.Slot {
+	p.mu.Lock()
+	var all []*supervise.Slot
+	for _, slots := range p.ready {
+		all = append(all, slots...)
+	}
+	p.mu.Unlock()
+	var gone []*supervise.Slot
+	for _, sl := range all {
+		if !sl.Current() {
+			gone = append(gone, sl)
+		}
+	}
+	if len(gone) == 0 {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var taken []*supervise.Slot
+	for i, slots := range p.ready {
+		p.ready[i] = slices.DeleteFunc(slots, func(sl *supervise.Slot) bool {
+			if slices.Contains(gone, sl) {
+				taken = append(taken, sl)
+				return true
+			}
+			return false
+		})
+	}
+	return taken
+}

@@ -111,6 +111,9 @@ func (p *pool) refillOnce() bool {
 			return false
 		}
 		stale := p.takeStale(currentInit())
+		p.mu.Unlock()
+		stale = append(stale, p.takeNotCurrent()...)
+		p.mu.Lock()
 		i := p.missing()
 		var template request.Request
 		var gen int
@@ -185,15 +188,15 @@ func currentInit() string {
 	return id
 }
 
-// takeStale removes the slots idle longer than Idle, those made from
-// another init than the one there now (a new package), and those whose
-// view is no longer the host's (supervise.Slot.Current).
+// takeStale removes the slots idle longer than Idle, and those made from
+// another init than the one there now (a new package). Those whose view
+// is no longer the host's are dropNotCurrent's.
 func (p *pool) takeStale(init string) []*supervise.Slot {
 	var stale []*supervise.Slot
 	for i, slots := range p.ready {
 		kept := slots[:0]
 		for _, sl := range slots {
-			if (p.cfg.Idle > 0 && time.Since(sl.Made()) > p.cfg.Idle) || (init != "" && !sl.MadeFrom(init)) || !sl.Current() {
+			if (p.cfg.Idle > 0 && time.Since(sl.Made()) > p.cfg.Idle) || (init != "" && !sl.MadeFrom(init)) {
 				stale = append(stale, sl)
 			} else {
 				kept = append(kept, sl)

@@ -42,6 +42,7 @@ type Slot struct {
 	template *jail.Spec
 	checked  time.Time // Current's last look, and what it found
 	current  bool
+	leased   int // the slot's leased id (lease's, which a run takes); 0: none
 	// limits are the leaf's as the slot's start wrote them.
 	limits cgroupfs.Limits
 	// anchor is the run directory made ahead in the template's tmp-root
@@ -76,6 +77,9 @@ func PrepareSlot(template *jail.Spec) (*Slot, error) {
 	sl := &Slot{prog: prog, lease: lease, made: time.Now(), template: template, checked: time.Now(), current: true}
 	if plan.Cgroup != nil {
 		sl.limits = plan.Cgroup.Limits
+	}
+	if lease != nil {
+		sl.leased = lease.ID()
 	}
 	if sl.key, err = slotKey(plan, prog); err != nil {
 		prog.Close()
@@ -159,10 +163,13 @@ func viewAhead(p *jail.Plan) bool { return p.Init.Mounts.RunDirBytes > 0 }
 
 // Current says whether a slot made now from the slot's template would
 // have its key: the host's view (the system directories, /etc, the data
-// dirs of the template's root) is still the one the slot's was built
-// from. It is asked at most once a second (currentEvery): a slot that is
-// not current is never taken anyway, since a run's key is made from the
-// host's view at its request; the pool destroys it.
+// dirs of the template's root, the objects it binds) is still the one
+// the slot's was built from. It looks at most once a second
+// (currentEvery): a slot that is not current is never taken anyway,
+// since a run's key is made from the host's view at its request; the pool
+// destroys it. One goroutine asks it (the pool's refill), outside the
+// pool's lock, maybe while a run takes the slot: it reads only what the
+// slot's making fixed.
 func (sl *Slot) Current() bool {
 	if time.Since(sl.checked) < currentEvery {
 		return sl.current
@@ -172,16 +179,17 @@ func (sl *Slot) Current() bool {
 	if err != nil {
 		return false
 	}
-	if sl.lease != nil {
+	if sl.leased != 0 {
 		// As leaseIDs made the slot's: its key names the range.
-		s.HostUID, s.HostGID, s.LeasedFrom = sl.lease.ID(), sl.lease.ID(), s.LeaseRange().String()
+		s.HostUID, s.HostGID, s.LeasedFrom = sl.leased, sl.leased, s.LeaseRange().String()
 	}
 	plan, _, err := jail.BuildPlan(s, jail.LookHost(&s.Spec))
 	if err != nil {
 		return false
 	}
-	key, err := slotKey(plan, sl.prog)
-	sl.current = err == nil && key == sl.key
+	key := planKey(plan)
+	key.Init = sl.key.Init // MadeFrom's
+	sl.current = key == sl.key
 	return sl.current
 }
 
