@@ -21,12 +21,14 @@ import (
 	"github.com/scidex/scidex-jail/jail/uidlease"
 )
 
-// A Slot is the first half of a run done ahead of its request, for
+// A Slot is what a run's request does not decide, done ahead of it, for
 // scidex-jail serve: the init exec'd as PID 1 of its own new namespaces,
-// born in its own cgroup leaf, its version checked, waiting for its config.
-// What depends on the request is left: the leaf's limits are written, the
-// run directory made and the config sent (with the analysis' stdio) when a
-// run takes it. A slot serves exactly one run, or is destroyed unused; it
+// born in its own cgroup leaf, its version checked, its view built when
+// the run directory is a budget tmpfs (viewAhead), the run directory's
+// host side made (anchor), waiting for its run's config. What depends on
+// the request is left: the leaf's limits are written when they differ,
+// the run directory named and the config sent (with the analysis' stdio)
+// when a run takes it. A slot serves exactly one run, or is destroyed unused; it
 // is never reset. Nothing is shared between slots: each has its own
 // namespaces, leaf and init process.
 type Slot struct {
