@@ -292,27 +292,33 @@ func HelloLine(version string) []byte {
 const SlotRunDir = "/.scidex-slot-run"
 
 // SameView says whether a run's config asks for the view that a slot
-// built ahead from view (Config.View): the same mounts but for the run
-// directory's place and the meminfo's content (written at the run's
-// start: a snapshot of its limits), the same CPUs and loopback. A
-// supervisor takes a slot only for such a run (its key); the init checks
-// it all the same, since a slot's view must never serve another run's.
+// built ahead from view (Config.View, ViewOf): the same config but for
+// what only the run decides and the meminfo's content (written at the
+// run's start: a snapshot of its limits). A supervisor takes a slot only
+// for such a run (its key); the init checks it all the same, since a
+// slot's view must never serve another run's.
 func SameView(view, run *Config) bool {
-	a, b := view.Mounts, run.Mounts
-	if (a.Meminfo == "") != (b.Meminfo == "") || a.RunDir != SlotRunDir {
+	a, b := *view, ViewOf(run)
+	if (a.Mounts.Meminfo == "") != (b.Mounts.Meminfo == "") {
 		return false
 	}
-	a.Meminfo, b.Meminfo, a.RunDir, b.RunDir = "", "", "", ""
-	va := Config{Mounts: a, CPUs: view.CPUs, Loopback: view.Loopback}
-	vb := Config{Mounts: b, CPUs: run.CPUs, Loopback: run.Loopback}
-	return string(EncodeConfig(&va)) == string(EncodeConfig(&vb))
+	a.Mounts.Meminfo, b.Mounts.Meminfo = "", ""
+	return string(EncodeConfig(&a)) == string(EncodeConfig(&b))
 }
 
 // ViewOf is the view of a run's config, to be built ahead (Config.View):
-// its mounts with the run directory at SlotRunDir, its CPUs and
-// loopback; nothing else.
+// the config without what only its run decides (the command, its
+// environment, the run directory's place, the hostname, the identity and
+// groups, the stdio, the Landlock and seccomp policies), the run
+// directory at SlotRunDir. A field added to Config is part of the view
+// until it is named here: a slot never serves a run whose config differs
+// in it, and the step that applies it runs in the slot.
 func ViewOf(c *Config) Config {
-	v := Config{View: true, Mounts: c.Mounts, CPUs: c.CPUs, Loopback: c.Loopback}
+	v := *c
+	v.Command, v.Env, v.RunDir, v.Hostname = nil, nil, "", ""
+	v.UID, v.GID, v.Setgroups, v.Groups, v.Stdio = 0, 0, false, nil, false
+	v.Security = Security{}
+	v.View = true
 	v.Mounts.RunDir = SlotRunDir
 	return v
 }
