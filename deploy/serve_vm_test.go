@@ -151,9 +151,10 @@ c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 c.connect(sock)
 r = c.makefile("rb")
 hello = json.loads(r.readline())
-req = {"op": "run", "req": "svc1", "cwd": w, "stdio": 0,
-       "args": ["--id", "serve-svc-a1", "--tmp-root", "/run/scidex-jail", "--memory", "256M", "--pids", "64"],
-       "command": ["/bin/sh", "-c", "echo served >out.txt"]}
+req = {"op": "run", "req": "svc1", "stdio": 0,
+       "run": {"id": "serve-svc-a1", "cwd": w, "tmp_root": "/run/scidex-jail",
+               "limits": {"memory": "256M", "pids": "64"},
+               "command": ["/bin/sh", "-c", "echo served >out.txt"]}}
 c.sendall((json.dumps(req) + "\n").encode())
 c.shutdown(socket.SHUT_WR)
 replies = [json.loads(l) for l in r]
@@ -288,8 +289,8 @@ func TestVMServeService(t *testing.T) {
 	if err != nil || st.Client.Code != 0 {
 		t.Fatalf("the account's client: exit %d, client.json: %v; stderr:\n%s%s", st.Client.Code, err, st.Client.Stderr, logs())
 	}
-	if cl.UID != a.UID || cl.Hello["event"] != "hello" || cl.Hello["protocol"] != float64(1) {
-		t.Errorf("client as uid %d got hello %v; want uid %d and a hello of protocol 1", cl.UID, cl.Hello, a.UID)
+	if cl.UID != a.UID || cl.Hello["event"] != "hello" || cl.Hello["protocol"] != float64(2) {
+		t.Errorf("client as uid %d got hello %v; want uid %d and a hello of protocol 2", cl.UID, cl.Hello, a.UID)
 	}
 	var events []string
 	var done struct {
