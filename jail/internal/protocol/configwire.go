@@ -44,6 +44,9 @@ func EncodeConfig(c *Config) []byte {
 	if c.CPUs != 0 {
 		w.int("cpus", int64(c.CPUs))
 	}
+	if c.View {
+		w.bool("view", c.View)
+	}
 	w.close()
 	return w.line()
 }
@@ -97,6 +100,8 @@ func (c *Config) field(r *reader, key string) (err error) {
 		err = r.object(into, func(key string) error { return c.Security.field(r, key) })
 	case "cpus":
 		c.CPUs, err = r.int(into)
+	case "view":
+		c.View, err = r.boolean(into)
 	default:
 		err = unknownField(key)
 	}
