@@ -105,16 +105,18 @@ func nsprotoCgroup() string {
 	return "v1"
 }
 
-// pairs are the startup targets on the host (hybrid cgroups here), issue
-// 25's: the design's floor, nsproto, in wall and CPU time, and python3
-// against bubblewrap; the jail against bubblewrap on true is information
+// pairs are the one-shot startup figures on the host (hybrid cgroups
+// here): since issue 36 regression guards, not goals (the resident mode
+// is where startup is won): the full jail within 1.7x the design's floor,
+// nsproto, in wall time and 2.1x in CPU time, and within 1.6x bubblewrap
+// on python3 -c pass; the jail against bubblewrap on true is information
 // (one C process doing less cannot be a Go jail's target). In the vmtest
 // VM, startupPairs gives vmPairs instead.
 var pairs = []pair{
-	{name: "jail-vs-nsproto-true", target: 1.2, cpuTarget: 1.3, treeCPU: true, view: true,
+	{name: "jail-vs-nsproto-true", target: oneShotWallGuard, cpuTarget: oneShotCPUGuard, treeCPU: true, view: true,
 		a: func(d dirs) *exec.Cmd { return fullJail(d, "/usr/bin/true") },
 		b: func(dirs) *exec.Cmd { return nsprotoCmd("/usr/bin/true") }},
-	{name: "jail-vs-bwrap-python", target: 1.3,
+	{name: "jail-vs-bwrap-python", target: oneShotPythonGuard,
 		a: func(d dirs) *exec.Cmd { return fullJail(d, "/usr/bin/python3", "-c", "pass") },
 		b: func(dirs) *exec.Cmd { return bwrapCmd("/usr/bin/python3", "-c", "pass") }},
 	{name: "jail-vs-bwrap-true",
@@ -124,6 +126,14 @@ var pairs = []pair{
 	crunPair("jail-vs-crun-true", "/usr/bin/true"),
 	crunPair("jail-vs-crun-python", "/usr/bin/python3", "-c", "pass"),
 }
+
+// The one-shot regression guards (issue 36), printed as the pairs'
+// targets, never enforced.
+const (
+	oneShotWallGuard   = 1.7 // full jail / nsproto, true, wall
+	oneShotCPUGuard    = 2.1 // the same, CPU
+	oneShotPythonGuard = 1.6 // full jail / bubblewrap, python3 -c pass, wall
+)
 
 // pairLines holds each pair's summary, printed after all benchmarks.
 var pairLines = map[string]string{}

@@ -80,6 +80,19 @@ def cpu_ticks(pid: int) -> int:
     return int(fields[11]) + int(fields[12])  # utime, stime
 
 
+def cpu_total(pid: int) -> int:
+    """pid's CPU and that of the children it reaped (utime, stime, cutime,
+    cstime), in clock ticks: for the server, its own work, its slots'
+    inits (reaped at their runs' ends) and every analysis (each reaped by
+    its init)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return -1
+    return sum(int(x) for x in fields[11:15])
+
+
 def leaves_of(pid: int) -> List[str]:
     """The scidex-* cgroup directories pid is in, by name."""
     try:
@@ -214,6 +227,12 @@ def sequential(b: Bench) -> Dict[str, Any]:
     served_s = peer_s = 0.0
     served_n = peer_n = 0
     starts: Dict[str, int] = {}
+    # CPU seconds of each side: the server's (with its inits and analyses),
+    # this process' own (the client), bwrap's process trees.
+    cpu = {"server": 0.0, "client_a": 0.0, "client_b": 0.0, "peer": 0.0}
+    hz = os.sysconf("SC_CLK_TCK")
+    pid = b.server.pid
+    assert pid is not None
     k = 0
     while (served_n < n or peer_n < n) and not b.errors:
         # A B B A A B ...: neither side always follows the other.
@@ -221,6 +240,7 @@ def sequential(b: Bench) -> Dict[str, Any]:
             todo = min(chunk, n - (served_n if side == "a" else peer_n))
             if todo <= 0:
                 continue
+            s0, o0 = cpu_total(pid), os.times()
             t = time.perf_counter()
             for _ in range(todo):
                 if side == "a":
@@ -230,12 +250,18 @@ def sequential(b: Bench) -> Dict[str, Any]:
                 else:
                     b.bwrap(cmd)
             el = time.perf_counter() - t
+            o1 = os.times()
+            own = (o1.user - o0.user) + (o1.system - o0.system)
             if side == "a":
                 served_s, served_n = served_s + el, served_n + todo
+                cpu["server"] += (cpu_total(pid) - s0) / hz
+                cpu["client_a"] += own
             else:
                 peer_s, peer_n = peer_s + el, peer_n + todo
+                cpu["peer"] += (o1.children_user - o0.children_user) + (o1.children_system - o0.children_system)
+                cpu["client_b"] += own
         k += 1
-    return {"served_seconds": served_s, "served_n": served_n, "peer_seconds": peer_s, "peer_n": peer_n, "starts": starts}
+    return {"served_seconds": served_s, "served_n": served_n, "peer_seconds": peer_s, "peer_n": peer_n, "starts": starts, "cpu": cpu}
 
 
 def burst(b: Bench) -> Dict[str, Any]:

@@ -80,9 +80,8 @@ func TestServeRun(t *testing.T) {
 	if !sawSlot {
 		t.Fatalf("no run took a slot in 40 runs with --slots 1; server stderr: %s", c.stderr)
 	}
-	if e := entries(t, root); len(e) != 0 {
-		t.Errorf("tmp root after the runs holds %v, want nothing", e)
-	}
+	// The last run's cleanup follows its reply (cleanup "after_reply").
+	waitFor(t, func() bool { return len(entries(t, root)) == 0 }, "the tmp root to be empty after the runs")
 }
 
 // TestServeBadRequests: what a client can get wrong gets a bad_request
@@ -133,9 +132,9 @@ func TestServeBadRequests(t *testing.T) {
 	if r := c.await("ok"); r.Event != "done" || *r.ExitCode != 0 {
 		t.Fatalf("after the bad requests: %+v, want done 0", r)
 	}
-	if got := entries(t, root); len(got) != 0 {
-		t.Errorf("after the bad requests the tmp-root holds %v, want nothing", got)
-	}
+	// Nothing of the bad requests; the good one's cleanup follows its
+	// reply (cleanup "after_reply").
+	waitFor(t, func() bool { return len(entries(t, root)) == 0 }, "the tmp-root to be empty after the bad requests")
 }
 
 // TestServeCancel: a cancel ends the run as SIGTERM ends run: cancelled,

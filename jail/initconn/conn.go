@@ -305,3 +305,32 @@ func (c *Conn) MarkEnded() { c.ended.Store(true) }
 
 // Close closes the supervisor's end of the sync socket.
 func (c *Conn) Close() { c.sock.Close() }
+
+// SendView sends a slot's init its view, ahead of its run
+// (protocol.Config.View), and waits until it is built: Ready, or the
+// init's setup failure as an error, or its end, or initHelloTimeout.
+func (c *Conn) SendView(view *protocol.Config) error {
+	if !view.View {
+		return errors.New("bug: SendView of a config that is no view")
+	}
+	if err := c.SendConfig(view); err != nil {
+		return fmt.Errorf("send the slot's view to the init: %w", err)
+	}
+	tm := time.NewTimer(initHelloTimeout)
+	defer tm.Stop()
+	select {
+	case m, ok := <-c.msgs:
+		switch m := m.(type) {
+		case *protocol.Ready:
+			return nil
+		case *protocol.SetupFailed:
+			return fmt.Errorf("the slot's init failed to build its view, at %s: %s", m.Stage, m.Error)
+		}
+		if !ok {
+			return fmt.Errorf("the slot's init ended before its view was built: %w", errors.Join(c.err, io.EOF))
+		}
+		return fmt.Errorf("bug: the slot's init sent %s before its view was built", m.Kind())
+	case <-tm.C:
+		return fmt.Errorf("the slot's init did not build its view within %v", initHelloTimeout)
+	}
+}

@@ -64,6 +64,11 @@ type Report struct {
 	// Served is the server's admission figures for a run of scidex-jail
 	// serve (its wait for a place is the queued phase); nil for `run`.
 	Served *Served `json:"served,omitempty"`
+	// Cleanup is CleanupAfterReply for a served run whose reply went
+	// before its cleanup (the init's exit, the leaf's and the run
+	// directory's removal); empty: the cleanup came first, as for every
+	// `run`.
+	Cleanup string `json:"cleanup,omitempty"`
 
 	Limits   LimitsReport   `json:"limits"`
 	Enforced EnforcedReport `json:"enforced"`

@@ -46,33 +46,47 @@ func CreateDir(tmpRoot, id string, uid, gid int) (*Dir, bool, error) {
 // run's of another id of the range (kept, or left by a dead run), is
 // removed as one of uid's would be.
 func CreateDirLeased(tmpRoot, id string, uid, gid int, leased func(owner uint32) bool) (*Dir, bool, error) {
-	parent, err := os.OpenFile(tmpRoot, unix.O_DIRECTORY|unix.O_RDONLY, 0)
+	a, err := prepareAnchor(tmpRoot, DirName(id), uid, gid)
 	if err != nil {
-		return nil, false, fmt.Errorf("open tmp-root %s: %w", tmpRoot, err)
+		return nil, false, err
+	}
+	return a.Claim(tmpRoot, id, leased)
+}
+
+// Claim gives the anchor its run's name: the run directory of id in
+// tmpRoot (the anchor's own, or another on its file system: a rename
+// moves it there), which it is from then on (the anchor is spent,
+// whatever the outcome). A leftover directory at that name is removed as
+// CreateDirLeased removes one; one held by a live run is ErrBusy, and the
+// anchor is removed. Another file system's tmpRoot is ErrOtherDevice, the
+// anchor left for Discard: the caller makes the run's with CreateDir.
+func (a *Anchor) Claim(tmpRoot, id string, leased func(owner uint32) bool) (*Dir, bool, error) {
+	from, tmp, lock := a.parent, a.tmp, a.lock
+	if from == nil {
+		return nil, false, errors.New("bug: an anchor claimed twice")
+	}
+	parent := from
+	if tmpRoot != a.tmpRoot {
+		var err error
+		if parent, err = os.OpenFile(tmpRoot, unix.O_DIRECTORY|unix.O_RDONLY, 0); err != nil {
+			return nil, false, fmt.Errorf("open tmp-root %s: %w", tmpRoot, err)
+		}
 	}
 	d := &Dir{path: filepath.Join(tmpRoot, DirName(id)), parent: parent, name: DirName(id)}
-	ok := false
-	defer func() {
-		if !ok {
-			parent.Close()
-		}
-	}()
-
-	pfd := int(parent.Fd())
-	tmp, lock, err := newLockedDir(pfd, d.name, uid, gid)
-	if err != nil {
-		return nil, false, fmt.Errorf("create run directory in %s: %w", tmpRoot, err)
-	}
-
+	pfd, ffd := int(parent.Fd()), int(from.Fd())
 	cleanedStale := false
 	for attempt := 0; ; attempt++ {
-		err = unix.Renameat2(pfd, tmp, pfd, d.name, unix.RENAME_NOREPLACE)
+		err := unix.Renameat2(ffd, tmp, pfd, d.name, unix.RENAME_NOREPLACE)
+		if errors.Is(err, unix.EXDEV) && attempt == 0 {
+			parent.Close()
+			return nil, false, ErrOtherDevice
+		}
 		if err == nil {
 			break
 		}
 		if errors.Is(err, unix.EEXIST) && attempt < staleBusyTries {
 			var busy, removed bool
-			if busy, removed, err = d.removeStale(uid, leased); err == nil {
+			if busy, removed, err = d.removeStale(a.uid, leased); err == nil {
 				cleanedStale = cleanedStale || removed
 				if busy {
 					// Held: a live run, or a sweep removing a dead
@@ -85,15 +99,23 @@ func CreateDirLeased(tmpRoot, id string, uid, gid int, leased func(owner uint32)
 		if err == nil || errors.Is(err, unix.EEXIST) {
 			err = fmt.Errorf("%w: a run with this ID is still in progress (%s is held by a live scidex-jail); wait for it or choose another ID", ErrBusy, d.path)
 		}
+		a.parent, a.lock = nil, nil
 		lock.Close()
-		unix.Unlinkat(pfd, tmp, unix.AT_REMOVEDIR)
+		unix.Unlinkat(ffd, tmp, unix.AT_REMOVEDIR)
+		if parent != from {
+			parent.Close()
+		}
+		from.Close()
 		if errors.Is(err, ErrBusy) || errors.Is(err, ErrBadSpec) {
 			return nil, false, err
 		}
 		return nil, false, fmt.Errorf("rename run directory into place at %s: %w", d.path, err)
 	}
+	a.parent, a.lock = nil, nil
+	if parent != from {
+		from.Close()
+	}
 	d.lock = lock
-	ok = true
 	return d, cleanedStale, nil
 }
 

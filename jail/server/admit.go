@@ -9,6 +9,7 @@ import (
 
 	"github.com/scidex/scidex-jail/jail"
 	"github.com/scidex/scidex-jail/jail/report"
+	"github.com/scidex/scidex-jail/jail/request"
 	"github.com/scidex/scidex-jail/jail/supervise"
 )
 
@@ -50,7 +51,7 @@ func (c *conn) start(req *Request, fds []int) {
 	go func() {
 		defer c.wg.Done()
 		defer closeFiles(files)
-		c.carryOut(r, spec, files)
+		c.carryOut(r, req.Run, spec, files)
 		c.mu.Lock()
 		delete(c.runs, r.req)
 		c.mu.Unlock()
@@ -60,15 +61,14 @@ func (c *conn) start(req *Request, fds []int) {
 // carryOut runs r and replies. Its place is freed once the run has
 // ended, before the reply is written: a client slow to read (or not
 // reading) holds up its own replies, never another client's runs.
-func (c *conn) carryOut(r *run, spec *jail.Spec, files []*os.File) {
-	defer c.s.leave(r) // after the reply: Shutdown waits for it (bounded, reply.go)
-	c.reply(c.s.execute(r, spec, files))
+func (c *conn) carryOut(r *run, asked *request.Request, spec *jail.Spec, files []*os.File) {
+	defer c.s.leave(r) // after the reply and the cleanup: Shutdown waits for them (bounded, reply.go)
+	c.replyThenClean(c.s.execute(r, asked, spec, files))
 }
 
-// execute waits for a place, runs, frees the place, and returns the reply.
-func (s *Server) execute(r *run, spec *jail.Spec, files []*os.File) Reply {
-	// The run's end makes room for a slot, once its place is free.
-	defer s.pool.kick()
+// execute waits for a place, runs, frees the place, and returns the reply
+// and what follows it (later.go).
+func (s *Server) execute(r *run, asked *request.Request, spec *jail.Spec, files []*os.File) (Reply, afterReply) {
 	// A place, or a cancel while waiting for one: then the run ends at
 	// its first step, with its report (cancelled, nothing made), as a
 	// cancel right after `run --ready-fd` does (its SIGTERM is still in
@@ -85,18 +85,22 @@ func (s *Server) execute(r *run, spec *jail.Spec, files []*os.File) Reply {
 	}
 	s.unqueue()
 	e := s.enter()
-	defer e.done()
-	rep, err := supervise.RunWith(spec, supervise.Options{Signals: r.signals, Stdio: files, Slots: s.pool.take, Running: e.running,
+	slots, missed := s.pool.taker()
+	rep, later, err := supervise.RunServed(spec, supervise.Options{Signals: r.signals, Stdio: files, Slots: slots, Running: e.running,
 		Accepted: r.accepted, Served: &r.served})
+	after := afterReply{s: s, edge: e, cleanup: later}
 	if err != nil {
-		return failReply(r.req, err)
+		return failReply(r.req, err), after
 	}
 	b, err := json.Marshal(rep)
 	if err != nil {
-		return failReply(r.req, errors.New("bug: the report could not be encoded: "+err.Error()))
+		return failReply(r.req, errors.New("bug: the report could not be encoded: "+err.Error())), after
+	}
+	if rep.Start == "cold" && *missed {
+		after.cold = asked
 	}
 	code := rep.ExitCode
-	return Reply{Event: Done, Req: r.req, ExitCode: &code, Report: b, status: string(rep.Status)}
+	return Reply{Event: Done, Req: r.req, ExitCode: &code, Report: b, status: string(rep.Status)}, after
 }
 
 // admit counts r in the queue, or refuses it: the queue is full, or the
@@ -112,7 +116,8 @@ func (s *Server) admit(r *run) error {
 		return &refusal{QueueFull, strconv.Itoa(s.cfg.MaxRuns) + " runs at once and " + strconv.Itoa(s.cfg.Queue) +
 			" waiting, the most this server takes (its max runs and queue): try again later"}
 	}
-	r.served = report.Served{MaxRuns: s.cfg.MaxRuns, Queue: s.cfg.Queue, Running: len(s.places), QueuedAhead: s.queued}
+	r.served = report.Served{MaxRuns: s.cfg.MaxRuns, Queue: s.cfg.Queue, Running: len(s.places), QueuedAhead: s.queued,
+		CleanupsFailed: s.cleanupsFailed}
 	r.accepted = time.Now()
 	s.queued++
 	s.runs[r] = struct{}{}

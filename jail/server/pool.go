@@ -44,6 +44,10 @@ type pool struct {
 	backoff  time.Duration
 	retryAt  time.Time
 	lastWarn string
+
+	// gen counts each template's changes (follow.go): a slot made from
+	// one before the last change is of the old shape.
+	gen []int
 }
 
 // maxBackoff bounds the wait between tries to make a slot that failed.
@@ -51,7 +55,7 @@ const maxBackoff = 5 * time.Minute
 
 func newPool(cfg PoolConfig, busy func() bool) *pool {
 	p := &pool{cfg: cfg, busy: busy, ready: make([][]*supervise.Slot, len(cfg.Templates)),
-		wake: make(chan struct{}, 1), done: make(chan struct{})}
+		wake: make(chan struct{}, 1), done: make(chan struct{}), gen: make([]int, len(cfg.Templates))}
 	go p.refill()
 	p.kick()
 	return p
@@ -107,7 +111,15 @@ func (p *pool) refillOnce() bool {
 			return false
 		}
 		stale := p.takeStale(currentInit())
+		p.mu.Unlock()
+		stale = append(stale, p.takeNotCurrent()...)
+		p.mu.Lock()
 		i := p.missing()
+		var template request.Request
+		var gen int
+		if i >= 0 {
+			template, gen = p.cfg.Templates[i], p.gen[i] // follow may change it meanwhile
+		}
 		p.mu.Unlock()
 		for _, sl := range stale {
 			sl.Destroy()
@@ -115,17 +127,21 @@ func (p *pool) refillOnce() bool {
 		if i < 0 || p.busy() || time.Now().Before(p.retryAt) {
 			return true
 		}
-		sl, err := prepare(&p.cfg.Templates[i])
+		sl, err := prepare(&template)
 		if err != nil {
-			p.failed("slot for profile " + p.cfg.Templates[i].Profile + ": " + err.Error() + "; runs start cold")
+			p.failed("slot for profile " + template.Profile + ": " + err.Error() + "; runs start cold")
 			return true
 		}
 		p.backoff, p.lastWarn = 0, ""
 		p.mu.Lock()
-		if p.closed {
+		if p.closed || p.gen[i] != gen {
+			closed := p.closed
 			p.mu.Unlock()
-			sl.Destroy()
-			return false
+			sl.Destroy() // the pool's end, or a slot of the old shape
+			if closed {
+				return false
+			}
+			continue
 		}
 		p.ready[i] = append(p.ready[i], sl)
 		p.mu.Unlock()
@@ -173,7 +189,8 @@ func currentInit() string {
 }
 
 // takeStale removes the slots idle longer than Idle, and those made from
-// another init than the one there now (a new package).
+// another init than the one there now (a new package). Those whose view
+// is no longer the host's are dropNotCurrent's.
 func (p *pool) takeStale(init string) []*supervise.Slot {
 	var stale []*supervise.Slot
 	for i, slots := range p.ready {

@@ -69,6 +69,8 @@ func (c *conn) lost(r Reply) {
 		c.s.logf("reply not delivered: request %s done, status %s, exit code %s", r.Req, r.status, code)
 	case Refused, BadRequest, Error:
 		c.s.logf("reply not delivered: request %q %s, exit code %s: %s", r.Req, r.Event, code, r.Error)
+	case CleanupFailed:
+		c.s.logf("reply not delivered: request %s cleanup failed: %s", r.Req, r.Error)
 	}
 }
 

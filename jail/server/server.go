@@ -45,6 +45,9 @@ type Server struct {
 	closing bool
 	runs    map[*run]struct{}
 	wg      sync.WaitGroup
+	// cleanupsFailed counts the runs whose cleanup after the reply failed
+	// (later.go), for the admission figures.
+	cleanupsFailed int
 }
 
 // New makes a server and starts preparing its slots.

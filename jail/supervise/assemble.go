@@ -16,7 +16,7 @@ import (
 // (settle).
 func assembleReport(f runFacts) *report.Report {
 	r := newReport(&f.spec.Spec, f.t0)
-	r.Warnings, r.Start, r.Served = f.warnings, f.start, f.served
+	r.Warnings, r.Start, r.Served, r.Cleanup = f.warnings, f.start, f.served, f.cleanup
 	r.Enforced = enforced(f.plan, f.end.started, f.cgroup)
 	r.Phases = slices.Clone(f.phases)
 	if f.out.read {

@@ -37,7 +37,9 @@ func createLeaf(p *jail.CgroupPlan, tmpRoot string) (*cgroupfs.Leaf, []string, e
 
 // closeLeaf reads the usage, kills whatever is left and removes the leaf,
 // the spawner's thread first (v1), and returns the warnings.
-func closeLeaf(leaf *cgroupfs.Leaf, sp *initconn.Spawner, init *initconn.Conn) (*cgroupfs.Usage, []string) {
+//
+// readUsage false: the counters are not read (nil usage).
+func closeLeaf(leaf *cgroupfs.Leaf, sp *initconn.Spawner, init *initconn.Conn, readUsage bool) (*cgroupfs.Usage, []string) {
 	if leaf == nil {
 		return nil, nil
 	}
@@ -50,10 +52,13 @@ func closeLeaf(leaf *cgroupfs.Leaf, sp *initconn.Spawner, init *initconn.Conn) (
 		}
 	}
 	var usage *cgroupfs.Usage
-	if u, err := leaf.Usage(); err == nil {
-		usage = &u
-	} else {
-		warn = append(warn, fmt.Sprintf("read cgroup usage: %v", err))
+	if readUsage {
+		u, err := leaf.Usage()
+		if err != nil {
+			warn = append(warn, fmt.Sprintf("read cgroup usage: %v", err))
+		} else {
+			usage = &u
+		}
 	}
 	if err := leaf.Remove(); err != nil {
 		warn = append(warn, fmt.Sprintf("remove cgroup leaf: %v", err))

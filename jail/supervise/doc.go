@@ -103,15 +103,19 @@
 //	rep, err := supervise.Run(&spec, nil) // err: nothing was created (bad input, ID in use)
 //	// rep.Status says why the run ended; rep.ExitCode is what to exit with.
 //
-// A run may start from a slot (slot.go): PrepareSlot does a run's first
-// half ahead of any request (the init exec'd as PID 1 of its namespaces,
-// born in its leaf, its version checked, its stdio /dev/null), and
-// RunWith, given Options.Slots, takes one whose key (namespaces, ID map,
-// the leaf's place and controllers, the init file) matches the plan in
-// place of createLeaf and spawn: the run's limits are written over the
-// leaf's, the usage counted from the handoff, and the analysis' stdio
-// sent with the config. A slot serves one run; scidex-jail serve
-// (jail/server) keeps them.
+// A run may start from a slot (slot.go): PrepareSlot does what a run's
+// request does not decide ahead of any request (the init exec'd as PID 1
+// of its namespaces, born in its leaf, its version checked, its stdio
+// /dev/null, its whole view built with the run directory at a
+// placeholder, the run directory's host side made: initproc's ahead.go,
+// runfiles.Anchor), and RunWith, given Options.Slots, takes one whose key
+// (namespaces, ID map, the leaf's place and controllers, the view and the
+// identity of what it binds, the init file) matches the plan in place of
+// createLeaf and spawn: the run's limits are written over the leaf's when
+// they differ, the usage counted from the handoff, the run directory
+// named by a rename, and the analysis' stdio sent with the config. A slot
+// serves one run; scidex-jail serve (jail/server) keeps them. RunServed
+// is RunWith for a server that replies before the cleanup (later.go).
 //
 // The init is a program of its own, cmd/scidex-jail-init, which Run finds
 // beside the running binary (or in ../libexec/scidex-jail/ from its

@@ -37,6 +37,7 @@ type runFacts struct {
 	phases       []report.Phase
 	hook         netmode.Stopped // the network mode's hook's notes and log (hook.go)
 	start        string          // serve's runs: "slot" or "cold"
+	cleanup      string          // report.CleanupAfterReply: the cleanup follows the report (RunServed)
 	served       *report.Served  // serve's runs: the admission figures
 }
 
@@ -56,15 +57,21 @@ func (f *runFacts) failure() *setupFailure {
 // out of Run that has a report (the run directory may not exist: a cancel
 // before it was made).
 func (sv *supervisor) finish(c carried) runFacts {
-	f := runFacts{spec: sv.spec, t0: sv.clock.t0, plan: sv.plan, fail: c.fail, end: c.end}
-	f.out = sv.salvage(c)
-	var warnings []string
-	// The run is over: its network mode's side stops before the cleanup,
-	// so that its log is the report's however late the cleanup runs; a
-	// process of the run still alive (killed by the cleanup) only finds
-	// its sockets closed.
+	out := sv.salvage(c)
+	usage, warnings := sv.cleanup(c.init, c.dir, true)
+	return sv.facts(c, out, usage, warnings)
+}
+
+// facts gathers the run's facts from what it made and saw, the outputs
+// as read (out), the leaf's usage and the cleanup's warnings, once the
+// run's processes are gone.
+func (sv *supervisor) facts(c carried, out outputsRead, usage *cgroupfs.Usage, warnings []string) runFacts {
+	f := runFacts{spec: sv.spec, t0: sv.clock.t0, plan: sv.plan, fail: c.fail, end: c.end, out: out, usage: usage}
+	// The run is over: its network mode's side stops here, before the
+	// report, whenever the cleanup runs (after the reply, for a served
+	// run: finishFirst); a process of the run still alive (killed by the
+	// cleanup) only finds its sockets closed.
 	f.hook = sv.stopHook()
-	f.usage, warnings = sv.cleanup(c.init, c.dir)
 	// The run's processes are gone: the relay has had the analysis' last
 	// byte, or has it in its pipe. The report (and the summary line after
 	// it) come after it reached the caller.
@@ -135,8 +142,12 @@ func (sv *supervisor) salvage(c carried) outputsRead {
 // cleanup removes in's leaf (usage first, then whatever is left is
 // killed), then the run directory dir (or keeps it). It returns the
 // leaf's usage and the warnings, the run directory's keep first.
-func (sv *supervisor) cleanup(in spawned, dir *runfiles.Dir) (*cgroupfs.Usage, []string) {
-	usage, leafWarnings := closeLeaf(in.leaf, in.spawner, in.conn)
+//
+// Without readUsage the leaf's counters are not read (they were, for a
+// report already sent: later.go).
+func (sv *supervisor) cleanup(in spawned, dir *runfiles.Dir, readUsage bool) (*cgroupfs.Usage, []string) {
+	usage, leafWarnings := closeLeaf(in.leaf, in.spawner, in.conn, readUsage)
+	in.anchor.Discard() // a slot's run directory made ahead and never claimed (a failure: the next sweep's)
 	var warnings []string
 	var dirErr error
 	switch {

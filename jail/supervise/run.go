@@ -61,23 +61,34 @@ type Options struct {
 	Accepted time.Time
 	// Served is the server's admission figures for the report; nil: none.
 	Served *report.Served
+
+	// later: the run's cleanup follows its report (RunServed).
+	later bool
 }
 
 // RunWith is Run with opts.
 func RunWith(given *jail.Spec, opts Options) (*report.Report, error) {
+	opts.later = false
+	rep, _, err := runWith(given, opts)
+	return rep, err
+}
+
+// runWith is RunWith, and RunServed when opts.later: then the cleanup
+// of a run whose analysis ended is returned, not done (nil: it was done).
+func runWith(given *jail.Spec, opts Options) (*report.Report, *Cleanup, error) {
 	t0 := time.Now()
 	if opts.Stdio != nil && len(opts.Stdio) != 3 {
-		return nil, fmt.Errorf("bug: %d stdio files, want 3", len(opts.Stdio))
+		return nil, nil, fmt.Errorf("bug: %d stdio files, want 3", len(opts.Stdio))
 	}
 	s, err := given.Validate()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// The report's file is made first: the check that it can be written.
 	var rf *runfiles.ReportFile
 	if s.Report != "" {
 		if rf, err = runfiles.OpenReport(s.Report, given.From.Name(option.Report), given.Report); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		defer rf.Close()
 	}
@@ -90,18 +101,23 @@ func RunWith(given *jail.Spec, opts Options) (*report.Report, error) {
 	}
 	lease, err := leaseIDs(s) // uids.go
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	clock := newPhaseTimer(t0, s.Started, opts.Accepted)
-	rep, held, err := run(s, opts, clock, sigs, lease)
+	rep, held, later, err := run(s, opts, clock, sigs, lease)
 	if err == nil {
 		deliverReport(rep, clock, rf)
+	}
+	if later != nil {
+		// The lease goes with the cleanup, released at its end.
+		later.lease = held
+		return rep, later, nil
 	}
 	// Released last: the run's processes are dead and its files removed
 	// (or left for gc, owned by an id no later run can be given while
 	// this one holds it).
 	held.Release()
-	return rep, err
+	return rep, nil, err
 }
 
 // supervisor is one run in the parent: what every step consults, fixed
@@ -128,12 +144,13 @@ type supervisor struct {
 // carried out (execute: relay, init, run directory, configure, wait,
 // post-run), cleaned up, and reported. A run the host cannot hold, or a
 // cancel before anything exists, ends with a report and nothing made. It
-// returns the lease the run holds at its end (its own, or its slot's).
-func run(s *jail.Resolved, opts Options, clock *phaseTimer, sigs <-chan os.Signal, lease *uidlease.Lease) (*report.Report, *uidlease.Lease, error) {
+// returns the lease the run holds at its end (its own, or its slot's),
+// and the cleanup left for after the report (nil: it was done).
+func run(s *jail.Resolved, opts Options, clock *phaseTimer, sigs <-chan os.Signal, lease *uidlease.Lease) (*report.Report, *uidlease.Lease, *Cleanup, error) {
 	clock.lap("validate")
 	plan, warnings, fail, err := decide(s)
 	if err != nil {
-		return nil, lease, err
+		return nil, lease, nil, err
 	}
 	clock.lap("policy")
 	sv := &supervisor{spec: s, plan: plan, opts: opts, clock: clock, sig: &signalMachine{c: sigs, grace: plan.Run.Grace}, warnings: warnings}
@@ -142,13 +159,18 @@ func run(s *jail.Resolved, opts Options, clock *phaseTimer, sigs <-chan os.Signa
 		if c, err = sv.execute(lease); err != nil {
 			c.relay.Drain()
 			sv.stopHook()
-			return nil, c.lease, err
+			return nil, c.lease, nil, err
 		}
+	}
+	if c.later {
+		facts := sv.finishFirst(c)
+		facts.phases = clock.phases
+		return assembleReport(facts), c.lease, sv.cleanupLater(c), nil
 	}
 	facts := sv.finish(c)
 	clock.lap("cleanup")
 	facts.phases = clock.phases
-	return assembleReport(facts), c.lease, nil
+	return assembleReport(facts), c.lease, nil, nil
 }
 
 // decide builds the plan; a plan the host cannot hold (a promise short of
@@ -178,6 +200,10 @@ type carried struct {
 	dir          *runfiles.Dir // the run directory; nil: not made
 	end          ending        // what the event loop saw
 	out          *outputsRead  // what the post-run work read; nil: not read yet
+	// later: the init was released once its run directory was read, and
+	// not waited for: its exit and the cleanup follow the report
+	// (RunServed).
+	later bool
 }
 
 // spawned is the init a run started, or took with its slot, and the leaf
@@ -189,6 +215,7 @@ type spawned struct {
 	spawner *initconn.Spawner    // cgroup v1: the thread the init was forked from, in the leaf
 	base    *cgroupfs.Usage      // a slot's leaf: its usage when the run took it, taken off the run's
 	slot    *Slot                // the slot the run took; nil: a cold start
+	anchor  *runfiles.Anchor     // the slot's run directory made ahead; nil: none, or claimed
 }
 
 // execute carries out the plan, stopping at the first step that fails or
@@ -219,6 +246,11 @@ func (sv *supervisor) execute(lease *uidlease.Lease) (carried, error) {
 	}
 	c.end = sv.wait(c.init.conn)
 	c.out = sv.readInPlace(&c.end, c.init.conn, c.dir)
+	if c.later = c.out != nil && sv.opts.later; c.later {
+		// The target has ended and its tree is reaped: no kill is due.
+		sv.sig.disarm()
+		return c, nil
+	}
 	sv.hangUp(c.init.conn)
 	return c, nil
 }
@@ -256,6 +288,12 @@ func (sv *supervisor) readInPlace(e *ending, conn *initconn.Conn, dir *runfiles.
 	out := sv.postRun(fmt.Sprintf("/proc/%d/root%s", conn.Pid(), dir.Path()), e.started != nil)
 	sv.clock.lap("outputs")
 	sv.sig.awaitCompanion(e.exited)
+	if sv.opts.later {
+		// Its exit and the kernel's teardown are the cleanup's, after
+		// the report (later.go).
+		conn.Release()
+		return &out
+	}
 	sv.release(e, conn)
 	return &out
 }

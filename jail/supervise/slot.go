@@ -1,25 +1,34 @@
 package supervise
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/scidex/scidex-jail/cgroupfs"
 	"github.com/scidex/scidex-jail/jail"
 	"github.com/scidex/scidex-jail/jail/initconn"
+	"github.com/scidex/scidex-jail/jail/internal/protocol"
+	"github.com/scidex/scidex-jail/jail/runfiles"
 	"github.com/scidex/scidex-jail/jail/uidlease"
 )
 
-// A Slot is the first half of a run done ahead of its request, for
+// A Slot is what a run's request does not decide, done ahead of it, for
 // scidex-jail serve: the init exec'd as PID 1 of its own new namespaces,
-// born in its own cgroup leaf, its version checked, waiting for its config.
-// What depends on the request is left: the leaf's limits are written, the
-// run directory made and the config sent (with the analysis' stdio) when a
-// run takes it. A slot serves exactly one run, or is destroyed unused; it
+// born in its own cgroup leaf, its version checked, its view built when
+// the run directory is a budget tmpfs (viewAhead), the run directory's
+// host side made (anchor), waiting for its run's config. What depends on
+// the request is left: the leaf's limits are written when they differ,
+// the run directory named and the config sent (with the analysis' stdio)
+// when a run takes it. A slot serves exactly one run, or is destroyed unused; it
 // is never reset. Nothing is shared between slots: each has its own
 // namespaces, leaf and init process.
 type Slot struct {
@@ -30,6 +39,18 @@ type Slot struct {
 	conn    *initconn.Conn
 	lease   *uidlease.Lease // the slot's ids when leased; the run that takes the slot takes it
 	made    time.Time
+	// template is the spec the slot was made for: Current checks that a
+	// slot made from it now would still have the slot's key.
+	template *jail.Spec
+	checked  time.Time // Current's last look, and what it found
+	current  bool
+	leased   int // the slot's leased id (lease's, which a run takes); 0: none
+	// limits are the leaf's as the slot's start wrote them.
+	limits cgroupfs.Limits
+	// anchor is the run directory made ahead in the template's tmp-root
+	// (nil: none could be made): the run that takes the slot claims it
+	// when its own is in that tmp-root with that owner.
+	anchor *runfiles.Anchor
 }
 
 // PrepareSlot makes a slot for runs like template (a spec of the profile
@@ -55,7 +76,13 @@ func PrepareSlot(template *jail.Spec) (*Slot, error) {
 		lease.Release()
 		return nil, fmt.Errorf("prepare slot: %w", err)
 	}
-	sl := &Slot{prog: prog, lease: lease, made: time.Now()}
+	sl := &Slot{prog: prog, lease: lease, made: time.Now(), template: template, checked: time.Now(), current: true}
+	if plan.Cgroup != nil {
+		sl.limits = plan.Cgroup.Limits
+	}
+	if lease != nil {
+		sl.leased = lease.ID()
+	}
 	if sl.key, err = slotKey(plan, prog); err != nil {
 		prog.Close()
 		lease.Release()
@@ -65,6 +92,8 @@ func PrepareSlot(template *jail.Spec) (*Slot, error) {
 		sl.Destroy()
 		return nil, fmt.Errorf("prepare slot: %w", err)
 	}
+	// Without one, the run makes its own, as a cold run does.
+	sl.anchor, _ = runfiles.PrepareAnchor(plan.Run.TmpRoot, s.ID, plan.Run.Owner[0], plan.Run.Owner[1])
 	return sl, nil
 }
 
@@ -93,14 +122,15 @@ func CheckSlot(template *jail.Spec) error {
 	if err != nil {
 		return err
 	}
-	if _, warn := closeLeaf(leaf, nil, nil); len(warn) > 0 {
+	if _, warn := closeLeaf(leaf, nil, nil, false); len(warn) > 0 {
 		return fmt.Errorf("check slot: %s", strings.Join(warn, "; "))
 	}
 	return nil
 }
 
 // start makes the leaf and starts the init in it, stdio on /dev/null (the
-// run's own comes with its config), and checks its version.
+// run's own comes with its config), checks its version, and has it build
+// the plan's view when it can be built ahead (viewAhead).
 func (sl *Slot) start(plan *jail.Plan) error {
 	leaf, _, err := createLeaf(plan.Cgroup, plan.Run.TmpRoot)
 	if err != nil {
@@ -116,8 +146,58 @@ func (sl *Slot) start(plan *jail.Plan) error {
 	if err != nil {
 		return err
 	}
-	return sl.conn.AwaitHello(nil, nil)
+	if err := sl.conn.AwaitHello(nil, nil); err != nil || !viewAhead(plan) {
+		return err
+	}
+	cfg, err := withLimits(plan, leaf)
+	if err != nil {
+		return err
+	}
+	view := protocol.ViewOf(&cfg)
+	return sl.conn.SendView(&view)
 }
+
+// viewAhead says whether a slot builds the plan's view ahead of its run:
+// when its run directory is a tmpfs of the disk budget. One bound from
+// the host is made for the run (runfiles.CreateDir), and its bind would
+// need it in the slot's view.
+func viewAhead(p *jail.Plan) bool { return p.Init.Mounts.RunDirBytes > 0 }
+
+// Current says whether a slot made now from the slot's template would
+// have its key: the host's view (the system directories, /etc, the data
+// dirs of the template's root, the objects it binds) is still the one
+// the slot's was built from. It looks at most once a second
+// (currentEvery): a slot that is not current is never taken anyway,
+// since a run's key is made from the host's view at its request; the pool
+// destroys it. One goroutine asks it (the pool's refill), outside the
+// pool's lock, maybe while a run takes the slot: it reads only what the
+// slot's making fixed.
+func (sl *Slot) Current() bool {
+	if time.Since(sl.checked) < currentEvery {
+		return sl.current
+	}
+	sl.checked, sl.current = time.Now(), false
+	s, err := sl.template.Validate()
+	if err != nil {
+		return false
+	}
+	if sl.leased != 0 {
+		// As leaseIDs made the slot's: its key names the range.
+		s.HostUID, s.HostGID, s.LeasedFrom = sl.leased, sl.leased, s.LeaseRange().String()
+	}
+	plan, _, err := jail.BuildPlan(s, jail.LookHost(&s.Spec))
+	if err != nil {
+		return false
+	}
+	key := planKey(plan)
+	key.Init = sl.key.Init // MadeFrom's
+	sl.current = key == sl.key
+	return sl.current
+}
+
+// currentEvery is how often Current looks at the host again: a plan of
+// the template is half a millisecond of a CPU the runs share.
+const currentEvery = time.Second
 
 // Key is what a run must match to take the slot (slotKey).
 func (sl *Slot) Key() SlotKey { return sl.key }
@@ -132,7 +212,8 @@ func (sl *Slot) Destroy() {
 	if sl.conn != nil {
 		sl.conn.Abort()
 	}
-	closeLeaf(sl.leaf, sl.spawner, sl.conn)
+	closeLeaf(sl.leaf, sl.spawner, sl.conn, false)
+	sl.anchor.Discard() // a failure: a leftover the next sweep takes
 	sl.prog.Close()
 	sl.lease.Release()
 	sl.lease = nil
@@ -158,9 +239,9 @@ type Slots func(key SlotKey) *Slot
 
 // SlotKey is what a slot fixes of a run before its request: the
 // namespaces and ID map it was born with, its leaf's place and
-// controllers, and the init file it is. A run takes a slot whose key
-// equals its plan's; the rest of the plan, the host view included, is
-// the request's, built when it comes. Lists are joined (a key is
+// controllers, the view it built ahead (viewAhead), and the init file it
+// is. A run takes a slot whose key equals its plan's; the rest of the
+// plan is the request's, built when it comes. Lists are joined (a key is
 // comparable: ==, a map key).
 type SlotKey struct {
 	Namespaces string // their names in clone order, comma-separated
@@ -176,6 +257,13 @@ type SlotKey struct {
 	Cgroup       bool
 	CgroupParent string
 	Controllers  string
+	// View is a digest of the view the slot built (protocol.ViewOf): the
+	// root's data dirs and links, the read-only and writable paths, the
+	// system entries and /etc's files, the sizes, the CPUs, the network
+	// mode. A run whose view differs in anything but the run directory's
+	// name (and the meminfo's numbers, written at its start) is another
+	// key. "": none built.
+	View string
 	// Init is the init file's identity (device, inode, size, change
 	// time): an init replaced on disk, a new package, is another key.
 	Init string
@@ -183,6 +271,17 @@ type SlotKey struct {
 
 // slotKey is the key of a run of plan p with the init prog.
 func slotKey(p *jail.Plan, prog *initconn.Program) (SlotKey, error) {
+	k := planKey(p)
+	id, err := prog.Identity()
+	if err != nil {
+		return SlotKey{}, err
+	}
+	k.Init = id
+	return k, nil
+}
+
+// planKey is slotKey without the init: what of the plan a slot fixes.
+func planKey(p *jail.Plan) SlotKey {
 	var k SlotKey
 	names := make([]string, len(p.Namespaces))
 	for i, ns := range p.Namespaces {
@@ -208,12 +307,38 @@ func slotKey(p *jail.Plan, prog *initconn.Program) (SlotKey, error) {
 		slices.Sort(keys)
 		k.Cgroup, k.CgroupParent, k.Controllers = true, c.Parent, strings.Join(keys, ",")
 	}
-	id, err := prog.Identity()
-	if err != nil {
-		return SlotKey{}, err
+	if viewAhead(p) {
+		k.View = viewDigest(&p.Init)
 	}
-	k.Init = id
-	return k, nil
+	return k
+}
+
+// viewDigest is SlotKey.View: the view as data, and the identity (device,
+// inode) of each host object it binds, as the host has them now. A slot
+// binds the objects its paths named when it was made: a data dir replaced
+// on the host since (a new directory renamed in) is the same path but
+// another view, and its slot must not serve a run that would bind the
+// new one.
+func viewDigest(c *protocol.Config) string {
+	v := protocol.ViewOf(c)
+	h := sha256.New()
+	h.Write(protocol.EncodeConfig(&v))
+	m := &c.Mounts
+	sources := slices.Concat(m.ReadOnly, m.ReadWrite)
+	for _, e := range m.System {
+		if e.Symlink == "" {
+			sources = append(sources, e.Path)
+		}
+	}
+	for _, src := range sources {
+		var st unix.Stat_t
+		if err := unix.Stat(src, &st); err != nil {
+			fmt.Fprintf(h, "%s:%v;", src, err) // the init's open fails as it will for a cold run
+			continue
+		}
+		fmt.Fprintf(h, "%s:%d:%d;", src, st.Dev, st.Ino)
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16])
 }
 
 // takeSlot adopts a slot for the plan (and prog, the init a cold start
@@ -234,15 +359,18 @@ func (sv *supervisor) takeSlot(prog *initconn.Program, lease *uidlease.Lease) (s
 	if sl == nil {
 		return spawned{}, lease, false
 	}
-	in := spawned{conn: sl.conn, spawner: sl.spawner, slot: sl}
+	in := spawned{conn: sl.conn, spawner: sl.spawner, slot: sl, anchor: sl.anchor}
+	sl.anchor = nil
 	if sl.leaf != nil {
-		if err := sl.leaf.SetLimits(sv.plan.Cgroup.Limits); err != nil {
+		if err := sl.takeLimits(sv.plan.Cgroup.Limits); err != nil {
 			sv.warnings = append(sv.warnings, "a prepared slot could not take this run's limits ("+err.Error()+"): started cold")
+			sl.anchor = in.anchor
 			sl.Destroy()
 			return spawned{}, lease, false
 		}
 		base, err := sl.leaf.Usage()
 		if err != nil {
+			sl.anchor = in.anchor
 			sl.Destroy()
 			return spawned{}, lease, false
 		}
@@ -258,4 +386,17 @@ func (sv *supervisor) takeSlot(prog *initconn.Program, lease *uidlease.Lease) (s
 	sl.prog.Close() // exec'd long ago; the connection keeps its path for messages
 	sv.clock.lap("slot")
 	return in, lease, true
+}
+
+// takeLimits writes lim over the slot's leaf, unless they are the limits
+// its start wrote: the same values again would only cost their writes
+// (about 0.2 ms on v1), and nothing but the server writes a leaf's limits
+// (the analysis sees its cgroup read-only).
+func (sl *Slot) takeLimits(lim cgroupfs.Limits) error {
+	if maps.EqualFunc(sl.limits, lim, func(a, b cgroupfs.Value) bool {
+		return a.N == b.N && a.CPUs == b.CPUs && slices.Equal(a.Devices, b.Devices)
+	}) {
+		return nil
+	}
+	return sl.leaf.SetLimits(lim)
 }

@@ -1,6 +1,7 @@
 package supervise
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"syscall"
@@ -62,10 +63,22 @@ func (sv *supervisor) makeRunDir(in spawned) (*runfiles.Dir, *setupFailure, erro
 	if p.Leased != (uidlease.Range{}) {
 		leased = func(owner uint32) bool { return p.Leased.Contains(uint64(owner)) }
 	}
-	dir, stale, err := runfiles.CreateDirLeased(p.TmpRoot, p.ID, p.Owner[0], p.Owner[1], leased)
+	var dir *runfiles.Dir
+	var stale bool
+	var err error
+	err = runfiles.ErrOtherDevice
+	if in.anchor.For(p.Owner[0], p.Owner[1]) {
+		// The slot's, made ahead: named for the run by one rename.
+		dir, stale, err = in.anchor.Claim(p.TmpRoot, p.ID, leased)
+	}
+	if errors.Is(err, runfiles.ErrOtherDevice) {
+		// None made ahead that fits: an anchor left is discarded with
+		// the cleanup.
+		dir, stale, err = runfiles.CreateDirLeased(p.TmpRoot, p.ID, p.Owner[0], p.Owner[1], leased)
+	}
 	if err != nil {
 		in.conn.Abort()
-		closeLeaf(in.leaf, in.spawner, in.conn)
+		closeLeaf(in.leaf, in.spawner, in.conn, false)
 		return nil, nil, err
 	}
 	if dir.Path() != sv.plan.Init.RunDir {

@@ -151,19 +151,28 @@ class Served:
     they were when its request was accepted: ``max_runs`` and ``queue``
     (the server's ``--max-runs`` and ``--queue``), ``running`` (runs
     holding a place) and ``queued_ahead`` (requests accepted before it and
-    still waiting). Its wait for a place is the ``queued`` phase."""
+    still waiting). Its wait for a place is the ``queued`` phase.
+    ``cleanups_failed`` counts the server's runs whose cleanup after their
+    reply failed before then (0 in a report that lacks it)."""
 
     max_runs: int
     queue: int
     running: int
     queued_ahead: int
+    cleanups_failed: int = 0
 
     @classmethod
     def from_json(cls, d: Any) -> Optional["Served"]:
         """The report's ``served``, or None when it has none (``run``)."""
         if not isinstance(d, Mapping):
             return None
-        return cls(_int(d.get("max_runs")), _int(d.get("queue")), _int(d.get("running")), _int(d.get("queued_ahead")))
+        return cls(
+            _int(d.get("max_runs")),
+            _int(d.get("queue")),
+            _int(d.get("running")),
+            _int(d.get("queued_ahead")),
+            _int(d.get("cleanups_failed")),
+        )
 
 
 @dataclass(frozen=True)
@@ -307,6 +316,10 @@ class Report(_OverRaw):
     #: How a run of ``scidex-jail serve`` began: ``slot`` (it took an init
     #: prepared ahead) or ``cold``; None for ``run``.
     start: Optional[str] = None
+    #: ``"after_reply"``: a served run whose reply went before its cleanup
+    #: (the init's exit, the leaf's and the run directory's removal); None:
+    #: the cleanup came first, as for every ``run``.
+    cleanup: Optional[str] = None
     #: What the egress network mode decided; None for another mode.
     egress: Optional[Egress] = None
 
@@ -355,6 +368,7 @@ class Report(_OverRaw):
             raw=d,
             streams=Streams.from_json(d["streams"]) if isinstance(d.get("streams"), Mapping) else None,
             start=_opt_str(d.get("start")),
+            cleanup=_opt_str(d.get("cleanup")),
             egress=Egress.from_json(d.get("egress")),
         )  # fmt: skip
 

@@ -129,6 +129,12 @@ def jail(request: pytest.FixtureRequest) -> Jailish:
     return scidex_jail
 
 
+def served(jail: Jailish) -> bool:
+    """Whether ``jail`` is a Server: its runs' cleanup may follow their
+    replies (``leftovers(..., served=...)``)."""
+    return not isinstance(jail, ModuleType)
+
+
 def through(jail: Jailish) -> Dict[str, Any]:
     """The keywords that make a forge call run as ``jail`` does:
     ``server=`` for a Server, none for the module."""
@@ -208,12 +214,27 @@ def _leaves_holding(pred: Callable[[int], bool]) -> list[str]:
     return found
 
 
-def leftovers(analysis_id: str, report: Optional[dict[str, Any]] = None, tmp_root: str = "/tmp") -> list[str]:
+def leftovers(analysis_id: str, report: Optional[dict[str, Any]] = None, tmp_root: str = "/tmp", served: bool = False) -> list[str]:
     """Everything of run ``analysis_id`` still on the host: processes whose
     command line names it, cgroup leaves (the report's, any
     ``scidex-<id>-*`` below this process' cgroups, and any ``scidex-*``
     leaf there holding one of those processes: a run through the server
-    may be in a slot's leaf, ``scidex-slot-*``), the run directory."""
+    may be in a slot's leaf, ``scidex-slot-*``), the run directory.
+
+    A served run whose report says ``"cleanup": "after_reply"`` (or, with
+    no report at hand, ``served``) had its reply before its cleanup: what is
+    left is looked for again until it is gone, for at most 20 s (the
+    cleanup's bound, not a timing)."""
+    found = _leftovers_now(analysis_id, report, tmp_root)
+    if served or (report or {}).get("cleanup") == "after_reply":
+        deadline = time.monotonic() + 20
+        while found and time.monotonic() < deadline:
+            time.sleep(0.02)
+            found = _leftovers_now(analysis_id, report, tmp_root)
+    return found
+
+
+def _leftovers_now(analysis_id: str, report: Optional[dict[str, Any]], tmp_root: str) -> list[str]:
     found = []
     named: set[int] = set()
     me = os.getpid()

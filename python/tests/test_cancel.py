@@ -15,7 +15,7 @@ from typing import Callable, Tuple
 import pytest
 
 import scidex_jail
-from conftest import PYTHON, Jailish, leftovers, new_id, wait_for, write
+from conftest import PYTHON, Jailish, leftovers, new_id, served, wait_for, write
 
 # Prints a line once running, then keeps a few children busy, so there is a
 # process tree to kill. Every process carries the analysis ID in argv.
@@ -84,7 +84,7 @@ def test_leaving_the_block_cancels(jail: Jailish, work: str) -> None:
         with jail.start([PYTHON, script, aid], analysis_id=aid, ro=[script], stdout=on_line):
             wait_for(ev.is_set, "the analysis to start")
             raise RuntimeError("caller failed")
-    assert leftovers(aid) == []
+    assert leftovers(aid, served=served(jail)) == []
 
 
 def test_cancelled_asyncio_task_cancels_the_run(jail: Jailish, work: str) -> None:
@@ -108,7 +108,7 @@ def test_cancelled_asyncio_task_cancels_the_run(jail: Jailish, work: str) -> Non
             await task
 
     asyncio.run(main())
-    assert leftovers(aid) == []
+    assert leftovers(aid, served=served(jail)) == []
 
 
 def test_run_async_result(jail: Jailish, work: str) -> None:
@@ -138,7 +138,7 @@ def test_keyboard_interrupt_cancels_the_run(jail: Jailish, work: str) -> None:
 
     with pytest.raises(KeyboardInterrupt):
         jail.run([PYTHON, script, aid], analysis_id=aid, ro=[script], stdout=on_line)
-    assert leftovers(aid) == []
+    assert leftovers(aid, served=served(jail)) == []
 
 
 def test_leftovers_sees_a_kept_run_directory(jail: Jailish, work: str) -> None:

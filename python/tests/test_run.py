@@ -14,7 +14,7 @@ from typing import Any, Dict
 import pytest
 
 import scidex_jail
-from conftest import PYTHON, Jailish, leftovers, new_id, write
+from conftest import PYTHON, Jailish, leftovers, new_id, served, write
 
 
 def test_ok_run_result(jail: Jailish, work: str) -> None:
@@ -107,7 +107,7 @@ def test_callback_error_raised_after_the_run(jail: Jailish, work: str) -> None:
 
     with pytest.raises(RuntimeError, match="callback bug"):
         jail.run([PYTHON, "-c", "print('a'); print('b')"], analysis_id=aid, stdout=boom)
-    assert leftovers(aid) == []
+    assert leftovers(aid, served=served(jail)) == []
 
 
 @pytest.mark.parametrize(

@@ -192,6 +192,8 @@ def test_many_runs_one_after_another(server: scidex_jail.Server, tmp_root: str) 
     for i in range(25):
         r = server.run([PYTHON, "-c", f"print({i} * 2)"], analysis_id=new_id(f"srvseq{i}"), stdout=scidex_jail.CAPTURE)
         assert (r.status, r.stdout) == ("ok", f"{i * 2}\n"), (i, r.completion_notes)
+        # The reply went before the cleanup, which leftovers waits for.
+        assert r.report.cleanup == "after_reply"
         assert leftovers(r.analysis_id, dict(r.report), tmp_root) == []
 
 
@@ -249,7 +251,7 @@ def test_run_async_and_its_cancel(server: scidex_jail.Server, tmp_root: str) -> 
     r, lines = asyncio.run(main())
     assert (r.status, r.stdout, r.stderr) == ("ok", "piped\n", "")
     assert lines == ["started\n"]
-    assert leftovers(aid_cancel, None, tmp_root) == []
+    assert leftovers(aid_cancel, None, tmp_root, served=True) == []
 
 
 def test_forge_through_the_server(server: scidex_jail.Server, tmp_root: str) -> None:
@@ -317,7 +319,7 @@ def test_keyboard_interrupt_cancels_the_run(server: scidex_jail.Server, tmp_root
     with pytest.raises(KeyboardInterrupt):
         server.run([PYTHON, "-c", "import time; print('started', flush=True); time.sleep(60)"],
                    analysis_id=aid, stdout=on_line)  # fmt: skip
-    assert leftovers(aid, None, tmp_root) == []
+    assert leftovers(aid, None, tmp_root, served=True) == []
     r = server.run(["/bin/true"], analysis_id=new_id("srvafter"))  # the server carries on
     assert r.status == "ok", r.completion_notes
 
@@ -392,7 +394,7 @@ def test_callback_error_raised_after_the_run(server: scidex_jail.Server, tmp_roo
 
     with pytest.raises(RuntimeError, match="callback bug"):
         server.run([PYTHON, "-c", "print('a'); print('b')"], analysis_id=aid, stdout=boom)
-    assert leftovers(aid, None, tmp_root) == []
+    assert leftovers(aid, None, tmp_root, served=True) == []
 
 
 def test_a_new_server_sweeps_what_a_killed_one_left(tmp_root: str) -> None:
@@ -446,6 +448,7 @@ def test_bounded_output_and_last_words(server: scidex_jail.Server, tmp_root: str
     else:
         r = scidex_jail.run([PYTHON, "-c", code], tmp_root=tmp_root, **opts)
     assert r.status == "exit_nonzero", r.completion_notes
+    assert r.report.cleanup == ("after_reply" if served else None)
     written, budget = 40 * (1 << 20 | 1), 1 << 20
     assert r.stdout is not None and budget < len(r.stdout) < budget + 256
     assert r.stdout.startswith("x" * (budget // 2) + "\n[scidex-jail: ") and r.stdout.endswith("x\n")

@@ -108,7 +108,7 @@ func setupSteps(cfg *protocol.Config, found *protocol.Started) []step {
 		}},
 		// While the init still has CAP_SYS_ADMIN over its mount
 		// namespace: every later step sees only the run's view.
-		{protocol.StageMounts, func() error { return buildMountView(&cfg.Mounts, online) }},
+		{protocol.StageMounts, func() error { return buildMountView(&cfg.Mounts, online, nil) }},
 		{protocol.StageHostname, func() error { return unix.Sethostname([]byte(cfg.Hostname)) }},
 		{protocol.StageNetwork, func() error {
 			if cfg.Loopback {
@@ -188,6 +188,16 @@ func run(started time.Time) int {
 	inbound := startInbound()
 
 	cfg, err := readConfig(c.r)
+	var ahead *heldView
+	if err == nil && cfg.View {
+		// A slot's view, ahead of its run (ahead.go): built now, the
+		// run's config after it.
+		if ahead = c.buildAhead(cfg, slot); ahead == nil {
+			return protocol.ExitSetup
+		}
+		arrival = time.Time{}
+		cfg, err = readConfig(c.r)
+	}
 	if err == nil {
 		err = installStdio(cfg.Stdio, rr.take())
 	}
@@ -204,7 +214,11 @@ func run(started time.Time) int {
 	}
 	c.lap(string(protocol.StageConfig))
 	found := &protocol.Started{}
-	for _, s := range setupSteps(cfg, found) {
+	steps := setupSteps(cfg, found)
+	if ahead != nil {
+		steps = ahead.steps(cfg, found)
+	}
+	for _, s := range steps {
 		if !c.runStep(s) {
 			return protocol.ExitSetup
 		}
@@ -223,6 +237,12 @@ func run(started time.Time) int {
 	go passInbound(t, sigs)
 	ws, reaped := t.reapAll()
 	m := exitedMsg(ws, reaped.Sub(execAt))
+	// Every other process of the run is reaped: the init's copies of the
+	// analysis' stdio are the last writers of the supervisor's relay
+	// pipes. Closed before the report of the end, so that the streams end
+	// with it, not with the init's exit: a served run's reply waits for
+	// the streams, and not for that exit (supervise/later.go).
+	closeStdio()
 	c.send(&m)
 	// Stay, with nothing else left in the namespace, until the supervisor
 	// has read the run directory through our root (a tmpfs run directory

@@ -91,7 +91,10 @@ const cpuOnline = "/sys/devices/system/cpu/online"
 // binds it read-only over the fresh /proc/meminfo. Both are files of the
 // root tmpfs: the root becomes read-only, and the meminfo file is
 // unlinked once bound, so that its bind is its one name.
-func writeLimitsView(online, meminfo string) error {
+//
+// held (a view built ahead of its run) keeps the meminfo file open for
+// writing: its content is the run's, written when the run comes.
+func writeLimitsView(online, meminfo string, held *heldView) error {
 	if err := writeFile(newRoot+cpuOnline, online+"\n"); err != nil {
 		return err
 	}
@@ -99,7 +102,13 @@ func writeLimitsView(online, meminfo string) error {
 		return nil
 	}
 	src := newRoot + "/.scidex-meminfo"
-	if err := writeFile(src, meminfo); err != nil {
+	if held != nil {
+		fd, err := unix.Open(src, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0o444)
+		if err != nil {
+			return wrap.Error("create "+src, err)
+		}
+		held.meminfo = fd
+	} else if err := writeFile(src, meminfo); err != nil {
 		return err
 	}
 	dst := newRoot + "/proc/meminfo"

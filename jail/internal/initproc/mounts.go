@@ -26,7 +26,10 @@ const newRoot = "/tmp"
 //
 // online is the text of /sys/devices/system/cpu/online in the view: the
 // CPUs the target may run on (pinCPUs).
-func buildMountView(p *protocol.Mounts, online string) error {
+//
+// held, for a view built ahead of its run (ahead.go), keeps what the run
+// completes: the meminfo file open, and the root writable.
+func buildMountView(p *protocol.Mounts, online string, held *heldView) error {
 	// Nothing we mount may propagate back to the host (systemd makes / shared).
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return wrap.Error("make / private", err)
@@ -42,7 +45,7 @@ func buildMountView(p *protocol.Mounts, online string) error {
 	if err != nil {
 		return err
 	}
-	if err := layRoot(p, binds, online); err != nil {
+	if err := layRoot(p, binds, online, held); err != nil {
 		return err
 	}
 	if err := placeFiles(p.Files); err != nil {
@@ -51,7 +54,13 @@ func buildMountView(p *protocol.Mounts, online string) error {
 	if err := placeNames(p.Names); err != nil { // sockets.go
 		return err
 	}
-	return sealAndPivot()
+	if err := sealAndPivot(); err != nil {
+		return err
+	}
+	if held != nil {
+		return nil // sealRoot once the run is named
+	}
+	return sealRoot()
 }
 
 // bind is one host object to bind into the view, opened as O_PATH. The
@@ -122,7 +131,7 @@ func openSources(p *protocol.Mounts) ([]bind, error) {
 // a private /dev, every bind, the run directory and the scratch, the CPU
 // list and the meminfo of the run's limits,
 // /dev's own entries, a fresh /proc, and empty socket directories.
-func layRoot(p *protocol.Mounts, binds []bind, online string) error {
+func layRoot(p *protocol.Mounts, binds []bind, online string, held *heldView) error {
 	if err := unix.Mount("tmpfs", newRoot, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755,size=1m"); err != nil {
 		return wrap.Error("mount new root tmpfs", err)
 	}
@@ -159,7 +168,7 @@ func layRoot(p *protocol.Mounts, binds []bind, online string) error {
 		return err
 	}
 	// After /proc: the meminfo is bound over the fresh one (limits.go).
-	if err := writeLimitsView(online, p.Meminfo); err != nil {
+	if err := writeLimitsView(online, p.Meminfo, held); err != nil {
 		return err
 	}
 	if err := mountCgroupView(p.Cgroup); err != nil {
@@ -311,15 +320,17 @@ func mountProc() error {
 	return err
 }
 
-// sealAndPivot makes /dev read-only, moves into the new root and makes the
-// root itself read-only: it holds only directories and links.
+// sealAndPivot makes /dev read-only and moves into the new root.
 func sealAndPivot() error {
 	if err := unix.MountSetattr(unix.AT_FDCWD, newRoot+"/dev", 0, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}); err != nil {
 		return wrap.Error("make /dev read-only", err)
 	}
-	if err := pivotInto(newRoot); err != nil {
-		return err
-	}
+	return pivotInto(newRoot)
+}
+
+// sealRoot makes the root, where the init now is, read-only: it holds
+// only directories and links.
+func sealRoot() error {
 	if err := unix.MountSetattr(unix.AT_FDCWD, "/", 0, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}); err != nil {
 		return wrap.Error("make new root read-only", err)
 	}

@@ -110,3 +110,12 @@ func installStdio(want bool, fds []int) error {
 	}
 	return nil
 }
+
+// closeStdio closes the init's 0, 1 and 2, once the run's processes are
+// gone. Nothing of the init writes to them after (it opens nothing, so
+// no file takes their numbers).
+func closeStdio() {
+	for fd := 0; fd <= 2; fd++ {
+		unix.Close(fd)
+	}
+}

@@ -50,6 +50,9 @@ func EncodeConfig(c *Config) []byte {
 		c.Sockets.encode(&w)
 		w.close()
 	}
+	if c.View {
+		w.bool("view", c.View)
+	}
 	w.close()
 	return w.line()
 }
@@ -109,6 +112,8 @@ func (c *Config) field(r *reader, key string) (err error) {
 		}
 		c.Sockets = &Sockets{}
 		err = r.object(into, func(key string) error { return c.Sockets.field(r, key) })
+	case "view":
+		c.View, err = r.boolean(into)
 	default:
 		err = unknownField(key)
 	}

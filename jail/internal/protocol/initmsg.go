@@ -16,7 +16,7 @@ import (
 const MaxInitMsgBytes = 64 << 10
 
 // InitMsg is one message of the init to the supervisor: *Hello,
-// *SocketsMade, *SetupFailed, *Started or *Exited, and nothing else (the interface is
+// *SocketsMade, *SetupFailed, *Started, *Exited or *Ready, and nothing else (the interface is
 // sealed by an unexported method). The supervisor takes them apart with a
 // type switch; DecodeInitMsg reads them, EncodeInitMsg writes them.
 type InitMsg interface {
@@ -80,6 +80,13 @@ type Exited struct {
 	WallUsec int64 `json:"wall_us,omitempty"`
 }
 
+// Ready says a slot's init built the view it was sent ahead of its run
+// (Config.View), with the phases it took: it waits for the run's config.
+type Ready struct {
+	Phases []Phase `json:"phases,omitempty"`
+}
+
+func (*Ready) Kind() Kind       { return KindReady }
 func (*Hello) Kind() Kind       { return KindHello }
 func (*SetupFailed) Kind() Kind { return KindError }
 func (*Started) Kind() Kind     { return KindStarted }
@@ -127,8 +134,10 @@ func DecodeInitMsg(line []byte) (InitMsg, error) {
 		m = &Exited{}
 	case KindSockets:
 		m = &SocketsMade{}
+	case KindReady:
+		m = &Ready{}
 	default:
-		return nil, errors.New("init message of unknown kind " + strconv.Quote(string(kind)) + " (want hello, sockets, error, started or exited)")
+		return nil, errors.New("init message of unknown kind " + strconv.Quote(string(kind)) + " (want hello, sockets, error, started, exited or ready)")
 	}
 	err = decodeObject(line, kind, m.field)
 	if err == nil {
@@ -172,6 +181,9 @@ func checkInitMsg(m InitMsg) error {
 		return checkExited(m)
 	case *SocketsMade:
 		return checkSocketsMade(m)
+	case *Ready:
+		m.Phases = nilIfEmpty(m.Phases)
+		return checkPhases(m.Phases)
 	}
 	return nil
 }

@@ -10,6 +10,16 @@ import "math"
 
 func (m *Hello) encode(w *writer) { w.str("version", m.Version) }
 
+func (m *Ready) encode(w *writer) { writePhases(w, m.Phases) }
+
+func (m *Ready) field(r *reader, key string) (err error) {
+	if key == "phases" {
+		m.Phases, err = readPhases(r)
+		return err
+	}
+	return unknownField(key)
+}
+
 func (m *Hello) field(r *reader, key string) (err error) {
 	if key == "version" {
 		m.Version, err = r.string(`"version"`)

@@ -18,6 +18,7 @@ var initMsgs = []InitMsg{
 	&Exited{Exited: true, ExitCode: 3, UserUsec: 1, SysUsec: 2, MaxRSSKB: 3, WallUsec: 4},
 	&Exited{ExitCode: 137, Signal: 9},
 	&SocketsMade{N: 3},
+	&Ready{Phases: []Phase{{"cpus", 10}, {"mounts", 900}}},
 }
 
 // TestInitMsgRoundTrip: every kind decodes as it was encoded.

@@ -1,0 +1,136 @@
+package initproc
+
+import (
+	"errors"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/scidex/scidex-jail/internal/netif"
+	"github.com/scidex/scidex-jail/internal/wrap"
+	"github.com/scidex/scidex-jail/jail/internal/protocol"
+)
+
+// A slot's view, built ahead of its run (protocol.Config.View).
+//
+// Everything of the view that the run's request does not decide is built
+// while the slot waits: the CPUs pinned, the whole mount view (system
+// directories, /etc's files, data dirs, /dev, /proc, the limits' files,
+// the run directory's budget tmpfs, the scratch) with the run directory
+// at a placeholder beside its place, the pivot into it, lo up. The run's
+// config then only names the run directory (a mount move: the tmpfs, its
+// links and the scratch beside it are the ones built), writes the
+// meminfo of the run's limits into the file already bound over
+// /proc/meminfo, and seals the root read-only; identity, Landlock and
+// seccomp follow as for any run. Only the init runs in the namespace
+// until then: the writable root and the open meminfo file are the init's
+// alone, and the init checks that the run asks for the view it built
+// (protocol.SameView) before it names anything.
+
+// heldView is what a view built ahead keeps for its run.
+type heldView struct {
+	view    *protocol.Config // the view as sent
+	online  string           // the CPUs pinned (found.CPUs)
+	meminfo int              // the meminfo file bound over /proc/meminfo, open for the run's content; -1: none
+}
+
+// buildAhead builds the view cfg of a slot's init and says Ready, with the
+// phases it took (the slot's, not a run's). nil: a step failed, and the
+// init reported it.
+func (c *conn) buildAhead(cfg *protocol.Config, slot bool) *heldView {
+	if !slot {
+		c.fail(protocol.StageConfig, errors.New("bug: a view ahead of its run sent to an init that is no slot's"), protocol.ExitSetup)
+		return nil
+	}
+	c.lap(string(protocol.StageConfig))
+	h := &heldView{view: cfg, meminfo: -1}
+	for _, s := range []step{
+		{protocol.StageCPUs, func() (err error) {
+			h.online, err = pinCPUs(cfg.CPUs)
+			return err
+		}},
+		{protocol.StageMounts, func() error { return buildMountView(&cfg.Mounts, h.online, h) }},
+		{protocol.StageNetwork, func() error {
+			if cfg.Loopback {
+				return netif.LoopbackUp()
+			}
+			return nil
+		}},
+	} {
+		if !c.runStep(s) {
+			return nil
+		}
+	}
+	c.send(&protocol.Ready{Phases: c.phases})
+	c.phases = nil
+	return h
+}
+
+// steps are the run's setup on the view built: the run directory named
+// and the network mode's sockets handed over (stage mounts: lo is the
+// view's, up, and the name service's socket was made with it; the run's
+// sockets are made and handed now, sockets.go, while the init has its
+// capabilities), then setupSteps' from the hostname on, but the network.
+func (h *heldView) steps(cfg *protocol.Config, found *protocol.Started) []step {
+	found.CPUs = h.online
+	out := []step{{protocol.StageMounts, func() error {
+		if err := h.finish(cfg); err != nil {
+			return err
+		}
+		return handSockets(cfg.Sockets)
+	}}}
+	for _, s := range setupSteps(cfg, found) {
+		switch s.stage {
+		case protocol.StageCPUs, protocol.StageMounts, protocol.StageNetwork:
+		default:
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// finish completes the view for the run cfg, from inside it: the run
+// directory moved from its placeholder to its name, the meminfo written,
+// the root made read-only.
+func (h *heldView) finish(cfg *protocol.Config) error {
+	if !protocol.SameView(h.view, cfg) {
+		return errors.New("bug: the run's config asks for another view than the one its slot built")
+	}
+	from, to := h.view.Mounts.RunDir, cfg.Mounts.RunDir
+	if err := mkdirAll(to); err != nil {
+		return wrap.Error("create mount point "+to, err)
+	}
+	if err := unix.Mount(from, to, "", unix.MS_MOVE, ""); err != nil {
+		return wrap.Error("move the run directory from "+from+" to "+to, err)
+	}
+	if err := unix.Rmdir(from); err != nil {
+		return wrap.Error("remove "+from, err)
+	}
+	if h.meminfo >= 0 {
+		err := writeAll(h.meminfo, cfg.Mounts.Meminfo)
+		// Closed before the root is sealed: a file open for writing
+		// keeps a mount from becoming read-only (EBUSY).
+		if cerr := unix.Close(h.meminfo); err == nil && cerr != nil {
+			err = cerr
+		}
+		h.meminfo = -1
+		if err != nil {
+			return wrap.Error("write the run's /proc/meminfo", err)
+		}
+	}
+	return sealRoot()
+}
+
+// writeAll writes text to fd.
+func writeAll(fd int, text string) error {
+	for b := []byte(text); len(b) > 0; {
+		n, err := unix.Write(fd, b)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		b = b[n:]
+	}
+	return nil
+}

@@ -1,0 +1,59 @@
+package server
+
+import (
+	"github.com/scidex/scidex-jail/jail/request"
+	"github.com/scidex/scidex-jail/jail/supervise"
+)
+
+// afterReply is what follows a run's reply: its cleanup (the init's exit,
+// the leaf's and the run directory's removal: supervise.RunServed), and
+// the end of its count among the runs at their start or end (edge), with
+// the pool asked to refill once both are over. The run's place is free
+// already: the analysis' tree is dead, and what remains is the kernel's
+// work and the files'. The server's Shutdown waits for it (leave comes
+// after).
+type afterReply struct {
+	s       *Server
+	edge    *edge
+	cleanup *supervise.Cleanup // nil: done before the report (a run that did not end normally)
+	// cold: the run's request, when it started cold with slots of another
+	// shape ready: the pool's next slots are made in its shape (follow.go).
+	cold *request.Request
+}
+
+// CleanupFailed is the event of a run whose cleanup after its reply
+// failed: Req names it, Error says what is left for gc.
+const CleanupFailed Event = "cleanup"
+
+// replyThenClean writes the reply while the run's cleanup goes on beside
+// it. A cleanup that fails is a later event for the request on the
+// connection ("cleanup", after the run's "done"), logged by the server
+// and counted in its admission figures; what it left is gc's.
+func (c *conn) replyThenClean(r Reply, after afterReply) {
+	cleaned := make(chan error, 1)
+	go func() {
+		err := after.cleanup.Do()
+		if after.cold != nil {
+			after.s.pool.follow(after.cold)
+		}
+		if after.edge != nil {
+			after.edge.done()
+		}
+		// The run's end makes room for a slot.
+		after.s.pool.kick()
+		cleaned <- err
+	}()
+	c.reply(r)
+	if err := <-cleaned; err != nil {
+		c.s.cleanupFailed(r.Req, err)
+		c.reply(Reply{Event: CleanupFailed, Req: r.Req, Error: err.Error()})
+	}
+}
+
+// cleanupFailed logs and counts a run's failed cleanup.
+func (s *Server) cleanupFailed(req string, err error) {
+	s.mu.Lock()
+	s.cleanupsFailed++
+	s.mu.Unlock()
+	s.logf("request %s: %v", req, err)
+}
