@@ -126,11 +126,12 @@ bench-hostile: build ## what each hostile analysis of the end-to-end suite costs
 bench-vm: build nsproto $(VMTEST) ## the startup pairs on cgroup v2 inside the QEMU VM (VM_PAIRS interleaved pairs, default 100), with the jail's phases
 	JAIL=$(BIN) bench/vmpairs.sh $(VMTEST) $(VM_PAIRS)
 
-bench-compare: deps build nsproto $(VMTEST) ## startup targets (interleaved pairs against bwrap and nsproto, here and in the cgroup v2 VM, crun for information, 200 concurrent runs against nsproto, init memory), then a hyperfine table against bare exec, unshare and bubblewrap
+bench-compare: deps build nsproto $(VMTEST) ## startup targets (interleaved pairs against bwrap and nsproto, here and in the cgroup v2 VM, crun for information, 200 concurrent runs against nsproto, init memory), the egress mode's proxy against a direct connection in the test internet, then a hyperfine table against bare exec, unshare and bubblewrap
 	$(BENCH_ENV) $(GO) test -run '^$$' -bench 'Pairs' -benchtime 100x ./bench/
 	JAIL=$(BIN) bench/vmpairs.sh $(VMTEST) $(VM_PAIRS)
 	$(BENCH_ENV) $(GO) test -run '^$$' -bench 'Concurrent200|Memory' -benchtime 5x ./bench/
 	$(BENCH_ENV) $(GO) test -run '^$$' -bench 'Serve' -benchtime 1x ./bench/
+	$(BENCH_ENV) $(GO) test -run '^$$' -bench 'Egress' -benchtime 9x ./bench/
 	bench/compare.sh $(BIN)
 
 clean:

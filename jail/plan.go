@@ -47,6 +47,9 @@ type Plan struct {
 	// Run is the supervisor's own part: the run directory, the time
 	// budget, the post-run work and where the results go.
 	Run RunPlan
+	// Hook is the network mode's supervisor-side work (netmode.Hook), nil
+	// for a mode without one.
+	Hook *HookPlan
 }
 
 // RunPlan is what the supervisor does around the init, decided with the
@@ -157,14 +160,8 @@ func BuildPlan(r *Resolved, h view.HostView) (*Plan, []string, error) {
 	p.Run.Outputs.Links = linkTargets(p.Init.Mounts.Links)
 	// The analysis' own user database, with the HOME its environment has.
 	p.Init.Mounts.Files = view.UserDB(p.Init.Env, h)
+	p.Hook = planHook(s, h, net, &p.Init) // hosts.go: after the user database, before the report's list of generated files
 	p.Enforced = planEnforced(s, p)
-	if net.Hook != nil {
-		// Fail closed: the supervisor does not run a mode's own side yet
-		// (the first mode to have one, egress, issue #35, wires it: started
-		// before the init, its files sent with the config, stopped at the
-		// end), and a mode without its side would not be the mode.
-		return p, warnings, &PlanError{Stage: protocol.StagePolicy, Err: fmt.Errorf("network mode %s needs its supervisor-side hook, which this supervisor does not run yet", net.Name)}
-	}
 	short, err := promise.Check(p.Promises, s.OptIns)
 	if err != nil {
 		return p, warnings, &PlanError{Stage: protocol.StagePromises, Err: err}
@@ -248,7 +245,7 @@ func planInit(s *Spec, h view.HostView, ids IDMap, net netmode.Mode) protocol.Co
 	}
 	c := protocol.Config{
 		Command:   s.Command,
-		Env:       s.targetEnv(append(dataEnv, net.Env...)), // the mode's environment, under the caller's --env
+		Env:       s.targetEnv(append(dataEnv, modeEnv(s, net)...)), // the mode's environment, under the caller's --env
 		RunDir:    runDir,
 		Hostname:  hostname,
 		UID:       InsideUID,

@@ -9,8 +9,12 @@ import (
 // initCaps are what the init needs for its setup, in its own namespaces
 // only: mounts, pivot_root and sethostname (SYS_ADMIN), the drop to the
 // target's identity (SETUID, SETGID, SETPCAP for the bounding set), bringing
-// up lo (NET_ADMIN).
-var initCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETUID, unix.CAP_SETGID, unix.CAP_SETPCAP, unix.CAP_NET_ADMIN}
+// up lo (NET_ADMIN), and binding the egress mode's DNS stub to port 53
+// (NET_BIND_SERVICE: over the run's own network namespace only; in the
+// host mode's, the host's, the init's namespace gives it nothing). Every
+// mode's init has the same set, so that an init started ahead of its run
+// (a slot, keyed by what it was born with) serves any mode.
+var initCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETUID, unix.CAP_SETGID, unix.CAP_SETPCAP, unix.CAP_NET_ADMIN, unix.CAP_NET_BIND_SERVICE}
 
 // ProcAttr is how the init is born for plan p: in its namespaces, with its
 // ID mapping and the capabilities its setup needs (the cgroup fd is the

@@ -51,6 +51,8 @@ func (s *Spec) clone() Spec {
 	c.ReadWrite = slices.Clone(s.ReadWrite)
 	c.AllowTCP = slices.Clone(s.AllowTCP)
 	c.DBPorts = slices.Clone(s.DBPorts)
+	c.AllowHosts = slices.Clone(s.AllowHosts)
+	c.AllowRanges = slices.Clone(s.AllowRanges)
 	c.OptIns = slices.Clone(s.OptIns)
 	c.RequireLayers = maps.Clone(s.RequireLayers)
 	return c

@@ -89,6 +89,11 @@ type Spec struct {
 	Net      netmode.Name // a row of jail/netmode's table; "" is its Default
 	AllowTCP []uint16     // outbound TCP ports, for a mode that takes them (netmode.Mode.TCPPorts)
 	DBPorts  []uint16     // never allowed, whatever AllowTCP says
+	// AllowHosts and AllowRanges are what a mode that takes hosts
+	// (netmode.Mode.Hosts: egress) lets the analysis reach: host entries
+	// and CIDR ranges, as jail/egress's Parse reads them.
+	AllowHosts  []string
+	AllowRanges []string
 
 	// From says where the values came from: the profile, and the rows
 	// (limits and options) given over it on the command line, in a
@@ -307,6 +312,9 @@ func (s *Spec) validateNet() error {
 	if pe := mode.CheckPorts(s.AllowTCP); pe != nil {
 		// The fix in the words the user gives values in: --net host.
 		return fmt.Errorf("%w: %s %s", ErrBadSpec, tcp, pe.Needs(s.From.Join(option.Net)))
+	}
+	if err := s.validateHosts(mode); err != nil { // hosts.go
+		return err
 	}
 	for _, p := range s.AllowTCP {
 		if p == 0 {

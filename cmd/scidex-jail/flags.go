@@ -70,6 +70,10 @@ type limitFlags struct {
 	// Net's and AllowTCP's help come from jail/netmode's table (netHelp).
 	Net      netmode.Name `name:"net" placeholder:"MODE" help:"Network mode."`
 	AllowTCP []tcpPort    `name:"allow-tcp" placeholder:"PORT" sep:","`
+	// The egress mode's hosts and ranges, added to the profile's (their
+	// help is their rows').
+	AllowHost  []string `name:"allow-host" sep:"none"`
+	AllowRange []string `name:"allow-range" sep:"none"`
 }
 
 // netHelp gives --net and --allow-tcp their help from jail/netmode's

@@ -69,7 +69,7 @@ func TestHypotheticalNetMode(t *testing.T) {
 	}
 	req.Net = "tunel"
 	var fe *request.FieldError
-	if _, err := req.Resolve(option.RequestField); !errors.As(err, &fe) || fe.Field != "net" || !strings.Contains(err.Error(), `net "tunel": choose none, loopback, host or tunnel`) {
+	if _, err := req.Resolve(option.RequestField); !errors.As(err, &fe) || fe.Field != "net" || !strings.Contains(err.Error(), `net "tunel": choose none, loopback, host, egress or tunnel`) {
 		t.Errorf("a request of net tunel: Resolve = %v; want it refused naming the field and the row among the choices", err)
 	}
 
@@ -78,7 +78,7 @@ func TestHypotheticalNetMode(t *testing.T) {
 	if err != nil || ps["t"].Net != "tunnel" {
 		t.Fatalf("ParseProfiles(net tunnel) = %q, %v; want the field read", ps["t"].Net, err)
 	}
-	if _, err := profile.ParseProfiles([]byte(`{"profiles": {"t": {"net": "tunel"}}}`), profile.Builtins()); err == nil || !strings.Contains(err.Error(), `net "tunel": choose none, loopback, host or tunnel`) {
+	if _, err := profile.ParseProfiles([]byte(`{"profiles": {"t": {"net": "tunel"}}}`), profile.Builtins()); err == nil || !strings.Contains(err.Error(), `net "tunel": choose none, loopback, host, egress or tunnel`) {
 		t.Errorf("ParseProfiles(net tunel) = %v, want the choices to name the row", err)
 	}
 
@@ -131,23 +131,25 @@ func TestHypotheticalNetMode(t *testing.T) {
 		t.Errorf("Validate(net tunnel, allow-tcp 443) = %v, want it refused for the row", err)
 	}
 	s.Net = "tunel"
-	if _, err := s.Validate(); err == nil || !strings.Contains(err.Error(), `--net "tunel": choose none, loopback, host or tunnel`) {
+	if _, err := s.Validate(); err == nil || !strings.Contains(err.Error(), `--net "tunel": choose none, loopback, host, egress or tunnel`) {
 		t.Errorf("Validate(net tunel) = %v, want the choices to name the row", err)
 	}
 }
 
-// hookOnly is a supervisor side that is never started: the plan refuses
-// its mode before.
+// hookOnly is a supervisor side that is planned, never started.
 type hookOnly struct{}
 
+func (hookOnly) Init(netmode.Run) netmode.InitSide {
+	return netmode.InitSide{DNS: true, Ports: []uint16{443}, Proxy: 3128, Env: []string{"PROXIED=1"}, ResolvConf: "nameserver 127.0.0.1\n"}
+}
+
 func (hookOnly) Start(context.Context, netmode.Run) (netmode.Session, error) {
-	return nil, errors.New("started (the plan should have refused the mode)")
+	return nil, errors.New("started (a plan only starts nothing)")
 }
 
 // TestHypotheticalNetModeHook: a mode whose row has a supervisor-side hook
-// is a mode the supervisor cannot run yet: the spec validates, and the
-// plan refuses it naming the mode, where the run would otherwise go
-// without the mode's own side.
+// is planned with it: the init makes the hook's sockets, the analysis gets
+// its environment, and the plan hands the supervisor the hook to start.
 func TestHypotheticalNetModeHook(t *testing.T) {
 	withMode(t, netmode.Mode{
 		Name: "proxied", Help: "a mode of the test only", Means: "through the supervisor", Doc: "a row of the test",
@@ -163,9 +165,17 @@ func TestHypotheticalNetModeHook(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Validate(net proxied) = %v", err)
 	}
-	_, _, err = jail.BuildPlan(r, jail.LookHost(&r.Spec))
-	var pe *jail.PlanError
-	if !errors.As(err, &pe) || !strings.Contains(err.Error(), "network mode proxied needs its supervisor-side hook") {
-		t.Errorf("BuildPlan(net proxied) = %v, want a *PlanError refusing the mode", err)
+	p, _, err := jail.BuildPlan(r, jail.LookHost(&r.Spec))
+	if err != nil {
+		t.Fatalf("BuildPlan(net proxied) = %v", err)
+	}
+	if p.Hook == nil || p.Hook.Hook != (hookOnly{}) || p.Hook.Run.ID != "x" {
+		t.Errorf("BuildPlan(net proxied).Hook = %+v, want the row's hook for run x", p.Hook)
+	}
+	if sk := p.Init.Sockets; sk == nil || !sk.DNS || !slices.Equal(sk.Ports, []int{443}) || sk.Proxy != 3128 {
+		t.Errorf("BuildPlan(net proxied).Init.Sockets = %+v, want the hook's DNS, 443 and 3128", sk)
+	}
+	if !slices.Contains(p.Init.Env, "PROXIED=1") {
+		t.Errorf("BuildPlan(net proxied).Init.Env = %q, want the hook's PROXIED=1", p.Init.Env)
 	}
 }

@@ -92,8 +92,8 @@ func TestProfilesSchemaOptions(t *testing.T) {
 			t.Errorf("profiles --schema option %d = %+v, want the row %+v", i, s, o.Names)
 		}
 	}
-	if net := got.Options[slices.Index(option.All, option.Net)]; !slices.Equal(net.Choices, []string{"none", "loopback", "host"}) {
-		t.Errorf("profiles --schema net choices = %q, want none, loopback, host", net.Choices)
+	if net := got.Options[slices.Index(option.All, option.Net)]; !slices.Equal(net.Choices, []string{"none", "loopback", "host", "egress"}) {
+		t.Errorf("profiles --schema net choices = %q, want none, loopback, host, egress", net.Choices)
 	}
 	for i, l := range limits.All {
 		if s := got.Limits[i]; s.RequestField != "limits."+l.Name || s.Keyword != l.Name {

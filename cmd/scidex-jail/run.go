@@ -77,7 +77,7 @@ func (c *runCmd) spec() (*jail.Spec, error) {
 func (c *runCmd) request(cwd string) request.Request {
 	r := request.Request{
 		ID: c.ID, Command: c.afterDash, Cwd: cwd, Profile: c.Profile, Config: c.Config,
-		Limits: c.limitFlags.texts(), Net: c.Net,
+		Limits: c.limitFlags.texts(), Net: c.Net, AllowHosts: c.AllowHost, AllowRanges: c.AllowRange,
 		Root: c.Root, TmpRoot: c.TmpRoot, CgroupParent: c.CgroupParent,
 		Inputs: c.Input, ReadOnly: c.RO, ReadWrite: c.RW, Env: c.Env,
 		Keep: c.Keep, KeepScratch: c.KeepScratch, Collect: c.Collect, CollectMerge: c.CollectMerge, Report: c.Report,

@@ -154,7 +154,8 @@
 // A wildcard over a public suffix (*.co.uk) is not recognised as one.
 // UDP other than the stub, and connections to addresses other than the
 // fake ones, have no way out of the namespace: that is the namespace's
-// doing (and seccomp's), which the wiring sets up, not this package's.
+// doing, which the wiring sets up (jail/netmode's egress row, the init's
+// sockets.go, jail/supervise's hook.go), not this package's.
 //
 // # Usage
 //

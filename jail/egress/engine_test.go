@@ -173,7 +173,7 @@ func TestRefused(t *testing.T) {
 		"refused 1 connection to 1 name not in the profile: evil.lab.test:443",
 		"refused 3 connections to 2 names on ports the profile does not allow: api.lab.test:8443, db.lab.test:5432",
 		"refused 8 connections to 6 names resolving to addresses that are not public: db.lab.test:443, loopback.lab.test:443, loopback6.lab.test:443 and 3 more",
-		"refused 3 connections to 3 addresses given as IP addresses, not names: 10.0.0.5:5432, 198.18.0.10:443, [::1]:443",
+		"refused 3 connections to 3 addresses given by number, not by name: 10.0.0.5:5432, 198.18.0.10:443, [::1]:443",
 		"refused 1 malformed proxy request",
 		"refused 2 connections to 2 addresses the DNS stub never gave: 127.0.0.1:443, 127.64.0.1:443",
 		"refused 2 malformed DNS queries",

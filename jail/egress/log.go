@@ -44,6 +44,7 @@ const (
 	ReasonResolve        Reason = "resolve"          // the supervisor's lookup of an allowed name failed
 	ReasonDial           Reason = "dial"             // every address checked and allowed failed to connect
 	ReasonRunEnded       Reason = "run_ended"        // the run ended with the connection open
+	ReasonNoNetwork      Reason = "no_network"       // a lookup in a run whose profile allows no network (Names)
 )
 
 // Via is how a connection reached the supervisor.
@@ -203,7 +204,7 @@ var connPhrases = []struct {
 	{ReasonNotInProfile, "refused", names, "not in the profile"},
 	{ReasonPort, "refused", names, "on ports the profile does not allow"},
 	{ReasonNotPublic, "refused", names, "resolving to addresses that are not public"},
-	{ReasonIPLiteral, "refused", addresses, "given as IP addresses, not names"},
+	{ReasonIPLiteral, "refused", addresses, "given by number, not by name"},
 	{ReasonUnknownAddress, "refused", addresses, "the DNS stub never gave"},
 	{ReasonConnections, "refused", names, "over the run's connection budget (the supervisor then stopped listening)"},
 	{ReasonOpen, "refused", names, "over the budget of connections open at once"},

@@ -36,7 +36,7 @@ func TestSummary(t *testing.T) {
 			{Name: "gone.example", Port: 443, Decision: Failed, Reason: ReasonResolve},
 		}, "refused 1 connection to 1 name on ports the profile does not allow: a.example:8443; " +
 			"refused 1 connection to 1 name resolving to addresses that are not public: db.example:443; " +
-			"refused 1 connection to 1 address given as IP addresses, not names: 10.0.0.5:5432; " +
+			"refused 1 connection to 1 address given by number, not by name: 10.0.0.5:5432; " +
 			"cut 1 connection to 1 name over the run's upload budget: a.example:443; " +
 			"failed 1 connection to 1 name the supervisor could not resolve: gone.example:443; " +
 			"refused 1 malformed proxy request"},

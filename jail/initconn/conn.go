@@ -89,7 +89,13 @@ func start(prog *Program, leaf *cgroupfs.Leaf, attr *syscall.SysProcAttr, stdio 
 // and Err says why.
 func (c *Conn) readInit() {
 	defer close(c.msgs)
-	r := bufio.NewReader(c.sock)
+	rr, err := newRightsReader(c.sock) // rights.go: the "sockets" message's descriptors
+	if err != nil {
+		c.err = fmt.Errorf("bug: read the sync socket: %w", err)
+		return
+	}
+	defer rr.close()
+	r := bufio.NewReader(rr)
 	for {
 		line, err := protocol.ReadLine(r, protocol.MaxInitMsgBytes)
 		if err != nil && !errors.Is(err, protocol.ErrLineTooLong) {
@@ -100,6 +106,9 @@ func (c *Conn) readInit() {
 		var m protocol.InitMsg
 		if err == nil {
 			m, err = protocol.DecodeInitMsg(line)
+		}
+		if sm, ok := m.(*protocol.SocketsMade); ok && err == nil {
+			err = rr.attach(sm)
 		}
 		if err != nil {
 			c.err = fmt.Errorf("init program %s sent a line no %s of this build sends (%w), and was killed: reinstall the %s of this build beside the jail (make build, or the package); if it persists, it is a bug to report",
@@ -224,15 +233,21 @@ func (c *Conn) AbortReported() ([]protocol.Phase, *protocol.SetupFailed) {
 	// returns end of file, and readInit closes msgs. What the init wrote
 	// before is still read (a shut socket's queue is read to its end).
 	unix.Shutdown(int(c.sock.Fd()), unix.SHUT_RDWR)
-	c.sock.Close()
 	var phases []protocol.Phase
 	var failed *protocol.SetupFailed
 	for m := range c.msgs {
-		if f, ok := m.(*protocol.SetupFailed); ok {
-			phases = append(phases, f.Phases...)
-			failed = f
+		switch m := m.(type) {
+		case *protocol.SetupFailed:
+			phases = append(phases, m.Phases...)
+			failed = m
+		case *protocol.SocketsMade:
+			CloseSockets(m) // never served: the run did not start
 		}
 	}
+	// Closed once read to its end: a message that came with descriptors
+	// is read alone (recvmsg stops at it), and the ones after it would be
+	// lost to a close while readInit still reads.
+	c.sock.Close()
 	return phases, failed
 }
 

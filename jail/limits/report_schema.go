@@ -6,6 +6,7 @@ import "strings"
 const (
 	limitsDescription  = "The effective limits; 0 is off, and named in none (switched off) or not_enforced (asked for, but no layer held it on this run)."
 	outputsDescription = "The budgets of the post-run work on what the analysis left: entries listed, bytes hashed and copied in all and of one file (apparent size), wall time; 0 is off."
+	egressDescription  = "The egress network mode's budgets: connections in the run, bytes sent out and received (all connections together), time per connection; 0 is off (added within v1)."
 )
 
 // ReportSchema is the report's limits object as its JSON Schema gives it
@@ -27,7 +28,7 @@ func ReportSchema() map[string]any {
 		o, field := top, strings.TrimPrefix(l.Report, "limits.")
 		if parent, f, ok := strings.Cut(field, "."); ok {
 			if nested[parent] == nil {
-				nested[parent] = object(map[string]string{"outputs": outputsDescription}[parent])
+				nested[parent] = object(map[string]string{"outputs": outputsDescription, "egress": egressDescription}[parent])
 				top.props[parent] = nested[parent]
 			}
 			o, field = nested[parent], f
@@ -70,7 +71,11 @@ func (o *schemaObject) value() map[string]any {
 		}
 		props[k] = p
 	}
-	v := map[string]any{"type": "object", "required": o.required, "additionalProperties": false, "properties": props}
+	required := o.required
+	if required == nil {
+		required = []any{} // JSON Schema's required is a list, even empty (every row of an object added within the version)
+	}
+	v := map[string]any{"type": "object", "required": required, "additionalProperties": false, "properties": props}
 	if o.description != "" {
 		v["description"] = o.description
 	}

@@ -214,8 +214,55 @@ var (
 	}
 )
 
+// The egress mode's budgets (jail/egress's Budgets): what a run's
+// connections out may cost, per run (bytes each way, connections) and per
+// connection (time). They bound every run; only a run in the egress mode
+// has connections to spend them on. A run that should
+// reach nothing has the none network mode; none (or 0) is no budget, as
+// for the output budgets, asked for by name.
+var (
+	EgressConnections = &Limit{
+		Name: "egress_connections", Kind: Count, None: true, Zero: ZeroIsNone,
+		Max:  Bound{MaxEgressConnections, "1048576: give e.g. 1024"},
+		Flag: "egress-connections", Field: "egress_connections", Report: "limits.egress.connections", ReportOptional: true,
+		Unit: "connections", Give: "a budget such as 1024", Off: "no budget", Noun: "number of connections",
+		Placeholder: "N", Help: "Budget of connections the analysis opens in the egress network mode, allowed or refused, in the whole run (none or 0 = no budget).",
+		Doc: Doc{Value: "count, default 1024, allowed or refused", EnforcedBy: "the supervisor's egress engine",
+			Exceeded: "the supervisor stops listening: later connections are refused by the kernel; `egress` and the notes say so"},
+	}
+	EgressUpload = &Limit{
+		Name: "egress_upload", Kind: Size, None: true, Zero: ZeroIsNone,
+		Flag: "egress-upload", Field: "egress_upload", Report: "limits.egress.upload_bytes", ReportOptional: true,
+		Unit: "bytes", Give: "a budget such as 256M", Off: "no budget", Noun: "size",
+		Placeholder: "SIZE", Help: "Budget of bytes the analysis sends out in the egress network mode, all connections together (none or 0 = no budget).",
+		Doc: Doc{Value: "size, default 256M, all connections together", EnforcedBy: "the supervisor's egress engine",
+			Exceeded: "the connection is closed (`cut`), no byte past the budget relayed; `egress` and the notes say so"},
+	}
+	EgressDownload = &Limit{
+		Name: "egress_download", Kind: Size, None: true, Zero: ZeroIsNone,
+		Flag: "egress-download", Field: "egress_download", Report: "limits.egress.download_bytes", ReportOptional: true,
+		Unit: "bytes", Give: "a budget such as 4G", Off: "no budget", Noun: "size",
+		Placeholder: "SIZE", Help: "Budget of bytes the analysis receives in the egress network mode, all connections together (none or 0 = no budget).",
+		Doc: Doc{Value: "size, default 4G, all connections together", EnforcedBy: "the supervisor's egress engine",
+			Exceeded: "the connection is closed (`cut`); `egress` and the notes say so"},
+	}
+	EgressConnTime = &Limit{
+		Name: "egress_connection_time", Kind: Duration, None: true, Zero: ZeroIsNone,
+		Flag: "egress-connection-time", Field: "egress_connection_time", Report: "limits.egress.connection_seconds", ReportOptional: true,
+		Give: "a duration such as 15m", Off: "no budget", Noun: "duration",
+		Placeholder: "DUR", Help: "How long one connection of the egress network mode may stay open (none or 0 = no budget).",
+		Doc: Doc{Value: "duration, default 15m, per connection", EnforcedBy: "the supervisor's egress engine",
+			Exceeded: "the connection is closed (`cut`); `egress` and the notes say so"},
+	}
+)
+
+// MaxEgressConnections bounds the connections budget: each is an entry
+// the supervisor decides on, in its own process.
+const MaxEgressConnections = 1 << 20
+
 // All is the table, in order.
-var All = []*Limit{Timeout, Grace, Memory, Swap, CPUQuota, PIDs, Disk, Shm, OutputEntries, OutputBytes, OutputFileBytes, OutputTime, StdioBytes}
+var All = []*Limit{Timeout, Grace, Memory, Swap, CPUQuota, PIDs, Disk, Shm, OutputEntries, OutputBytes, OutputFileBytes, OutputTime, StdioBytes,
+	EgressConnections, EgressUpload, EgressDownload, EgressConnTime}
 
 // ByName is the row of the limit called name, nil if there is none.
 func ByName(name string) *Limit {

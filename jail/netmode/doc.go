@@ -1,6 +1,6 @@
 // Package netmode is the one table of the run's network modes: none,
-// loopback and host, one row each ([All]). A row holds everything the jail
-// does differently in a mode: whether the run gets a network namespace of
+// loopback, host and egress, one row each ([All]). A row holds everything
+// the jail does differently in a mode: whether the run gets a network namespace of
 // its own and lo up in it, the seccomp filter's network policy (a value of
 // the seccomp package, which knows no mode), whether Landlock's TCP rules
 // apply (and so whether the mode takes allowed TCP ports), the layers that
@@ -24,7 +24,9 @@
 // of the command line (TestHypotheticalNetMode) adds a row and follows it
 // to the flag, the profile field, the schema, the plan and the promises.
 // A mode that needs work of the supervisor's own (a DNS stub, a proxy
-// outside the run's namespace) sets [Mode.Hook].
+// outside the run's namespace) sets [Mode.Hook] (hook.go: its contract);
+// the egress row's is jail/egress's engine (egress.go), the none row's
+// its name service (names.go).
 //
 // # Use
 //
@@ -34,6 +36,7 @@
 //	}
 //	layers := promise.HostLayers{LandlockABI: abi, Net: mode.Network()}
 //
-// The package imports only the promise and seccomp value types, so that
-// the planning package, the command line and the profiles may all read it.
+// The package imports only the promise and seccomp value types and
+// jail/egress (the egress row's hook; a leaf itself), so that the planning
+// package, the command line and the profiles may all read it.
 package netmode

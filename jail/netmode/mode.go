@@ -1,8 +1,6 @@
 package netmode
 
 import (
-	"context"
-	"os"
 	"strconv"
 	"strings"
 
@@ -45,9 +43,12 @@ type Mode struct {
 	// Layers are the layers that can hold each promise that depends on the
 	// network (promise.NetPromises), in this mode.
 	Layers map[promise.Promise][]promise.Layer
-	// Hook is the supervisor's side of the mode, nil when it has none (every
-	// mode today; a run of a mode with one is refused until the supervisor
-	// runs hooks).
+	// Hosts: the mode takes allowed host names and address ranges
+	// (CheckHosts), which its Hook enforces; no other mode has a use for
+	// them.
+	Hosts bool
+	// Hook is the supervisor's side of the mode (hook.go), nil when it has
+	// none.
 	Hook Hook
 }
 
@@ -96,6 +97,26 @@ func (m Mode) CheckPorts(ports []uint16) *PortsError {
 	return nil
 }
 
+// CheckHosts refuses n allowed hosts or ranges for a mode that takes
+// none; nil when the mode takes them or none are given.
+func (m Mode) CheckHosts(n int) *PortsError {
+	if n > 0 && !m.Hosts {
+		return &PortsError{Mode: m.Name, Takers: HostTakers(), What: "no name is reached"}
+	}
+	return nil
+}
+
+// HostTakers are the modes that take allowed hosts.
+func HostTakers() []Name {
+	var out []Name
+	for _, m := range All {
+		if m.Hosts {
+			out = append(out, m.Name)
+		}
+	}
+	return out
+}
+
 // Takers are the modes that take allowed TCP ports.
 func Takers() []Name {
 	var out []Name
@@ -138,10 +159,12 @@ func (e *UnknownError) Error() string {
 	return strconv.Quote(string(e.Name)) + ": choose " + Choices(Names())
 }
 
-// PortsError is allowed TCP ports given for a mode that takes none.
+// PortsError is allowed TCP ports (or hosts: CheckHosts) given for a mode
+// that takes none.
 type PortsError struct {
 	Mode   Name
 	Takers []Name // the modes that take them
+	What   string // why they mean nothing in Mode; "": there is no outside network to reach
 }
 
 func (e *PortsError) Error() string { return "allowed TCP ports " + e.Needs("the network mode") }
@@ -150,37 +173,9 @@ func (e *PortsError) Error() string { return "allowed TCP ports " + e.Needs("the
 // wrote it (the flag, the profile field): `needs --net host (in none mode
 // there is no outside network to reach)`.
 func (e *PortsError) Needs(netOption string) string {
-	return "needs " + netOption + " " + Choices(e.Takers) + " (in " + string(e.Mode) + " mode there is no outside network to reach)"
-}
-
-// Hook is the supervisor's side of a network mode that needs one (nil for
-// none, loopback and host; the egress mode of issue #35 will be the
-// first). Its contract: the supervisor calls Start once the run is
-// planned and before the init runs, hands the init the session's Files
-// with its config, and calls Stop at the run's end, after the init is gone
-// and before the report is written, whatever the outcome. The supervisor
-// does not call it yet: until the first mode with a hook wires it, the
-// plan refuses a mode that has one (fail closed: a mode without its own
-// side is not the mode).
-type Hook interface {
-	Start(ctx context.Context, run Run) (Session, error)
-}
-
-// Run is what a hook is told of the run it serves.
-type Run struct {
-	ID     string // the run's id
-	RunDir string // the run directory on the host
-}
-
-// Session is one run's supervisor-side work of a mode: a DNS stub or a
-// proxy, for example, reached through descriptors the init gets (it makes
-// its listeners inside the run's network namespace and hands them back
-// over one of them, so that no socket path is seen in the view).
-type Session interface {
-	// Files are handed to the init with its config, in order. The session
-	// keeps its own copies; the supervisor closes these once sent.
-	Files() []*os.File
-	// Stop ends the session's work and releases what it holds; what it
-	// returns is for the report's completion notes (empty: nothing to say).
-	Stop() (notes []string, err error)
+	what := e.What
+	if what == "" {
+		what = "there is no outside network to reach"
+	}
+	return "needs " + netOption + " " + Choices(e.Takers) + " (in " + string(e.Mode) + " mode " + what + ")"
 }

@@ -1,6 +1,7 @@
 package netmode
 
 import (
+	"encoding/json"
 	"errors"
 	"maps"
 	"os"
@@ -32,6 +33,13 @@ func TestRowLayers(t *testing.T) {
 			promise.PromiseAbstractSockets: L(promise.LayerLandlockScope),
 			promise.PromiseNoPostgres:      L(promise.LayerLandlockTCP),
 			promise.PromiseNetwork:         L(promise.LayerLandlockTCP),
+		},
+		// As loopback: the namespace has no route out, and the
+		// supervisor's sockets in it are the only way.
+		"egress": {
+			promise.PromiseAbstractSockets: L(promise.LayerNetNS, promise.LayerLandlockScope),
+			promise.PromiseNoPostgres:      L(promise.LayerNetNS),
+			promise.PromiseNetwork:         L(promise.LayerNetNS),
 		},
 	}
 	for name, w := range want {
@@ -86,10 +94,10 @@ func TestLookup(t *testing.T) {
 		name Name
 		want string // "" = found
 	}{
-		{"none", ""}, {"loopback", ""}, {"host", ""},
-		{"internet", `"internet": choose none, loopback or host`},
-		{"", `"": choose none, loopback or host`},
-		{"Host", `"Host": choose none, loopback or host`},
+		{"none", ""}, {"loopback", ""}, {"host", ""}, {"egress", ""},
+		{"internet", `"internet": choose none, loopback, host or egress`},
+		{"", `"": choose none, loopback, host or egress`},
+		{"Host", `"Host": choose none, loopback, host or egress`},
 	} {
 		m, err := Lookup(c.name)
 		var ue *UnknownError
@@ -126,7 +134,7 @@ func TestCheckPorts(t *testing.T) {
 }
 
 func TestHelp(t *testing.T) {
-	want := "Network: none (no network), loopback (lo only, e.g. for notebook kernels), host (the host's network; outbound TCP only to the allowed TCP ports; UDP is not restricted)."
+	want := "Network: none (no network), loopback (lo only, e.g. for notebook kernels), host (the host's network; outbound TCP only to the allowed TCP ports; UDP is not restricted), egress (only the allowed hosts, by name, through the supervisor's DNS stub and proxy)."
 	if got := Help(); got != want {
 		t.Errorf("Help() = %q, want %q", got, want)
 	}
@@ -166,5 +174,32 @@ func TestREADMEFlag(t *testing.T) {
 	}
 	if want := "| `--net " + strings.Join(names, `\|`) + "`"; !strings.Contains(string(b), "\n"+want) {
 		t.Errorf("README.md has no flag row starting %q: write the table's modes there", want)
+	}
+}
+
+// TestReportSchemaModes: the report's JSON Schema takes every mode (and
+// "" of a report that failed before its mode was known) as enforced.net,
+// and nothing else: a new row fails here until the schema has it.
+func TestReportSchemaModes(t *testing.T) {
+	b, err := os.ReadFile("../report/report.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s struct {
+		Defs map[string]struct {
+			Properties map[string]struct {
+				Enum []string `json:"enum"`
+			} `json:"properties"`
+		} `json:"$defs"`
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{""}
+	for _, n := range Names() {
+		want = append(want, string(n))
+	}
+	if got := s.Defs["enforced"].Properties["net"].Enum; !slices.Equal(got, want) {
+		t.Errorf("report.schema.json's enforced.net = %q, want %q (the rows' names)", got, want)
 	}
 }

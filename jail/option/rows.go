@@ -124,6 +124,14 @@ var (
 		Names: Names{Flag: "allow-tcp", Field: "allow_tcp", Request: "allow_tcp", Keyword: "allow_tcp"}, Type: Ports, Placeholder: "PORT",
 		Help: "Outbound TCP ports allowed, for a network mode that takes them. PostgreSQL's 5432 can never be allowed.",
 	}
+	AllowHosts = &Option{
+		Names: Names{Flag: "allow-host", Field: "allow_hosts", Request: "allow_hosts", Keyword: "allow_hosts"}, Type: Words, Placeholder: "HOST",
+		Help: "A host the analysis may reach by name, for a network mode that takes hosts (repeatable): a name (eutils.ncbi.nlm.nih.gov), every name under a domain (*.uniprot.org), on port 443 unless one is given (files.rcsb.org:80). Never an address; PostgreSQL's 5432 can never be allowed.",
+	}
+	AllowRanges = &Option{
+		Names: Names{Flag: "allow-range", Field: "allow_ranges", Request: "allow_ranges", Keyword: "allow_ranges"}, Type: Words, Placeholder: "CIDR",
+		Help: "An address range (CIDR, e.g. 10.20.0.0/16) an allowed host may resolve into although it is not public (repeatable): an institute's own network. Loopback, private, link-local and the other non-public ranges are refused otherwise.",
+	}
 	DBPorts = &Option{
 		Names: Names{Field: "db_ports"}, Type: Ports,
 		Help: "Database ports no run may reach, whatever the allowed ports say; must keep PostgreSQL's 5432.",
@@ -154,7 +162,7 @@ var (
 var All = []*Option{
 	ID, Command, Profile, Config, TmpRoot, CgroupParent, UID, GID, UIDRange, Report,
 	Root, DataDirs, Inputs, ReadOnly, ReadWrite, Keep, KeepScratch, Collect, CollectMerge,
-	Env, Net, AllowTCP, DBPorts, AllowDegraded, UnsafeDisable, OutputIgnore, RequireInput, RequireLayers,
+	Env, Net, AllowTCP, AllowHosts, AllowRanges, DBPorts, AllowDegraded, UnsafeDisable, OutputIgnore, RequireInput, RequireLayers,
 }
 
 // ByFlag is the row of the flag called flag (without dashes), nil if none.

@@ -40,6 +40,8 @@ type Profile struct {
 type Permissions struct {
 	Net           netmode.Name            `json:"net"`
 	AllowTCP      []uint16                `json:"allow_tcp"`
+	AllowHosts    []string                `json:"allow_hosts"`  // egress: host entries (jail/egress's Parse)
+	AllowRanges   []string                `json:"allow_ranges"` // egress: CIDR ranges
 	DBPorts       []uint16                `json:"db_ports"`
 	DataDirs      []string                `json:"data_dirs"`
 	ReadOnly      []string                `json:"read_only"`
@@ -63,7 +65,10 @@ func Builtins() map[string]Profile {
 	base := Profile{
 		Limits: limits.Of(L{limits.Timeout: 1800 * time.Second, limits.Grace: 10 * time.Second,
 			limits.Memory: 2 << 30, limits.CPUQuota: 2, limits.PIDs: 512, limits.Disk: 1 << 30, limits.Shm: 256 << 20,
-			limits.StdioBytes: defaultStdioBytes}),
+			limits.StdioBytes: defaultStdioBytes,
+			// egress.DefaultBudgets' (a test holds them equal).
+			limits.EgressConnections: 1024, limits.EgressUpload: 256 << 20, limits.EgressDownload: 4 << 30,
+			limits.EgressConnTime: 15 * time.Minute}),
 		Permissions: Permissions{Net: netmode.Default, DBPorts: []uint16{postgresPort}, DataDirs: []string{"data", "docs"}, OutputIgnore: slices.Clone(runfiles.DefaultIgnore)},
 	}
 	def := base
@@ -177,6 +182,9 @@ func (p Profile) Check() error {
 	if pe := mode.CheckPorts(p.AllowTCP); pe != nil {
 		return fmt.Errorf("%s %s", o.Name(option.AllowTCP), pe.Needs(o.Name(option.Net)))
 	}
+	if err := checkHosts(p, mode, o); err != nil { // hosts.go
+		return err
+	}
 	if !slices.Contains(p.DBPorts, postgresPort) {
 		return fmt.Errorf("%s must keep %d (PostgreSQL): it can never be opened", o.Name(option.DBPorts), postgresPort)
 	}
@@ -216,6 +224,7 @@ func (p Profile) Spec() jail.Spec {
 		Profile: p.Name, Limits: p.Limits, From: option.FromProfile(p.Name, option.Flag),
 		Env: append([]string{}, p.Env...), DataDirs: p.DataDirs,
 		Net: p.Net, AllowTCP: p.AllowTCP, DBPorts: p.DBPorts,
+		AllowHosts: slices.Clone(p.AllowHosts), AllowRanges: slices.Clone(p.AllowRanges),
 		ReadOnly:      append([]string{}, p.ReadOnly...),
 		ReadWrite:     append([]string{}, p.ReadWrite...),
 		OptIns:        p.OptIns(),

@@ -44,6 +44,8 @@ type setter = func(p *Profile, raw json.RawMessage) error
 var optionSetters = map[*option.Option]setter{
 	option.Net:           func(p *Profile, r json.RawMessage) error { return fresh(r, &p.Net) },
 	option.AllowTCP:      func(p *Profile, r json.RawMessage) error { return fresh(r, &p.AllowTCP) },
+	option.AllowHosts:    func(p *Profile, r json.RawMessage) error { return fresh(r, &p.AllowHosts) },
+	option.AllowRanges:   func(p *Profile, r json.RawMessage) error { return fresh(r, &p.AllowRanges) },
 	option.DBPorts:       func(p *Profile, r json.RawMessage) error { return fresh(r, &p.DBPorts) },
 	option.DataDirs:      func(p *Profile, r json.RawMessage) error { return fresh(r, &p.DataDirs) },
 	option.ReadOnly:      func(p *Profile, r json.RawMessage) error { return fresh(r, &p.ReadOnly) },
@@ -337,7 +339,7 @@ func (p Profile) View() ProfileView {
 	v := ProfileView{
 		Name: p.Name, Description: p.Description,
 		Permissions: Permissions{
-			Net: p.Net, AllowTCP: nz(p.AllowTCP),
+			Net: p.Net, AllowTCP: nz(p.AllowTCP), AllowHosts: nz(p.AllowHosts), AllowRanges: nz(p.AllowRanges),
 			DBPorts: nz(p.DBPorts), DataDirs: nz(p.DataDirs), ReadOnly: nz(p.ReadOnly), ReadWrite: nz(p.ReadWrite),
 			Env: nz(p.Env), AllowDegraded: nz(p.AllowDegraded), RequireInput: p.RequireInput,
 			RequireLayers: p.RequireLayers, OutputIgnore: nz(p.OutputIgnore),

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/scidex/scidex-jail/jail"
+	"github.com/scidex/scidex-jail/jail/egress"
 	"github.com/scidex/scidex-jail/jail/limits"
 	"github.com/scidex/scidex-jail/jail/promise"
 	"github.com/scidex/scidex-jail/jail/runfiles"
@@ -40,11 +41,13 @@ func TestParseProfiles(t *testing.T) {
 		{"every field", `{"profiles": {"tool": {"description": "d", "timeout": "1m", "grace": "2s", "memory": "1G", "swap": "64M",
 			"disk": "2G", "shm": "1M", "cpus": 3, "pids": 90, "net": "host", "allow_tcp": [443, 8080], "db_ports": [5432, 3306],
 			"data_dirs": ["x"], "read_only": ["/ro"], "read_write": ["/rw"], "env": ["A=1"], "allow_degraded": ["landlock"], "require_input": true,
-			"output_entries": 500, "output_bytes": "1G", "output_file_bytes": "none", "output_time": "30s", "output_ignore": [".tox"], "stdio_bytes": "1M"}}}`,
+			"output_entries": 500, "output_bytes": "1G", "output_file_bytes": "none", "output_time": "30s", "output_ignore": [".tox"], "stdio_bytes": "1M",
+			"egress_connections": 10, "egress_upload": "1M", "egress_download": "none", "egress_connection_time": "1m"}}}`,
 			parseWant{name: "tool", from: "tool", want: func(p *Profile) {
 				*p = Profile{Name: "tool", Description: "d", Limits: limits.Of(L{limits.Timeout: time.Minute, limits.Grace: 2 * time.Second, limits.Memory: 1 << 30, limits.Swap: 64 << 20,
 					limits.Disk: 2 << 30, limits.Shm: 1 << 20, limits.CPUQuota: 3, limits.PIDs: 90,
-					limits.OutputEntries: 500, limits.OutputBytes: 1 << 30, limits.OutputTime: 30 * time.Second, limits.StdioBytes: 1 << 20}), Permissions: Permissions{Net: "host", AllowTCP: []uint16{443, 8080}, DBPorts: []uint16{5432, 3306},
+					limits.OutputEntries: 500, limits.OutputBytes: 1 << 30, limits.OutputTime: 30 * time.Second, limits.StdioBytes: 1 << 20,
+					limits.EgressConnections: 10, limits.EgressUpload: 1 << 20, limits.EgressConnTime: time.Minute}), Permissions: Permissions{Net: "host", AllowTCP: []uint16{443, 8080}, DBPorts: []uint16{5432, 3306},
 					DataDirs: []string{"x"}, ReadOnly: []string{"/ro"}, ReadWrite: []string{"/rw"}, Env: []string{"A=1"},
 					AllowDegraded: []promise.Protection{promise.ProtectLandlock}, RequireInput: true, OutputIgnore: []string{".tox"}}}
 			}}},
@@ -103,7 +106,7 @@ func TestParseProfiles(t *testing.T) {
 		{"negative size", `{"profiles": {"x": {"disk": "-1G"}}}`, parseWant{errText: "profiles.x.disk: size \"-1G\" is not a non-negative number"}},
 		{"bad duration", `{"profiles": {"x": {"timeout": "10 minutes"}}}`, parseWant{errText: `profiles.x.timeout: "10 minutes" is not a duration`}},
 		{"negative duration", `{"profiles": {"x": {"grace": "-1s"}}}`, parseWant{errText: `profiles.x.grace: "-1s": give a duration such as 5s`}},
-		{"bad net", `{"profiles": {"x": {"net": "internet"}}}`, parseWant{errText: `profiles.x.net "internet": choose none, loopback or host`}},
+		{"bad net", `{"profiles": {"x": {"net": "internet"}}}`, parseWant{errText: `profiles.x.net "internet": choose none, loopback, host or egress`}},
 		{"allow_tcp 5432", `{"profiles": {"x": {"net": "host", "allow_tcp": [443, 5432]}}}`, parseWant{errText: "profiles.x.allow_tcp 5432: port 0 or a database port"}},
 		{"allow_tcp port 0", `{"profiles": {"x": {"net": "host", "allow_tcp": [0]}}}`, parseWant{errText: "profiles.x.allow_tcp 0"}},
 		{"allow_tcp port too large", `{"profiles": {"x": {"net": "host", "allow_tcp": [65536]}}}`, parseWant{errText: "profiles.x.allow_tcp:"}},
@@ -235,5 +238,19 @@ func TestParseProfilesListsNotShared(t *testing.T) {
 	}
 	if want := []string{"in", "out"}; !reflect.DeepEqual(got["default"].DataDirs, want) {
 		t.Errorf("ParseProfiles(%s)[default].DataDirs = %v, want %v", file, got["default"].DataDirs, want)
+	}
+}
+
+// TestEgressBudgetsAreTheEngines: the built-in profiles' egress budgets
+// are jail/egress's defaults, the values its doc reasons about.
+func TestEgressBudgetsAreTheEngines(t *testing.T) {
+	d := egress.DefaultBudgets
+	for name, p := range Builtins() {
+		got := egress.Budgets{Connections: int(p.Limits.Int(limits.EgressConnections)), Up: p.Limits.Int(limits.EgressUpload),
+			Down: p.Limits.Int(limits.EgressDownload), ConnTime: p.Limits.Duration(limits.EgressConnTime)}
+		want := egress.Budgets{Connections: d.Connections, Up: d.Up, Down: d.Down, ConnTime: d.ConnTime}
+		if got != want {
+			t.Errorf("Builtins()[%s]'s egress budgets = %+v, want egress.DefaultBudgets' %+v", name, got, want)
+		}
 	}
 }

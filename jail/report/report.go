@@ -83,6 +83,10 @@ type Report struct {
 	// Streams: the analysis' stdout and stderr; nil in a report made
 	// before the jail had decided them (added within the version).
 	Streams *Streams `json:"streams,omitempty"`
+	// Egress: what the egress network mode decided (egress.go); nil for
+	// a run of another mode, or one that failed before its network was
+	// decided (added within the version).
+	Egress *Egress `json:"egress,omitempty"`
 
 	SetupError      *SetupError `json:"setup_error,omitempty"`
 	Warnings        []string    `json:"warnings,omitempty"`

@@ -38,6 +38,10 @@ type Request struct {
 
 	Net      netmode.Name `json:"net,omitempty"` // a row of jail/netmode's table
 	AllowTCP []uint16     `json:"allow_tcp,omitempty"`
+	// AllowHosts and AllowRanges are the egress mode's hosts and ranges,
+	// added to the profile's.
+	AllowHosts  []string `json:"allow_hosts,omitempty"`
+	AllowRanges []string `json:"allow_ranges,omitempty"`
 
 	Root         string   `json:"root,omitempty"`     // the platform's checkout; "": Cwd
 	TmpRoot      string   `json:"tmp_root,omitempty"` // "": jail.DefaultTmpRoot

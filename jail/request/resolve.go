@@ -91,6 +91,10 @@ func (r *Request) Resolve(over option.Where) (*jail.Spec, error) {
 		}
 		s.AllowTCP = slices.Clone(r.AllowTCP)
 	}
+	// Over the profile's, as its paths and env: checked with them by the
+	// run (jail's validateHosts), named as the user wrote each.
+	s.AllowHosts = append(s.AllowHosts, r.AllowHosts...)
+	s.AllowRanges = append(s.AllowRanges, r.AllowRanges...)
 	s.From = r.origin(p, over, limited)
 	return s, nil
 }
@@ -220,6 +224,8 @@ func (r *Request) origin(p profile.Profile, over option.Where, limited []*limits
 		{option.Env, option.Env, len(p.Env), len(r.Env) > 0},
 		{option.Net, option.Net, 0, r.Net != ""},
 		{option.AllowTCP, option.AllowTCP, 0, len(r.AllowTCP) > 0},
+		{option.AllowHosts, option.AllowHosts, len(p.AllowHosts), len(r.AllowHosts) > 0},
+		{option.AllowRanges, option.AllowRanges, len(p.AllowRanges), len(r.AllowRanges) > 0},
 		{option.AllowDegraded, option.AllowDegraded, 0, len(r.AllowDegraded) > 0},
 	} {
 		if l.given {

@@ -84,6 +84,15 @@ func TestResolve(t *testing.T) {
 				t.Errorf("Resolve: From.NameAt(env, last) = %q, want %q", got, want)
 			}
 		}},
+		{"egress hosts and ranges", Request{Net: "egress", AllowHosts: []string{"api.example.org", "*"}, AllowRanges: []string{"10.20.0.0/16"}}, func(t *testing.T, s *jail.Spec) {
+			if s.Net != "egress" || !slices.Equal(s.AllowHosts, []string{"api.example.org", "*"}) || !slices.Equal(s.AllowRanges, []string{"10.20.0.0/16"}) {
+				t.Errorf("Resolve = net %q, hosts %q, ranges %q; want the request's", s.Net, s.AllowHosts, s.AllowRanges)
+			}
+			// The run's check names the entry as the request gave it.
+			if _, err := s.Validate(); err == nil || !strings.Contains(err.Error(), `request field allow_hosts host entry "*": a bare * would allow every host`) {
+				t.Errorf("Validate(allow_hosts *) = %v, want it refused naming the request field", err)
+			}
+		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -127,7 +136,7 @@ func TestResolveRefused(t *testing.T) {
 		{"a bad range", Request{UIDRange: "9-1"}, "uid_range", `request field uid_range: unusable uid range: "9-1"`},
 		{"no such layer", Request{UnsafeDisable: []string{"nope"}}, "unsafe_disable", `"nope"`},
 		{"port 0", Request{Net: "host", AllowTCP: []uint16{0}}, "allow_tcp", "request field allow_tcp 0: give TCP port numbers 1-65535"},
-		{"no such network mode", Request{Net: "internet"}, "net", `request field net "internet": choose none, loopback or host`},
+		{"no such network mode", Request{Net: "internet"}, "net", `request field net "internet": choose none, loopback, host or egress`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

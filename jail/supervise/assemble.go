@@ -44,6 +44,10 @@ func assembleReport(f runFacts) *report.Report {
 	if note := jail.UnheldNote(f.plan.Unheld); note != "" {
 		r.CompletionNotes += " " + note
 	}
+	if note := hookNotes(f.hook); note != "" {
+		r.CompletionNotes += " " + note
+	}
+	r.Egress = egressReport(f.plan, f.hook.Egress) // egress_report.go
 	for _, e := range slices.Concat(f.out.deliveryErrs, f.stdioLost) {
 		r.DeliveryFailed(e)
 	}

@@ -65,6 +65,8 @@ func (sv *supervisor) handle(e *ending, m protocol.InitMsg, c *initconn.Conn) {
 		sv.clock.add("init", protocol.Phase{Name: "exec", Micros: m.Micros})
 		sv.sig.started(c)
 		sv.running(true)
+	case *protocol.SocketsMade:
+		sv.serveHook(m) // hook.go
 	case *protocol.Exited:
 		sv.clock.lap("analysis") // the target's run, as the supervisor saw it
 		e.exited = m

@@ -6,6 +6,7 @@ import (
 	"github.com/scidex/scidex-jail/cgroupfs"
 	"github.com/scidex/scidex-jail/jail"
 	"github.com/scidex/scidex-jail/jail/initconn"
+	"github.com/scidex/scidex-jail/jail/netmode"
 	"github.com/scidex/scidex-jail/jail/relay"
 	"github.com/scidex/scidex-jail/jail/report"
 	"github.com/scidex/scidex-jail/jail/runfiles"
@@ -34,9 +35,10 @@ type runFacts struct {
 	// report of a run that failed before has no streams.
 	stdioDecided bool
 	phases       []report.Phase
-	start        string         // serve's runs: "slot" or "cold"
-	cleanup      string         // report.CleanupAfterReply: the cleanup follows the report (RunServed)
-	served       *report.Served // serve's runs: the admission figures
+	hook         netmode.Stopped // the network mode's hook's notes and log (hook.go)
+	start        string          // serve's runs: "slot" or "cold"
+	cleanup      string          // report.CleanupAfterReply: the cleanup follows the report (RunServed)
+	served       *report.Served  // serve's runs: the admission figures
 }
 
 // failure is the run's setup failure, in the supervisor or the init: only
@@ -65,6 +67,11 @@ func (sv *supervisor) finish(c carried) runFacts {
 // run's processes are gone.
 func (sv *supervisor) facts(c carried, out outputsRead, usage *cgroupfs.Usage, warnings []string) runFacts {
 	f := runFacts{spec: sv.spec, t0: sv.clock.t0, plan: sv.plan, fail: c.fail, end: c.end, out: out, usage: usage}
+	// The run is over: its network mode's side stops here, before the
+	// report, whenever the cleanup runs (after the reply, for a served
+	// run: finishFirst); a process of the run still alive (killed by the
+	// cleanup) only finds its sockets closed.
+	f.hook = sv.stopHook()
 	// The run's processes are gone: the relay has had the analysis' last
 	// byte, or has it in its pipe. The report (and the summary line after
 	// it) come after it reached the caller.

@@ -11,6 +11,7 @@ import (
 	"github.com/scidex/scidex-jail/jail"
 	"github.com/scidex/scidex-jail/jail/initconn"
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
+	"github.com/scidex/scidex-jail/jail/netmode"
 	"github.com/scidex/scidex-jail/jail/option"
 	"github.com/scidex/scidex-jail/jail/relay"
 	"github.com/scidex/scidex-jail/jail/report"
@@ -133,6 +134,9 @@ type supervisor struct {
 	clock    *phaseTimer
 	sig      *signalMachine
 	warnings []string // the steps' warnings, in order, until the cleanup
+	// hook is the network mode's supervisor-side session (hook.go), from
+	// before the init starts to after it is gone; nil: none.
+	hook netmode.Session
 }
 
 // run is a run in order, each step a call that returns what it made. The
@@ -154,6 +158,7 @@ func run(s *jail.Resolved, opts Options, clock *phaseTimer, sigs <-chan os.Signa
 	if fail == nil && !sv.sig.poll() {
 		if c, err = sv.execute(lease); err != nil {
 			c.relay.Drain()
+			sv.stopHook()
 			return nil, c.lease, nil, err
 		}
 	}
@@ -226,6 +231,9 @@ func (sv *supervisor) execute(lease *uidlease.Lease) (carried, error) {
 		return c, nil
 	}
 	c.relayDecided = true
+	if c.fail = sv.startHook(); c.fail != nil {
+		return c, nil
+	}
 	if c.init, c.lease, c.fail = sv.start(c.relay, lease); c.fail != nil || c.init.conn == nil {
 		return c, nil
 	}

@@ -24,6 +24,7 @@ type HostView struct {
 	System      []protocol.SystemEntry // /usr, /bin, /lib*, /etc: directories to bind, links to recreate
 	Extras      []string               // caches outside the system dirs, bound read-only when present
 	DNS         string                 // resolv.conf's resolved path (a network mode with a resolver only: Wanted.Resolver)
+	ResolvFile  bool                   // /etc/resolv.conf is a regular file, not a link: a mode's own can be laid over it
 	DataDirs    []string               // the Spec's data dirs that exist under its root (absolute)
 	Etc         []string               // the readable /etc entries that exist (EtcReadable, Python's)
 	Devices     []string               // the device files of DevicesRW that exist
@@ -53,6 +54,9 @@ func LookHost(w Wanted) HostView {
 	h.Groups = LookGroups(h.EUID)
 	if w.Resolver {
 		h.DNS = resolvConf()
+	}
+	if fi, err := os.Lstat("/etc/resolv.conf"); err == nil && fi.Mode().IsRegular() {
+		h.ResolvFile = true
 	}
 	for _, d := range w.DataDirs {
 		p := filepath.Join(w.Root, d)

@@ -84,6 +84,7 @@ from ._report import (
     Streams,
     Usage,
 )
+from ._egress import Egress, EgressConnection, EgressLookup, EgressTotals
 from ._schema import ReportSchemaError, report_schema, schema_text, validate_report
 from ._result import Result
 from ._run import Run
@@ -98,6 +99,10 @@ __all__ = [
     "Cgroup",
     "CgroupUsage",
     "Destination",
+    "Egress",
+    "EgressConnection",
+    "EgressLookup",
+    "EgressTotals",
     "Enforced",
     "HostGroup",
     "Identity",

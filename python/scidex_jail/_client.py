@@ -146,7 +146,11 @@ class Jail:
         - ``net``: one of the jail's network modes, as ``scidex-jail
           profiles --schema`` lists them (``"none"`` by default); ``allow_tcp``:
           outbound ports for a mode that takes them (``net="host"``; never
-          PostgreSQL's);
+          PostgreSQL's); ``allow_hosts``: with ``net="egress"``, the hosts the
+          analysis may reach by name (``"eutils.ncbi.nlm.nih.gov"``,
+          ``"*.uniprot.org"``, ``"files.rcsb.org:80"``; port 443 unless given),
+          ``allow_ranges``: CIDR ranges such a host may resolve into although
+          not public; every decision is in ``Report.egress``;
         - ``root``: the platform checkout whose ``data/`` and ``docs/`` are
           readable (default: the current directory); ``ro``, ``inputs``:
           host paths readable at the same path inside; ``rw``: writable ones;

@@ -64,6 +64,8 @@ class Spec:
     disk: Optional[str] = None
     net: Optional[str] = None
     allow_tcp: Tuple[int, ...] = ()
+    allow_hosts: Tuple[str, ...] = ()
+    allow_ranges: Tuple[str, ...] = ()
     root: Optional[str] = None
     ro: Tuple[str, ...] = ()
     rw: Tuple[str, ...] = ()
@@ -120,6 +122,8 @@ class Spec:
         for field, values in (
             ("limits", self.limits()),
             ("allow_tcp", list(self.allow_tcp)),
+            ("allow_hosts", list(self.allow_hosts)),
+            ("allow_ranges", list(self.allow_ranges)),
             ("read_only", list(self.ro)),
             ("read_write", list(self.rw)),
             ("inputs", list(self.inputs)),
@@ -159,6 +163,8 @@ class Spec:
         cmd += [f"{flag}={text}" for _, flag, text in self.other_limits]
         if self.allow_tcp:
             cmd.append("--allow-tcp=" + ",".join(str(p) for p in self.allow_tcp))
+        cmd += [f"--allow-host={h}" for h in self.allow_hosts]
+        cmd += [f"--allow-range={r}" for r in self.allow_ranges]
         cmd += [f"--ro={p}" for p in self.ro]
         cmd += [f"--rw={p}" for p in self.rw]
         cmd += [f"--input={p}" for p in self.inputs]
@@ -203,6 +209,8 @@ class SpecOptions(TypedDict, total=False):
     disk: Optional[SizeArg]
     net: Optional[str]
     allow_tcp: Sequence[int]
+    allow_hosts: Sequence[str]
+    allow_ranges: Sequence[str]
     root: Optional[PathArg]
     ro: Sequence[PathArg]
     rw: Sequence[PathArg]
@@ -273,6 +281,8 @@ def build_spec(argv: Sequence[str], *, analysis_id: str, **options: Unpack[_Spec
         disk=_size("disk", options.get("disk")),
         net=_net(options.get("net"), options.get("binary")),
         allow_tcp=_ports(options.get("allow_tcp", ())),
+        allow_hosts=_entries("allow_hosts", options.get("allow_hosts", ()), "'eutils.ncbi.nlm.nih.gov'"),
+        allow_ranges=_entries("allow_ranges", options.get("allow_ranges", ()), "'10.20.0.0/16'"),
         root=_existing_or_none("root", options.get("root")),
         ro=_paths("ro", options.get("ro", ())),
         rw=_paths("rw", options.get("rw", ())),
@@ -397,6 +407,17 @@ def _ports(ports: Sequence[int]) -> Tuple[int, ...]:
         if isinstance(p, bool) or not isinstance(p, int) or not 1 <= p <= 65535:
             raise ValueError(f"allow_tcp port {p!r}: give TCP port numbers 1-65535")
     return out
+
+
+def _entries(what: str, values: Sequence[str], example: str) -> Tuple[str, ...]:
+    # What an entry may be is the jail's to say (it refuses others with
+    # exit 125, naming the entry and how to write it): the shape only here.
+    if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
+        raise ValueError(f"{what} {values!r}: give a sequence, e.g. ({example},)")
+    for v in values:
+        if not isinstance(v, str) or not v or "\0" in v:
+            raise ValueError(f"{what} entry {v!r}: give a non-empty string, e.g. {example}")
+    return tuple(values)
 
 
 def _flag(what: str, value: bool) -> bool:

@@ -24,6 +24,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Dict, Mapping, Optional, Tuple
 
+from ._egress import Egress
 from ._enforced import CgroupUsage, Enforced
 from ._errors import JailError
 from ._fields import COMPUTED, GATHERS, ROWS, _float, _int, _obj, _opt_str, _OverRaw, _Raw, _str, _strs
@@ -319,6 +320,8 @@ class Report(_OverRaw):
     #: (the init's exit, the leaf's and the run directory's removal); None:
     #: the cleanup came first, as for every ``run``.
     cleanup: Optional[str] = None
+    #: What the egress network mode decided; None for another mode.
+    egress: Optional[Egress] = None
 
     @classmethod
     def from_json(cls, d: _Raw) -> "Report":
@@ -366,6 +369,7 @@ class Report(_OverRaw):
             streams=Streams.from_json(d["streams"]) if isinstance(d.get("streams"), Mapping) else None,
             start=_opt_str(d.get("start")),
             cleanup=_opt_str(d.get("cleanup")),
+            egress=Egress.from_json(d.get("egress")),
         )  # fmt: skip
 
     @property

@@ -66,11 +66,18 @@ func (c *conn) buildAhead(cfg *protocol.Config, slot bool) *heldView {
 }
 
 // steps are the run's setup on the view built: the run directory named
-// (stage mounts), then setupSteps' from the hostname on, but the network,
-// which is the view's.
+// and the network mode's sockets handed over (stage mounts: lo is the
+// view's, up, and the name service's socket was made with it; the run's
+// sockets are made and handed now, sockets.go, while the init has its
+// capabilities), then setupSteps' from the hostname on, but the network.
 func (h *heldView) steps(cfg *protocol.Config, found *protocol.Started) []step {
 	found.CPUs = h.online
-	out := []step{{protocol.StageMounts, func() error { return h.finish(cfg) }}}
+	out := []step{{protocol.StageMounts, func() error {
+		if err := h.finish(cfg); err != nil {
+			return err
+		}
+		return handSockets(cfg.Sockets)
+	}}}
 	for _, s := range setupSteps(cfg, found) {
 		switch s.stage {
 		case protocol.StageCPUs, protocol.StageMounts, protocol.StageNetwork:

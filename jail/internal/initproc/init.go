@@ -112,9 +112,11 @@ func setupSteps(cfg *protocol.Config, found *protocol.Started) []step {
 		{protocol.StageHostname, func() error { return unix.Sethostname([]byte(cfg.Hostname)) }},
 		{protocol.StageNetwork, func() error {
 			if cfg.Loopback {
-				return netif.LoopbackUp()
+				if err := netif.LoopbackUp(); err != nil {
+					return err
+				}
 			}
-			return nil
+			return handSockets(cfg.Sockets) // sockets.go
 		}},
 		// After the mounts and lo (they need the capabilities), before
 		// Landlock (it needs no_new_privs, which this sets).

@@ -51,6 +51,9 @@ func buildMountView(p *protocol.Mounts, online string, held *heldView) error {
 	if err := placeFiles(p.Files); err != nil {
 		return err
 	}
+	if err := placeNames(p.Names); err != nil { // sockets.go
+		return err
+	}
 	if err := sealAndPivot(); err != nil {
 		return err
 	}

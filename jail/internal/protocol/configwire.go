@@ -44,6 +44,12 @@ func EncodeConfig(c *Config) []byte {
 	if c.CPUs != 0 {
 		w.int("cpus", int64(c.CPUs))
 	}
+	if c.Sockets != nil {
+		w.key("sockets")
+		w.open()
+		c.Sockets.encode(&w)
+		w.close()
+	}
 	if c.View {
 		w.bool("view", c.View)
 	}
@@ -100,6 +106,12 @@ func (c *Config) field(r *reader, key string) (err error) {
 		err = r.object(into, func(key string) error { return c.Security.field(r, key) })
 	case "cpus":
 		c.CPUs, err = r.int(into)
+	case "sockets":
+		if r.null() {
+			return nil
+		}
+		c.Sockets = &Sockets{}
+		err = r.object(into, func(key string) error { return c.Sockets.field(r, key) })
 	case "view":
 		c.View, err = r.boolean(into)
 	default:
@@ -140,6 +152,9 @@ func (m *Mounts) encode(w *writer) {
 	w.str("scratch_tmp", m.ScratchTmp)
 	w.int("scratch_bytes", m.ScratchBytes)
 	w.bool("keep_scratch", m.KeepScratch)
+	if m.Names {
+		w.bool("names", true)
+	}
 	if m.Meminfo != "" {
 		w.str("meminfo", m.Meminfo)
 	}
@@ -181,6 +196,8 @@ func (m *Mounts) field(r *reader, key string) (err error) {
 		m.ScratchBytes, err = r.integer(into, math.MinInt64, math.MaxInt64)
 	case "keep_scratch":
 		m.KeepScratch, err = r.boolean(into)
+	case "names":
+		m.Names, err = r.boolean(into)
 	case "meminfo":
 		m.Meminfo, err = r.string(into)
 	case "cgroup":

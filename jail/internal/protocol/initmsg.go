@@ -16,7 +16,7 @@ import (
 const MaxInitMsgBytes = 64 << 10
 
 // InitMsg is one message of the init to the supervisor: *Hello,
-// *SetupFailed, *Started, *Exited or *Ready, and nothing else (the interface is
+// *SocketsMade, *SetupFailed, *Started, *Exited or *Ready, and nothing else (the interface is
 // sealed by an unexported method). The supervisor takes them apart with a
 // type switch; DecodeInitMsg reads them, EncodeInitMsg writes them.
 type InitMsg interface {
@@ -132,10 +132,12 @@ func DecodeInitMsg(line []byte) (InitMsg, error) {
 		m = &Started{}
 	case KindExited:
 		m = &Exited{}
+	case KindSockets:
+		m = &SocketsMade{}
 	case KindReady:
 		m = &Ready{}
 	default:
-		return nil, errors.New("init message of unknown kind " + strconv.Quote(string(kind)) + " (want hello, error, started, exited or ready)")
+		return nil, errors.New("init message of unknown kind " + strconv.Quote(string(kind)) + " (want hello, sockets, error, started, exited or ready)")
 	}
 	err = decodeObject(line, kind, m.field)
 	if err == nil {
@@ -177,6 +179,8 @@ func checkInitMsg(m InitMsg) error {
 		return checkPhases(m.Phases)
 	case *Exited:
 		return checkExited(m)
+	case *SocketsMade:
+		return checkSocketsMade(m)
 	case *Ready:
 		m.Phases = nilIfEmpty(m.Phases)
 		return checkPhases(m.Phases)

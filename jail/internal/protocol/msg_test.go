@@ -17,6 +17,7 @@ var initMsgs = []InitMsg{
 	&Started{Pid: 2, Micros: 340, Phases: []Phase{{"runtime", 1700}}},
 	&Exited{Exited: true, ExitCode: 3, UserUsec: 1, SysUsec: 2, MaxRSSKB: 3, WallUsec: 4},
 	&Exited{ExitCode: 137, Signal: 9},
+	&SocketsMade{N: 3},
 	&Ready{Phases: []Phase{{"cpus", 10}, {"mounts", 900}}},
 }
 

@@ -20,10 +20,11 @@ func fullConfig() *Config {
 			System:   []SystemEntry{{Path: "/usr"}, {Path: "/bin", Symlink: "usr/bin"}},
 			ReadOnly: []string{"/d <&>"}, ReadWrite: []string{"/out"}, Links: []Link{{Name: "data", Target: "/d <&>"}}, Files: []File{{Path: "/etc/passwd", Content: "a:x:1:1::/:/bin/sh\n"}},
 			RunDir: "/tmp/r", RunDirBytes: 1 << 40, ShmBytes: -3, Scratch: "/home/analysis", ScratchTmp: "/home/analysis/tmp",
-			ScratchBytes: 7, KeepScratch: true, Meminfo: "MemTotal: 1 kB\n",
+			ScratchBytes: 7, KeepScratch: true, Meminfo: "MemTotal: 1 kB\n", Names: true,
 			Cgroup: &CgroupView{Version: 1, Controllers: []string{"cpu", "memory"}},
 		},
 		Loopback: true, Setgroups: true, Stdio: true, Groups: []int{1000, 65534}, CPUs: 2, View: true,
+		Sockets: &Sockets{DNS: true, Ports: []int{443, 80}, Proxy: 3128},
 		Security: Security{
 			Landlock: &landlock.Policy{ReadExec: []string{"/usr"}, ReadOnly: []string{}, ReadWrite: []string{"/tmp/r"}, Devices: []string{"/dev/null"},
 				HandleTCP: true, ConnectTCP: []uint16{443, 65535}, Scope: true, AllowDegraded: true, MinABI: 7},
