@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -141,23 +142,37 @@ state["after_stop"] = {
 save()
 `
 
-// serveClient is the platform's side, as the account: the hello, one run
-// request (stdio 0: the analysis' stdio is /dev/null), the end of its
-// requests, and every reply until the server closes the connection.
-const serveClient = `import json, os, socket, sys
+// serveClient is the platform's side, as the account: the hello, then
+// run requests (stdio 0: the analysis' stdio is /dev/null) one after the
+// other, each waited for, until one starts from a slot (at most 20): the
+// slots are made for the slot profile's own shape (root /), and a run of
+// another shape (its root the client's directory) starts cold and makes
+// the pool follow it; then the end of its requests, and every reply until
+// the server closes the connection.
+const serveClient = `import json, os, socket, sys, time
 
 sock, w = sys.argv[1], sys.argv[2]
 c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 c.connect(sock)
 r = c.makefile("rb")
 hello = json.loads(r.readline())
-req = {"op": "run", "req": "svc1", "stdio": 0,
-       "run": {"id": "serve-svc-a1", "cwd": w, "tmp_root": "/run/scidex-jail",
-               "limits": {"memory": "256M", "pids": "64"},
-               "command": ["/bin/sh", "-c", "echo served >out.txt"]}}
-c.sendall((json.dumps(req) + "\n").encode())
+replies = []
+for i in range(1, 21):
+    req = {"op": "run", "req": "svc%d" % i, "stdio": 0,
+           "run": {"id": "serve-svc-a%d" % i, "cwd": w, "tmp_root": "/run/scidex-jail",
+                   "limits": {"memory": "256M", "pids": "64"},
+                   "command": ["/bin/sh", "-c", "echo served >out.txt"]}}
+    c.sendall((json.dumps(req) + "\n").encode())
+    while True:
+        reply = json.loads(r.readline())
+        replies.append(reply)
+        if reply["event"] != "accepted":
+            break
+    if reply.get("report", {}).get("start") == "slot":
+        break
+    time.sleep(0.2)
 c.shutdown(socket.SHUT_WR)
-replies = [json.loads(l) for l in r]
+replies += [json.loads(l) for l in r]
 with open(os.path.join(w, "client.json"), "w") as f:
     json.dump({"uid": os.getuid(), "groups": os.getgroups(), "hello": hello, "replies": replies}, f)
 `
@@ -299,17 +314,26 @@ func TestVMServeService(t *testing.T) {
 		ExitCode *int            `json:"exit_code"`
 		Report   json.RawMessage `json:"report"`
 	}
-	for _, raw := range cl.Replies {
+	var want []string
+	for i, raw := range cl.Replies {
 		var r struct{ Event, Req string }
 		json.Unmarshal(raw, &r)
 		events = append(events, r.Event+" "+r.Req)
+		if i%2 == 0 {
+			want = append(want, fmt.Sprintf("accepted svc%d", i/2+1), fmt.Sprintf("done svc%d", i/2+1))
+		}
 		if r.Event == "done" {
+			done.ExitCode = nil
 			json.Unmarshal(raw, &done)
+			if done.ExitCode == nil || *done.ExitCode != 0 {
+				t.Fatalf("replies %s; want every run done with exit_code 0%s", cl.Replies, logs())
+			}
 		}
 	}
-	if !slices.Equal(events, []string{"accepted svc1", "done svc1"}) || done.ExitCode == nil || *done.ExitCode != 0 {
-		t.Fatalf("replies %s; want accepted and done for svc1 with exit_code 0%s", cl.Replies, logs())
+	if len(events) == 0 || !slices.Equal(events, want) {
+		t.Fatalf("replies %s; want accepted and done for each run, in turn%s", cl.Replies, logs())
 	}
+	t.Logf("%d run(s) until one started from a slot", len(events)/2)
 	var r report.Report
 	if err := json.Unmarshal(done.Report, &r); err != nil {
 		t.Fatalf("done's report: %v", err)
@@ -318,7 +342,7 @@ func TestVMServeService(t *testing.T) {
 		t.Errorf("report: status %s (%s), host uid %d; want ok as uid %d", r.Status, r.CompletionNotes, r.Enforced.HostUID, a.UID)
 	}
 	if r.Start != "slot" {
-		t.Errorf("report.start = %q with two slots ready, want slot", r.Start)
+		t.Errorf("report.start = %q after %d runs of one shape, want slot", r.Start, len(events)/2)
 	}
 	if len(r.Outputs) != 1 || r.Outputs[0].Path != "out.txt" {
 		t.Errorf("report outputs %+v, want [out.txt]", r.Outputs)
