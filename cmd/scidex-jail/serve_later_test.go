@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/scidex/scidex-jail/internal/testutil"
 	"github.com/scidex/scidex-jail/jail/report"
 	"github.com/scidex/scidex-jail/jail/request"
 	"github.com/scidex/scidex-jail/jail/runfiles"
@@ -37,10 +38,15 @@ func TestServeCleanupAfterReply(t *testing.T) {
 
 	id := base + "-stuck"
 	anchor := filepath.Join(root, runfiles.DirName(id))
-	c.send(runReq("stuck", request.Request{ID: id, Cwd: root, TmpRoot: root}, "/bin/sleep", "1000"))
+	// The cancel must come once the analysis runs: one that comes while
+	// the run is still being set up (a slot's run directory exists ahead)
+	// ends it before it started, cleaned up before the reply.
+	m := marker(t)
+	c.send(runReq("stuck", request.Request{ID: id, Cwd: root, TmpRoot: root}, "/bin/sleep", m))
 	if r := c.next(); r.Event != "accepted" {
 		t.Fatalf("reply %+v, want accepted", r)
 	}
+	waitFor(t, func() bool { return len(testutil.ProcessesWith(m)) > 0 }, "the analysis to run")
 	waitFor(t, func() bool { _, err := os.Stat(anchor); return err == nil }, "the run directory "+anchor)
 	planted := filepath.Join(anchor, "planted")
 	if err := os.Mkdir(planted, 0o700); err != nil {
