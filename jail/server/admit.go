@@ -50,7 +50,6 @@ func (c *conn) start(req *Request, fds []int) {
 	c.reply(Reply{Event: Accepted, Req: req.Req})
 	go func() {
 		defer c.wg.Done()
-		defer closeFiles(files)
 		c.carryOut(r, req.Run, spec, files)
 		c.mu.Lock()
 		delete(c.runs, r.req)
@@ -63,7 +62,13 @@ func (c *conn) start(req *Request, fds []int) {
 // reading) holds up its own replies, never another client's runs.
 func (c *conn) carryOut(r *run, asked *request.Request, spec *jail.Spec, files []*os.File) {
 	defer c.s.leave(r) // after the reply and the cleanup: Shutdown waits for them (bounded, reply.go)
-	c.replyThenClean(c.s.execute(r, asked, spec, files))
+	reply, after := c.s.execute(r, asked, spec, files)
+	// Closed before the reply, not after the cleanup: every other writer
+	// of the analysis' stdio is gone by now (the init closes its copies
+	// before it reports the end, the relay has drained), so the client
+	// reads the streams' end with the reply, not a cleanup later.
+	closeFiles(files)
+	c.replyThenClean(reply, after)
 }
 
 // execute waits for a place, runs, frees the place, and returns the reply
