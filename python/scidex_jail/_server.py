@@ -22,6 +22,7 @@ from ._errors import JailError, ServerRefusedError
 from ._limits import DurationArg, _duration
 from ._options import JailOptions, PathArg, _absolute, check_keywords, find_binary
 from ._prepared import EXIT_SETUP, Prepared, describe_exit
+from ._pumps import Pumps
 from ._result import Result
 from ._run import _pump, wait_or_abort
 from ._server_async import run_async_on
@@ -153,6 +154,7 @@ class Server:
         self._proc: Optional[subprocess.Popen[bytes]] = None
         self._tail = Tail()
         self._stderr_thread: Optional[threading.Thread] = None
+        self._pumps = Pumps()  # the runs' stdout and stderr (ServerRun)
         if self.socket_path is None:
             self._sock = self._spawn(flags, stderr)
         else:
@@ -415,6 +417,7 @@ class Server:
             pass
         self._file.close()
         self._sock.close()
+        self._pumps.close()
         if self._stderr_thread is not None:
             self._stderr_thread.join()
 
