@@ -346,11 +346,15 @@ class Server:
         b = given.get("binary")
         if self._proc is not None and b is not None and _absolute("binary", b) != os.path.abspath(self.binary or ""):
             raise ValueError(f"binary {b!r}: this server runs {self.binary}; leave binary out")
-        j = self._jail
-        settings: Dict[str, Any] = {"binary": j.binary, "config": j.config, "tmp_root": j.tmp_root,
-                                    "cgroup_parent": j.cgroup_parent, "unsafe_disable": j.unsafe_disable}  # fmt: skip
-        settings.update(given)
-        jail = Jail(**cast(JailOptions, settings), validate=j.validate)
+        j = jail = self._jail
+        if given:
+            settings: Dict[str, Any] = {"binary": j.binary, "config": j.config, "tmp_root": j.tmp_root,
+                                        "cgroup_parent": j.cgroup_parent, "unsafe_disable": j.unsafe_disable}  # fmt: skip
+            settings.update(given)
+            jail = Jail(**cast(JailOptions, settings), validate=j.validate)
+        # else the server's own: a Jail made of its settings alone would be
+        # the same (its paths are absolute and normal already), and a Jail
+        # holds nothing of a run; each run checks them again (build_spec).
         run_options = cast(RunOptions, {k: v for k, v in options.items() if k not in JAIL_KEYWORDS})
         return jail._prepare(argv, analysis_id, run_options, report_file=False)
 
