@@ -10,7 +10,8 @@ thread still pumps one stream at a time, as a thread per stream did: a
 slow sink (a callback, a full pipe to the caller's stderr) holds its own
 stream, never another run's or the other stream of its run; a stream that
 finds no idle thread gets a new one. A thread keeps nothing of a stream
-once it ended: the pipe is closed, the sink closed and dropped.
+once it ended: the pipe is closed, the sink closed and dropped. At most
+:data:`IDLE_MAX` wait between runs; a burst's others end with their stream.
 """
 
 from __future__ import annotations
@@ -25,6 +26,10 @@ from ._streams import Sink
 #: A stream to pump: its pipe's read end, its sink, the run's stop (read
 #: only what is buffered, then end), and the event set once it ended.
 _Job = Tuple[int, Sink, threading.Event, threading.Event]
+
+#: How many threads wait for a stream at most: a burst of runs (two
+#: streams each) ends with so many kept, not one per stream it had.
+IDLE_MAX = 64
 
 
 def pump(fd: int, sink: Sink, stop: threading.Event) -> None:
@@ -76,7 +81,7 @@ class Pumps:
     def _rest(self, p: "_Pumper") -> bool:
         """Take a thread back once its stream ended; False: it ends."""
         with self._lock:
-            if self._closed:
+            if self._closed or len(self._idle) >= IDLE_MAX:
                 return False
             self._idle.append(p)
             return True
