@@ -23,9 +23,10 @@ import (
 
 // A Slot is what a run's request does not decide, done ahead of it, for
 // scidex-jail serve: the init exec'd as PID 1 of its own new namespaces,
-// born in its own cgroup leaf, its version checked, its view built when
-// the run directory is a budget tmpfs (viewAhead), the run directory's
-// host side made (anchor), waiting for its run's config. What depends on
+// born in its own cgroup leaf, its version checked, its view built and
+// the thread that forks the analysis confined when the run directory is
+// a budget tmpfs (viewAhead), the run directory's host side made
+// (anchor), waiting for its run's config. What depends on
 // the request is left: the leaf's limits are written when they differ,
 // the run directory named and the config sent (with the analysis' stdio)
 // when a run takes it. A slot serves exactly one run, or is destroyed unused; it
@@ -260,9 +261,11 @@ type SlotKey struct {
 	// View is a digest of the view the slot built (protocol.ViewOf): the
 	// root's data dirs and links, the read-only and writable paths, the
 	// system entries and /etc's files, the sizes, the CPUs, the network
-	// mode. A run whose view differs in anything but the run directory's
-	// name (and the meminfo's numbers, written at its start) is another
-	// key. "": none built.
+	// mode, and what its init confined itself with ahead (the identity
+	// and groups, the Landlock policy with the run directory's path as
+	// the placeholder's, the seccomp policy). A run whose view differs in
+	// anything but the run directory's name (and the meminfo's numbers,
+	// written at its start) is another key. "": none built.
 	View string
 	// Init is the init file's identity (device, inode, size, change
 	// time): an init replaced on disk, a new package, is another key.

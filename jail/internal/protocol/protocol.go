@@ -24,9 +24,11 @@
 //	    |   (a slot's init, ahead of its run: a      |
 //	    |   Config with view set, answered by        |
 //	    |   {kind:"ready", phases} once the view is  |
-//	    |   built; the run's Config follows, with    |
-//	    |   its stdio, and the init only names the   |
-//	    |   run directory before the hostname)       |
+//	    |   built and its forking thread confined;   |
+//	    |   the run's Config follows, with its stdio,|
+//	    |   and the init only names the run          |
+//	    |   directory, sets the hostname and hands   |
+//	    |   the sockets, from an unconfined thread)  |
 //	    |                                            |  mounts, hostname, network,
 //	    |<-- {kind:"sockets", n} + descriptors ------|  (a mode with a hook only:
 //	    |                                            |  sockets.go)
@@ -72,6 +74,7 @@ package protocol
 
 import (
 	"os"
+	"slices"
 
 	"golang.org/x/sys/unix"
 
@@ -171,7 +174,9 @@ type Config struct {
 	// View: this config is a slot's view, sent ahead of its run (a slot
 	// of scidex-jail serve): the init pins its CPUs, builds Mounts with
 	// the run directory at its SlotRunDir placeholder, brings lo up when
-	// Loopback, and says Ready; the rest of the config is empty. The
+	// Loopback, confines the thread that will fork the target (identity,
+	// Landlock, seccomp: ViewOf keeps them) and says Ready; the command,
+	// environment, hostname and run directory's name are empty. The
 	// run's whole config follows, and the init checks it asks for the
 	// view built (SameView) before it gives the run directory its name.
 	View     bool     `json:"view,omitempty"`
@@ -320,17 +325,35 @@ func SameView(view, run *Config) bool {
 
 // ViewOf is the view of a run's config, to be built ahead (Config.View):
 // the config without what only its run decides (the command, its
-// environment, the run directory's place, the hostname, the identity and
-// groups, the stdio, the Landlock and seccomp policies), the run
-// directory at SlotRunDir. A field added to Config is part of the view
+// environment, the run directory's place, the hostname, the stdio), the
+// run directory at SlotRunDir. A field added to Config is part of the view
 // until it is named here: a slot never serves a run whose config differs
 // in it, and the step that applies it runs in the slot.
+//
+// The identity (uid, gid, groups) and the Landlock and seccomp policies
+// are the view's too (issue 36): a slot's init confines itself with them
+// ahead of its run, so a run whose identity or policies differ is another
+// view. The run directory's Landlock rule is on the path SlotRunDir in the
+// view: rules attach to the inode a path names, here the root of the run
+// directory's mount, which the run's mount move to its name keeps; the
+// run's own path is put back as SlotRunDir so that every run of a shape
+// has one view.
 func ViewOf(c *Config) Config {
 	v := *c
-	v.Command, v.Env, v.RunDir, v.Hostname = nil, nil, "", ""
-	v.UID, v.GID, v.Setgroups, v.Groups, v.Stdio = 0, 0, false, nil, false
-	v.Security = Security{}
+	v.Command, v.Env, v.RunDir, v.Hostname, v.Stdio = nil, nil, "", "", false
 	v.View = true
 	v.Mounts.RunDir = SlotRunDir
+	if ll := c.Security.Landlock; ll != nil {
+		pol := *ll
+		for _, l := range []*[]string{&pol.ReadExec, &pol.ReadOnly, &pol.ReadWrite, &pol.Devices} {
+			*l = slices.Clone(*l)
+			for i, p := range *l {
+				if p == c.Mounts.RunDir {
+					(*l)[i] = SlotRunDir
+				}
+			}
+		}
+		v.Security.Landlock = &pol
+	}
 	return v
 }
