@@ -159,7 +159,7 @@ func (sl *Slot) start(plan *jail.Plan) error {
 	if err != nil {
 		return err
 	}
-	view := protocol.ViewOf(&cfg)
+	view := slotView(&cfg)
 	return sl.conn.SendView(&view)
 }
 
@@ -181,6 +181,44 @@ func (sl *Slot) readBase(plan *jail.Plan) {
 	if u, err := sl.leaf.Usage(); err == nil {
 		sl.base = &u
 	}
+}
+
+// configFor is the config a run of cfg sends the slot's init: only its
+// own part (protocol.RunPart: the command, environment, names, meminfo
+// and the digest of the rest) when the slot built its view ahead, which
+// the init checks against the view it built and completes from it; the
+// whole config otherwise.
+func (sl *Slot) configFor(cfg *protocol.Config) *protocol.Config {
+	if sl.key.View == "" {
+		return cfg
+	}
+	return runPart(cfg)
+}
+
+// slotView is the view of cfg a slot's init builds, with its digest.
+func slotView(cfg *protocol.Config) protocol.Config {
+	v := protocol.ViewOf(cfg)
+	v.ViewSum = viewSum(&v)
+	return v
+}
+
+// runPart is the run's part of cfg, with the digest of its view.
+func runPart(cfg *protocol.Config) *protocol.Config {
+	part := protocol.RunPart(cfg)
+	v := protocol.ViewOf(cfg)
+	part.ViewSum = viewSum(&v)
+	return &part
+}
+
+// viewSum is the digest of a view (protocol.ViewOf's) that the slot's
+// init is sent with it, and a run's part with its own: the init takes a
+// run only when they agree. The view as data only: the identity of the
+// host objects it binds is the key's (viewDigest), checked before.
+func viewSum(v *protocol.Config) string {
+	c := *v
+	c.ViewSum = ""
+	sum := sha256.Sum256(protocol.EncodeConfig(&c))
+	return hex.EncodeToString(sum[:16])
 }
 
 // viewAhead says whether a slot builds the plan's view ahead of its run:

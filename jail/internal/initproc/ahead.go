@@ -28,9 +28,11 @@ import (
 // and hands the network mode's sockets: all from the helper's thread
 // (helper.go), which is not confined. Only the init runs in the
 // namespace until then: the writable root and the open meminfo file are
-// the init's alone, and the init checks that the run asks for the view
-// it built (protocol.SameView: its identity and policies included)
-// before it names anything.
+// the init's alone. The run's config is its own part only
+// (protocol.RunPart), and the init checks that it asks for the view it
+// built (the supervisor's digests of the view it sent and of the run's,
+// identity and policies included, agree) before it completes it and
+// names anything.
 
 // heldView is what a view built ahead keeps for its run.
 type heldView struct {
@@ -39,6 +41,7 @@ type heldView struct {
 	meminfo  int                     // the meminfo file bound over /proc/meminfo, open for the run's content; -1: none
 	landlock *protocol.LandlockFound // what the slot's Landlock found (found.Landlock)
 	helper   *helper                 // the unconfined thread that does the run's privileged steps
+	sum      string                  // the view's digest, the supervisor's (protocol.Config.ViewSum), which the run's part must name
 }
 
 // buildAhead builds the view cfg of a slot's init, confines its main
@@ -50,7 +53,11 @@ func (c *conn) buildAhead(cfg *protocol.Config, slot bool) *heldView {
 		return nil
 	}
 	c.lap(string(protocol.StageConfig))
-	h := &heldView{view: cfg, meminfo: -1}
+	if cfg.ViewSum == "" {
+		c.fail(protocol.StageConfig, errors.New("bug: a slot's view without its digest"), protocol.ExitSetup)
+		return nil
+	}
+	h := &heldView{view: cfg, meminfo: -1, sum: cfg.ViewSum}
 	found := &protocol.Started{}
 	for _, s := range []step{
 		{protocol.StageCPUs, func() (err error) {
@@ -121,13 +128,19 @@ func (h *heldView) setUp(c *conn, cfg *protocol.Config, found *protocol.Started)
 	return ok
 }
 
+// complete is the run's whole config from its part (protocol.RunPart),
+// which must ask for the view built.
+func (h *heldView) complete(part *protocol.Config) (*protocol.Config, error) {
+	if part.ViewSum != h.sum {
+		return nil, errors.New("bug: the run's config asks for another view than the one its slot built")
+	}
+	return protocol.Complete(h.view, part), nil
+}
+
 // finish completes the view for the run cfg, from inside it: the run
 // directory moved from its placeholder to its name, the meminfo written,
 // the root made read-only.
 func (h *heldView) finish(cfg *protocol.Config) error {
-	if !protocol.SameView(h.view, cfg) {
-		return errors.New("bug: the run's config asks for another view than the one its slot built")
-	}
 	from, to := h.view.Mounts.RunDir, cfg.Mounts.RunDir
 	if err := mkdirAll(to); err != nil {
 		return wrap.Error("create mount point "+to, err)

@@ -213,12 +213,14 @@ func run(started time.Time) int {
 	var ahead *heldView
 	if err == nil && cfg.View {
 		// A slot's view, ahead of its run (ahead.go): built now, the
-		// run's config after it.
+		// run's part of its config after it.
 		if ahead = c.buildAhead(cfg, slot); ahead == nil {
 			return protocol.ExitSetup
 		}
 		arrival = time.Time{}
-		cfg, err = readConfig(c.r)
+		if cfg, err = readConfig(c.r); err == nil {
+			cfg, err = ahead.complete(cfg)
+		}
 	}
 	if err == nil {
 		err = installStdio(cfg.Stdio, rr.take())

@@ -25,7 +25,9 @@
 //	    |   Config with view set, answered by        |
 //	    |   {kind:"ready", phases} once the view is  |
 //	    |   built and its forking thread confined;   |
-//	    |   the run's Config follows, with its stdio,|
+//	    |   the run's part of its Config follows     |
+//	    |   (RunPart: a digest for the rest), with   |
+//	    |   its stdio,                               |
 //	    |   and the init only names the run          |
 //	    |   directory, sets the hostname and hands   |
 //	    |   the sockets, from an unconfined thread)  |
@@ -74,7 +76,6 @@ package protocol
 
 import (
 	"os"
-	"slices"
 
 	"golang.org/x/sys/unix"
 
@@ -177,9 +178,16 @@ type Config struct {
 	// Loopback, confines the thread that will fork the target (identity,
 	// Landlock, seccomp: ViewOf keeps them) and says Ready; the command,
 	// environment, hostname and run directory's name are empty. The
-	// run's whole config follows, and the init checks it asks for the
-	// view built (SameView) before it gives the run directory its name.
-	View     bool     `json:"view,omitempty"`
+	// run's own part of its config follows (RunPart, with ViewSum), and
+	// the init checks it asks for the view built before it completes it
+	// (Complete) and gives the run directory its name.
+	View bool `json:"view,omitempty"`
+	// ViewSum is a digest of a view (ViewOf), made by the supervisor: in
+	// a slot's view (View), of that view; in a run's config for a slot
+	// whose view was built ahead, which then carries only what the run
+	// decides (RunPart), of the run's view. The init completes the run's
+	// config from the view it built (Complete) only when they agree.
+	ViewSum  string   `json:"view_sum,omitempty"`
 	Security Security `json:"security"`
 	// CPUs is how many CPUs the target may run on: the CPU quota rounded
 	// up. When its affinity allows more, the init pins it to that many
@@ -301,59 +309,4 @@ type Phase struct {
 func HelloLine(version string) []byte {
 	line := append([]byte(`{"kind":"`+string(KindHello)+`","version":`), appendString(nil, version)...)
 	return append(line, '}', '\n')
-}
-
-// SlotRunDir is the run directory's place in a view built ahead of its
-// run (Config.View), at the view's root whatever the run's tmp-root: the
-// run's config gives it its place and name, by a mount move.
-const SlotRunDir = "/.scidex-slot-run"
-
-// SameView says whether a run's config asks for the view that a slot
-// built ahead from view (Config.View, ViewOf): the same config but for
-// what only the run decides and the meminfo's content (written at the
-// run's start: a snapshot of its limits). A supervisor takes a slot only
-// for such a run (its key); the init checks it all the same, since a
-// slot's view must never serve another run's.
-func SameView(view, run *Config) bool {
-	a, b := *view, ViewOf(run)
-	if (a.Mounts.Meminfo == "") != (b.Mounts.Meminfo == "") {
-		return false
-	}
-	a.Mounts.Meminfo, b.Mounts.Meminfo = "", ""
-	return string(EncodeConfig(&a)) == string(EncodeConfig(&b))
-}
-
-// ViewOf is the view of a run's config, to be built ahead (Config.View):
-// the config without what only its run decides (the command, its
-// environment, the run directory's place, the hostname, the stdio), the
-// run directory at SlotRunDir. A field added to Config is part of the view
-// until it is named here: a slot never serves a run whose config differs
-// in it, and the step that applies it runs in the slot.
-//
-// The identity (uid, gid, groups) and the Landlock and seccomp policies
-// are the view's too (issue 36): a slot's init confines itself with them
-// ahead of its run, so a run whose identity or policies differ is another
-// view. The run directory's Landlock rule is on the path SlotRunDir in the
-// view: rules attach to the inode a path names, here the root of the run
-// directory's mount, which the run's mount move to its name keeps; the
-// run's own path is put back as SlotRunDir so that every run of a shape
-// has one view.
-func ViewOf(c *Config) Config {
-	v := *c
-	v.Command, v.Env, v.RunDir, v.Hostname, v.Stdio = nil, nil, "", "", false
-	v.View = true
-	v.Mounts.RunDir = SlotRunDir
-	if ll := c.Security.Landlock; ll != nil {
-		pol := *ll
-		for _, l := range []*[]string{&pol.ReadExec, &pol.ReadOnly, &pol.ReadWrite, &pol.Devices} {
-			*l = slices.Clone(*l)
-			for i, p := range *l {
-				if p == c.Mounts.RunDir {
-					(*l)[i] = SlotRunDir
-				}
-			}
-		}
-		v.Security.Landlock = &pol
-	}
-	return v
 }

@@ -1,19 +1,21 @@
 package protocol
 
 import (
+	"reflect"
 	"slices"
 	"testing"
 )
 
-// TestSameView: a run's config asks for a slot's view (ViewOf) whatever
+// TestViewOf: a run's config asks for a slot's view (ViewOf) whatever
 // only the run decides, and not when anything else differs: the mounts
 // but for the run directory's place, whether meminfo is shown, the CPUs,
 // lo, and what the slot confines its init with ahead (issue 36): the
 // identity, the Landlock policy but for the run directory's own path, the
 // seccomp policy.
-func TestSameView(t *testing.T) {
+func TestViewOf(t *testing.T) {
 	base := fullConfig()
 	view := ViewOf(base)
+	enc := string(EncodeConfig(&view))
 	if view.Mounts.RunDir != SlotRunDir || !view.View || view.Command != nil || view.Hostname != "" {
 		t.Fatalf("ViewOf(fullConfig()) = run directory %q, view %t, command %q, hostname %q; want %s, true and neither", view.Mounts.RunDir, view.View, view.Command, view.Hostname, SlotRunDir)
 	}
@@ -57,8 +59,46 @@ func TestSameView(t *testing.T) {
 	} {
 		run := fullConfig()
 		c.change(run)
-		if got := SameView(&view, run); got != c.want {
-			t.Errorf("%s: SameView = %t, want %t", c.name, got, c.want)
+		v := ViewOf(run)
+		if got := string(EncodeConfig(&v)) == enc; got != c.want {
+			t.Errorf("%s: the views agree = %t, want %t", c.name, got, c.want)
+		}
+	}
+}
+
+// TestRunPart: the run's part of its config (RunPart) and the view its
+// slot built, both as the init decodes them, complete to the run's whole
+// config (Complete), whatever digests they carry: the real run's config
+// and the full one.
+func TestRunPart(t *testing.T) {
+	real, err := DecodeConfig(testLine(t, "config.json"))
+	if err != nil {
+		t.Fatalf("DecodeConfig(testdata/config.json) = %v", err)
+	}
+	full := fullConfig()
+	full.View, full.ViewSum = false, ""
+	for name, run := range map[string]*Config{"real": real, "full": full} {
+		v := ViewOf(run)
+		v.ViewSum = "the view's"
+		view, err := DecodeConfig(EncodeConfig(&v))
+		if err != nil {
+			t.Fatalf("%s: DecodeConfig(its view) = %v", name, err)
+		}
+		p := RunPart(run)
+		p.ViewSum = "the run's view's"
+		part, err := DecodeConfig(EncodeConfig(&p))
+		if err != nil {
+			t.Fatalf("%s: DecodeConfig(its part) = %v", name, err)
+		}
+		got := Complete(view, part)
+		a, b := reflect.ValueOf(*got), reflect.ValueOf(*run)
+		for i := range a.NumField() {
+			if f := a.Type().Field(i).Name; !reflect.DeepEqual(a.Field(i).Interface(), b.Field(i).Interface()) {
+				t.Errorf("%s: Complete(view, part).%s = %+v, want the run's %+v", name, f, a.Field(i).Interface(), b.Field(i).Interface())
+			}
+		}
+		if len(EncodeConfig(part)) >= len(EncodeConfig(run)) {
+			t.Errorf("%s: the part is %d bytes, the whole config %d: want fewer", name, len(EncodeConfig(part)), len(EncodeConfig(run)))
 		}
 	}
 }
