@@ -107,13 +107,14 @@ func (c *conn) buildAhead(cfg *protocol.Config, slot bool) *heldView {
 // mounts: lo is the view's, up, and the name service's socket was made
 // with it; the run's sockets are made and handed now, sockets.go), the
 // hostname, and the fds made close-on-exec again (the run's stdio and
-// sockets came since), all on the helper's thread, in one hand-over. The
-// main thread was confined in the slot: identity, Landlock and seccomp
-// are no steps of the run, and the run's phases do not show them (the
-// slot's Ready does). false: a step failed, and the init reported it.
+// sockets came since). It runs on the helper's thread (helper.go), which
+// the run's whole setup up to "go" runs on (conn.setUp): the main thread
+// was confined in the slot, and its identity, Landlock and seccomp are no
+// steps of the run, nor its phases (the slot's Ready has them). false: a
+// step failed, and the init reported it.
 func (h *heldView) setUp(c *conn, cfg *protocol.Config, found *protocol.Started) bool {
 	found.CPUs, found.Landlock = h.online, h.landlock
-	steps := []step{
+	return c.runSteps([]step{
 		{protocol.StageMounts, func() error {
 			if err := h.finish(cfg); err != nil {
 				return err
@@ -122,10 +123,7 @@ func (h *heldView) setUp(c *conn, cfg *protocol.Config, found *protocol.Started)
 		}},
 		{protocol.StageHostname, func() error { return unix.Sethostname([]byte(cfg.Hostname)) }},
 		{protocol.StageFDs, closeOnExec},
-	}
-	ok := false
-	h.helper.do(func() { ok = c.runSteps(steps) })
-	return ok
+	})
 }
 
 // complete is the run's whole config from its part (protocol.RunPart),

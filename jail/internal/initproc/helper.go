@@ -17,7 +17,13 @@ import (
 // root sealed, the hostname, the network mode's sockets) cannot be done
 // by that thread: Landlock refuses every mount change to a confined
 // thread, the filter refuses mount(2), and it holds no capability. It is
-// done by the helper, a thread of the init that is never confined.
+// done by the helper, a thread of the init that is never confined, and
+// with it the rest of the run's setup up to "go" (reading the run's
+// config, its stdio, the wait for "go": conn.setUp), so that the main
+// thread, waiting confined, is woken once, to fork: each hand-over
+// between the two is a wake-up of a thread (measured: the mounts phase
+// 0.12-0.14 to 0.06-0.07 ms and wait-go 0.04 to 0.01 ms against a
+// hand-over for the privileged steps alone, load 8).
 //
 // The helper is a goroutine locked to a thread of its own for the init's
 // whole life, started before the main thread confines itself, and the

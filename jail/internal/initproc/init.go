@@ -210,39 +210,34 @@ func run(started time.Time) int {
 	inbound := startInbound()
 
 	cfg, err := readConfig(c.r)
+	if err != nil {
+		return c.fail(protocol.StageConfig, err, protocol.ExitSetup)
+	}
 	var ahead *heldView
-	if err == nil && cfg.View {
+	if cfg.View {
 		// A slot's view, ahead of its run (ahead.go): built now, the
 		// run's part of its config after it.
 		if ahead = c.buildAhead(cfg, slot); ahead == nil {
 			return protocol.ExitSetup
 		}
 		arrival = time.Time{}
-		if cfg, err = readConfig(c.r); err == nil {
-			cfg, err = ahead.complete(cfg)
-		}
 	}
-	if err == nil {
-		err = installStdio(cfg.Stdio, rr.take())
-	}
-	if err != nil {
-		return c.fail(protocol.StageConfig, err, protocol.ExitSetup)
-	}
-	if cfg.Stdio {
-		// A slot's init, started ahead: its wait for a run is the
-		// slot's idle time, no part of the run's.
-		c.lapAt("slot", arrival)
-		if slot {
-			setComm(protocol.InitComm) // it has its run
-		}
-	}
-	c.lap(string(protocol.StageConfig))
 	found := &protocol.Started{}
-	if ahead != nil && !ahead.setUp(c, cfg, found) || ahead == nil && !c.runSteps(setupSteps(cfg, found)) {
+	ok := false
+	setUp := func() { cfg, ok = c.setUp(cfg, ahead, rr, &arrival, found) }
+	if ahead != nil {
+		// On the helper's thread, from the run's config to "go" (the
+		// mounts need it): the main thread, confined, waits and is
+		// woken once, to fork.
+		ahead.helper.do(setUp)
+	} else {
+		setUp()
+	}
+	if !ok {
 		return protocol.ExitSetup
 	}
-	if !c.runStep(step{protocol.StageWaitGo, func() error { return waitGo(c.r) }}) {
-		return protocol.ExitSetup
+	if cfg.Stdio && slot {
+		setComm(protocol.InitComm) // it has its run; on the leader, whose comm ps shows
 	}
 	sigs := <-inbound
 	pid, execAt, code := c.startTarget(cfg, found, ahead == nil)
@@ -267,6 +262,36 @@ func run(started time.Time) int {
 	// lives only as long as this mount namespace).
 	<-released
 	return m.ExitCode
+}
+
+// setUp is the run's setup up to "go": its config (cfg, or for a slot
+// whose view was built ahead, the run's part of it that follows,
+// completed from the view), its stdio, the setup steps and the wait for
+// "go". false: a step failed, and the init reported it.
+func (c *conn) setUp(cfg *protocol.Config, ahead *heldView, rr *rightsReader, arrival *time.Time, found *protocol.Started) (*protocol.Config, bool) {
+	var err error
+	if ahead != nil {
+		if cfg, err = readConfig(c.r); err == nil {
+			cfg, err = ahead.complete(cfg)
+		}
+	}
+	if err == nil {
+		err = installStdio(cfg.Stdio, rr.take())
+	}
+	if err != nil {
+		c.fail(protocol.StageConfig, err, protocol.ExitSetup)
+		return cfg, false
+	}
+	if cfg.Stdio {
+		// A slot's init, started ahead: its wait for a run is the
+		// slot's idle time, no part of the run's.
+		c.lapAt("slot", *arrival)
+	}
+	c.lap(string(protocol.StageConfig))
+	if ahead != nil && !ahead.setUp(c, cfg, found) || ahead == nil && !c.runSteps(setupSteps(cfg, found)) {
+		return cfg, false
+	}
+	return cfg, c.runStep(step{protocol.StageWaitGo, func() error { return waitGo(c.r) }})
 }
 
 // startTarget forks and execs the target from this thread and reports it
