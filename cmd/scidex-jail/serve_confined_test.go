@@ -1,6 +1,9 @@
 package main
 
 import (
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -109,4 +112,45 @@ func TestServeOtherConfinementCold(t *testing.T) {
 	if rep.Start != "cold" || rep.Status != report.StatusOK || out != "Seccomp:\t0\n" {
 		t.Errorf("a run with seccomp disabled beside a ready slot of the default shape: start %s, status %s, output %q; want cold, ok and Seccomp 0", rep.Start, rep.Status, out)
 	}
+}
+
+// TestServeFSAccess: TestFSAccess's probes, from inside a run that took
+// a slot confined ahead: the run directory, named at the request by a
+// mount move from the placeholder its Landlock rule was made on, is
+// writable, and nothing else is but /dev/shm, /dev/null and the scratch,
+// as for a one-shot run (issue 36).
+func TestServeFSAccess(t *testing.T) {
+	requireRoot(t)
+	c := newFSCheckout(t)
+	sleep := exec.Command("/bin/sleep", "1000")
+	if err := sleep.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sleep.Process.Kill(); sleep.Wait() })
+	hostPID := strconv.Itoa(sleep.Process.Pid)
+	s := startServe(t, "--slots", "1")
+	// The first run makes the slots follow its shape (the checkout's
+	// data dirs); a later one takes a slot.
+	for i := range 40 {
+		id := "fsaccess-served-" + strconv.Itoa(i)
+		probes := fsAccessProbes(t, c, filepath.Join(c.tmpRoot, "scidex-analysis-"+id), hostPID)
+		fds, output := stdioPipes(t)
+		req := "f" + strconv.Itoa(i)
+		s.send(runReq(req, request.Request{ID: id, Root: c.root, Cwd: c.root, TmpRoot: c.tmpRoot, Env: []string{"HOST_PID=" + hostPID}},
+			"/usr/bin/python3", "-c", fsScript(probes)), fds...)
+		rep := s.await(req).report(t)
+		if rep.Start != "slot" {
+			time.Sleep(100 * time.Millisecond)
+			continue
+		}
+		if rep.Status != report.StatusOK {
+			t.Fatalf("a run from a slot: status %s, want ok; notes %s", rep.Status, rep.CompletionNotes)
+		}
+		fsCheck(t, probes, output())
+		if b, _ := os.ReadFile(filepath.Join(c.root, "data", "input.csv")); string(b) != "a,b\n1,2\n" {
+			t.Errorf("after the run: data/input.csv = %q, want it unchanged", b)
+		}
+		return
+	}
+	t.Fatalf("no run took a slot in 40 runs with --slots 1; server stderr: %s", s.stderr)
 }
