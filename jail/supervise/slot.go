@@ -326,7 +326,9 @@ type SlotKey struct {
 	// system entries and /etc's files, the sizes, the CPUs, the network
 	// mode, and what its init confined itself with ahead (the identity
 	// and groups, the Landlock policy with the run directory's path as
-	// the placeholder's, the seccomp policy). A run whose view differs in
+	// the placeholder's, the seccomp policy: its program follows from the
+	// policy and the init file, seccomp.Lookup's table compiled into it,
+	// whose identity is Init). A run whose view differs in
 	// anything but the run directory's name (and the meminfo's numbers,
 	// written at its start) is another key. "": none built.
 	View string
