@@ -23,11 +23,6 @@ func TestFSAccess(t *testing.T) {
 	c := newFSCheckout(t)
 	const id = "fsaccess"
 	run := filepath.Join(c.tmpRoot, "scidex-analysis-"+id)
-	data := filepath.Join(c.root, "data")
-	input := filepath.Join(data, "input.csv")
-	in := func(dir, name string) string { return fsPy(filepath.Join(dir, name)) }
-	up := strings.Repeat("../", 12) // more ".." than the path is deep: stops at /
-
 	// A process of the host, as another analysis or a service would be.
 	sleep := exec.Command("/bin/sleep", "1000")
 	if err := sleep.Start(); err != nil {
@@ -35,6 +30,38 @@ func TestFSAccess(t *testing.T) {
 	}
 	t.Cleanup(func() { sleep.Process.Kill(); sleep.Wait() })
 	hostPID := strconv.Itoa(sleep.Process.Pid)
+
+	probes := fsAccessProbes(t, c, run, hostPID)
+	r := runJail(t, runOpts{}, "run", "--id", id, "--root", c.root, "--tmp-root", c.tmpRoot,
+		"--env", "HOST_PID="+hostPID, "--", "/usr/bin/python3", "-c", fsScript(probes))
+	wantStatus(t, r, report.StatusOK, 0)
+	fsCheck(t, probes, r.stdout)
+	// Nothing of it reached the host.
+	data, input := filepath.Join(c.root, "data"), filepath.Join(c.root, "data", "input.csv")
+	for _, path := range []string{filepath.Join(data, "input.csv"), filepath.Join(c.root, "docs", "readme.md")} {
+		if _, err := os.Stat(path); err != nil {
+			t.Errorf("after the run: stat %s: %v, want it untouched", path, err)
+		}
+	}
+	if b, _ := os.ReadFile(input); string(b) != "a,b\n1,2\n" {
+		t.Errorf("after the run: data/input.csv = %q, want it unchanged", b)
+	}
+	if names := entries(t, data); len(names) != 2 {
+		t.Errorf("after the run: data/ holds %v, want only input.csv and tool.sh", names)
+	}
+	if err := sleep.Process.Signal(syscall.Signal(0)); err != nil {
+		t.Errorf("host process %s after the run: %v, want it alive", hostPID, err)
+	}
+}
+
+// fsAccessProbes are TestFSAccess's probes of a run whose run directory
+// is run, beside the checkout c and the host process hostPID.
+func fsAccessProbes(t *testing.T, c fsCheckout, run, hostPID string) []fsProbe {
+	t.Helper()
+	data := filepath.Join(c.root, "data")
+	input := filepath.Join(data, "input.csv")
+	in := func(dir, name string) string { return fsPy(filepath.Join(dir, name)) }
+	up := strings.Repeat("../", 12) // more ".." than the path is deep: stops at /
 
 	probes := []fsProbe{
 		// data/ and docs/: readable, never writable.
@@ -157,14 +184,17 @@ func TestFSAccess(t *testing.T) {
 		probes = append(probes, fsProbe{"stat host's " + p, "os.lstat(" + fsPy(p) + ")", fsAbsent})
 	}
 
-	r := runJail(t, runOpts{}, "run", "--id", id, "--root", c.root, "--tmp-root", c.tmpRoot,
-		"--env", "HOST_PID="+hostPID, "--", "/usr/bin/python3", "-c", fsScript(probes))
-	wantStatus(t, r, report.StatusOK, 0)
-	got := fsParse(t, r.stdout)
+	return probes
+}
+
+// fsCheck checks each probe's outcome in an analysis' stdout.
+func fsCheck(t *testing.T, probes []fsProbe, stdout string) {
+	t.Helper()
+	got := fsParse(t, stdout)
 	for _, p := range probes {
 		g, found := got[p.name]
 		if !found {
-			t.Errorf("%s: no result from inside; %v", p.name, r)
+			t.Errorf("%s: no result from inside; stdout:\n%s", p.name, stdout)
 			continue
 		}
 		o := fsOutcome(g.Errno)
@@ -172,20 +202,5 @@ func TestFSAccess(t *testing.T) {
 		if !p.want.has(o) {
 			t.Errorf("%s: %s = %s (%s), want %s", p.name, p.code, o, g.Detail, p.want)
 		}
-	}
-	// Nothing of it reached the host.
-	for _, path := range []string{filepath.Join(data, "input.csv"), filepath.Join(c.root, "docs", "readme.md")} {
-		if _, err := os.Stat(path); err != nil {
-			t.Errorf("after the run: stat %s: %v, want it untouched", path, err)
-		}
-	}
-	if b, _ := os.ReadFile(input); string(b) != "a,b\n1,2\n" {
-		t.Errorf("after the run: data/input.csv = %q, want it unchanged", b)
-	}
-	if names := entries(t, data); len(names) != 2 {
-		t.Errorf("after the run: data/ holds %v, want only input.csv and tool.sh", names)
-	}
-	if err := sleep.Process.Signal(syscall.Signal(0)); err != nil {
-		t.Errorf("host process %s after the run: %v, want it alive", hostPID, err)
 	}
 }

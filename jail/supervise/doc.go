@@ -107,8 +107,8 @@
 // request does not decide ahead of any request (the init exec'd as PID 1
 // of its namespaces, born in its leaf, its version checked, its stdio
 // /dev/null, its whole view built with the run directory at a
-// placeholder, the run directory's host side made: initproc's ahead.go,
-// runfiles.Anchor), and RunWith, given Options.Slots, takes one whose key
+// placeholder and its forking thread confined, the run directory's host
+// side made: initproc's ahead.go, runfiles.Anchor), and RunWith, given Options.Slots, takes one whose key
 // (namespaces, ID map, the leaf's place and controllers, the view and the
 // identity of what it binds, the init file) matches the plan in place of
 // createLeaf and spawn: the run's limits are written over the leaf's when

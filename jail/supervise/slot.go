@@ -23,9 +23,11 @@ import (
 
 // A Slot is what a run's request does not decide, done ahead of it, for
 // scidex-jail serve: the init exec'd as PID 1 of its own new namespaces,
-// born in its own cgroup leaf, its version checked, its view built when
-// the run directory is a budget tmpfs (viewAhead), the run directory's
-// host side made (anchor), waiting for its run's config. What depends on
+// born in its own cgroup leaf, its version checked, its view built and
+// the thread that forks the analysis confined when the run directory is
+// a budget tmpfs (viewAhead), the run directory's host side made
+// (anchor), the leaf's usage read once idle (base), waiting for its
+// run's config. What depends on
 // the request is left: the leaf's limits are written when they differ,
 // the run directory named and the config sent (with the analysis' stdio)
 // when a run takes it. A slot serves exactly one run, or is destroyed unused; it
@@ -51,6 +53,9 @@ type Slot struct {
 	// (nil: none could be made): the run that takes the slot claims it
 	// when its own is in that tmp-root with that owner.
 	anchor *runfiles.Anchor
+	// base is the leaf's usage once the slot is ready and idle (nil: not
+	// read, or no view built ahead): the run's counters start there.
+	base *cgroupfs.Usage
 }
 
 // PrepareSlot makes a slot for runs like template (a spec of the profile
@@ -94,6 +99,7 @@ func PrepareSlot(template *jail.Spec) (*Slot, error) {
 	}
 	// Without one, the run makes its own, as a cold run does.
 	sl.anchor, _ = runfiles.PrepareAnchor(plan.Run.TmpRoot, s.ID, plan.Run.Owner[0], plan.Run.Owner[1])
+	sl.readBase(plan)
 	return sl, nil
 }
 
@@ -153,8 +159,66 @@ func (sl *Slot) start(plan *jail.Plan) error {
 	if err != nil {
 		return err
 	}
-	view := protocol.ViewOf(&cfg)
+	view := slotView(&cfg)
 	return sl.conn.SendView(&view)
+}
+
+// readBase reads the leaf's usage of a slot whose init built its view
+// ahead: the init's last act is its Ready, then it waits in recvmsg for
+// its run's config and does nothing more until it comes (the slot's
+// Go runtime idles too: measured, an idle slot's leaf gained 0 us of CPU
+// from here to 1 s later, and its cpuacct.usage did not move in 20 s),
+// so the usage read now is the one a run that takes the slot would read
+// at its request, about 0.2 ms of v1 reads earlier (issue 36). Read after
+// the anchor is made, hundreds of microseconds after the Ready, when the
+// init's few microseconds from its Ready's write into recvmsg are over.
+// A slot whose init built no view is read at its run's request: its init
+// still sets up after its hello.
+func (sl *Slot) readBase(plan *jail.Plan) {
+	if sl.leaf == nil || !viewAhead(plan) {
+		return
+	}
+	if u, err := sl.leaf.Usage(); err == nil {
+		sl.base = &u
+	}
+}
+
+// configFor is the config a run of cfg sends the slot's init: only its
+// own part (protocol.RunPart: the command, environment, names, meminfo
+// and the digest of the rest) when the slot built its view ahead, which
+// the init checks against the view it built and completes from it; the
+// whole config otherwise.
+func (sl *Slot) configFor(cfg *protocol.Config) *protocol.Config {
+	if sl.key.View == "" {
+		return cfg
+	}
+	return runPart(cfg)
+}
+
+// slotView is the view of cfg a slot's init builds, with its digest.
+func slotView(cfg *protocol.Config) protocol.Config {
+	v := protocol.ViewOf(cfg)
+	v.ViewSum = viewSum(&v)
+	return v
+}
+
+// runPart is the run's part of cfg, with the digest of its view.
+func runPart(cfg *protocol.Config) *protocol.Config {
+	part := protocol.RunPart(cfg)
+	v := protocol.ViewOf(cfg)
+	part.ViewSum = viewSum(&v)
+	return &part
+}
+
+// viewSum is the digest of a view (protocol.ViewOf's) that the slot's
+// init is sent with it, and a run's part with its own: the init takes a
+// run only when they agree. The view as data only: the identity of the
+// host objects it binds is the key's (viewDigest), checked before.
+func viewSum(v *protocol.Config) string {
+	c := *v
+	c.ViewSum = ""
+	sum := sha256.Sum256(protocol.EncodeConfig(&c))
+	return hex.EncodeToString(sum[:16])
 }
 
 // viewAhead says whether a slot builds the plan's view ahead of its run:
@@ -260,9 +324,13 @@ type SlotKey struct {
 	// View is a digest of the view the slot built (protocol.ViewOf): the
 	// root's data dirs and links, the read-only and writable paths, the
 	// system entries and /etc's files, the sizes, the CPUs, the network
-	// mode. A run whose view differs in anything but the run directory's
-	// name (and the meminfo's numbers, written at its start) is another
-	// key. "": none built.
+	// mode, and what its init confined itself with ahead (the identity
+	// and groups, the Landlock policy with the run directory's path as
+	// the placeholder's, the seccomp policy: its program follows from the
+	// policy and the init file, seccomp.Lookup's table compiled into it,
+	// whose identity is Init). A run whose view differs in
+	// anything but the run directory's name (and the meminfo's numbers,
+	// written at its start) is another key. "": none built.
 	View string
 	// Init is the init file's identity (device, inode, size, change
 	// time): an init replaced on disk, a new package, is another key.
@@ -362,19 +430,27 @@ func (sv *supervisor) takeSlot(prog *initconn.Program, lease *uidlease.Lease) (s
 	in := spawned{conn: sl.conn, spawner: sl.spawner, slot: sl, anchor: sl.anchor}
 	sl.anchor = nil
 	if sl.leaf != nil {
-		if err := sl.takeLimits(sv.plan.Cgroup.Limits); err != nil {
+		wrote, err := sl.takeLimits(sv.plan.Cgroup.Limits)
+		if err != nil {
 			sv.warnings = append(sv.warnings, "a prepared slot could not take this run's limits ("+err.Error()+"): started cold")
 			sl.anchor = in.anchor
 			sl.Destroy()
 			return spawned{}, lease, false
 		}
-		base, err := sl.leaf.Usage()
-		if err != nil {
-			sl.anchor = in.anchor
-			sl.Destroy()
-			return spawned{}, lease, false
+		base := sl.base
+		if base == nil || wrote {
+			// Read now: none was read ahead, or the limits just
+			// written may have moved the counters (a lower memory
+			// limit reclaims, and may count a hit): the slot's.
+			u, err := sl.leaf.Usage()
+			if err != nil {
+				sl.anchor = in.anchor
+				sl.Destroy()
+				return spawned{}, lease, false
+			}
+			base = &u
 		}
-		in.base, in.leaf, in.cgroup = &base, sl.leaf, leafReport(sl.leaf)
+		in.base, in.leaf, in.cgroup = base, sl.leaf, leafReport(sl.leaf)
 	}
 	if sl.lease != nil {
 		// The slot's init was born with the slot's ids: the run gives
@@ -391,12 +467,12 @@ func (sv *supervisor) takeSlot(prog *initconn.Program, lease *uidlease.Lease) (s
 // takeLimits writes lim over the slot's leaf, unless they are the limits
 // its start wrote: the same values again would only cost their writes
 // (about 0.2 ms on v1), and nothing but the server writes a leaf's limits
-// (the analysis sees its cgroup read-only).
-func (sl *Slot) takeLimits(lim cgroupfs.Limits) error {
+// (the analysis sees its cgroup read-only). wrote: they were written.
+func (sl *Slot) takeLimits(lim cgroupfs.Limits) (wrote bool, err error) {
 	if maps.EqualFunc(sl.limits, lim, func(a, b cgroupfs.Value) bool {
 		return a.N == b.N && a.CPUs == b.CPUs && slices.Equal(a.Devices, b.Devices)
 	}) {
-		return nil
+		return false, nil
 	}
-	return sl.leaf.SetLimits(lim)
+	return true, sl.leaf.SetLimits(lim)
 }

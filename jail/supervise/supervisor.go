@@ -105,7 +105,7 @@ func (sv *supervisor) configure(in spawned, r *relay.Relay) *setupFailure {
 		// The slot's init was started on /dev/null: the run's stdio
 		// comes with its config.
 		cfg.Stdio = true
-		err = conn.SendConfigStdio(&cfg, stdioFDs(stdio(r, sv.opts.Stdio)))
+		err = conn.SendConfigStdio(in.slot.configFor(&cfg), stdioFDs(stdio(r, sv.opts.Stdio)))
 		r.Handed()
 	} else {
 		err = conn.SendConfig(&cfg)

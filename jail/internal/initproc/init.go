@@ -98,7 +98,7 @@ type step struct {
 // Started the init sends once the target runs.
 func setupSteps(cfg *protocol.Config, found *protocol.Started) []step {
 	var online string // the target's CPUs, for the view
-	return []step{
+	return append([]step{
 		// On this thread, which forks the target: it inherits the
 		// affinity. Before the mounts, which show its CPU list.
 		{protocol.StageCPUs, func() (err error) {
@@ -118,17 +118,39 @@ func setupSteps(cfg *protocol.Config, found *protocol.Started) []step {
 			}
 			return handSockets(cfg.Sockets) // sockets.go
 		}},
-		// After the mounts and lo (they need the capabilities), before
-		// Landlock (it needs no_new_privs, which this sets).
+		// After the mounts and lo: they need the capabilities that
+		// the confinement drops.
+	}, confineSteps(cfg, found)...)
+}
+
+// confineSteps confine the init's locked main thread, the one that forks
+// the target, in order: a cold run's after its mounts, a slot's ahead of
+// its run (ahead.go).
+func confineSteps(cfg *protocol.Config, found *protocol.Started) []step {
+	return []step{
+		// Before Landlock (it needs no_new_privs, which this sets).
 		{protocol.StageIdentity, func() error { return dropIdentity(cfg.UID, cfg.GID, cfg.Setgroups) }},
 		{protocol.StageLandlock, func() error { return applyLandlock(cfg.Security.Landlock, found) }},
-		// Every fd above 2 gets close-on-exec: the target inherits stdio
-		// and nothing else, whatever the supervisor's caller leaked to us.
-		{protocol.StageFDs, func() error { return unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC) }},
+		{protocol.StageFDs, closeOnExec},
 		// Last, as close to the execve as a Go program gets: the filter
 		// also covers the init, which only waits and signals from here on.
 		{protocol.StageSeccomp, func() error { return applySeccomp(cfg.Security.Seccomp) }},
 	}
+}
+
+// closeOnExec gives every fd above 2 close-on-exec: the target inherits
+// stdio and nothing else, whatever the supervisor's caller leaked to us.
+func closeOnExec() error { return unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC) }
+
+// runSteps runs steps in order; false: one failed, and the init reported
+// it.
+func (c *conn) runSteps(steps []step) bool {
+	for _, s := range steps {
+		if !c.runStep(s) {
+			return false
+		}
+	}
+	return true
 }
 
 // runStep runs one stage, timing it and reporting a failure with its name.
@@ -188,46 +210,37 @@ func run(started time.Time) int {
 	inbound := startInbound()
 
 	cfg, err := readConfig(c.r)
+	if err != nil {
+		return c.fail(protocol.StageConfig, err, protocol.ExitSetup)
+	}
 	var ahead *heldView
-	if err == nil && cfg.View {
+	if cfg.View {
 		// A slot's view, ahead of its run (ahead.go): built now, the
-		// run's config after it.
+		// run's part of its config after it.
 		if ahead = c.buildAhead(cfg, slot); ahead == nil {
 			return protocol.ExitSetup
 		}
 		arrival = time.Time{}
-		cfg, err = readConfig(c.r)
 	}
-	if err == nil {
-		err = installStdio(cfg.Stdio, rr.take())
-	}
-	if err != nil {
-		return c.fail(protocol.StageConfig, err, protocol.ExitSetup)
-	}
-	if cfg.Stdio {
-		// A slot's init, started ahead: its wait for a run is the
-		// slot's idle time, no part of the run's.
-		c.lapAt("slot", arrival)
-		if slot {
-			setComm(protocol.InitComm) // it has its run
-		}
-	}
-	c.lap(string(protocol.StageConfig))
 	found := &protocol.Started{}
-	steps := setupSteps(cfg, found)
+	ok := false
+	setUp := func() { cfg, ok = c.setUp(cfg, ahead, rr, &arrival, found) }
 	if ahead != nil {
-		steps = ahead.steps(cfg, found)
+		// On the helper's thread, from the run's config to "go" (the
+		// mounts need it): the main thread, confined, waits and is
+		// woken once, to fork.
+		ahead.helper.do(setUp)
+	} else {
+		setUp()
 	}
-	for _, s := range steps {
-		if !c.runStep(s) {
-			return protocol.ExitSetup
-		}
-	}
-	if !c.runStep(step{protocol.StageWaitGo, func() error { return waitGo(c.r) }}) {
+	if !ok {
 		return protocol.ExitSetup
 	}
+	if cfg.Stdio && slot {
+		setComm(protocol.InitComm) // it has its run; on the leader, whose comm ps shows
+	}
 	sigs := <-inbound
-	pid, execAt, code := c.startTarget(cfg, found)
+	pid, execAt, code := c.startTarget(cfg, found, ahead == nil)
 	if pid == 0 {
 		return code
 	}
@@ -251,13 +264,46 @@ func run(started time.Time) int {
 	return m.ExitCode
 }
 
+// setUp is the run's setup up to "go": its config (cfg, or for a slot
+// whose view was built ahead, the run's part of it that follows,
+// completed from the view), its stdio, the setup steps and the wait for
+// "go". false: a step failed, and the init reported it.
+func (c *conn) setUp(cfg *protocol.Config, ahead *heldView, rr *rightsReader, arrival *time.Time, found *protocol.Started) (*protocol.Config, bool) {
+	var err error
+	if ahead != nil {
+		if cfg, err = readConfig(c.r); err == nil {
+			cfg, err = ahead.complete(cfg)
+		}
+	}
+	if err == nil {
+		err = installStdio(cfg.Stdio, rr.take())
+	}
+	if err != nil {
+		c.fail(protocol.StageConfig, err, protocol.ExitSetup)
+		return cfg, false
+	}
+	if cfg.Stdio {
+		// A slot's init, started ahead: its wait for a run is the
+		// slot's idle time, no part of the run's.
+		c.lapAt("slot", *arrival)
+	}
+	c.lap(string(protocol.StageConfig))
+	if ahead != nil && !ahead.setUp(c, cfg, found) || ahead == nil && !c.runSteps(setupSteps(cfg, found)) {
+		return cfg, false
+	}
+	return cfg, c.runStep(step{protocol.StageWaitGo, func() error { return waitGo(c.r) }})
+}
+
 // startTarget forks and execs the target from this thread and reports it
 // started (found, what the setup found, with its pid and phases); on failure it reports the error and returns pid 0 and the exit
-// code (126 cannot execute, 127 not found).
-func (c *conn) startTarget(cfg *protocol.Config, found *protocol.Started) (pid int, execAt time.Time, code int) {
+// code (126 cannot execute, 127 not found). check: the thread's
+// confinement is checked first (a slot's init checked it ahead, ahead.go).
+func (c *conn) startTarget(cfg *protocol.Config, found *protocol.Started, check bool) (pid int, execAt time.Time, code int) {
 	start := c.last
-	if err := confined(cfg.UID, cfg.GID, cfg.Groups, cfg.Security.Seccomp != nil); err != nil {
-		return 0, time.Time{}, c.fail(protocol.StageExec, err, protocol.ExitSetup)
+	if check {
+		if err := confined(cfg.UID, cfg.GID, cfg.Groups, cfg.Security.Seccomp != nil); err != nil {
+			return 0, time.Time{}, c.fail(protocol.StageExec, err, protocol.ExitSetup)
+		}
 	}
 	path, code, err := lookCommand(cfg.Command[0], cfg.Env, cfg.RunDir)
 	if err == nil {

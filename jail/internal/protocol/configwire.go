@@ -53,6 +53,9 @@ func EncodeConfig(c *Config) []byte {
 	if c.View {
 		w.bool("view", c.View)
 	}
+	if c.ViewSum != "" {
+		w.str("view_sum", c.ViewSum)
+	}
 	w.close()
 	return w.line()
 }
@@ -114,6 +117,8 @@ func (c *Config) field(r *reader, key string) (err error) {
 		err = r.object(into, func(key string) error { return c.Sockets.field(r, key) })
 	case "view":
 		c.View, err = r.boolean(into)
+	case "view_sum":
+		c.ViewSum, err = r.string(into)
 	default:
 		err = unknownField(key)
 	}

@@ -24,9 +24,13 @@
 //	    |   (a slot's init, ahead of its run: a      |
 //	    |   Config with view set, answered by        |
 //	    |   {kind:"ready", phases} once the view is  |
-//	    |   built; the run's Config follows, with    |
-//	    |   its stdio, and the init only names the   |
-//	    |   run directory before the hostname)       |
+//	    |   built and its forking thread confined;   |
+//	    |   the run's part of its Config follows     |
+//	    |   (RunPart: a digest for the rest), with   |
+//	    |   its stdio,                               |
+//	    |   and the init only names the run          |
+//	    |   directory, sets the hostname and hands   |
+//	    |   the sockets, from an unconfined thread)  |
 //	    |                                            |  mounts, hostname, network,
 //	    |<-- {kind:"sockets", n} + descriptors ------|  (a mode with a hook only:
 //	    |                                            |  sockets.go)
@@ -171,10 +175,19 @@ type Config struct {
 	// View: this config is a slot's view, sent ahead of its run (a slot
 	// of scidex-jail serve): the init pins its CPUs, builds Mounts with
 	// the run directory at its SlotRunDir placeholder, brings lo up when
-	// Loopback, and says Ready; the rest of the config is empty. The
-	// run's whole config follows, and the init checks it asks for the
-	// view built (SameView) before it gives the run directory its name.
-	View     bool     `json:"view,omitempty"`
+	// Loopback, confines the thread that will fork the target (identity,
+	// Landlock, seccomp: ViewOf keeps them) and says Ready; the command,
+	// environment, hostname and run directory's name are empty. The
+	// run's own part of its config follows (RunPart, with ViewSum), and
+	// the init checks it asks for the view built before it completes it
+	// (Complete) and gives the run directory its name.
+	View bool `json:"view,omitempty"`
+	// ViewSum is a digest of a view (ViewOf), made by the supervisor: in
+	// a slot's view (View), of that view; in a run's config for a slot
+	// whose view was built ahead, which then carries only what the run
+	// decides (RunPart), of the run's view. The init completes the run's
+	// config from the view it built (Complete) only when they agree.
+	ViewSum  string   `json:"view_sum,omitempty"`
 	Security Security `json:"security"`
 	// CPUs is how many CPUs the target may run on: the CPU quota rounded
 	// up. When its affinity allows more, the init pins it to that many
@@ -296,41 +309,4 @@ type Phase struct {
 func HelloLine(version string) []byte {
 	line := append([]byte(`{"kind":"`+string(KindHello)+`","version":`), appendString(nil, version)...)
 	return append(line, '}', '\n')
-}
-
-// SlotRunDir is the run directory's place in a view built ahead of its
-// run (Config.View), at the view's root whatever the run's tmp-root: the
-// run's config gives it its place and name, by a mount move.
-const SlotRunDir = "/.scidex-slot-run"
-
-// SameView says whether a run's config asks for the view that a slot
-// built ahead from view (Config.View, ViewOf): the same config but for
-// what only the run decides and the meminfo's content (written at the
-// run's start: a snapshot of its limits). A supervisor takes a slot only
-// for such a run (its key); the init checks it all the same, since a
-// slot's view must never serve another run's.
-func SameView(view, run *Config) bool {
-	a, b := *view, ViewOf(run)
-	if (a.Mounts.Meminfo == "") != (b.Mounts.Meminfo == "") {
-		return false
-	}
-	a.Mounts.Meminfo, b.Mounts.Meminfo = "", ""
-	return string(EncodeConfig(&a)) == string(EncodeConfig(&b))
-}
-
-// ViewOf is the view of a run's config, to be built ahead (Config.View):
-// the config without what only its run decides (the command, its
-// environment, the run directory's place, the hostname, the identity and
-// groups, the stdio, the Landlock and seccomp policies), the run
-// directory at SlotRunDir. A field added to Config is part of the view
-// until it is named here: a slot never serves a run whose config differs
-// in it, and the step that applies it runs in the slot.
-func ViewOf(c *Config) Config {
-	v := *c
-	v.Command, v.Env, v.RunDir, v.Hostname = nil, nil, "", ""
-	v.UID, v.GID, v.Setgroups, v.Groups, v.Stdio = 0, 0, false, nil, false
-	v.Security = Security{}
-	v.View = true
-	v.Mounts.RunDir = SlotRunDir
-	return v
 }

@@ -23,7 +23,7 @@ func fullConfig() *Config {
 			ScratchBytes: 7, KeepScratch: true, Meminfo: "MemTotal: 1 kB\n", Names: true,
 			Cgroup: &CgroupView{Version: 1, Controllers: []string{"cpu", "memory"}},
 		},
-		Loopback: true, Setgroups: true, Stdio: true, Groups: []int{1000, 65534}, CPUs: 2, View: true,
+		Loopback: true, Setgroups: true, Stdio: true, Groups: []int{1000, 65534}, CPUs: 2, View: true, ViewSum: "ab",
 		Sockets: &Sockets{DNS: true, Ports: []int{443, 80}, Proxy: 3128},
 		Security: Security{
 			Landlock: &landlock.Policy{ReadExec: []string{"/usr"}, ReadOnly: []string{}, ReadWrite: []string{"/tmp/r"}, Devices: []string{"/dev/null"},
