@@ -36,21 +36,45 @@ func BenchmarkServeSequential(b *testing.B) {
 		v := fmt.Sprintf("target >= %.2f: %s", serveRateTarget, metOrNot(x >= serveRateTarget))
 		serveLines["serve-vs-bwrap-seq"] = fmt.Sprintf("%-24s rate A %7.1f runs/s  B %7.1f runs/s  A/B %5.2f  %s  (%d runs of true each, back to back, chunks of 100 A B B A ...)",
 			"serve-vs-bwrap-seq", ra, rb, x, v, n) +
-			fmt.Sprintf("\nbench:   %-24s A: %s; nothing leaked", "", startsText(m.Starts, n))
+			fmt.Sprintf("\nbench:   %-24s A: %s; nothing leaked", "", startsText(m.Starts, n)) +
+			fmt.Sprintf("\nbench:   %-24s A's wall per run by its start: %s", "", startWallsText(m.StartWalls))
 		c := m.CPU
-		perA, perB := c.Server/float64(n)*1e3, c.Peer/float64(n)*1e3
+		per := func(sec float64) float64 { return sec / float64(n) * 1e3 }
+		perA, perB := per(c.Server), per(c.Peer)
 		report(perA, "a-cpu-ms/run")
 		report(perB, "b-cpu-ms/run")
+		report(per(c.ServerOwn), "a-server-cpu-ms/run")
+		report(per(c.ServerChildren), "a-children-cpu-ms/run")
+		report(float64(m.Starts["cold"]), "a-cold-starts")
 		serveLines["serve-cpu"] = fmt.Sprintf("%-24s CPU per run: served %6.2f ms (server, its slots' inits, the analysis)  B %6.2f ms (bwrap's tree)  A/B %5.2f  (no target: one-shot jail's in jail-vs-nsproto-true's CPU A)",
 			"serve-cpu", perA, perB, perA/perB) +
+			fmt.Sprintf("\nbench:   %-24s served, apart: the server's own %.2f ms (requests, the pool's refill, cleanups), its inits' and analyses' %.2f ms", "",
+				per(c.ServerOwn), per(c.ServerChildren)) +
 			fmt.Sprintf("\nbench:   %-24s the driver's own per run: %.2f ms through Server.run, %.2f ms per subprocess.run of bwrap; of the back-to-back runs above", "",
-				c.ClientA/float64(n)*1e3, c.ClientB/float64(n)*1e3)
+				per(c.ClientA), per(c.ClientB)) +
+			fmt.Sprintf("\nbench:   %-24s the whole machine's per run (the kernel's workers too; a quiet machine's only): A %.2f ms  B %.2f ms", "",
+				per(c.MachineA), per(c.MachineB))
 	})
 }
 
 // startsText says how the served runs started: from a slot or cold.
 func startsText(starts map[string]int, n int) string {
 	return fmt.Sprintf("%d of %d from a slot, %d cold", starts["slot"], n, starts["cold"])
+}
+
+// startWallsText is the median wall of the runs of each start, slot
+// first: a cold run builds at its request what a slot built ahead.
+func startWallsText(walls map[string][]float64) string {
+	var parts []string
+	for _, k := range []string{"slot", "cold"} {
+		if w := walls[k]; len(w) > 0 {
+			parts = append(parts, fmt.Sprintf("%s %.2f ms (median of %d)", k, median(w)*1e3, len(w)))
+		}
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
 }
 
 // BenchmarkServeBurst: SCIDEX_SERVE_BURST requests of /usr/bin/true at once

@@ -80,17 +80,27 @@ def cpu_ticks(pid: int) -> int:
     return int(fields[11]) + int(fields[12])  # utime, stime
 
 
-def cpu_total(pid: int) -> int:
-    """pid's CPU and that of the children it reaped (utime, stime, cutime,
-    cstime), in clock ticks: for the server, its own work, its slots'
-    inits (reaped at their runs' ends) and every analysis (each reaped by
-    its init)."""
+def cpu_split(pid: int) -> List[int]:
+    """pid's own CPU and that of the children it reaped (utime + stime,
+    cutime + cstime), in clock ticks: for the server, its own work, then
+    its slots' inits (reaped at their runs' ends) with every analysis
+    (each reaped by its init)."""
     try:
         with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
+            fields = [int(x) for x in f.read().rsplit(")", 1)[1].split()[11:15]]
     except OSError:
-        return -1
-    return sum(int(x) for x in fields[11:15])
+        return [-1, -1]
+    return [fields[0] + fields[1], fields[2] + fields[3]]
+
+
+def machine_ticks() -> int:
+    """The whole machine's busy CPU (every CPU's time but idle and iowait)
+    from /proc/stat, in clock ticks: with the kernel's workers (a network
+    namespace's teardown, cleanup_net, runs in one), which no process of
+    the run is charged for. Only a quiet machine's figure means anything."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    return sum(v) - v[3] - v[4]
 
 
 def leaves_of(pid: int) -> List[str]:
@@ -227,9 +237,13 @@ def sequential(b: Bench) -> Dict[str, Any]:
     served_s = peer_s = 0.0
     served_n = peer_n = 0
     starts: Dict[str, int] = {}
-    # CPU seconds of each side: the server's (with its inits and analyses),
-    # this process' own (the client), bwrap's process trees.
-    cpu = {"server": 0.0, "client_a": 0.0, "client_b": 0.0, "peer": 0.0}
+    # CPU seconds of each side: the server's own and its reaped children's
+    # (its inits and analyses), this process' own (the client), bwrap's
+    # process trees, and the whole machine's during each side's chunks.
+    cpu = {"server": 0.0, "server_own": 0.0, "server_children": 0.0, "client_a": 0.0, "client_b": 0.0, "peer": 0.0,
+           "machine_a": 0.0, "machine_b": 0.0}
+    # Each served run's wall, by how it started (from a slot, cold).
+    walls: Dict[str, List[float]] = {}
     hz = os.sysconf("SC_CLK_TCK")
     pid = b.server.pid
     assert pid is not None
@@ -240,28 +254,35 @@ def sequential(b: Bench) -> Dict[str, Any]:
             todo = min(chunk, n - (served_n if side == "a" else peer_n))
             if todo <= 0:
                 continue
-            s0, o0 = cpu_total(pid), os.times()
+            s0, o0, m0 = cpu_split(pid), os.times(), machine_ticks()
             t = time.perf_counter()
             for _ in range(todo):
                 if side == "a":
                     s = b.served(cmd)
                     if s is not None:
                         starts[s["start"]] = starts.get(s["start"], 0) + 1
+                        walls.setdefault(s["start"], []).append(s["wall"])
                 else:
                     b.bwrap(cmd)
             el = time.perf_counter() - t
-            o1 = os.times()
+            o1, m1 = os.times(), machine_ticks()
             own = (o1.user - o0.user) + (o1.system - o0.system)
             if side == "a":
                 served_s, served_n = served_s + el, served_n + todo
-                cpu["server"] += (cpu_total(pid) - s0) / hz
+                s1 = cpu_split(pid)
+                cpu["server_own"] += (s1[0] - s0[0]) / hz
+                cpu["server_children"] += (s1[1] - s0[1]) / hz
+                cpu["server"] = cpu["server_own"] + cpu["server_children"]
                 cpu["client_a"] += own
+                cpu["machine_a"] += (m1 - m0) / hz
             else:
                 peer_s, peer_n = peer_s + el, peer_n + todo
                 cpu["peer"] += (o1.children_user - o0.children_user) + (o1.children_system - o0.children_system)
                 cpu["client_b"] += own
+                cpu["machine_b"] += (m1 - m0) / hz
         k += 1
-    return {"served_seconds": served_s, "served_n": served_n, "peer_seconds": peer_s, "peer_n": peer_n, "starts": starts, "cpu": cpu}
+    return {"served_seconds": served_s, "served_n": served_n, "peer_seconds": peer_s, "peer_n": peer_n, "starts": starts, "cpu": cpu,
+            "start_walls": walls}
 
 
 def burst(b: Bench) -> Dict[str, Any]:
