@@ -133,6 +133,10 @@ type serveMsg struct {
 		} `json:"phases"`
 	} `json:"served"`
 	Peer []float64 `json:"peer"`
+	// CPU seconds of the server's tree over the served runs: until each
+	// reply, and after it until the server idled (cleanup, a slot made).
+	CPUPath  float64 `json:"cpu_path"`
+	CPUAfter float64 `json:"cpu_after"`
 	// result: sequential
 	ServedSeconds float64 `json:"served_seconds"`
 	ServedN       int     `json:"served_n"`

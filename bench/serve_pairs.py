@@ -93,6 +93,21 @@ def cpu_split(pid: int) -> List[int]:
     return [fields[0] + fields[1], fields[2] + fields[3]]
 
 
+def tree_ticks(pid: int) -> int:
+    """The CPU of pid's whole tree, in clock ticks: its own and its reaped
+    children's (cpu_split), and its live children's, theirs alike (a
+    slot's init before its run, with the view it built). Read again when
+    a child was reaped meanwhile (the server's reaped part moved): it
+    would have been counted twice or not at all."""
+    while True:
+        own = cpu_split(pid)
+        total = sum(own)
+        for c in children(pid):
+            total += sum(max(0, x) for x in cpu_split(c))
+        if cpu_split(pid)[1] == own[1]:
+            return total
+
+
 def machine_ticks() -> int:
     """The whole machine's busy CPU (every CPU's time but idle and iowait)
     from /proc/stat, in clock ticks: with the kernel's workers (a network
@@ -207,6 +222,13 @@ def pairs(b: Bench) -> Dict[str, Any]:
     b.bwrap(cmd)
     served: List[Dict[str, Any]] = []
     peer: List[float] = []
+    pid = b.server.pid
+    assert pid is not None
+    # The server tree's CPU per served run, in clock ticks: until the
+    # run's reply (its path: the request, the init's setup, the analysis),
+    # and after it until the server idles again (its cleanup, the slot the
+    # refill made in its place).
+    ticks = {"path": 0, "after": 0}
     for i in range(b.cfg["n"]):
         order = ("a", "b") if i % 2 == 0 else ("b", "a")
         for side in order:
@@ -215,7 +237,13 @@ def pairs(b: Bench) -> Dict[str, Any]:
             # slot), and the refill does not overlap the peer's run.
             b.wait_ready()
             if side == "a":
+                t0 = tree_ticks(pid)
                 s = b.served(cmd)
+                t1 = tree_ticks(pid)
+                b.wait_ready()
+                t2 = tree_ticks(pid)
+                ticks["path"] += t1 - t0
+                ticks["after"] += t2 - t1
                 if s is not None:
                     served.append(s)
             else:
@@ -224,7 +252,8 @@ def pairs(b: Bench) -> Dict[str, Any]:
                     peer.append(w)
         if b.errors:
             break
-    return {"served": served, "peer": peer}
+    hz = os.sysconf("SC_CLK_TCK")
+    return {"served": served, "peer": peer, "cpu_path": ticks["path"] / hz, "cpu_after": ticks["after"] / hz}
 
 
 def sequential(b: Bench) -> Dict[str, Any]:
