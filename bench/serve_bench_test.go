@@ -142,10 +142,13 @@ type serveMsg struct {
 	ServedN       int     `json:"served_n"`
 	PeerSeconds   float64 `json:"peer_seconds"`
 	PeerN         int     `json:"peer_n"`
+	// The one-shot jail's runs of the same loop (scidex-jail run).
+	OneshotSeconds float64 `json:"oneshot_seconds"`
+	OneshotN       int     `json:"oneshot_n"`
 	// CPU seconds, summed over the chunks: the server's with its reaped
 	// children's (inits, analyses), then each apart, the driver's own on
-	// each side, bwrap's process trees, the whole machine's during each
-	// side's chunks (the kernel's workers too).
+	// each side, bwrap's and the one-shot jail's process trees, the whole
+	// machine's during each side's chunks (the kernel's workers too).
 	CPU struct {
 		Server         float64 `json:"server"`
 		ServerOwn      float64 `json:"server_own"`
@@ -153,6 +156,7 @@ type serveMsg struct {
 		ClientA        float64 `json:"client_a"`
 		ClientB        float64 `json:"client_b"`
 		Peer           float64 `json:"peer"`
+		Oneshot        float64 `json:"oneshot"`
 		MachineA       float64 `json:"machine_a"`
 		MachineB       float64 `json:"machine_b"`
 	} `json:"cpu"`

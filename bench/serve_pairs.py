@@ -10,8 +10,9 @@ process' own (the benchmark's buffer), for both sides alike.
 Modes:
   pairs       n interleaved pairs (A B, B A, ...) of one command: a
               Server.run against subprocess.run of bwrap
-  sequential  n runs of one command back to back through the server, and n
-              of bwrap, in chunks (A B B A ...): runs per second of each
+  sequential  n runs of one command back to back through the server, n of
+              bwrap and n one-shot `scidex-jail run`, in chunks taking
+              turns: runs per second and CPU per run of each
   burst       per round: wait for the slots, say "ready", wait for the
               go-ahead, then n Server.run at once from n threads
   idle        wait for the slots, say "ready" (the benchmark samples the
@@ -203,6 +204,16 @@ class Bench:
             return None
         return wall
 
+    def oneshot(self, command: List[str]) -> None:
+        """One `scidex-jail run` of command, no server: the jail's own
+        process tree, its summary line left out. A failure is noted."""
+        aid = self.next_id()
+        argv = [self.cfg["binary"], "run", "--id", aid, "--tmp-root", self.cfg["tmp_root"], "--summary", "none", "--", *command]
+        p = subprocess.run(argv)
+        if p.returncode != 0:
+            with self.lock:
+                self.errors.append(f"{' '.join(argv)}: exit {p.returncode}")
+
     def close(self) -> Dict[str, Any]:
         # The slots made since the last look are leaves too: look again
         # before the server destroys them.
@@ -257,30 +268,37 @@ def pairs(b: Bench) -> Dict[str, Any]:
 
 
 def sequential(b: Bench) -> Dict[str, Any]:
+    """n runs of the command back to back on each side, in chunks: A
+    through the server, B bwrap, C a one-shot `scidex-jail run` (the
+    jail without a server, for its CPU per run beside the served one's)."""
     cmd, n = b.cfg["command"], b.cfg["n"]
     chunk = max(1, min(b.cfg.get("chunk") or 100, n))
     b.wait_ready()
     b.served(cmd)
     b.bwrap(cmd)
+    b.oneshot(cmd)
     b.wait_ready()
-    served_s = peer_s = 0.0
-    served_n = peer_n = 0
+    secs = {"a": 0.0, "b": 0.0, "c": 0.0}
+    done = {"a": 0, "b": 0, "c": 0}
     starts: Dict[str, int] = {}
     # CPU seconds of each side: the server's own and its reaped children's
-    # (its inits and analyses), this process' own (the client), bwrap's
-    # process trees, and the whole machine's during each side's chunks.
+    # (its inits and analyses), this process' own (the client) on each
+    # side, bwrap's and the one-shot jail's process trees, and the whole
+    # machine's during each side's chunks.
     cpu = {"server": 0.0, "server_own": 0.0, "server_children": 0.0, "client_a": 0.0, "client_b": 0.0, "peer": 0.0,
-           "machine_a": 0.0, "machine_b": 0.0}
+           "oneshot": 0.0, "machine_a": 0.0, "machine_b": 0.0}
     # Each served run's wall, by how it started (from a slot, cold).
     walls: Dict[str, List[float]] = {}
     hz = os.sysconf("SC_CLK_TCK")
     pid = b.server.pid
     assert pid is not None
+    orders = (("a", "b", "c"), ("b", "c", "a"), ("c", "a", "b"))
     k = 0
-    while (served_n < n or peer_n < n) and not b.errors:
-        # A B B A A B ...: neither side always follows the other.
-        for side in (("a", "b") if k % 2 == 0 else ("b", "a")):
-            todo = min(chunk, n - (served_n if side == "a" else peer_n))
+    while min(done.values()) < n and not b.errors:
+        # The sides in turn, each first once in three rounds: none always
+        # follows another.
+        for side in orders[k % 3]:
+            todo = min(chunk, n - done[side])
             if todo <= 0:
                 continue
             s0, o0, m0 = cpu_split(pid), os.times(), machine_ticks()
@@ -291,27 +309,31 @@ def sequential(b: Bench) -> Dict[str, Any]:
                     if s is not None:
                         starts[s["start"]] = starts.get(s["start"], 0) + 1
                         walls.setdefault(s["start"], []).append(s["wall"])
-                else:
+                elif side == "b":
                     b.bwrap(cmd)
-            el = time.perf_counter() - t
+                else:
+                    b.oneshot(cmd)
+            secs[side] += time.perf_counter() - t
+            done[side] += todo
             o1, m1 = os.times(), machine_ticks()
             own = (o1.user - o0.user) + (o1.system - o0.system)
+            reaped = (o1.children_user - o0.children_user) + (o1.children_system - o0.children_system)
             if side == "a":
-                served_s, served_n = served_s + el, served_n + todo
                 s1 = cpu_split(pid)
                 cpu["server_own"] += (s1[0] - s0[0]) / hz
                 cpu["server_children"] += (s1[1] - s0[1]) / hz
                 cpu["server"] = cpu["server_own"] + cpu["server_children"]
                 cpu["client_a"] += own
                 cpu["machine_a"] += (m1 - m0) / hz
-            else:
-                peer_s, peer_n = peer_s + el, peer_n + todo
-                cpu["peer"] += (o1.children_user - o0.children_user) + (o1.children_system - o0.children_system)
+            elif side == "b":
+                cpu["peer"] += reaped
                 cpu["client_b"] += own
                 cpu["machine_b"] += (m1 - m0) / hz
+            else:
+                cpu["oneshot"] += reaped
         k += 1
-    return {"served_seconds": served_s, "served_n": served_n, "peer_seconds": peer_s, "peer_n": peer_n, "starts": starts, "cpu": cpu,
-            "start_walls": walls}
+    return {"served_seconds": secs["a"], "served_n": done["a"], "peer_seconds": secs["b"], "peer_n": done["b"],
+            "oneshot_seconds": secs["c"], "oneshot_n": done["c"], "starts": starts, "cpu": cpu, "start_walls": walls}
 
 
 def burst(b: Bench) -> Dict[str, Any]:
