@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping, Optional, Tuple
 
-from ._fields import _float, _int, _obj, _Raw, _str, _strs
+from ._fields import _float, _int, _is_obj, _obj, _Raw, _str, _strs
 
 
 @dataclass(frozen=True)
@@ -99,7 +99,7 @@ class Egress:
             return None
         return cls(
             hosts=_strs(d.get("hosts")), ranges=_strs(d.get("ranges")),
-            lookups=tuple(EgressLookup.from_json(x) for x in d.get("lookups") or () if isinstance(x, Mapping)),
-            connections=tuple(EgressConnection.from_json(x) for x in d.get("connections") or () if isinstance(x, Mapping)),
+            lookups=tuple(EgressLookup.from_json(x) for x in d.get("lookups") or () if _is_obj(x)),
+            connections=tuple(EgressConnection.from_json(x) for x in d.get("connections") or () if _is_obj(x)),
             dropped=_int(d.get("dropped")), totals=EgressTotals.from_json(_obj(d.get("totals"))),
         )  # fmt: skip

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional, Tuple
 
-from ._fields import COMPUTED, _int, _obj, _opt_str, _OverRaw, _Raw, _str, _strs
+from ._fields import COMPUTED, _int, _is_obj, _obj, _opt_str, _OverRaw, _Raw, _str, _strs
 
 @dataclass(frozen=True)
 class CgroupUsage:
@@ -92,14 +92,14 @@ class Identity:
     @classmethod
     def from_json(cls, d: Any) -> Optional["Identity"]:
         """The report's ``enforced.identity``, or None in a report without one."""
-        if not isinstance(d, Mapping):
+        if not _is_obj(d):
             return None
         kept = d.get("host_groups_kept") or ()
         return cls(
             host_ids=_str(d.get("host_ids")),
             host_groups_kept=tuple(
                 HostGroup(gid=_int(g.get("gid")), name=_str(g.get("name")), inside_gid=_int(g.get("inside_gid")))
-                for g in kept if isinstance(g, Mapping)
+                for g in kept if _is_obj(g)
             ),
             why=_str(d.get("why")),
             held_by=_strs(d.get("held_by")),
@@ -170,7 +170,7 @@ class Enforced(_OverRaw):
     def from_json(cls, d: _Raw) -> "Enforced":
         """From the report's ``enforced`` object."""
         ll, sc, cg = d.get("landlock"), d.get("seccomp"), d.get("cgroup")
-        usage = _obj(cg).get("usage") if isinstance(cg, Mapping) else None
+        usage = _obj(cg).get("usage") if _is_obj(cg) else None
         return cls(
             namespaces=_strs(d.get("namespaces")),
             host_uid=_int(d.get("host_uid")),
@@ -184,16 +184,16 @@ class Enforced(_OverRaw):
             landlock=Landlock(
                 abi=_int(ll.get("abi")), required=_int(ll.get("required")),
                 rules=_strs(ll.get("rules")), degraded=_strs(ll.get("degraded")),
-            ) if isinstance(ll, Mapping) else None,
+            ) if _is_obj(ll) else None,
             seccomp=Seccomp(
                 policy=_str(sc.get("policy")), arch=_str(sc.get("arch")),
                 sha256=_str(sc.get("sha256")), denied=_strs(sc.get("denied")),
-            ) if isinstance(sc, Mapping) else None,
+            ) if _is_obj(sc) else None,
             cgroup=Cgroup(
                 version=_int(cg.get("version")), paths=_strs(cg.get("paths")),
                 written={k: v for k, v in _obj(cg.get("written")).items() if isinstance(v, str)},
-                usage=CgroupUsage.from_json(usage) if isinstance(usage, Mapping) else None,
-            ) if isinstance(cg, Mapping) else None,
+                usage=CgroupUsage.from_json(usage) if _is_obj(usage) else None,
+            ) if _is_obj(cg) else None,
             promises={k: _strs(v) for k, v in _obj(d.get("promises")).items()},
             degraded=_strs(d.get("degraded")),
             raw=d,

@@ -10,7 +10,7 @@ process or file exists; :meth:`Spec.command` turns the checked values into the
 
 from __future__ import annotations
 
-import dataclasses
+import collections.abc
 import difflib
 import os
 import re
@@ -267,8 +267,9 @@ def build_spec(argv: Sequence[str], *, analysis_id: str, **options: Unpack[_Spec
     (:mod:`scidex_jail._limits`). Raises
     :class:`~scidex_jail.JailNotFoundError` when the binary is missing.
     """
+    binary = find_binary(options.get("binary"))
     spec = Spec(
-        binary=find_binary(options.get("binary")),
+        binary=binary,
         argv=_check_argv(argv),
         analysis_id=_check_id(analysis_id),
         profile=_check_name("profile", options.get("profile")),
@@ -294,8 +295,9 @@ def build_spec(argv: Sequence[str], *, analysis_id: str, **options: Unpack[_Spec
         cgroup_parent=_absolute_or_none("cgroup_parent", options.get("cgroup_parent")),
         unsafe_disable=_layers(options.get("unsafe_disable", ())),
         output_budget=_output_budget(options.get("output_budget")),
+        # Last, as the arguments are checked in order: after every other.
+        other_limits=_limits.by_name(binary, cast(Mapping[str, object], options), _NAMED),
     )
-    spec = dataclasses.replace(spec, other_limits=_limits.by_name(spec.binary, cast(Mapping[str, object], options), _NAMED))
     _limits.check(spec.binary, spec.limits())
     return spec
 
@@ -412,12 +414,23 @@ def _ports(ports: Sequence[int]) -> Tuple[int, ...]:
 def _entries(what: str, values: Sequence[str], example: str) -> Tuple[str, ...]:
     # What an entry may be is the jail's to say (it refuses others with
     # exit 125, naming the entry and how to write it): the shape only here.
-    if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
+    if not _is_sequence(values):
         raise ValueError(f"{what} {values!r}: give a sequence, e.g. ({example},)")
     for v in values:
         if not isinstance(v, str) or not v or "\0" in v:
             raise ValueError(f"{what} entry {v!r}: give a non-empty string, e.g. {example}")
     return tuple(values)
+
+
+def _is_sequence(values: object) -> bool:
+    """A sequence of values, not one text: a tuple or a list (tried first:
+    isinstance against typing.Sequence goes through the typing module's
+    Python-level hooks, a measurable part of a served run's preparation),
+    or another sequence."""
+    t = type(values)
+    if t is tuple or t is list:
+        return True
+    return not isinstance(values, (str, bytes)) and isinstance(values, collections.abc.Sequence)
 
 
 def _flag(what: str, value: bool) -> bool:
@@ -452,7 +465,7 @@ def _existing_or_none(what: str, value: Optional[PathArg]) -> Optional[str]:
 
 
 def _paths(what: str, values: Sequence[PathArg]) -> Tuple[str, ...]:
-    if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
+    if not _is_sequence(values):
         raise ValueError(f"{what} {values!r}: give a sequence of paths, e.g. ({values!r},)")
     return tuple(_existing(what, v) for v in values)
 
@@ -460,7 +473,7 @@ def _paths(what: str, values: Sequence[PathArg]) -> Tuple[str, ...]:
 def _layers(values: Sequence[str]) -> Tuple[str, ...]:
     # Which names exist is the jail's to say (it refuses others with exit
     # 125 and the list): only the shape is checked here.
-    if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
+    if not _is_sequence(values):
         raise ValueError(f"unsafe_disable {values!r}: give a sequence of layer names, e.g. ('cgroup',)")
     for v in values:
         if not isinstance(v, str) or not v or "\0" in v or v.startswith("-"):

@@ -27,7 +27,7 @@ from typing import Any, Dict, Mapping, Optional, Tuple
 from ._egress import Egress
 from ._enforced import CgroupUsage, Enforced
 from ._errors import JailError
-from ._fields import COMPUTED, GATHERS, ROWS, _float, _int, _obj, _opt_str, _OverRaw, _Raw, _str, _strs
+from ._fields import COMPUTED, GATHERS, ROWS, _float, _int, _is_obj, _obj, _opt_str, _OverRaw, _Raw, _str, _strs
 
 #: The report version this package reads: the report's ``schema`` field and
 #: the end of the schema's ``$id``.
@@ -101,7 +101,7 @@ def _numbers(path: str, d: _Raw) -> Dict[str, float]:
     """The numbers of an object and of the objects in it, by dotted path."""
     out: Dict[str, float] = {}
     for k, v in d.items():
-        if isinstance(v, Mapping):
+        if _is_obj(v):
             out.update(_numbers(f"{path}.{k}", v))
         elif isinstance(v, (int, float)) and not isinstance(v, bool):
             out[f"{path}.{k}"] = v
@@ -164,7 +164,7 @@ class Served:
     @classmethod
     def from_json(cls, d: Any) -> Optional["Served"]:
         """The report's ``served``, or None when it has none (``run``)."""
-        if not isinstance(d, Mapping):
+        if not _is_obj(d):
             return None
         return cls(
             _int(d.get("max_runs")),
@@ -326,7 +326,7 @@ class Report(_OverRaw):
     @classmethod
     def from_json(cls, d: _Raw) -> "Report":
         """Parse a report (``json.load`` of ``--report``)."""
-        if not isinstance(d, Mapping):
+        if not _is_obj(d):
             raise JailError(f"a report is a JSON object, not {type(d).__name__}")
         enforced = Enforced.from_json(_obj(d.get("enforced")))
         collected_to = _opt_str(d.get("collected_to"))
@@ -352,21 +352,21 @@ class Report(_OverRaw):
             enforced=enforced,
             phases=tuple(
                 Phase(name=_str(p.get("name")), where=_str(p.get("where")), us=_int(p.get("us")))
-                for p in d.get("phases") or () if isinstance(p, Mapping)
+                for p in d.get("phases") or () if _is_obj(p)
             ),
             served=Served.from_json(d.get("served")),
             run_dir=_str(d.get("run_dir")),
             kept=d.get("kept") is True,
-            outputs=tuple(Output.from_report(e, collected_to) for e in d.get("outputs") or () if isinstance(e, Mapping)),
+            outputs=tuple(Output.from_report(e, collected_to) for e in d.get("outputs") or () if _is_obj(e)),
             collected_to=collected_to,
-            setup_error=SetupError(_str(se.get("stage")), _str(se.get("message"))) if isinstance(se, Mapping) else None,
+            setup_error=SetupError(_str(se.get("stage")), _str(se.get("message"))) if _is_obj(se) else None,
             warnings=_strs(d.get("warnings")),
             completion_notes=_str(d.get("completion_notes")),
             analysis_status=_opt_str(d.get("analysis_status")),
             analysis_exit_code=_int(aec) if isinstance(aec, int) else None,
             delivery_errors=_strs(d.get("delivery_errors")),
             raw=d,
-            streams=Streams.from_json(d["streams"]) if isinstance(d.get("streams"), Mapping) else None,
+            streams=Streams.from_json(d["streams"]) if _is_obj(d.get("streams")) else None,
             start=_opt_str(d.get("start")),
             cleanup=_opt_str(d.get("cleanup")),
             egress=Egress.from_json(d.get("egress")),

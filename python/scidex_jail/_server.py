@@ -22,6 +22,7 @@ from ._errors import JailError, ServerRefusedError
 from ._limits import DurationArg, _duration
 from ._options import JailOptions, PathArg, _absolute, check_keywords, find_binary
 from ._prepared import EXIT_SETUP, Prepared, describe_exit
+from ._pumps import Pumps
 from ._result import Result
 from ._run import _pump, wait_or_abort
 from ._server_async import run_async_on
@@ -153,6 +154,7 @@ class Server:
         self._proc: Optional[subprocess.Popen[bytes]] = None
         self._tail = Tail()
         self._stderr_thread: Optional[threading.Thread] = None
+        self._pumps = Pumps()  # the runs' stdout and stderr (ServerRun)
         if self.socket_path is None:
             self._sock = self._spawn(flags, stderr)
         else:
@@ -344,11 +346,15 @@ class Server:
         b = given.get("binary")
         if self._proc is not None and b is not None and _absolute("binary", b) != os.path.abspath(self.binary or ""):
             raise ValueError(f"binary {b!r}: this server runs {self.binary}; leave binary out")
-        j = self._jail
-        settings: Dict[str, Any] = {"binary": j.binary, "config": j.config, "tmp_root": j.tmp_root,
-                                    "cgroup_parent": j.cgroup_parent, "unsafe_disable": j.unsafe_disable}  # fmt: skip
-        settings.update(given)
-        jail = Jail(**cast(JailOptions, settings), validate=j.validate)
+        j = jail = self._jail
+        if given:
+            settings: Dict[str, Any] = {"binary": j.binary, "config": j.config, "tmp_root": j.tmp_root,
+                                        "cgroup_parent": j.cgroup_parent, "unsafe_disable": j.unsafe_disable}  # fmt: skip
+            settings.update(given)
+            jail = Jail(**cast(JailOptions, settings), validate=j.validate)
+        # else the server's own: a Jail made of its settings alone would be
+        # the same (its paths are absolute and normal already), and a Jail
+        # holds nothing of a run; each run checks them again (build_spec).
         run_options = cast(RunOptions, {k: v for k, v in options.items() if k not in JAIL_KEYWORDS})
         return jail._prepare(argv, analysis_id, run_options, report_file=False)
 
@@ -415,6 +421,7 @@ class Server:
             pass
         self._file.close()
         self._sock.close()
+        self._pumps.close()
         if self._stderr_thread is not None:
             self._stderr_thread.join()
 

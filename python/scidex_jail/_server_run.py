@@ -6,7 +6,6 @@ returns (the asyncio form is :mod:`._server_async`)."""
 from __future__ import annotations
 
 import os
-import select
 import subprocess
 import threading
 import time
@@ -57,9 +56,11 @@ class Tracker:
             if event == "accepted":
                 self.accepted = True
                 send = self._cancel_pending and self.reply is None
+                # No notify: the cond's waiters wait for the end alone, and
+                # a wake for nothing cost a waiting run a thread switch.
             elif event in END_EVENTS and not self.ended():
                 self.reply = msg
-            self.cond.notify_all()
+                self.cond.notify_all()
         if send:
             # Not from the reader thread: a send may wait for the server,
             # which may wait for the reader to take its replies.
@@ -217,29 +218,6 @@ class Stdio:
             self.stdin_w = None
 
 
-def _pump(fd: int, sink: Sink, stop: threading.Event) -> None:
-    """Read ``fd`` into ``sink`` until its end, or, once ``stop`` is set,
-    until nothing more is buffered; close both."""
-    poller = select.poll()
-    poller.register(fd, select.POLLIN)
-    try:
-        while True:
-            if not poller.poll(0 if stop.is_set() else 200):
-                if stop.is_set():
-                    break
-                continue
-            try:
-                data = os.read(fd, 65536)
-            except InterruptedError:
-                continue
-            if not data:
-                break
-            sink.feed(data)
-    finally:
-        os.close(fd)
-        sink.close()
-
-
 def start_feed(fd: int, data: bytes) -> threading.Thread:
     t = threading.Thread(target=_feed, args=(os.fdopen(fd, "wb"), data), daemon=True)
     t.start()
@@ -281,7 +259,7 @@ class ServerRun(Tracker):
         self._outcome: Optional[Result] = None
         self._error: Optional[BaseException] = None
         self._stop = threading.Event()
-        self._threads: List[threading.Thread] = []  # the pumps of stdout and stderr
+        self._pumped: List[threading.Event] = []  # set as stdout and stderr end (link._pumps)
         self._feeder: Optional[threading.Thread] = None
         stdio = submit_run(link, self, prep)
         try:
@@ -290,9 +268,7 @@ class ServerRun(Tracker):
                 # start() (the thread may run already) must not make
                 # close_all close what the thread reads.
                 fd, sink = stdio.reads.pop(0)
-                t = threading.Thread(target=_pump, args=(fd, sink, self._stop), daemon=True)
-                self._threads.append(t)
-                t.start()
+                self._pumped.append(link._pumps.start(fd, sink, self._stop))
             if stdio.stdin_w is not None:
                 w, stdio.stdin_w = stdio.stdin_w, None
                 self._feeder = start_feed(w, prep.stdin_data or b"")
@@ -331,11 +307,13 @@ class ServerRun(Tracker):
         with self._finish:
             if self._outcome is None and self._error is None:
                 deadline = time.monotonic() + EOF_GRACE
-                for t in [*self._threads, *([self._feeder] if self._feeder else [])]:
-                    t.join(max(0.0, deadline - time.monotonic()))
+                for ended in self._pumped:
+                    ended.wait(max(0.0, deadline - time.monotonic()))
+                if self._feeder is not None:
+                    self._feeder.join(max(0.0, deadline - time.monotonic()))
                 self._stop.set()
-                for t in self._threads:
-                    t.join()
+                for ended in self._pumped:
+                    ended.wait()
                 try:
                     if self.lost is not None:
                         raise self.lost
