@@ -133,20 +133,35 @@ type serveMsg struct {
 		} `json:"phases"`
 	} `json:"served"`
 	Peer []float64 `json:"peer"`
+	// CPU seconds of the server's tree over the served runs: until each
+	// reply, and after it until the server idled (cleanup, a slot made).
+	CPUPath  float64 `json:"cpu_path"`
+	CPUAfter float64 `json:"cpu_after"`
 	// result: sequential
 	ServedSeconds float64 `json:"served_seconds"`
 	ServedN       int     `json:"served_n"`
 	PeerSeconds   float64 `json:"peer_seconds"`
 	PeerN         int     `json:"peer_n"`
-	// CPU seconds, summed over the chunks: the server's own and its
-	// reaped children's (inits, analyses), the driver's own on each side,
-	// bwrap's process trees.
+	// The one-shot jail's runs of the same loop (scidex-jail run).
+	OneshotSeconds float64 `json:"oneshot_seconds"`
+	OneshotN       int     `json:"oneshot_n"`
+	// CPU seconds, summed over the chunks: the server's with its reaped
+	// children's (inits, analyses), then each apart, the driver's own on
+	// each side, bwrap's and the one-shot jail's process trees, the whole
+	// machine's during each side's chunks (the kernel's workers too).
 	CPU struct {
-		Server  float64 `json:"server"`
-		ClientA float64 `json:"client_a"`
-		ClientB float64 `json:"client_b"`
-		Peer    float64 `json:"peer"`
+		Server         float64 `json:"server"`
+		ServerOwn      float64 `json:"server_own"`
+		ServerChildren float64 `json:"server_children"`
+		ClientA        float64 `json:"client_a"`
+		ClientB        float64 `json:"client_b"`
+		Peer           float64 `json:"peer"`
+		Oneshot        float64 `json:"oneshot"`
+		MachineA       float64 `json:"machine_a"`
+		MachineB       float64 `json:"machine_b"`
 	} `json:"cpu"`
+	// StartWalls are the served runs' walls by how each started.
+	StartWalls map[string][]float64 `json:"start_walls"`
 	// result: all
 	Leaves []string `json:"leaves"`
 	Errors []string `json:"errors"`

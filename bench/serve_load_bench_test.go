@@ -10,10 +10,10 @@ import (
 )
 
 // BenchmarkServeSequential: runs of /usr/bin/true back to back through one
-// server, from a Python loop, against bwrap from the same loop, in chunks
-// of 100 (A B B A ...): runs per second of each, target served >= 1x
-// bwrap's, and the CPU each side used per run (serve-cpu). Fails on a
-// failed run or a leak.
+// server, from a Python loop, against bwrap and the one-shot jail (`run`,
+// no server) from the same loop, in chunks of 100 taking turns: runs per
+// second of each, target served >= 1x bwrap's, and the CPU each side used
+// per run (serve-cpu). Fails on a failed run or a leak.
 func BenchmarkServeSequential(b *testing.B) {
 	if _, err := exec.LookPath("bwrap"); err != nil {
 		b.Fatal(errNoBwrap)
@@ -25,8 +25,8 @@ func BenchmarkServeSequential(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if m.ServedN != n || m.PeerN != n {
-			b.Fatalf("%d served and %d bwrap runs, want %d of each", m.ServedN, m.PeerN, n)
+		if m.ServedN != n || m.PeerN != n || m.OneshotN != n {
+			b.Fatalf("%d served, %d bwrap and %d one-shot runs, want %d of each", m.ServedN, m.PeerN, m.OneshotN, n)
 		}
 		ra, rb := float64(n)/m.ServedSeconds, float64(n)/m.PeerSeconds
 		report(ra, "a-runs/s")
@@ -34,23 +34,51 @@ func BenchmarkServeSequential(b *testing.B) {
 		report(ra/rb, "a/b")
 		x := ra / rb
 		v := fmt.Sprintf("target >= %.2f: %s", serveRateTarget, metOrNot(x >= serveRateTarget))
-		serveLines["serve-vs-bwrap-seq"] = fmt.Sprintf("%-24s rate A %7.1f runs/s  B %7.1f runs/s  A/B %5.2f  %s  (%d runs of true each, back to back, chunks of 100 A B B A ...)",
+		rc := float64(n) / m.OneshotSeconds
+		report(rc, "c-runs/s")
+		serveLines["serve-vs-bwrap-seq"] = fmt.Sprintf("%-24s rate A %7.1f runs/s  B %7.1f runs/s  A/B %5.2f  %s  (%d runs of true each, back to back, chunks of 100 taking turns)",
 			"serve-vs-bwrap-seq", ra, rb, x, v, n) +
-			fmt.Sprintf("\nbench:   %-24s A: %s; nothing leaked", "", startsText(m.Starts, n))
+			fmt.Sprintf("\nbench:   %-24s the one-shot jail (scidex-jail run, no server) in the same loop: %.1f runs/s", "", rc) +
+			fmt.Sprintf("\nbench:   %-24s A: %s; nothing leaked", "", startsText(m.Starts, n)) +
+			fmt.Sprintf("\nbench:   %-24s A's wall per run by its start: %s", "", startWallsText(m.StartWalls))
 		c := m.CPU
-		perA, perB := c.Server/float64(n)*1e3, c.Peer/float64(n)*1e3
+		per := func(sec float64) float64 { return sec / float64(n) * 1e3 }
+		perA, perB, perC := per(c.Server), per(c.Peer), per(c.Oneshot)
 		report(perA, "a-cpu-ms/run")
 		report(perB, "b-cpu-ms/run")
-		serveLines["serve-cpu"] = fmt.Sprintf("%-24s CPU per run: served %6.2f ms (server, its slots' inits, the analysis)  B %6.2f ms (bwrap's tree)  A/B %5.2f  (no target: one-shot jail's in jail-vs-nsproto-true's CPU A)",
-			"serve-cpu", perA, perB, perA/perB) +
+		report(perC, "c-cpu-ms/run")
+		report(per(c.ServerOwn), "a-server-cpu-ms/run")
+		report(per(c.ServerChildren), "a-children-cpu-ms/run")
+		report(float64(m.Starts["cold"]), "a-cold-starts")
+		serveLines["serve-cpu"] = fmt.Sprintf("%-24s CPU per run: served %6.2f ms (server, its slots' inits, the analysis)  B %6.2f ms (bwrap's tree)  A/B %5.2f  one-shot jail %6.2f ms (its tree)  (no target)",
+			"serve-cpu", perA, perB, perA/perB, perC) +
+			fmt.Sprintf("\nbench:   %-24s served, apart: the server's own %.2f ms (requests, the pool's refill, cleanups), its inits' and analyses' %.2f ms", "",
+				per(c.ServerOwn), per(c.ServerChildren)) +
 			fmt.Sprintf("\nbench:   %-24s the driver's own per run: %.2f ms through Server.run, %.2f ms per subprocess.run of bwrap; of the back-to-back runs above", "",
-				c.ClientA/float64(n)*1e3, c.ClientB/float64(n)*1e3)
+				per(c.ClientA), per(c.ClientB)) +
+			fmt.Sprintf("\nbench:   %-24s the whole machine's per run (the kernel's workers too; a quiet machine's only): A %.2f ms  B %.2f ms", "",
+				per(c.MachineA), per(c.MachineB))
 	})
 }
 
 // startsText says how the served runs started: from a slot or cold.
 func startsText(starts map[string]int, n int) string {
 	return fmt.Sprintf("%d of %d from a slot, %d cold", starts["slot"], n, starts["cold"])
+}
+
+// startWallsText is the median wall of the runs of each start, slot
+// first: a cold run builds at its request what a slot built ahead.
+func startWallsText(walls map[string][]float64) string {
+	var parts []string
+	for _, k := range []string{"slot", "cold"} {
+		if w := walls[k]; len(w) > 0 {
+			parts = append(parts, fmt.Sprintf("%s %.2f ms (median of %d)", k, median(w)*1e3, len(w)))
+		}
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
 }
 
 // BenchmarkServeBurst: SCIDEX_SERVE_BURST requests of /usr/bin/true at once

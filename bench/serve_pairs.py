@@ -10,8 +10,9 @@ process' own (the benchmark's buffer), for both sides alike.
 Modes:
   pairs       n interleaved pairs (A B, B A, ...) of one command: a
               Server.run against subprocess.run of bwrap
-  sequential  n runs of one command back to back through the server, and n
-              of bwrap, in chunks (A B B A ...): runs per second of each
+  sequential  n runs of one command back to back through the server, n of
+              bwrap and n one-shot `scidex-jail run`, in chunks taking
+              turns: runs per second and CPU per run of each
   burst       per round: wait for the slots, say "ready", wait for the
               go-ahead, then n Server.run at once from n threads
   idle        wait for the slots, say "ready" (the benchmark samples the
@@ -80,17 +81,42 @@ def cpu_ticks(pid: int) -> int:
     return int(fields[11]) + int(fields[12])  # utime, stime
 
 
-def cpu_total(pid: int) -> int:
-    """pid's CPU and that of the children it reaped (utime, stime, cutime,
-    cstime), in clock ticks: for the server, its own work, its slots'
-    inits (reaped at their runs' ends) and every analysis (each reaped by
-    its init)."""
+def cpu_split(pid: int) -> List[int]:
+    """pid's own CPU and that of the children it reaped (utime + stime,
+    cutime + cstime), in clock ticks: for the server, its own work, then
+    its slots' inits (reaped at their runs' ends) with every analysis
+    (each reaped by its init)."""
     try:
         with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
+            fields = [int(x) for x in f.read().rsplit(")", 1)[1].split()[11:15]]
     except OSError:
-        return -1
-    return sum(int(x) for x in fields[11:15])
+        return [-1, -1]
+    return [fields[0] + fields[1], fields[2] + fields[3]]
+
+
+def tree_ticks(pid: int) -> int:
+    """The CPU of pid's whole tree, in clock ticks: its own and its reaped
+    children's (cpu_split), and its live children's, theirs alike (a
+    slot's init before its run, with the view it built). Read again when
+    a child was reaped meanwhile (the server's reaped part moved): it
+    would have been counted twice or not at all."""
+    while True:
+        own = cpu_split(pid)
+        total = sum(own)
+        for c in children(pid):
+            total += sum(max(0, x) for x in cpu_split(c))
+        if cpu_split(pid)[1] == own[1]:
+            return total
+
+
+def machine_ticks() -> int:
+    """The whole machine's busy CPU (every CPU's time but idle and iowait)
+    from /proc/stat, in clock ticks: with the kernel's workers (a network
+    namespace's teardown, cleanup_net, runs in one), which no process of
+    the run is charged for. Only a quiet machine's figure means anything."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    return sum(v) - v[3] - v[4]
 
 
 def leaves_of(pid: int) -> List[str]:
@@ -178,6 +204,16 @@ class Bench:
             return None
         return wall
 
+    def oneshot(self, command: List[str]) -> None:
+        """One `scidex-jail run` of command, no server: the jail's own
+        process tree, its summary line left out. A failure is noted."""
+        aid = self.next_id()
+        argv = [self.cfg["binary"], "run", "--id", aid, "--tmp-root", self.cfg["tmp_root"], "--summary", "none", "--", *command]
+        p = subprocess.run(argv)
+        if p.returncode != 0:
+            with self.lock:
+                self.errors.append(f"{' '.join(argv)}: exit {p.returncode}")
+
     def close(self) -> Dict[str, Any]:
         # The slots made since the last look are leaves too: look again
         # before the server destroys them.
@@ -197,6 +233,13 @@ def pairs(b: Bench) -> Dict[str, Any]:
     b.bwrap(cmd)
     served: List[Dict[str, Any]] = []
     peer: List[float] = []
+    pid = b.server.pid
+    assert pid is not None
+    # The server tree's CPU per served run, in clock ticks: until the
+    # run's reply (its path: the request, the init's setup, the analysis),
+    # and after it until the server idles again (its cleanup, the slot the
+    # refill made in its place).
+    ticks = {"path": 0, "after": 0}
     for i in range(b.cfg["n"]):
         order = ("a", "b") if i % 2 == 0 else ("b", "a")
         for side in order:
@@ -205,7 +248,13 @@ def pairs(b: Bench) -> Dict[str, Any]:
             # slot), and the refill does not overlap the peer's run.
             b.wait_ready()
             if side == "a":
+                t0 = tree_ticks(pid)
                 s = b.served(cmd)
+                t1 = tree_ticks(pid)
+                b.wait_ready()
+                t2 = tree_ticks(pid)
+                ticks["path"] += t1 - t0
+                ticks["after"] += t2 - t1
                 if s is not None:
                     served.append(s)
             else:
@@ -214,54 +263,77 @@ def pairs(b: Bench) -> Dict[str, Any]:
                     peer.append(w)
         if b.errors:
             break
-    return {"served": served, "peer": peer}
+    hz = os.sysconf("SC_CLK_TCK")
+    return {"served": served, "peer": peer, "cpu_path": ticks["path"] / hz, "cpu_after": ticks["after"] / hz}
 
 
 def sequential(b: Bench) -> Dict[str, Any]:
+    """n runs of the command back to back on each side, in chunks: A
+    through the server, B bwrap, C a one-shot `scidex-jail run` (the
+    jail without a server, for its CPU per run beside the served one's)."""
     cmd, n = b.cfg["command"], b.cfg["n"]
     chunk = max(1, min(b.cfg.get("chunk") or 100, n))
     b.wait_ready()
     b.served(cmd)
     b.bwrap(cmd)
+    b.oneshot(cmd)
     b.wait_ready()
-    served_s = peer_s = 0.0
-    served_n = peer_n = 0
+    secs = {"a": 0.0, "b": 0.0, "c": 0.0}
+    done = {"a": 0, "b": 0, "c": 0}
     starts: Dict[str, int] = {}
-    # CPU seconds of each side: the server's (with its inits and analyses),
-    # this process' own (the client), bwrap's process trees.
-    cpu = {"server": 0.0, "client_a": 0.0, "client_b": 0.0, "peer": 0.0}
+    # CPU seconds of each side: the server's own and its reaped children's
+    # (its inits and analyses), this process' own (the client) on each
+    # side, bwrap's and the one-shot jail's process trees, and the whole
+    # machine's during each side's chunks.
+    cpu = {"server": 0.0, "server_own": 0.0, "server_children": 0.0, "client_a": 0.0, "client_b": 0.0, "peer": 0.0,
+           "oneshot": 0.0, "machine_a": 0.0, "machine_b": 0.0}
+    # Each served run's wall, by how it started (from a slot, cold).
+    walls: Dict[str, List[float]] = {}
     hz = os.sysconf("SC_CLK_TCK")
     pid = b.server.pid
     assert pid is not None
+    orders = (("a", "b", "c"), ("b", "c", "a"), ("c", "a", "b"))
     k = 0
-    while (served_n < n or peer_n < n) and not b.errors:
-        # A B B A A B ...: neither side always follows the other.
-        for side in (("a", "b") if k % 2 == 0 else ("b", "a")):
-            todo = min(chunk, n - (served_n if side == "a" else peer_n))
+    while min(done.values()) < n and not b.errors:
+        # The sides in turn, each first once in three rounds: none always
+        # follows another.
+        for side in orders[k % 3]:
+            todo = min(chunk, n - done[side])
             if todo <= 0:
                 continue
-            s0, o0 = cpu_total(pid), os.times()
+            s0, o0, m0 = cpu_split(pid), os.times(), machine_ticks()
             t = time.perf_counter()
             for _ in range(todo):
                 if side == "a":
                     s = b.served(cmd)
                     if s is not None:
                         starts[s["start"]] = starts.get(s["start"], 0) + 1
-                else:
+                        walls.setdefault(s["start"], []).append(s["wall"])
+                elif side == "b":
                     b.bwrap(cmd)
-            el = time.perf_counter() - t
-            o1 = os.times()
+                else:
+                    b.oneshot(cmd)
+            secs[side] += time.perf_counter() - t
+            done[side] += todo
+            o1, m1 = os.times(), machine_ticks()
             own = (o1.user - o0.user) + (o1.system - o0.system)
+            reaped = (o1.children_user - o0.children_user) + (o1.children_system - o0.children_system)
             if side == "a":
-                served_s, served_n = served_s + el, served_n + todo
-                cpu["server"] += (cpu_total(pid) - s0) / hz
+                s1 = cpu_split(pid)
+                cpu["server_own"] += (s1[0] - s0[0]) / hz
+                cpu["server_children"] += (s1[1] - s0[1]) / hz
+                cpu["server"] = cpu["server_own"] + cpu["server_children"]
                 cpu["client_a"] += own
-            else:
-                peer_s, peer_n = peer_s + el, peer_n + todo
-                cpu["peer"] += (o1.children_user - o0.children_user) + (o1.children_system - o0.children_system)
+                cpu["machine_a"] += (m1 - m0) / hz
+            elif side == "b":
+                cpu["peer"] += reaped
                 cpu["client_b"] += own
+                cpu["machine_b"] += (m1 - m0) / hz
+            else:
+                cpu["oneshot"] += reaped
         k += 1
-    return {"served_seconds": served_s, "served_n": served_n, "peer_seconds": peer_s, "peer_n": peer_n, "starts": starts, "cpu": cpu}
+    return {"served_seconds": secs["a"], "served_n": done["a"], "peer_seconds": secs["b"], "peer_n": done["b"],
+            "oneshot_seconds": secs["c"], "oneshot_n": done["c"], "starts": starts, "cpu": cpu, "start_walls": walls}
 
 
 def burst(b: Bench) -> Dict[str, Any]:

@@ -81,8 +81,13 @@ func servePairs(b *testing.B, rep func(float64, string), name string, target flo
 	rep(ms(percentile(bs, 99)), "b-p99-ms")
 	rep(median(ratios), "a/b")
 	ph.report(b)
+	perRun := func(sec float64) float64 { return sec / float64(n) * 1e3 }
+	rep(perRun(m.CPUPath), "a-path-cpu-ms/run")
+	rep(perRun(m.CPUAfter), "a-after-cpu-ms/run")
 	serveLines[name] = pairRow(name, as, bs, ratios, target) +
-		fmt.Sprintf("\nbench:   %-24s A: Server.run, %d of %d from a slot (--slots 2); B: subprocess.run(bwrap ...); each run after the server idled", "", slots, n)
+		fmt.Sprintf("\nbench:   %-24s A: Server.run, %d of %d from a slot (--slots 2); B: subprocess.run(bwrap ...); each run after the server idled", "", slots, n) +
+		fmt.Sprintf("\nbench:   %-24s A's CPU per run (the server, its inits, the analysis): %.2f ms until the reply, %.2f ms after it until the server idled (its cleanup, the slot made in its place)", "",
+			perRun(m.CPUPath), perRun(m.CPUAfter))
 }
 
 // pairRow is a startup row: each side's median and p99, the median of the

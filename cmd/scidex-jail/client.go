@@ -15,7 +15,6 @@ import (
 
 	"github.com/scidex/scidex-jail/cmd/scidex-jail/internal/earlysig"
 	"github.com/scidex/scidex-jail/jail/option"
-	"github.com/scidex/scidex-jail/jail/report"
 	"github.com/scidex/scidex-jail/jail/server"
 )
 
@@ -256,17 +255,4 @@ func (s *session) send(req server.Request, fds ...int) error {
 		return fmt.Errorf("--server %s: send the request: %w", s.sock, err)
 	}
 	return nil
-}
-
-// report is the run's report and exit status in a done reply.
-func (s *session) report(r server.Reply) (*report.Report, int, error) {
-	var rep report.Report
-	if err := json.Unmarshal(r.Report, &rep); err != nil {
-		return nil, 0, fmt.Errorf("--server %s: the reply's report: %w", s.sock, err)
-	}
-	code := rep.ExitCode
-	if r.ExitCode != nil {
-		code = *r.ExitCode
-	}
-	return &rep, code, nil
 }
