@@ -49,9 +49,8 @@ func TestCountersReadFresh(t *testing.T) {
 	}
 }
 
-// TestUsageKeepsFiles: Usage opens the leaf's counter files once and
-// reads them again, fresh, through the same descriptors; Remove closes
-// them.
+// TestUsageKeepsFiles: Create opens the leaf's counter files, and Usage
+// reads them, fresh, through the same descriptors; Remove closes them.
 func TestUsageKeepsFiles(t *testing.T) {
 	eachVersion(t, func(t *testing.T, v int) {
 		l, err := Create(Config{Name: testName(), Limits: Limits{MemoryKey: {N: 256 << 20}, PIDsKey: {N: 64}}})
@@ -59,13 +58,16 @@ func TestUsageKeepsFiles(t *testing.T) {
 			t.Fatalf("Create() = %v, want nil", err)
 		}
 		t.Cleanup(func() { l.Remove() })
+		kept := fdsUnder(t, l.Paths())
+		if kept == 0 {
+			t.Fatalf("descriptors into the leaf after Create() = 0, want its counter files opened with it")
+		}
 		before, err := l.Usage()
 		if err != nil {
 			t.Fatalf("Usage() = %v, want nil", err)
 		}
-		kept := fdsUnder(t, l.Paths())
-		if kept == 0 {
-			t.Fatalf("descriptors into the leaf after Usage() = 0, want its counter files kept")
+		if n := fdsUnder(t, l.Paths()); n != kept {
+			t.Errorf("descriptors into the leaf after Usage() = %d, want the %d Create opened", n, kept)
 		}
 		cmd := startIn(t, l, `i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done`, false)
 		if err := cmd.Wait(); err != nil {

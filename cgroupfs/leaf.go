@@ -190,6 +190,12 @@ func (h Host) Create(c Config) (*Leaf, error) {
 		}
 		return nil, err
 	}
+	// Its counter files are opened now, with the leaf, not at its first
+	// Usage (counters.go): a served run's leaf is made ahead, in its
+	// slot, and the run's reads of it (the base when it takes the slot,
+	// its end) then open nothing on the request's path. A file that
+	// cannot be read now is read (and its error met) by Usage.
+	l.Usage()
 	return l, nil
 }
 
@@ -254,9 +260,9 @@ func (l *Leaf) AddProcess(pid int) error {
 	return nil
 }
 
-// Usage reads the leaf's counters. The first call opens their files,
-// which stay open until Remove: a later call reads them again, fresh,
-// without opening them (counters.go).
+// Usage reads the leaf's counters. Their files are opened once (by
+// Create) and stay open until Remove: every call reads them again,
+// fresh, without opening them (counters.go).
 func (l *Leaf) Usage() (Usage, error) {
 	if l.version == 2 {
 		return l.usageV2()
