@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"strings"
 	"sync"
 
@@ -12,14 +13,18 @@ import (
 )
 
 // Check refuses a range the host's account files or its user namespace
-// give a reason not to use (see conflict and unmapped). It reads the files
-// each time it is called: they are small (here, 30 µs for all six), and
-// a cache could not tell an account added since. What it finds in them
-// is kept (clearFiles): the same range and the same bytes again are
-// found clear again without parsing them.
+// give a reason not to use (see conflict and unmapped). It reads the
+// account files each time it is called: they are small (here, 30 µs for
+// all six files), and a cache could not tell an account added since.
+// What it finds in them is kept (clearFiles): the same range and the
+// same bytes again are found clear again without parsing them. Its own
+// user namespace's maps, which cannot change, are read once (ownMaps).
 func Check(r Range) error {
-	files := map[string][]byte{}
-	for _, name := range []string{"/etc/passwd", "/etc/group", "/etc/subuid", "/etc/subgid", "/proc/self/uid_map", "/proc/self/gid_map"} {
+	files, err := ownMaps.read()
+	if err != nil {
+		return fmt.Errorf("check uid range %s: %w", r, err)
+	}
+	for _, name := range []string{"/etc/passwd", "/etc/group", "/etc/subuid", "/etc/subgid"} {
 		b, err := sysfile.Read(name)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("check uid range %s: %w", r, err)
@@ -35,6 +40,37 @@ func Check(r Range) error {
 		}
 	}
 	return nil
+}
+
+// ownMaps are this process's uid_map and gid_map, read once: a user
+// namespace's maps are written once, and a process with more than one
+// thread (a Go program always has several) can neither join nor make
+// another user namespace (setns(2) and unshare(2) refuse CLONE_NEWUSER
+// to it), so they cannot change while it runs. A read that fails is
+// tried again at the next call.
+var ownMaps userMaps
+
+type userMaps struct {
+	mu   sync.Mutex
+	maps map[string][]byte // nil: not read yet
+}
+
+// read is a map of Check's files with the two maps in it, the caller's.
+func (m *userMaps) read() (map[string][]byte, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.maps == nil {
+		own := map[string][]byte{}
+		for _, name := range []string{"/proc/self/uid_map", "/proc/self/gid_map"} {
+			b, err := sysfile.Read(name)
+			if err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return nil, err
+			}
+			own[name] = b
+		}
+		m.maps = own
+	}
+	return maps.Clone(m.maps), nil
 }
 
 // lastClear is the last range and account files conflict found clear.

@@ -1,6 +1,7 @@
 package uidlease
 
 import (
+	"os"
 	"strings"
 	"testing"
 )
@@ -42,5 +43,30 @@ func TestClearFilesKept(t *testing.T) {
 		if c.parsed != s.parsed {
 			t.Errorf("%s: files parsed %d times, want %d", s.name, c.parsed, s.parsed)
 		}
+	}
+}
+
+// TestOwnMapsReadOnce: the process's maps are read once, as the kernel
+// gives them, and each caller gets a map of its own.
+func TestOwnMapsReadOnce(t *testing.T) {
+	var m userMaps
+	for i := range 2 {
+		got, err := m.read()
+		if err != nil {
+			t.Fatalf("read() = %v", err)
+		}
+		for _, name := range []string{"/proc/self/uid_map", "/proc/self/gid_map"} {
+			want, err := os.ReadFile(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got[name]) != string(want) {
+				t.Errorf("read() (call %d)[%s] = %q, want %q", i+1, name, got[name], want)
+			}
+		}
+		got["/etc/passwd"] = []byte("the caller's")
+	}
+	if len(m.maps) != 2 {
+		t.Errorf("maps kept = %d, want the 2 maps alone", len(m.maps))
 	}
 }
