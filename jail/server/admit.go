@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
-	"runtime"
 	"strconv"
 	"time"
 
@@ -61,12 +60,6 @@ func (c *conn) start(req *Request, fds []int) {
 		delete(c.runs, r.req)
 		c.mu.Unlock()
 	}()
-	// The run first: Go gives a new goroutine this thread only when
-	// the current one blocks (here, writing the reply, then reading
-	// the next request), and another thread takes it from there only
-	// after a wait; yielding puts the reply's goroutine in the queue
-	// any idle thread takes from at once.
-	runtime.Gosched()
 	c.reply(Reply{Event: Accepted, Req: req.Req})
 	close(acceptedSent)
 }
