@@ -47,31 +47,22 @@ func (c *conn) start(req *Request, fds []int) {
 	c.runs[req.Req] = r
 	c.wg.Add(1)
 	c.mu.Unlock()
-	// The run starts before its accepted reply is written, not after:
-	// the reply's encoding and write (and the client's wake-up) were
-	// about 0.1 ms of every served run's queued phase, and on two CPUs
-	// they overlap with the run's start. Its own replies wait for it
-	// (acceptedSent), so a client reads accepted first, as before.
-	acceptedSent := make(chan struct{})
+	c.reply(Reply{Event: Accepted, Req: req.Req})
 	go func() {
 		defer c.wg.Done()
-		c.carryOut(r, req.Run, spec, files, acceptedSent)
+		c.carryOut(r, req.Run, spec, files)
 		c.mu.Lock()
 		delete(c.runs, r.req)
 		c.mu.Unlock()
 	}()
-	c.reply(Reply{Event: Accepted, Req: req.Req})
-	close(acceptedSent)
 }
 
-// carryOut runs r and replies, once its accepted reply is written
-// (acceptedSent closed). Its place is freed once the run has ended,
-// before the reply is written: a client slow to read (or not reading)
-// holds up its own replies, never another client's runs.
-func (c *conn) carryOut(r *run, asked *request.Request, spec *jail.Spec, files []*os.File, acceptedSent <-chan struct{}) {
+// carryOut runs r and replies. Its place is freed once the run has
+// ended, before the reply is written: a client slow to read (or not
+// reading) holds up its own replies, never another client's runs.
+func (c *conn) carryOut(r *run, asked *request.Request, spec *jail.Spec, files []*os.File) {
 	defer c.s.leave(r) // after the reply and the cleanup: Shutdown waits for them (bounded, reply.go)
 	reply, after := c.s.execute(r, asked, spec, files)
-	<-acceptedSent
 	// Closed before the reply, not after the cleanup: every other writer
 	// of the analysis' stdio is gone by now (the init closes its copies
 	// before it reports the end, the relay has drained), so the client
