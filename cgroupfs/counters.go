@@ -13,10 +13,11 @@ import (
 
 // counters are a leaf's counter files (Usage's), each opened at its first
 // read (Create makes one) and kept until the leaf is removed; every later
-// read is one pread from the file's start. Opening a v1 cgroup file is most of its cost:
-// Usage's nine files took 57 us opened each time and 5 us read through
-// kept descriptors here, and a served run reads them twice (its slot's
-// base, ahead, and its end, on the request's path).
+// read is one pread from the file's start. Opening a v1 cgroup file is
+// most of its cost: Usage's nine files took 57 us opened each time and
+// 5 us read through kept descriptors here, and a served run reads them
+// twice on the request's path (its slot's base when it takes it, and its
+// end), its leaf made ahead with the slot.
 //
 // What is read is never stale: a cgroup file's content is made at each
 // read from its start (the kernel's seq_file restarts at offset 0), and
