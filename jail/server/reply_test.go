@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"strings"
 	"testing"
+	"time"
 )
 
 // TestEncodeReply: a reply's line is json.Marshal's, byte for byte, a
@@ -36,5 +38,34 @@ func TestEncodeReply(t *testing.T) {
 		if err != nil || werr != nil || !bytes.Equal(got, want) {
 			t.Errorf("%s: encodeReply() = %s, %v, want %s, %v", c.name, got, err, want, werr)
 		}
+	}
+}
+
+// TestFailAfterAccepted: a failure the request loop replies waits for the
+// accepted reply of the line before it, written beside its run's start,
+// so that the client reads the replies in the order of its lines.
+func TestFailAfterAccepted(t *testing.T) {
+	var out bytes.Buffer
+	c := &conn{s: &Server{}, w: &out, runs: map[string]*run{}}
+	accepted := make(chan struct{})
+	c.accepted = accepted
+	failed := make(chan struct{})
+	go func() {
+		c.fail("r2", badField("op", "request r2: unknown op"))
+		close(failed)
+	}()
+	select {
+	case <-failed:
+		t.Fatalf("fail() wrote %q before the accepted reply before it", out.String())
+	case <-time.After(50 * time.Millisecond):
+		// Not a timed assertion: the wait only gives a fail that does
+		// not wait its chance to write first.
+	}
+	c.reply(Reply{Event: Accepted, Req: "r1"})
+	close(accepted)
+	<-failed
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], `"accepted"`) || !strings.Contains(lines[1], `"bad_request"`) {
+		t.Errorf("replies = %q, want accepted r1, then bad_request r2", lines)
 	}
 }
