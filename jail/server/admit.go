@@ -49,11 +49,11 @@ func (c *conn) start(req *Request, fds []int) {
 	c.wg.Add(1)
 	c.mu.Unlock()
 	// The run and its accepted reply go on side by side, each in a
-	// goroutine of its own: the reply's write wakes the client, whose
-	// handling of it took the server's CPU for about 0.1 ms of every
-	// served run's queued phase when the run waited for it. Replies keep
-	// their order: this accepted follows the last one (prev), and the
-	// run's replies and the connection's later failures follow it.
+	// goroutine of its own: a run that waited for the reply's write (and
+	// the client's wake-up), or for another thread to wake and take it,
+	// spent ~0.1 ms of its queued phase so. Replies keep their order:
+	// this accepted follows the last one (prev), and the run's replies
+	// and the connection's later failures follow it (fail).
 	prev, sent := c.accepted, make(chan struct{})
 	c.accepted = sent
 	go func() {
