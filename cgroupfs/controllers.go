@@ -34,8 +34,8 @@ type controller struct {
 	// set is what it writes for l on version (2 or 1), without
 	// Setting.Controller, which Settings fills in.
 	set   func(version int, l Limits) []Setting
-	stat  func(version int, dir string, u *Usage) error // reads its counters into u
-	check func(Limits) error                            // its own checks of its keys' values (nil: none)
+	stat  func(read reader, version int, dir string, u *Usage) error // reads its counters into u, each file through read
+	check func(Limits) error                                         // its own checks of its keys' values (nil: none)
 }
 
 // key is one key of Limits and the form of its value.

@@ -41,8 +41,8 @@ func cpuSettings(version int, l Limits) []Setting {
 
 // statCPU reads cpu.stat: on v2 the CPU time and the throttling (us); on
 // v1 the throttling only (throttled_time in ns; the time is cpuacct's).
-func statCPU(version int, dir string, u *Usage) error {
-	st, err := keyedOptional(filepath.Join(dir, "cpu.stat"))
+func statCPU(read reader, version int, dir string, u *Usage) error {
+	st, err := keyedOptional(read, filepath.Join(dir, "cpu.stat"))
 	if err != nil {
 		return err
 	}

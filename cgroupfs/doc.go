@@ -95,6 +95,10 @@
 //	usage, err := leaf.Usage()
 //	err = leaf.Remove() // kills whatever is left, waits, removes the leaf
 //
+// A leaf holds its counter files open from Create to Remove (nine on v1):
+// each Usage reads them again from their start, fresh, without opening
+// them, which was most of its cost.
+//
 // [Probe] reports what the host offers without creating anything; `scidex-jail
 // check` prints it.
 //

@@ -3,7 +3,6 @@ package cgroupfs
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -146,6 +145,8 @@ type Leaf struct {
 	written map[string]string // file -> value as written
 
 	lockFD int // flock'ed fd of the first directory: the leaf is in use (see stale.go)
+	// counters are Usage's files, kept open until Remove (counters.go).
+	counters counters
 
 	mu      sync.Mutex
 	removed bool
@@ -189,6 +190,12 @@ func (h Host) Create(c Config) (*Leaf, error) {
 		}
 		return nil, err
 	}
+	// Its counter files are opened now, with the leaf, not at its first
+	// Usage (counters.go): a served run's leaf is made ahead, in its
+	// slot, and the run's reads of it (the base when it takes the slot,
+	// its end) then open nothing on the request's path. A file that
+	// cannot be read now is read (and its error met) by Usage.
+	l.Usage()
 	return l, nil
 }
 
@@ -253,7 +260,9 @@ func (l *Leaf) AddProcess(pid int) error {
 	return nil
 }
 
-// Usage reads the leaf's counters.
+// Usage reads the leaf's counters. Their files are opened once (by
+// Create) and stay open until Remove: every call reads them again,
+// fresh, without opening them (counters.go).
 func (l *Leaf) Usage() (Usage, error) {
 	if l.version == 2 {
 		return l.usageV2()
@@ -282,6 +291,8 @@ func (l *Leaf) Remove() error {
 	if l.removed {
 		return nil
 	}
+	// First, whatever follows: a leaf left in place for gc holds none.
+	l.counters.close()
 	pids, err := procsOf(l.dirs)
 	if err != nil {
 		return fmt.Errorf("cgroupfs: remove: %w", err)
@@ -344,35 +355,4 @@ func (l *Leaf) set(file, value string) error {
 	}
 	l.written[file] = value
 	return nil
-}
-
-// readOptional reads a file that older kernels or unmounted controllers may
-// lack; ok is false when it does not exist.
-func readOptional(path string) (data string, ok bool, err error) {
-	b, err := sysfile.Read(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", false, nil
-	}
-	if err != nil {
-		return "", false, err
-	}
-	return string(b), true, nil
-}
-
-// keyedOptional reads a flat keyed file; a missing file gives an empty map.
-func keyedOptional(path string) (map[string]int64, error) {
-	data, ok, err := readOptional(path)
-	if err != nil || !ok {
-		return map[string]int64{}, err
-	}
-	return parseKeyed(path, data)
-}
-
-// intOptional reads a one-integer file; a missing file gives 0.
-func intOptional(path string) (int64, error) {
-	data, ok, err := readOptional(path)
-	if err != nil || !ok {
-		return 0, err
-	}
-	return parseInt(path, data)
 }

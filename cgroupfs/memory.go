@@ -3,8 +3,6 @@ package cgroupfs
 import (
 	"path/filepath"
 	"strconv"
-
-	"github.com/scidex/scidex-jail/internal/sysfile"
 )
 
 // The memory controller: always on, for peak and OOM accounting.
@@ -45,13 +43,13 @@ func memorySettings(version int, l Limits) []Setting {
 // memory.failcnt plus memory.memsw.failcnt (with swap accounting the
 // RAM+swap counter is charged first; when it is the one at its limit only
 // it counts the hit), memory.oom_control's oom_kill (4.13+).
-func statMemory(version int, dir string, u *Usage) error {
+func statMemory(read reader, version int, dir string, u *Usage) error {
 	if version == 2 {
-		peak, err := intOptional(filepath.Join(dir, "memory.peak"))
+		peak, err := intOptional(read, filepath.Join(dir, "memory.peak"))
 		if err != nil {
 			return err
 		}
-		ev, err := keyedOptional(filepath.Join(dir, "memory.events"))
+		ev, err := keyedOptional(read, filepath.Join(dir, "memory.events"))
 		if err != nil {
 			return err
 		}
@@ -59,27 +57,18 @@ func statMemory(version int, dir string, u *Usage) error {
 		return nil
 	}
 	var err error
-	if u.PeakMemoryBytes, err = readInt(filepath.Join(dir, "memory.max_usage_in_bytes")); err != nil {
+	if u.PeakMemoryBytes, err = readInt(read, filepath.Join(dir, "memory.max_usage_in_bytes")); err != nil {
 		return err
 	}
-	if u.MemoryLimitHits, err = readInt(filepath.Join(dir, "memory.failcnt")); err != nil {
+	if u.MemoryLimitHits, err = readInt(read, filepath.Join(dir, "memory.failcnt")); err != nil {
 		return err
 	}
-	memsw, err := intOptional(filepath.Join(dir, "memory.memsw.failcnt"))
+	memsw, err := intOptional(read, filepath.Join(dir, "memory.memsw.failcnt"))
 	if err != nil {
 		return err
 	}
 	u.MemoryLimitHits += memsw
-	oom, err := keyedOptional(filepath.Join(dir, "memory.oom_control"))
+	oom, err := keyedOptional(read, filepath.Join(dir, "memory.oom_control"))
 	u.OOMKills = oom["oom_kill"]
 	return err
-}
-
-// readInt reads a one-integer file that must exist.
-func readInt(path string) (int64, error) {
-	data, err := sysfile.Read(path)
-	if err != nil {
-		return 0, err
-	}
-	return parseInt(path, string(data))
 }

@@ -16,8 +16,8 @@ func pidsSettings(_ int, l Limits) []Setting {
 }
 
 // statPids reads how often a fork failed at the limit: pids.events max.
-func statPids(_ int, dir string, u *Usage) error {
-	ev, err := keyedOptional(filepath.Join(dir, "pids.events"))
+func statPids(read reader, _ int, dir string, u *Usage) error {
+	ev, err := keyedOptional(read, filepath.Join(dir, "pids.events"))
 	u.PIDsLimitHits = ev["max"]
 	return err
 }

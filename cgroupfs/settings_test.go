@@ -139,7 +139,7 @@ func TestHypotheticalController(t *testing.T) {
 			}
 			return out
 		},
-		stat: func(int, string, *Usage) error { return nil }})
+		stat: func(reader, int, string, *Usage) error { return nil }})
 	l := Limits{rbps: {Devices: []DeviceValue{{Device{8, 0}, 1 << 20}, {Device{259, 1}, 2 << 20}}}}
 	if err := (Config{Name: "ok", Limits: l}).validate(); err != nil {
 		t.Errorf("validate(%s) = %v, want nil", rbps, err)

@@ -90,7 +90,7 @@ func (l *Leaf) usageV1() (Usage, error) {
 	var u Usage
 	for _, c := range controllers {
 		if d, ok := l.role[c.v1]; ok && c.v1 != "" {
-			if err := c.stat(1, d, &u); err != nil {
+			if err := c.stat(l.counters.read, 1, d, &u); err != nil {
 				return u, fmt.Errorf("cgroupfs: usage: %w", err)
 			}
 		}
@@ -100,13 +100,13 @@ func (l *Leaf) usageV1() (Usage, error) {
 
 // statCPUAcct reads v1's CPU time. cpuacct.usage_user/_sys (4.7+) are in
 // ns; older kernels only have cpuacct.stat in USER_HZ ticks.
-func statCPUAcct(_ int, dir string, u *Usage) error {
-	total, err := intOptional(filepath.Join(dir, "cpuacct.usage"))
+func statCPUAcct(read reader, _ int, dir string, u *Usage) error {
+	total, err := intOptional(read, filepath.Join(dir, "cpuacct.usage"))
 	if err != nil {
 		return err
 	}
 	u.CPUUsageUsec = total / 1000
-	data, ok, err := readOptional(filepath.Join(dir, "cpuacct.usage_user"))
+	data, ok, err := read(filepath.Join(dir, "cpuacct.usage_user"))
 	if err != nil {
 		return err
 	}
@@ -115,14 +115,14 @@ func statCPUAcct(_ int, dir string, u *Usage) error {
 		if err != nil {
 			return err
 		}
-		sys, err := intOptional(filepath.Join(dir, "cpuacct.usage_sys"))
+		sys, err := intOptional(read, filepath.Join(dir, "cpuacct.usage_sys"))
 		if err != nil {
 			return err
 		}
 		u.CPUUserUsec, u.CPUSystemUsec = user/1000, sys/1000
 		return nil
 	}
-	st, err := keyedOptional(filepath.Join(dir, "cpuacct.stat"))
+	st, err := keyedOptional(read, filepath.Join(dir, "cpuacct.stat"))
 	if err != nil {
 		return err
 	}

@@ -138,7 +138,7 @@ func (l *Leaf) usageV2() (Usage, error) {
 		if c.name == "" {
 			continue // v1 only (cpuacct)
 		}
-		if err := c.stat(2, l.dirs[0], &u); err != nil {
+		if err := c.stat(l.counters.read, 2, l.dirs[0], &u); err != nil {
 			return u, fmt.Errorf("cgroupfs: usage: %w", err)
 		}
 	}
@@ -167,7 +167,7 @@ func (l *Leaf) killFrozen(deadline time.Time) error {
 	frozen := sysfile.Write(freeze, "1") == nil
 	if frozen {
 		for wait := time.Millisecond; time.Now().Before(deadline); wait = min(2*wait, 50*time.Millisecond) {
-			ev, err := keyedOptional(filepath.Join(dir, "cgroup.events"))
+			ev, err := keyedOptional(readOptional, filepath.Join(dir, "cgroup.events"))
 			if err != nil || ev["frozen"] == 1 {
 				break
 			}

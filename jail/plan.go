@@ -18,7 +18,6 @@ import (
 	"github.com/scidex/scidex-jail/jail/runfiles"
 	"github.com/scidex/scidex-jail/jail/uidlease"
 	"github.com/scidex/scidex-jail/jail/view"
-	"github.com/scidex/scidex-jail/seccomp"
 )
 
 // Plan is one run, decided: what the supervisor creates and what the init
@@ -175,11 +174,11 @@ func BuildPlan(r *Resolved, h view.HostView) (*Plan, []string, error) {
 		p.Enforced.Degraded = append(p.Enforced.Degraded, st.Degraded())
 	}
 	if sc := p.Init.Security.Seccomp; sc != nil {
-		prog, err := seccomp.Lookup(*sc)
+		rep, err := seccompReport(*sc)
 		if err != nil {
 			return p, warnings, &PlanError{Stage: protocol.StagePolicy, Err: fmt.Errorf("seccomp policy %s: %w", sc, err)}
 		}
-		p.Enforced.Seccomp = seccompReport(sc, prog)
+		p.Enforced.Seccomp = rep
 	}
 	return p, warnings, nil
 }

@@ -8,6 +8,8 @@ import (
 	"github.com/scidex/scidex-jail/jail/view"
 	"github.com/scidex/scidex-jail/landlock"
 	"github.com/scidex/scidex-jail/seccomp"
+	"slices"
+	"sync"
 )
 
 // landlockPolicy is the run's Landlock policy. Its paths are paths in the
@@ -56,11 +58,32 @@ func seccompPolicy(s *Spec, net netmode.Mode) *seccomp.Policy {
 	return &seccomp.Policy{Name: "default", Net: net.Seccomp, Label: string(net.Name)}
 }
 
-// seccompReport is the filter the init loads for pol, which is prog
-// (seccomp.Lookup is a pure table lookup: the init finds the same).
-func seccompReport(pol *seccomp.Policy, prog seccomp.Program) *report.SeccompReport {
-	return &report.SeccompReport{Policy: pol.String(), Arch: prog.Arch, SHA256: prog.SHA256, Denied: prog.Denied()}
+// seccompReport is the filter the init loads for pol (seccomp.Lookup is
+// a pure table lookup: the init finds the same), a copy of the one
+// looked up at pol's first run: the programs are built into the binary,
+// so a policy's report cannot change while it runs, and the lookup (the
+// program decoded, the digests' file parsed, the denied lines made) was
+// about 30 us of every run's plan.
+func seccompReport(pol seccomp.Policy) (*report.SeccompReport, error) {
+	if r, ok := seccompReports.Load(pol); ok {
+		c := *r.(*report.SeccompReport)
+		c.Denied = slices.Clone(c.Denied)
+		return &c, nil
+	}
+	prog, err := seccomp.Lookup(pol)
+	if err != nil {
+		return nil, err
+	}
+	r := &report.SeccompReport{Policy: pol.String(), Arch: prog.Arch, SHA256: prog.SHA256, Denied: prog.Denied()}
+	seccompReports.Store(pol, r)
+	c := *r
+	c.Denied = slices.Clone(r.Denied)
+	return &c, nil
 }
+
+// seccompReports are seccompReport's by policy (a seccomp.Policy), never
+// changed once stored: each caller gets its own copy.
+var seccompReports sync.Map
 
 // RecordSecurity adds to r what the init enforced of the Landlock policy
 // pol, as it found it (m, its Started): the ABI and what was lacking from

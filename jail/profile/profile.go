@@ -94,7 +94,10 @@ func Builtins() map[string]Profile {
 
 // LoadProfiles returns the built-ins overridden and extended by the
 // profiles file: path, or DefaultProfilesFile when path is "" (which may be
-// absent; a named file must exist).
+// absent; a named file must exist). The file is read at every call; the
+// profiles of the same bytes as the last call's are not parsed again
+// (parsed.go): their lists are shared with other callers, to be read,
+// never written in place.
 func LoadProfiles(path string) (map[string]Profile, string, error) {
 	named := path != ""
 	if !named {
@@ -107,7 +110,7 @@ func LoadProfiles(path string) (map[string]Profile, string, error) {
 		}
 		return nil, "", fmt.Errorf("%w: %w", jail.ErrBadSpec, err)
 	}
-	ps, err := ParseProfiles(b, Builtins())
+	ps, err := lastParsed.parse(b)
 	if err != nil {
 		return nil, "", fmt.Errorf("%w: profiles file %s: %w", jail.ErrBadSpec, path, err)
 	}

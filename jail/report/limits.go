@@ -1,10 +1,10 @@
 package report
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -75,37 +75,49 @@ func splitReport(l *limits.Limit) (parent, field string) {
 }
 
 // MarshalJSON writes the object in the table's order: a row below a
-// nested object (outputs) opens it where its first row stands.
+// nested object (outputs) opens it where its first row stands. It
+// appends to one buffer, the integers by strconv (the same digits
+// encoding/json writes), not through fmt and a json.Marshal per row:
+// every report encodes it, between a served run's end and its reply.
 func (r LimitsReport) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteString(`{"profile":`)
+	b := make([]byte, 0, 1024)
+	b = append(b, `{"profile":`...)
 	name, _ := json.Marshal(r.Profile)
-	b.Write(name)
+	b = append(b, name...)
 	open, first := "", false // the nested object being written; whether its first field is next
 	for _, l := range limits.All {
 		parent, field := splitReport(l)
 		if parent != open {
 			if open != "" {
-				b.WriteByte('}')
+				b = append(b, '}')
 			}
 			if parent != "" {
-				fmt.Fprintf(&b, ",%q:{", parent)
+				b = append(b, ',')
+				b = strconv.AppendQuote(b, parent)
+				b = append(b, ':', '{')
 				first = true
 			}
 			open = parent
 		}
 		if !first {
-			b.WriteByte(',')
+			b = append(b, ',')
 		}
 		first = false
-		v, err := json.Marshal(reportValue(l, r.Values.Get(l)))
-		if err != nil {
-			return nil, fmt.Errorf("report: %s: %w", l.Report, err)
+		b = strconv.AppendQuote(b, field)
+		b = append(b, ':')
+		switch v := reportValue(l, r.Values.Get(l)).(type) {
+		case int64:
+			b = strconv.AppendInt(b, v, 10)
+		default:
+			j, err := json.Marshal(v)
+			if err != nil {
+				return nil, fmt.Errorf("report: %s: %w", l.Report, err)
+			}
+			b = append(b, j...)
 		}
-		fmt.Fprintf(&b, "%q:%s", field, v)
 	}
 	if open != "" {
-		b.WriteByte('}')
+		b = append(b, '}')
 	}
 	none, _ := json.Marshal(r.None())
 	unheld := r.NotEnforced
@@ -113,8 +125,11 @@ func (r LimitsReport) MarshalJSON() ([]byte, error) {
 		unheld = []string{}
 	}
 	held, _ := json.Marshal(unheld)
-	fmt.Fprintf(&b, `,"none":%s,"not_enforced":%s}`, none, held)
-	return b.Bytes(), nil
+	b = append(b, `,"none":`...)
+	b = append(b, none...)
+	b = append(b, `,"not_enforced":`...)
+	b = append(b, held...)
+	return append(b, '}'), nil
 }
 
 // UnmarshalJSON reads the object MarshalJSON writes.

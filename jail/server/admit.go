@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"runtime"
 	"strconv"
 	"time"
 
@@ -47,22 +48,42 @@ func (c *conn) start(req *Request, fds []int) {
 	c.runs[req.Req] = r
 	c.wg.Add(1)
 	c.mu.Unlock()
-	c.reply(Reply{Event: Accepted, Req: req.Req})
+	// The run and its accepted reply go on side by side, each in a
+	// goroutine of its own: a run that waited for the reply's write (and
+	// the client's wake-up), or for another thread to wake and take it,
+	// spent ~0.1 ms of its queued phase so. Replies keep their order:
+	// this accepted follows the last one (prev), and the run's replies
+	// and the connection's later failures follow it (fail).
+	prev, sent := c.accepted, make(chan struct{})
+	c.accepted = sent
+	go func() {
+		if prev != nil {
+			<-prev
+		}
+		c.reply(Reply{Event: Accepted, Req: req.Req})
+		close(sent)
+	}()
 	go func() {
 		defer c.wg.Done()
-		c.carryOut(r, req.Run, spec, files)
+		c.carryOut(r, req.Run, spec, files, sent)
 		c.mu.Lock()
 		delete(c.runs, r.req)
 		c.mu.Unlock()
 	}()
+	// The run goes first on this thread (Go runs the goroutine made last
+	// here once this one yields), the reply on the thread woken to take
+	// it (the one made before).
+	runtime.Gosched()
 }
 
-// carryOut runs r and replies. Its place is freed once the run has
-// ended, before the reply is written: a client slow to read (or not
-// reading) holds up its own replies, never another client's runs.
-func (c *conn) carryOut(r *run, asked *request.Request, spec *jail.Spec, files []*os.File) {
+// carryOut runs r and replies, once its accepted reply is written
+// (accepted closed). Its place is freed once the run has ended, before
+// the reply is written: a client slow to read (or not reading) holds up
+// its own replies, never another client's runs.
+func (c *conn) carryOut(r *run, asked *request.Request, spec *jail.Spec, files []*os.File, accepted <-chan struct{}) {
 	defer c.s.leave(r) // after the reply and the cleanup: Shutdown waits for them (bounded, reply.go)
 	reply, after := c.s.execute(r, asked, spec, files)
+	<-accepted
 	// Closed before the reply, not after the cleanup: every other writer
 	// of the analysis' stdio is gone by now (the init closes its copies
 	// before it reports the end, the relay has drained), so the client

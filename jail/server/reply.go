@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -24,7 +25,7 @@ const DefaultReplyWait = 30 * time.Second
 // place is freed before its reply is written (carryOut): a client that
 // does not read holds no place but its own runs'.
 func (c *conn) reply(r Reply) {
-	line, err := json.Marshal(r)
+	line, err := encodeReply(r)
 	if err != nil {
 		line, _ = json.Marshal(Reply{Event: Error, Req: r.Req, Error: "bug: reply could not be encoded: " + err.Error()})
 	}
@@ -43,6 +44,30 @@ func (c *conn) reply(r Reply) {
 		c.cancelAll()
 	}
 	c.lost(r)
+}
+
+// encodeReply is r's line, as json.Marshal writes it. A done reply's
+// report is json.Marshal's output already (execute): compact, one line.
+// encoding/json would scan and compact its 7 KB again (a RawMessage is a
+// Marshaler), about half of a done reply's 0.13 ms of encoding, between
+// the run's report and its client; it is put in as it is, in the place
+// json.Marshal gives it (Report is Reply's last field). A report with a
+// newline (not json.Marshal's) is left to json.Marshal.
+func encodeReply(r Reply) ([]byte, error) {
+	rep := r.Report
+	if len(rep) == 0 || bytes.IndexByte(rep, '\n') >= 0 {
+		return json.Marshal(r)
+	}
+	r.Report = nil
+	head, err := json.Marshal(r)
+	if err != nil {
+		return nil, err
+	}
+	line := make([]byte, 0, len(head)+len(rep)+len(`,"report":`)+1)
+	line = append(line, head[:len(head)-1]...) // its closing brace
+	line = append(line, `,"report":`...)
+	line = append(line, rep...)
+	return append(line, '}'), nil
 }
 
 // write writes one line, with the server's deadline when w has one.

@@ -166,6 +166,10 @@ type conn struct {
 	mu   sync.Mutex
 	runs map[string]*run
 	wg   sync.WaitGroup
+	// accepted is closed once the last accepted reply is written (nil:
+	// none yet); the request loop's own replies wait for it, so that
+	// they keep the order of the lines they answer (admit.go).
+	accepted <-chan struct{}
 }
 
 func (c *conn) cancelAll() {
@@ -176,7 +180,14 @@ func (c *conn) cancelAll() {
 	}
 }
 
-func (c *conn) fail(req string, err error) { c.reply(failReply(req, err)) }
+// fail replies to a line of the request loop that failed, after the
+// accepted replies of the lines before it.
+func (c *conn) fail(req string, err error) {
+	if c.accepted != nil {
+		<-c.accepted
+	}
+	c.reply(failReply(req, err))
+}
 
 // failReply is the reply to a request that failed before its run had a
 // report, by what failed: a request that cannot be run as it is

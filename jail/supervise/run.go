@@ -99,8 +99,10 @@ func runWith(given *jail.Spec, opts Options) (*report.Report, *Cleanup, error) {
 		defer signal.Stop(c)
 		sigs = c
 	}
-	lease, err := leaseIDs(s) // uids.go
-	if err != nil {
+	var lease *uidlease.Lease
+	if leasesAtStart(opts) {
+		planIDs(s) // uids.go: leased once no slot is taken (start)
+	} else if lease, err = leaseIDs(s); err != nil {
 		return nil, nil, err
 	}
 	clock := newPhaseTimer(t0, s.Started, opts.Accepted)
@@ -234,10 +236,10 @@ func (sv *supervisor) execute(lease *uidlease.Lease) (carried, error) {
 	if c.fail = sv.startHook(); c.fail != nil {
 		return c, nil
 	}
-	if c.init, c.lease, c.fail = sv.start(c.relay, lease); c.fail != nil || c.init.conn == nil {
-		return c, nil
-	}
 	var err error
+	if c.init, c.lease, c.fail, err = sv.start(c.relay, lease); err != nil || c.fail != nil || c.init.conn == nil {
+		return c, err
+	}
 	if c.dir, c.fail, err = sv.makeRunDir(c.init); c.fail != nil || err != nil {
 		return c, err
 	}
@@ -258,23 +260,32 @@ func (sv *supervisor) execute(lease *uidlease.Lease) (carried, error) {
 // start takes a slot prepared ahead when one fits, or makes the leaf and
 // spawns the init into it. It returns the init and the lease the run
 // holds from then on. No init (no conn) and no failure: a cancel came
-// first.
-func (sv *supervisor) start(r *relay.Relay, lease *uidlease.Lease) (spawned, *uidlease.Lease, *setupFailure) {
+// first. An error: the run's ids could not be leased (a served run's are
+// leased here, when no slot is taken): nothing of the run exists.
+func (sv *supervisor) start(r *relay.Relay, lease *uidlease.Lease) (spawned, *uidlease.Lease, *setupFailure, error) {
 	prog, err := initconn.Open()
 	if err != nil {
-		return spawned{}, lease, failAt(protocol.StageInit, err)
+		return spawned{}, lease, failAt(protocol.StageInit, err), nil
 	}
 	defer prog.Close()
 	if in, held, ok := sv.takeSlot(prog, lease); ok {
-		return in, held, nil
+		return in, held, nil, nil
+	}
+	if leasesAtStart(sv.opts) {
+		if lease, err = leaseIDs(sv.spec); err != nil {
+			return spawned{}, nil, nil, err
+		}
+		if lease != nil {
+			sv.plan.RebindIDs(lease.ID())
+		}
 	}
 	var in spawned
 	var fail *setupFailure
 	if in.leaf, in.cgroup, fail = sv.create(); fail != nil || sv.sig.poll() {
-		return in, lease, fail
+		return in, lease, fail, nil
 	}
 	in.conn, in.spawner, fail = sv.spawn(prog, in.leaf, r)
-	return in, lease, fail
+	return in, lease, fail, nil
 }
 
 // readInPlace reads the outputs through the init's root, if it reported

@@ -1,28 +1,37 @@
 package uidlease
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"strings"
+	"sync"
 
 	"github.com/scidex/scidex-jail/internal/sysfile"
 )
 
 // Check refuses a range the host's account files or its user namespace
-// give a reason not to use (see conflict and unmapped). It reads the files
-// each time it is called: they are small (here, 30 µs for all six), and
-// a cache could not tell an account added since.
+// give a reason not to use (see conflict and unmapped). It reads the
+// account files each time it is called: they are small (here, 30 µs for
+// all six files), and a cache could not tell an account added since.
+// What it finds in them is kept (clearFiles): the same range and the
+// same bytes again are found clear again without parsing them. Its own
+// user namespace's maps, which cannot change, are read once (ownMaps).
 func Check(r Range) error {
-	files := map[string][]byte{}
-	for _, name := range []string{"/etc/passwd", "/etc/group", "/etc/subuid", "/etc/subgid", "/proc/self/uid_map", "/proc/self/gid_map"} {
+	files, err := ownMaps.read()
+	if err != nil {
+		return fmt.Errorf("check uid range %s: %w", r, err)
+	}
+	for _, name := range []string{"/etc/passwd", "/etc/group", "/etc/subuid", "/etc/subgid"} {
 		b, err := sysfile.Read(name)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("check uid range %s: %w", r, err)
 		}
 		files[name] = b
 	}
-	if err := conflict(r, files["/etc/passwd"], files["/etc/group"], files["/etc/subuid"], files["/etc/subgid"]); err != nil {
+	if err := lastClear.conflict(r, files["/etc/passwd"], files["/etc/group"], files["/etc/subuid"], files["/etc/subgid"]); err != nil {
 		return err
 	}
 	for _, m := range []string{"/proc/self/uid_map", "/proc/self/gid_map"} {
@@ -30,5 +39,77 @@ func Check(r Range) error {
 			return fmt.Errorf("%w: %s includes id %d, which is not mapped in the user namespace the jail runs in (%s: %s): in a container, give a range of ids it maps that no account of the container uses (Kubernetes hostUsers: false maps 65536 from 0; runc, podman and LXC map subordinate ids from /etc/subuid and /etc/subgid)", ErrRange, r, id, m, strings.Join(strings.Fields(string(files[m])), " "))
 		}
 	}
+	return nil
+}
+
+// ownMaps are this process's uid_map and gid_map, read once: a user
+// namespace's maps are written once, and a process with more than one
+// thread (a Go program always has several) can neither join nor make
+// another user namespace (setns(2) and unshare(2) refuse CLONE_NEWUSER
+// to it), so they cannot change while it runs. A read that fails is
+// tried again at the next call.
+var ownMaps userMaps
+
+type userMaps struct {
+	mu   sync.Mutex
+	maps map[string][]byte // nil: not read yet
+}
+
+// read is a map of Check's files with the two maps in it, the caller's.
+func (m *userMaps) read() (map[string][]byte, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.maps == nil {
+		own := map[string][]byte{}
+		for _, name := range []string{"/proc/self/uid_map", "/proc/self/gid_map"} {
+			b, err := sysfile.Read(name)
+			if err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return nil, err
+			}
+			own[name] = b
+		}
+		m.maps = own
+	}
+	return maps.Clone(m.maps), nil
+}
+
+// lastClear is the last range and account files conflict found clear.
+var lastClear clearFiles
+
+// clearFiles remembers the last range and account files that conflict
+// found clear: conflict is a pure function of them, so the same range
+// and files, byte for byte (as read for this call), are clear again; a
+// server checks every request's range against the same files, and the
+// parse of passwd and group was half of Check's time (~15 us).
+type clearFiles struct {
+	mu     sync.Mutex
+	r      Range
+	files  [4][]byte // passwd, group, subuid, subgid; nil: none kept
+	kept   bool
+	parsed int // conflict's calls, for the tests
+}
+
+// conflict is the package's conflict, skipped when r and the files are
+// the last ones it found clear.
+func (c *clearFiles) conflict(r Range, passwd, group, subuid, subgid []byte) error {
+	files := [4][]byte{passwd, group, subuid, subgid}
+	c.mu.Lock()
+	same := c.kept && c.r == r
+	for i := range files {
+		same = same && bytes.Equal(c.files[i], files[i])
+	}
+	c.mu.Unlock()
+	if same {
+		return nil
+	}
+	c.mu.Lock()
+	c.parsed++
+	c.mu.Unlock()
+	if err := conflict(r, passwd, group, subuid, subgid); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.r, c.files, c.kept = r, files, true
+	c.mu.Unlock()
 	return nil
 }

@@ -64,8 +64,7 @@ func LookHost(w Wanted) HostView {
 			h.DataDirs = append(h.DataDirs, p)
 		}
 	}
-	py, _ := filepath.Glob("/etc/python3*")
-	for _, f := range append(append([]string{}, EtcReadable...), py...) {
+	for _, f := range append(append([]string{}, EtcReadable...), etcPython.paths()...) {
 		if _, err := os.Stat(f); err == nil {
 			h.Etc = append(h.Etc, f)
 		}
