@@ -236,6 +236,10 @@ type lineReader struct {
 	owned   []int // the last line's descriptors
 	skip    bool  // in a line over limit: drop up to its end
 	limit   int   // MaxLine; the fuzz test sets a small one to reach it
+	// chunk and oob are the buffers of one read, made once: what a read
+	// brings is copied into buf at once (fill), and a 64 KB buffer made
+	// per read was 64 KB allocated and cleared for each request.
+	chunk, oob []byte
 }
 
 // batch is descriptors received with the bytes [start, end) of the stream.
@@ -287,7 +291,10 @@ func (lr *lineReader) next() ([]byte, error) {
 }
 
 func (lr *lineReader) fill() error {
-	chunk := make([]byte, 64<<10)
+	if lr.chunk == nil {
+		lr.chunk = make([]byte, 64<<10)
+	}
+	chunk := lr.chunk
 	var n int
 	var err error
 	if lr.sock != nil {
@@ -317,7 +324,10 @@ func (lr *lineReader) recv(chunk []byte) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	oob := make([]byte, unix.CmsgSpace(16*4))
+	if lr.oob == nil {
+		lr.oob = make([]byte, unix.CmsgSpace(16*4))
+	}
+	oob := lr.oob
 	var n, oobn int
 	var rerr error
 	err = rc.Read(func(fd uintptr) bool {

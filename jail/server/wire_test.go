@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -189,5 +190,50 @@ func TestLineReaderPipe(t *testing.T) {
 	}
 	if _, err := lr.next(); err != io.EOF {
 		t.Fatalf("at the end: %v, want io.EOF", err)
+	}
+}
+
+// TestLineReaderReusesBuffers: a connection's requests, one read each,
+// allocate about their own bytes, not a new 64 KB read buffer apiece
+// (every served run's request made and cleared one).
+func TestLineReaderReusesBuffers(t *testing.T) {
+	const n = 100
+	line := `{"op":"run","req":"r1","run":{"id":"a1","command":["/usr/bin/true"],"cwd":"/work/x","tmp_root":"/tmp"},"stdio":3,"names":"keyword"}` + "\n"
+	cases := []struct {
+		name string
+		lr   func(t *testing.T) (*lineReader, func())
+	}{
+		{"stream", func(t *testing.T) (*lineReader, func()) {
+			return newLineReader(lines(line)), func() {}
+		}},
+		{"socket", func(t *testing.T) (*lineReader, func()) {
+			srv, cli := socketPair(t)
+			return newLineReader(srv), func() {
+				if _, err := unix.Write(cli, []byte(line)); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			lr, send := c.lr(t)
+			read := func() {
+				send()
+				if got, err := lr.next(); err != nil || string(got)+"\n" != line {
+					t.Fatalf("next() = %q, %v, want the line", got, err)
+				}
+			}
+			read()
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			for range n {
+				read()
+			}
+			runtime.ReadMemStats(&after)
+			if per := (after.TotalAlloc - before.TotalAlloc) / n; per > 4<<10 {
+				t.Errorf("reading a %d-byte request line allocated %d bytes, want at most 4 KB", len(line), per)
+			}
+		})
 	}
 }
