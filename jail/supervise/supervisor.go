@@ -102,14 +102,9 @@ func (sv *supervisor) configure(in spawned, r *relay.Relay) *setupFailure {
 		return failAt(protocol.StageMeminfo, err)
 	}
 	if in.slot != nil {
-		// The slot's init was started on /dev/null: the run's stdio
-		// comes with its config.
-		cfg.Stdio = true
-		err = conn.SendConfigStdio(in.slot.configFor(&cfg), stdioFDs(stdio(r, sv.opts.Stdio)))
-		r.Handed()
-	} else {
-		err = conn.SendConfig(&cfg)
+		return sv.configureSlot(in, r, &cfg)
 	}
+	err = conn.SendConfig(&cfg)
 	sv.clock.lap("config")
 	if err != nil {
 		// An init that is gone before reading its config: one that is
@@ -149,6 +144,35 @@ func (sv *supervisor) configure(in spawned, r *relay.Relay) *setupFailure {
 		return failAt(protocol.StageSpawn, fmt.Errorf("send go to init: %w", err))
 	}
 	sv.clock.lap("go")
+	return nil
+}
+
+// configureSlot is configure for a run that took a slot: its config
+// (the slot's init was started on /dev/null: the run's stdio comes with
+// it) and "go" in one write (initconn.Conn.SendConfigStdioGo). The
+// slot's version was checked when it was made, so the last look for a
+// cancel before "go" is the one before the write, where a cold run's is
+// between its config and "go"; a cancel after it ends the run as one
+// after "go" does. The two writes and the look between them were ~10 us
+// of every served run's config phase.
+func (sv *supervisor) configureSlot(in spawned, r *relay.Relay, cfg *protocol.Config) *setupFailure {
+	conn := in.conn
+	cfg.Stdio = true
+	if sv.sig.poll() {
+		// Cancelled before "go": the target never starts.
+		r.Handed()
+		sv.abort(conn)
+		return nil
+	}
+	err := conn.SendConfigStdioGo(in.slot.configFor(cfg), stdioFDs(stdio(r, sv.opts.Stdio)))
+	r.Handed()
+	sv.clock.lap("config")
+	if err != nil {
+		if f := sv.abortReported(conn); f != nil {
+			return f
+		}
+		return failAt(protocol.StageSpawn, fmt.Errorf("send config to init: %w", err))
+	}
 	return nil
 }
 
