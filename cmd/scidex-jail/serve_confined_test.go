@@ -154,3 +154,39 @@ func TestServeFSAccess(t *testing.T) {
 	}
 	t.Fatalf("no run took a slot in 40 runs with --slots 1; server stderr: %s", s.stderr)
 }
+
+// TestServeNoNewPrivsServer: a server started with no_new_privs (as a
+// systemd unit with NoNewPrivileges=yes starts it, deploy/'s service)
+// still makes slots and runs from them: every thread of its slots' inits
+// has no_new_privs from the start, and the check of the init's helper
+// thread compares it with the main thread before its confinement, not
+// with a bare process's 0 (the slot failed at identity in the VM's
+// service before, and every run started cold).
+func TestServeNoNewPrivsServer(t *testing.T) {
+	requireRoot(t)
+	root := tmpRoot(t)
+	c := startServeCmd(t, exec.Command("setpriv", "--no-new-privs", jailBin, "serve", "--slots", "1"))
+	var rep *report.Report
+	var served string
+	for i := range 40 {
+		fds, output := stdioPipes(t)
+		req := "n" + strconv.Itoa(i)
+		c.send(runReq(req, request.Request{ID: "nnp-" + req, Cwd: root, TmpRoot: root}, "/bin/sh", "-c", confinedScript), fds...)
+		rep, served = c.await(req).report(t), output()
+		if rep.Start == "slot" {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if rep.Start != "slot" || rep.Status != report.StatusOK {
+		t.Fatalf("a server with no_new_privs: no run took a slot in 40 runs with --slots 1 (last: start %s, status %s); server stderr: %s", rep.Start, rep.Status, c.stderr)
+	}
+	for _, want := range []string{"NoNewPrivs:\t1", "Seccomp:\t2", "CapEff:\t0000000000000000", "outside-refused", "root-refused", "rundir-written"} {
+		if !strings.Contains(served, want+"\n") {
+			t.Errorf("a run from a slot of a server with no_new_privs:\n%s\nwant a line %q", served, want)
+		}
+	}
+	if strings.Contains(c.stderr.String(), "prepare slot") {
+		t.Errorf("server stderr: %s, want no slot failure", c.stderr)
+	}
+}

@@ -73,8 +73,12 @@ func (c *conn) buildAhead(cfg *protocol.Config, slot bool) *heldView {
 		}},
 		// Before the main thread is confined: the helper's thread is
 		// made while no thread of the init is.
-		{protocol.StageIdentity, func() (err error) {
-			h.helper, err = startHelper()
+		{protocol.StageIdentity, func() error {
+			base, err := threadStatus()
+			if err != nil {
+				return err
+			}
+			h.helper, err = startHelper(base)
 			return err
 		}},
 	} {

@@ -48,11 +48,12 @@ type helper struct {
 }
 
 // startHelper starts the helper and waits until its thread is locked and
-// checked.
-func startHelper() (*helper, error) {
+// checked against base, the /proc/thread-self/status of the main thread
+// read before it confined itself (threadStatus).
+func startHelper(base []byte) (*helper, error) {
 	h := &helper{work: make(chan func()), done: make(chan struct{})}
 	ready := make(chan error)
-	go h.loop(ready)
+	go h.loop(base, ready)
 	if err := <-ready; err != nil {
 		return nil, err
 	}
@@ -62,9 +63,9 @@ func startHelper() (*helper, error) {
 // loop is the helper's goroutine. Its thread stays locked: when the
 // process ends, it ends with it; when the check fails, the goroutine
 // returns locked and the runtime ends the thread.
-func (h *helper) loop(ready chan<- error) {
+func (h *helper) loop(base []byte, ready chan<- error) {
 	runtime.LockOSThread()
-	if err := unconfined(); err != nil {
+	if err := unconfined(base); err != nil {
 		ready <- err
 		return
 	}
@@ -81,28 +82,50 @@ func (h *helper) do(f func()) {
 	<-h.done
 }
 
-// unconfined checks that the calling thread holds the init's privileges,
-// as the kernel sees them: its permitted capabilities effective, among
-// them CAP_SYS_ADMIN, which the run's mounts and hostname need (the
-// init's uid is the analysis' own, with the capabilities its spawn gave
-// it; a thread cloned from the confined one holds none), no
-// no_new_privs, no seccomp filter.
-func unconfined() error {
+// threadStatus is the calling thread's /proc/thread-self/status.
+func threadStatus() ([]byte, error) {
 	b, err := sysfile.Read("/proc/thread-self/status")
 	if err != nil {
-		return wrap.Error("read the helper thread's status", err)
+		return nil, wrap.Error("read the init's thread status", err)
 	}
-	return checkUnconfined(b)
+	return b, nil
+}
+
+// unconfined checks that the calling thread holds the init's privileges,
+// as the kernel sees them: those of base, the main thread before it
+// confined itself.
+func unconfined(base []byte) error {
+	b, err := threadStatus()
+	if err != nil {
+		return err
+	}
+	return checkUnconfined(b, base)
 }
 
 // capSysAdmin is CAP_SYS_ADMIN's bit.
 const capSysAdmin = 21
 
-// checkUnconfined is unconfined's check of a /proc/<tid>/status.
-func checkUnconfined(status []byte) error {
-	got := statusLines(status, "CapPrm", "CapEff", "NoNewPrivs", "Seccomp")
-	bad := func(k, want string) error {
-		return errors.New("bug: the init's helper thread has " + k + " " + strconv.Quote(got[k]) + ", want " + want + ": it is not the unconfined thread the run's mounts need")
+// sameAsBase are the lines of a thread's status that its confinement
+// changes (the identity dropped: ids, capabilities, no_new_privs; the
+// filter loaded: Seccomp, Seccomp_filters). Landlock shows in none, but
+// it follows the identity drop on the same thread.
+var sameAsBase = []string{"Uid", "Gid", "CapPrm", "CapEff", "NoNewPrivs", "Seccomp", "Seccomp_filters"}
+
+// checkUnconfined is unconfined's check of a /proc/<tid>/status against
+// base: its permitted capabilities effective, among them CAP_SYS_ADMIN,
+// which the run's mounts and hostname need (the init's uid is the
+// analysis' own, with the capabilities its spawn gave it; a thread cloned
+// from the confined one holds none), and every line the confinement
+// changes as the main thread had it before. Not absolute values: the
+// server may run with no_new_privs or a filter of its own (a systemd
+// unit's NoNewPrivileges= or SystemCallFilter=), which every thread of
+// the init inherits; a thread cloned from the confined one has one
+// filter more and none of the capabilities.
+func checkUnconfined(status, base []byte) error {
+	got := statusLines(status, append([]string{"CapPrm"}, sameAsBase...)...)
+	want := statusLines(base, sameAsBase...)
+	bad := func(k, w string) error {
+		return errors.New("bug: the init's helper thread has " + k + " " + strconv.Quote(got[k]) + ", want " + w + ": it is not the unconfined thread the run's mounts need")
 	}
 	if eff, err := strconv.ParseUint(got["CapEff"], 16, 64); err != nil || eff&(1<<capSysAdmin) == 0 {
 		return bad("CapEff", "CAP_SYS_ADMIN among them")
@@ -110,9 +133,9 @@ func checkUnconfined(status []byte) error {
 	if got["CapEff"] != got["CapPrm"] {
 		return bad("CapEff", "CapPrm's "+strconv.Quote(got["CapPrm"]))
 	}
-	for k, w := range map[string]string{"NoNewPrivs": "0", "Seccomp": "0"} {
-		if got[k] != w {
-			return bad(k, strconv.Quote(w))
+	for _, k := range sameAsBase {
+		if got[k] != want[k] {
+			return bad(k, strconv.Quote(want[k])+" as the init's main thread before its confinement")
 		}
 	}
 	return nil

@@ -37,22 +37,42 @@ func TestCheckUnconfined(t *testing.T) {
 		}
 		return strings.Join(out, "\n")
 	}
+	// A server started with no_new_privs and a filter of its own (a
+	// systemd unit's NoNewPrivileges=, SystemCallFilter=): every thread
+	// of its inits has them.
+	served := func(status string) string {
+		for _, kv := range [][2]string{{"NoNewPrivs", "1"}, {"Seccomp", "2"}, {"Seccomp_filters", "1"}} {
+			var out []string
+			for _, l := range strings.Split(status, "\n") {
+				if strings.HasPrefix(l, kv[0]+":") {
+					l = kv[0] + ":\t" + kv[1]
+				}
+				out = append(out, l)
+			}
+			status = strings.Join(out, "\n")
+		}
+		return status
+	}
 	tests := []struct {
 		name   string
 		status string
+		base   string // the main thread's before its confinement
 		want   string // substring of the error; "": nil
 	}{
-		{"the helper", helperStatus, ""},
-		{"a thread of the confined one", status, "CapEff"},
-		{"no CAP_SYS_ADMIN", with("CapEff", "00000000000015c0"), "CapEff"},
-		{"effective short of permitted", with("CapEff", "0000000000200000"), "CapPrm"},
-		{"no_new_privs", with("NoNewPrivs", "1"), "NoNewPrivs"},
-		{"a filter", with("Seccomp", "2"), "Seccomp"},
-		{"no seccomp line", with("Seccomp", ""), "Seccomp"},
-		{"no capability lines", "Name:\tx\n", "CapEff"},
+		{"the helper", helperStatus, helperStatus, ""},
+		{"the helper, no_new_privs and a filter inherited", served(helperStatus), served(helperStatus), ""},
+		{"a thread of the confined one", status, helperStatus, "CapEff"},
+		{"no CAP_SYS_ADMIN", with("CapEff", "00000000000015c0"), helperStatus, "CapEff"},
+		{"effective short of permitted", with("CapEff", "0000000000200000"), helperStatus, "CapPrm"},
+		{"no_new_privs the main thread had not", with("NoNewPrivs", "1"), helperStatus, "NoNewPrivs"},
+		{"a filter the main thread had not", with("Seccomp", "2"), helperStatus, "Seccomp"},
+		{"one filter more than the main thread", strings.Replace(served(helperStatus), "Seccomp_filters:\t1", "Seccomp_filters:\t2", 1), served(helperStatus), "Seccomp_filters"},
+		{"another uid", with("Uid", "0\t0\t0\t0"), helperStatus, "Uid"},
+		{"no seccomp line", with("Seccomp", ""), helperStatus, "Seccomp"},
+		{"no capability lines", "Name:\tx\n", helperStatus, "CapEff"},
 	}
 	for _, tt := range tests {
-		err := checkUnconfined([]byte(tt.status))
+		err := checkUnconfined([]byte(tt.status), []byte(tt.base))
 		switch {
 		case tt.want == "" && err != nil:
 			t.Errorf("%s: checkUnconfined = %v, want nil", tt.name, err)
@@ -92,7 +112,11 @@ func TestHelperUnconfined(t *testing.T) {
 		return
 	}
 	runtime.LockOSThread() // for good: the thread is confined below
-	if err := unconfined(); err != nil {
+	base, err := threadStatus()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unconfined(base); err != nil {
 		t.Fatalf("before the confinement: unconfined() = %v, want nil", err)
 	}
 	if err := dropIdentity(1000, 1000, true); err != nil {
@@ -101,13 +125,13 @@ func TestHelperUnconfined(t *testing.T) {
 	if err := applySeccomp(&seccomp.Policy{Name: "default", Net: "none"}); err != nil {
 		t.Fatalf("applySeccomp: %v", err)
 	}
-	if err := unconfined(); err == nil {
+	if err := unconfined(base); err == nil {
 		t.Fatal("on the confined thread: unconfined() = nil, want an error")
 	}
 	// More helpers than the runtime keeps idle threads: some threads are
 	// made while only this confined, locked thread asks for them.
 	for i := range 8 {
-		if _, err := startHelper(); err != nil {
+		if _, err := startHelper(base); err != nil {
 			t.Fatalf("helper %d started from the confined thread: %v", i, err)
 		}
 	}
