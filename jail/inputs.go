@@ -64,11 +64,11 @@ func (s *Spec) resolvedTmpRoot() string {
 }
 
 // checkDestinations checks and resolves s.Report and s.Collect
-// (runfiles.CheckDestinations).
-func (s *Spec) checkDestinations() error {
+// (runfiles.CheckDestinations) against realTmp, the resolved tmp-root.
+func (s *Spec) checkDestinations(realTmp string) error {
 	r, c, err := runfiles.CheckDestinations(runfiles.Destinations{
 		Report: s.Report, Collect: s.Collect, CollectMerge: s.CollectMerge, ID: s.ID,
-		TmpRoot: s.resolvedTmpRoot(), Inputs: s.inputPaths(), From: s.From,
+		TmpRoot: realTmp, Inputs: s.inputPaths(), From: s.From,
 	})
 	if err == nil {
 		s.Report, s.Collect = r, c
