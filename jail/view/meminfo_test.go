@@ -78,8 +78,9 @@ func TestMeminfoView(t *testing.T) {
 	}
 }
 
-// FuzzMeminfoView: whatever the host's file holds, the view has every
-// line readers need, once, with MemAvailable never above MemTotal.
+// FuzzMeminfoView: whatever the host's file holds, the view is fmt's
+// version's (meminfo_fmt_test.go) and has every line readers need, once,
+// with MemAvailable never above MemTotal.
 func FuzzMeminfoView(f *testing.F) {
 	f.Add(hostMeminfo, int64(2<<30), int64(0), int64(8<<20))
 	f.Add("MemTotal: 1 kB\nMemTotal: 2 kB\n", int64(1<<20), int64(1), int64(0))
@@ -88,6 +89,9 @@ func FuzzMeminfoView(f *testing.F) {
 			t.Skip("the supervisor passes a positive limit and non-negative amounts")
 		}
 		got := MeminfoView(host, limit, swap, used)
+		if want := meminfoViewFmt(host, limit, swap, used); got != want {
+			t.Fatalf("MeminfoView(%q) =\n%q\nwant fmt's\n%q", host, got, want)
+		}
 		for _, k := range meminfoNeed {
 			if n := strings.Count("\n"+got, "\n"+k+":"); n != 1 {
 				t.Fatalf("MeminfoView(%q): %s appears %d times, want once\n%s", host, k, n, got)
