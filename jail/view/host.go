@@ -47,7 +47,7 @@ type Wanted struct {
 func LookHost(w Wanted) HostView {
 	h := HostView{
 		EUID: os.Geteuid(), EGID: os.Getegid(),
-		System: hostSystemEntries(), Extras: existingDirs(varExtras),
+		System: systemEntries.get(), Extras: existingDirs(varExtras),
 		Layers: lookLayers(w.LandlockDisabled),
 	}
 	h.OverflowUID, h.OverflowGID = OverflowID("uid"), OverflowID("gid")
@@ -69,11 +69,7 @@ func LookHost(w Wanted) HostView {
 			h.Etc = append(h.Etc, f)
 		}
 	}
-	for _, d := range DevicesRW {
-		if _, err := os.Stat(d); err == nil {
-			h.Devices = append(h.Devices, d)
-		}
-	}
+	h.Devices = devices.get()
 	// Last: it looks at what the view exposes, all of it found above.
 	h.Exposed = lookExposed(w, &h)
 	return h
