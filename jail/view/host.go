@@ -64,11 +64,7 @@ func LookHost(w Wanted) HostView {
 			h.DataDirs = append(h.DataDirs, p)
 		}
 	}
-	for _, f := range append(append([]string{}, EtcReadable...), etcPython.paths()...) {
-		if _, err := os.Stat(f); err == nil {
-			h.Etc = append(h.Etc, f)
-		}
-	}
+	h.Etc = etcFound()
 	h.Devices = devices.get()
 	// Last: it looks at what the view exposes, all of it found above.
 	h.Exposed = lookExposed(w, &h)
