@@ -19,6 +19,14 @@ var meminfoKeep = map[string]bool{
 // written even if the host's file lacks them.
 var meminfoNeed = []string{"MemTotal", "MemFree", "MemAvailable", "SwapTotal", "SwapFree"}
 
+// HostMeminfo is the host's /proc/meminfo as it is now, read through a
+// descriptor opened once a process: the kernel makes the file at each
+// read from its start (a seq_file read at offset 0 starts over), and a
+// served run's config read it by path for every run.
+func HostMeminfo() ([]byte, error) { return meminfoFile.read() }
+
+var meminfoFile = &keptFile{path: "/proc/meminfo", size: 8 << 10} // about 1.5 KB here
+
 // MeminfoView is /proc/meminfo as the analysis sees it under a memory
 // limit of limit bytes (swap: of swap bytes more), with used bytes in use
 // in its cgroup as it starts: libraries that size themselves from

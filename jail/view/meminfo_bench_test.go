@@ -24,3 +24,22 @@ func BenchmarkMeminfoView(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkHostMeminfo is the host's /proc/meminfo read through the kept
+// descriptor and by path (os.ReadFile), as a served run's config read it.
+func BenchmarkHostMeminfo(b *testing.B) {
+	b.Run("kept", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := HostMeminfo(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("path", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := os.ReadFile("/proc/meminfo"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
