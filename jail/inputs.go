@@ -64,11 +64,17 @@ func (s *Spec) resolvedTmpRoot() string {
 }
 
 // checkDestinations checks and resolves s.Report and s.Collect
-// (runfiles.CheckDestinations).
-func (s *Spec) checkDestinations() error {
+// (runfiles.CheckDestinations) against realTmp, the resolved tmp-root.
+// A run with neither (a served run's report comes in its reply) has
+// nothing to check, and its inputs' paths, resolved only to be compared
+// with them (a walk of lstats per data dir), are not looked for.
+func (s *Spec) checkDestinations(realTmp string) error {
+	if s.Report == "" && s.Collect == "" {
+		return nil
+	}
 	r, c, err := runfiles.CheckDestinations(runfiles.Destinations{
 		Report: s.Report, Collect: s.Collect, CollectMerge: s.CollectMerge, ID: s.ID,
-		TmpRoot: s.resolvedTmpRoot(), Inputs: s.inputPaths(), From: s.From,
+		TmpRoot: realTmp, Inputs: s.inputPaths(), From: s.From,
 	})
 	if err == nil {
 		s.Report, s.Collect = r, c

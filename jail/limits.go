@@ -58,15 +58,19 @@ func (s *Spec) validateLimits() error {
 		return fmt.Errorf("%w: %w", ErrBadSpec, err)
 	}
 	mem := s.Limits.Int(limits.Memory)
-	budget, what := mem, fmt.Sprintf("the run's memory limit (%s %s)", from.Name(limits.Memory), limits.FormatSize(mem))
+	budget := mem
 	if budget == 0 {
 		budget = machineMemory()
-		what = fmt.Sprintf("this machine's memory (%s)", limits.FormatSize(budget))
 	}
 	for _, l := range limits.All {
 		size := s.Limits.Int(l)
 		if l.Tmpfs == "" || budget <= 0 || size <= budget {
 			continue
+		}
+		// The message's words, made only for it.
+		what := fmt.Sprintf("the run's memory limit (%s %s)", from.Name(limits.Memory), limits.FormatSize(mem))
+		if mem == 0 {
+			what = fmt.Sprintf("this machine's memory (%s)", limits.FormatSize(budget))
 		}
 		fix := "e.g. " + strings.TrimPrefix(l.Give, "a size such as ")
 		if l.None {

@@ -33,10 +33,11 @@ type Resolved struct {
 // (runfiles.OpenReport).
 func (s *Spec) Validate() (*Resolved, error) {
 	c := s.clone()
-	if err := c.check(); err != nil {
+	realTmp, err := c.check()
+	if err != nil {
 		return nil, err
 	}
-	return &Resolved{Spec: c, RealTmpRoot: c.resolvedTmpRoot()}, nil
+	return &Resolved{Spec: c, RealTmpRoot: realTmp}, nil
 }
 
 // clone is a deep copy of s: the checks resolve paths in place, in slices

@@ -129,49 +129,53 @@ func (s *Spec) disabled(p promise.Protection) bool { return slices.Contains(s.Op
 
 // check is Validate's work on the copy it returns: it replaces host paths
 // by their resolved form (inputs.go, runfiles.CheckDestinations) and defaults the
-// network mode.
-func (s *Spec) check() error {
+// network mode. It returns the tmp-root with its links resolved
+// (resolvedTmpRoot), resolved once for all the checks that compare paths
+// with it and for the Resolved: each resolution is a walk of lstats (three
+// per request's validation before), and one is what every check sees.
+func (s *Spec) check() (realTmp string, err error) {
 	if err := runfiles.CheckID(s.ID); err != nil {
-		return fmt.Errorf("%w: %s %w", ErrBadSpec, s.From.Name(option.ID), err)
+		return "", fmt.Errorf("%w: %s %w", ErrBadSpec, s.From.Name(option.ID), err)
 	}
 	if len(s.Command) == 0 || s.Command[0] == "" {
-		return fmt.Errorf("%w: no command given: give it as %s, e.g. python3 script.py", ErrBadSpec, s.From.Name(option.Command))
+		return "", fmt.Errorf("%w: no command given: give it as %s, e.g. python3 script.py", ErrBadSpec, s.From.Name(option.Command))
 	}
 	if err := s.checkTmpRoot(); err != nil {
-		return err
+		return "", err
 	}
 	for i, kv := range s.Env {
 		if err := ValidateEnv(kv); err != nil {
-			return fmt.Errorf("%w: %s %w", ErrBadSpec, s.From.NameAt(option.Env, i), err)
+			return "", fmt.Errorf("%w: %s %w", ErrBadSpec, s.From.NameAt(option.Env, i), err)
 		}
 	}
-	if err := s.validateFS(); err != nil {
-		return err
+	realTmp = s.resolvedTmpRoot()
+	if err := s.validateFS(realTmp); err != nil {
+		return "", err
 	}
 	if err := s.validateScratch(); err != nil {
-		return err
+		return "", err
 	}
 	if err := s.validateNet(); err != nil {
-		return err
+		return "", err
 	}
 	if err := runfiles.CheckIgnore(s.OutputIgnore); err != nil {
-		return fmt.Errorf("%w: %s: %w", ErrBadSpec, s.From.Name(option.OutputIgnore), err)
+		return "", fmt.Errorf("%w: %s: %w", ErrBadSpec, s.From.Name(option.OutputIgnore), err)
 	}
 	if err := s.validateLimits(); err != nil { // limits.go
-		return err
+		return "", err
 	}
 	for _, o := range s.OptIns {
 		if err := o.Check(); err != nil {
-			return fmt.Errorf("%w: %s %w", ErrBadSpec, s.From.Name(optInRow(o)), err)
+			return "", fmt.Errorf("%w: %s %w", ErrBadSpec, s.From.Name(optInRow(o)), err)
 		}
 	}
 	if err := promise.ValidateRequireLayers(s.RequireLayers, netmode.Networks()); err != nil {
-		return fmt.Errorf("%w: %s: %w", ErrBadSpec, s.From.Name(option.RequireLayers), err)
+		return "", fmt.Errorf("%w: %s: %w", ErrBadSpec, s.From.Name(option.RequireLayers), err)
 	}
 	if err := s.validateIDs(); err != nil { // uids.go
-		return err
+		return "", err
 	}
-	return s.checkDestinations()
+	return realTmp, s.checkDestinations(realTmp)
 }
 
 // optInRow is the row an opt-in is given by.
@@ -263,7 +267,7 @@ func checkDir(path string) error {
 	return nil
 }
 
-func (s *Spec) validateFS() error {
+func (s *Spec) validateFS(realTmp string) error {
 	for i, d := range s.DataDirs {
 		if filepath.IsAbs(d) || strings.Contains(d, "..") {
 			return fmt.Errorf("%w: %s %q must be a plain path relative to the root (%s)", ErrBadSpec, s.From.NameAt(option.DataDirs, i), d, s.From.Name(option.Root))
@@ -272,7 +276,7 @@ func (s *Spec) validateFS() error {
 	if err := s.normaliseInputs(); err != nil {
 		return err
 	}
-	runDir := filepath.Join(s.resolvedTmpRoot(), runfiles.DirName(s.ID))
+	runDir := filepath.Join(realTmp, runfiles.DirName(s.ID))
 	for _, l := range s.hostPaths() {
 		for i, p := range l.paths {
 			if fspath.Within(runDir, p) {

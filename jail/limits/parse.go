@@ -63,7 +63,7 @@ func (l *Limit) Parse(s string) (Amount, error) {
 		// which names the value with the flag: --shm 0.
 		return Amount{}, nil
 	}
-	if err := l.bounds(a, l.quantity(t)); err != nil {
+	if err := l.bounds(a, func() string { return l.quantity(t) }); err != nil {
 		return Amount{}, err
 	}
 	return a, nil
@@ -114,16 +114,19 @@ func (l *Limit) Check(a Amount) error {
 	case v == 0:
 		return nil
 	}
-	return l.bounds(a, l.Quantity(a))
+	return l.bounds(a, func() string { return l.Quantity(a) })
 }
 
-func (l *Limit) bounds(a Amount, q string) error {
+// bounds checks a against the row's minimum and maximum; q is the value
+// as the message gives it, made only for a message (Check runs over every
+// row of every run's limits, and formatting each took most of its time).
+func (l *Limit) bounds(a Amount, q func() string) error {
 	v := a.value()
 	switch {
 	case l.Min.Value > 0 && v < l.Min.Value:
-		return fmt.Errorf("%s is below %s", q, l.Min.Why)
+		return fmt.Errorf("%s is below %s", q(), l.Min.Why)
 	case l.Max.Value > 0 && v > l.Max.Value:
-		return fmt.Errorf("%s is above %s", q, l.Max.Why)
+		return fmt.Errorf("%s is above %s", q(), l.Max.Why)
 	}
 	return nil
 }

@@ -1,6 +1,8 @@
 package profile
 
 import (
+	"maps"
+	"os"
 	"reflect"
 	"testing"
 
@@ -50,5 +52,38 @@ func TestParsedFileKept(t *testing.T) {
 		if p.parsed != s.parsed {
 			t.Errorf("%s: parsed %d times, want %d", s.name, p.parsed, s.parsed)
 		}
+	}
+}
+
+// TestBuiltinsKept: without a profiles file the built-ins are made once
+// (their lists are the same at every call) and each call's map is the
+// caller's own, equal to Builtins().
+func TestBuiltinsKept(t *testing.T) {
+	first := keptBuiltins()
+	for i := range 3 {
+		ps := maps.Clone(first)
+		delete(ps, "default") // the caller's own map
+		got := keptBuiltins()
+		if !reflect.DeepEqual(got, Builtins()) {
+			t.Fatalf("keptBuiltins() call %d = %+v, want Builtins()'s %+v", i, got, Builtins())
+		}
+		if &got["default"].DataDirs[0] != &first["default"].DataDirs[0] {
+			t.Errorf("keptBuiltins() call %d made the built-ins again, want them kept", i)
+		}
+	}
+	if _, err := os.Stat(DefaultProfilesFile); err == nil {
+		return // the packaged file is LoadProfiles' (TestParsedFileKept)
+	}
+	a, _, err := LoadProfiles("")
+	if err != nil {
+		t.Fatalf("LoadProfiles(\"\") = %v", err)
+	}
+	delete(a, "default")
+	b, _, err := LoadProfiles("")
+	if err != nil {
+		t.Fatalf("LoadProfiles(\"\") = %v", err)
+	}
+	if !reflect.DeepEqual(b, Builtins()) {
+		t.Errorf("LoadProfiles(\"\") after a caller's delete = %+v, want Builtins()'s %+v", b, Builtins())
 	}
 }

@@ -2,7 +2,6 @@ package supervise
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/scidex/scidex-jail/cgroupfs"
 	"github.com/scidex/scidex-jail/jail"
@@ -28,7 +27,7 @@ func withLimits(p *jail.Plan, leaf *cgroupfs.Leaf) (protocol.Config, error) {
 	if err != nil {
 		return c, fmt.Errorf("the run's /proc/meminfo: %w", err)
 	}
-	host, err := os.ReadFile("/proc/meminfo")
+	host, err := view.HostMeminfo()
 	if err != nil {
 		return c, fmt.Errorf("the run's /proc/meminfo: %w", err)
 	}

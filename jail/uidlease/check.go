@@ -13,25 +13,20 @@ import (
 )
 
 // Check refuses a range the host's account files or its user namespace
-// give a reason not to use (see conflict and unmapped). It reads the
-// account files each time it is called: they are small (here, 30 µs for
-// all six files), and a cache could not tell an account added since.
-// What it finds in them is kept (clearFiles): the same range and the
-// same bytes again are found clear again without parsing them. Its own
-// user namespace's maps, which cannot change, are read once (ownMaps).
+// give a reason not to use (see conflict and unmapped). It looks at the
+// account files each time it is called, and reads them unless their
+// stamps (stat(2): inode, size, times) are those it last found clear for
+// the range, settled (accountFiles, stamp.go): any write changes a
+// file's stamp. What it finds in the bytes is kept too (clearFiles): the
+// same range and the same bytes again are found clear again without
+// parsing them. Its own user namespace's maps, which cannot change, are
+// read once (ownMaps).
 func Check(r Range) error {
 	files, err := ownMaps.read()
 	if err != nil {
 		return fmt.Errorf("check uid range %s: %w", r, err)
 	}
-	for _, name := range []string{"/etc/passwd", "/etc/group", "/etc/subuid", "/etc/subgid"} {
-		b, err := sysfile.Read(name)
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("check uid range %s: %w", r, err)
-		}
-		files[name] = b
-	}
-	if err := lastClear.conflict(r, files["/etc/passwd"], files["/etc/group"], files["/etc/subuid"], files["/etc/subgid"]); err != nil {
+	if err := hostAccounts.check(r); err != nil {
 		return err
 	}
 	for _, m := range []string{"/proc/self/uid_map", "/proc/self/gid_map"} {
@@ -72,9 +67,6 @@ func (m *userMaps) read() (map[string][]byte, error) {
 	}
 	return maps.Clone(m.maps), nil
 }
-
-// lastClear is the last range and account files conflict found clear.
-var lastClear clearFiles
 
 // clearFiles remembers the last range and account files that conflict
 // found clear: conflict is a pure function of them, so the same range

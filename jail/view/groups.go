@@ -42,6 +42,7 @@ var overflowFiles = map[string]*keptFile{
 // descriptor opened at the first and kept while reads succeed.
 type keptFile struct {
 	path string
+	size int // the most a read takes; 0: 64, a sysctl's number
 	mu   sync.Mutex
 	fd   int // 0: not open (never the file's: 0 is stdin)
 }
@@ -56,11 +57,12 @@ func (f *keptFile) read() ([]byte, error) {
 		}
 		f.fd = fd
 	}
-	b := make([]byte, 64)
+	b := make([]byte, max(f.size, 64))
 	n, err := unix.Pread(f.fd, b, 0)
 	if err != nil || n == len(b) {
-		// A value that does not fit is no overflow id: read it whole
-		// the plain way, and open the file again next time.
+		// A file that does not fit (no overflow id does, nor a
+		// meminfo of this size): read it whole the plain way, and
+		// open the file again next time.
 		unix.Close(f.fd)
 		f.fd = 0
 		return sysfile.Read(f.path)

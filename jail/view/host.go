@@ -47,7 +47,7 @@ type Wanted struct {
 func LookHost(w Wanted) HostView {
 	h := HostView{
 		EUID: os.Geteuid(), EGID: os.Getegid(),
-		System: hostSystemEntries(), Extras: existingDirs(varExtras),
+		System: systemEntries.get(), Extras: existingDirs(varExtras),
 		Layers: lookLayers(w.LandlockDisabled),
 	}
 	h.OverflowUID, h.OverflowGID = OverflowID("uid"), OverflowID("gid")
@@ -64,16 +64,8 @@ func LookHost(w Wanted) HostView {
 			h.DataDirs = append(h.DataDirs, p)
 		}
 	}
-	for _, f := range append(append([]string{}, EtcReadable...), etcPython.paths()...) {
-		if _, err := os.Stat(f); err == nil {
-			h.Etc = append(h.Etc, f)
-		}
-	}
-	for _, d := range DevicesRW {
-		if _, err := os.Stat(d); err == nil {
-			h.Devices = append(h.Devices, d)
-		}
-	}
+	h.Etc = etcFound()
+	h.Devices = devices.get()
 	// Last: it looks at what the view exposes, all of it found above.
 	h.Exposed = lookExposed(w, &h)
 	return h

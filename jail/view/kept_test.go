@@ -51,3 +51,33 @@ func TestOverflowIDKept(t *testing.T) {
 		}
 	}
 }
+
+// TestHostMeminfoKept: HostMeminfo reads the kernel's file whole, again
+// through its kept descriptor, as a read by path would.
+func TestHostMeminfoKept(t *testing.T) {
+	want, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fd := 0
+	for i := range 3 {
+		got, err := HostMeminfo()
+		if err != nil {
+			t.Fatalf("HostMeminfo() (call %d) = %v", i+1, err)
+		}
+		// The amounts move; the lines and the total do not.
+		if g, w := strings.Count(string(got), "\n"), strings.Count(string(want), "\n"); g != w {
+			t.Errorf("HostMeminfo() (call %d): %d lines, want %d\n%s", i+1, g, w, got)
+		}
+		if g, w := meminfoKB(string(got), "MemTotal"), meminfoKB(string(want), "MemTotal"); g != w || g <= 0 {
+			t.Errorf("HostMeminfo() (call %d): MemTotal %d kB, want %d", i+1, g, w)
+		}
+		if i > 0 && meminfoFile.fd != fd {
+			t.Errorf("HostMeminfo() (call %d): descriptor %d, want the first call's %d", i+1, meminfoFile.fd, fd)
+		}
+		fd = meminfoFile.fd
+	}
+	if fd <= 0 {
+		t.Errorf("HostMeminfo(): no descriptor kept")
+	}
+}

@@ -76,11 +76,7 @@ func (l *listing) paths() []string {
 	if err != nil {
 		return nil
 	}
-	changed := time.Unix(st.Mtim.Unix()).Add(racyStamp)
-	if c := time.Unix(st.Ctim.Unix()).Add(racyStamp); c.After(changed) {
-		changed = c
-	}
-	if changed.Before(started) {
+	if settledBefore(&st, started) {
 		l.stamp, l.names = stamp, names
 	}
 	return joinAll(l.dir, names)

@@ -1,7 +1,6 @@
 package view
 
 import (
-	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -19,6 +18,14 @@ var meminfoKeep = map[string]bool{
 // meminfoNeed are the lines every reader looks for, in the kernel's order:
 // written even if the host's file lacks them.
 var meminfoNeed = []string{"MemTotal", "MemFree", "MemAvailable", "SwapTotal", "SwapFree"}
+
+// HostMeminfo is the host's /proc/meminfo as it is now, read through a
+// descriptor opened once a process: the kernel makes the file at each
+// read from its start (a seq_file read at offset 0 starts over), and a
+// served run's config read it by path for every run.
+func HostMeminfo() ([]byte, error) { return meminfoFile.read() }
+
+var meminfoFile = &keptFile{path: "/proc/meminfo", size: 8 << 10} // about 1.5 KB here
 
 // MeminfoView is /proc/meminfo as the analysis sees it under a memory
 // limit of limit bytes (swap: of swap bytes more), with used bytes in use
@@ -44,39 +51,53 @@ func MeminfoView(host string, limit, swap, used int64) string {
 	total := atMost(limit/1024, hostKB["MemTotal"])
 	free := total - (used+1023)/1024
 	swapKB := atMost(swap/1024, hostKB["SwapTotal"])
-	// The five amounts of meminfoNeed, in its order.
-	value := [...]int64{total, atMost(free, hostKB["MemFree"]), atMost(free, hostKB["MemAvailable"]),
-		swapKB, atMost(swapKB, hostKB["SwapFree"])}
+	value := func(key string) (int64, bool) {
+		switch key {
+		case "MemTotal":
+			return total, true
+		case "MemFree":
+			return atMost(free, hostKB["MemFree"]), true
+		case "MemAvailable":
+			return atMost(free, hostKB["MemAvailable"]), true
+		case "SwapTotal":
+			return swapKB, true
+		case "SwapFree":
+			return atMost(swapKB, hostKB["SwapFree"]), true
+		}
+		return 0, false
+	}
+	// Appended by hand, as fmt's "%-16s%8d kB" would write each line (a
+	// test holds every byte to it): made for every served run's config,
+	// fmt took ~50 us of it (BenchmarkMeminfoView).
 	b := make([]byte, 0, len(host)+64)
 	for _, l := range lines {
-		switch i := slices.Index(meminfoNeed, l.key); {
-		case i >= 0:
-			b = appendRow(b, l.key, value[i], true)
+		switch v, set := value(l.key); {
+		case set:
+			b = appendLine(b, l.key, v, true)
 		case meminfoKeep[l.key]:
 			b = append(append(append(append(b, l.key...), ':'), l.rest...), '\n')
 		default:
-			b = appendRow(b, l.key, 0, l.hasKB) // !hasKB: a count, e.g. of pages
+			b = appendLine(b, l.key, 0, l.hasKB) // without kB: a count, e.g. of pages
 		}
 	}
 	return string(b)
 }
 
-// appendRow appends fmt's "%-16s%8d kB\n" of key+":" and n to b ("%-16s%8d\n"
-// when !kB): each run's view is made on its request's path, and fmt's
-// Fprintf of its ~55 rows was most of a served run's 0.05 ms here. Widths
-// in runes, as fmt counts them.
-func appendRow(b []byte, key string, n int64, kB bool) []byte {
+// appendLine appends "key:" padded to 16 columns, n right-aligned in 8,
+// then " kB" when kb, and a newline: fmt's "%-16s%8d kB\n" (its widths
+// count runes).
+func appendLine(b []byte, key string, n int64, kb bool) []byte {
 	b = append(append(b, key...), ':')
 	for w := utf8.RuneCountInString(key) + 1; w < 16; w++ {
 		b = append(b, ' ')
 	}
-	var num [20]byte
-	d := strconv.AppendInt(num[:0], n, 10)
-	for w := len(d); w < 8; w++ {
+	var d [20]byte
+	num := strconv.AppendInt(d[:0], n, 10)
+	for w := len(num); w < 8; w++ {
 		b = append(b, ' ')
 	}
-	b = append(b, d...)
-	if kB {
+	b = append(b, num...)
+	if kb {
 		b = append(b, " kB"...)
 	}
 	return append(b, '\n')
@@ -93,22 +114,31 @@ type meminfoLine struct {
 // key's amount (-1 for a line readers need that the host's file lacks,
 // which is put first, in the kernel's order).
 func parseMeminfo(host string) ([]meminfoLine, map[string]int64) {
-	// Sized for the kernel's ~55 lines, read line by line: the growth of
-	// the map and of a strings.Split of the file were most of its cost.
-	lines := make([]meminfoLine, 0, 64)
+	lines := make([]meminfoLine, len(meminfoNeed), 64)
 	hostKB := make(map[string]int64, 64)
-	for rest := host; rest != ""; {
-		var l string
-		l, rest, _ = strings.Cut(rest, "\n")
-		key, val, ok := strings.Cut(l, ":")
+	for l := range strings.Lines(host) {
+		l = strings.TrimSuffix(l, "\n")
+		key, rest, ok := strings.Cut(l, ":")
 		if !ok || key == "" || strings.ContainsAny(key, " \t") {
 			continue
 		}
-		num, unit, ok := firstFields(val)
-		if !ok {
+		// strings.Fields' fields, without its slice: the first, and
+		// whether the only other is kB.
+		var first, second string
+		fields := 0
+		for f := range strings.FieldsSeq(rest) {
+			switch fields {
+			case 0:
+				first = f
+			case 1:
+				second = f
+			}
+			fields++
+		}
+		if fields == 0 {
 			continue
 		}
-		n, err := strconv.ParseInt(num, 10, 64)
+		n, err := strconv.ParseInt(first, 10, 64)
 		if err != nil || n < 0 {
 			continue
 		}
@@ -116,65 +146,19 @@ func parseMeminfo(host string) ([]meminfoLine, map[string]int64) {
 			continue
 		}
 		hostKB[key] = n
-		lines = append(lines, meminfoLine{key: key, rest: val, kb: n, hasKB: unit == "kB"})
+		lines = append(lines, meminfoLine{key: key, rest: rest, kb: n, hasKB: fields == 2 && second == "kB"})
 	}
-	var missing []meminfoLine
+	// The lines readers need that the host's file lacks go first, in
+	// the kernel's order, in the room left for them.
+	missing := 0
 	for _, k := range meminfoNeed {
 		if _, ok := hostKB[k]; !ok {
 			hostKB[k] = -1
-			missing = append(missing, meminfoLine{key: k, hasKB: true})
+			lines[missing] = meminfoLine{key: k, hasKB: true}
+			missing++
 		}
 	}
-	return append(missing, lines...), hostKB
-}
-
-// firstFields is strings.Fields(s)'s first field and, when it has exactly
-// two, its second ("" otherwise); ok: it has one at least. An ASCII line,
-// the kernel's, is split in place, with Fields' ASCII spaces; any other,
-// by Fields itself.
-func firstFields(s string) (first, second string, ok bool) {
-	var f [3]string
-	n := 0
-	for i := 0; i < len(s) && n < len(f); {
-		if s[i] >= utf8.RuneSelf {
-			return fieldsOf(strings.Fields(s))
-		}
-		if asciiSpace(s[i]) {
-			i++
-			continue
-		}
-		j := i
-		for j < len(s) && !asciiSpace(s[j]) {
-			if s[j] >= utf8.RuneSelf {
-				return fieldsOf(strings.Fields(s))
-			}
-			j++
-		}
-		f[n], n, i = s[i:j], n+1, j
-	}
-	if n < len(f) {
-		// Scanned to its end: f[:n] are all of its fields.
-		return fieldsOf(f[:n])
-	}
-	// Three fields, all ASCII up to the third's end: Fields' first three
-	// too (what follows can only split into more), so more than two.
-	return f[0], "", true
-}
-
-// fieldsOf is firstFields of a line's fields f.
-func fieldsOf(f []string) (first, second string, ok bool) {
-	switch len(f) {
-	case 0:
-		return "", "", false
-	case 2:
-		return f[0], f[1], true
-	}
-	return f[0], "", true
-}
-
-// asciiSpace is strings.Fields' space among ASCII bytes.
-func asciiSpace(c byte) bool {
-	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
+	return append(lines[:missing], lines[len(meminfoNeed):]...), hostKB
 }
 
 // atMost is n, or the host's figure when it has one that is smaller; never
