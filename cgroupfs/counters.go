@@ -52,33 +52,11 @@ func (c *counters) read(path string) (data string, ok bool, err error) {
 		}
 		c.fds[path] = fd
 	}
-	b, err := preadAll(fd, path)
+	b, err := sysfile.ReadAt(fd, path)
 	if err != nil {
 		return "", false, err
 	}
 	return string(b), true, nil
-}
-
-// preadAll reads the whole file of fd from its start, whatever size stat
-// gives it, as sysfile.Read does a path.
-func preadAll(fd int, path string) ([]byte, error) {
-	b := make([]byte, 0, 512)
-	for {
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)]
-		}
-		n, err := unix.Pread(fd, b[len(b):cap(b)], int64(len(b)))
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return nil, &os.PathError{Op: "read", Path: path, Err: err}
-		}
-		if n == 0 {
-			return b, nil
-		}
-		b = b[:len(b)+n]
-	}
 }
 
 // close closes every kept descriptor; a read after it opens them again.

@@ -32,12 +32,34 @@ func Read(path string) ([]byte, error) {
 		return nil, err
 	}
 	defer unix.Close(fd)
+	return readAll(fd, path, false)
+}
+
+// ReadAt reads the whole file of fd from its start, whatever the
+// descriptor's offset and whatever size stat gives it (pread(2) from
+// offset 0): for a descriptor kept open to read a kernel file again, whose
+// content the kernel makes at each read from its start (a sysctl, a
+// cgroup counter, /proc/meminfo). path names the file in the error, an
+// *os.PathError as Read's.
+func ReadAt(fd int, path string) ([]byte, error) {
+	return readAll(fd, path, true)
+}
+
+// readAll reads fd to its end, from its offset or, with at, from its
+// start.
+func readAll(fd int, path string, at bool) ([]byte, error) {
 	b := make([]byte, 0, 512)
 	for {
 		if len(b) == cap(b) {
 			b = append(b, 0)[:len(b)]
 		}
-		n, err := unix.Read(fd, b[len(b):cap(b)])
+		var n int
+		var err error
+		if at {
+			n, err = unix.Pread(fd, b[len(b):cap(b)], int64(len(b)))
+		} else {
+			n, err = unix.Read(fd, b[len(b):cap(b)])
+		}
 		if err == unix.EINTR {
 			continue
 		}

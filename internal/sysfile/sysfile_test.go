@@ -3,6 +3,7 @@ package sysfile
 import (
 	"bytes"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -29,6 +30,43 @@ func TestRead(t *testing.T) {
 	missing := filepath.Join(dir, "missing")
 	if _, err := Read(missing); !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), missing) {
 		t.Errorf("Read(missing) = %v, want fs.ErrNotExist naming the path", err)
+	}
+}
+
+// TestReadAt: ReadAt reads the whole file from its start whatever the
+// descriptor's offset (a kept descriptor read again, after a read to its
+// end), a file far larger than its first buffer and a kernel file whose
+// size stat does not know included; a bad descriptor's error names the
+// path.
+func TestReadAt(t *testing.T) {
+	dir := t.TempDir()
+	big := bytes.Repeat([]byte("0123456789abcdef\n"), 1000)
+	p := filepath.Join(dir, "big")
+	if err := os.WriteFile(p, big, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{p, "/proc/meminfo"} {
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		fd := int(f.Fd())
+		first, err := ReadAt(fd, path)
+		if err != nil || len(first) == 0 {
+			t.Fatalf("ReadAt(%s) = %d bytes, %v; want the file", path, len(first), err)
+		}
+		if _, err := io.ReadAll(f); err != nil { // the descriptor's offset at the end
+			t.Fatal(err)
+		}
+		again, err := ReadAt(fd, path)
+		if err != nil || len(again) == 0 || (path == p && !bytes.Equal(again, big)) {
+			t.Errorf("ReadAt(%s) at the end of the file = %d bytes, %v; want the whole file again", path, len(again), err)
+		}
+	}
+	closed := filepath.Join(dir, "closed")
+	if _, err := ReadAt(-1, closed); err == nil || !strings.Contains(err.Error(), closed) {
+		t.Errorf("ReadAt(-1) = %v, want an error naming %s", err, closed)
 	}
 }
 

@@ -42,7 +42,6 @@ var overflowFiles = map[string]*keptFile{
 // descriptor opened at the first and kept while reads succeed.
 type keptFile struct {
 	path string
-	size int // the most a read takes; 0: 64, a sysctl's number
 	mu   sync.Mutex
 	fd   int // 0: not open (never the file's: 0 is stdin)
 }
@@ -57,17 +56,14 @@ func (f *keptFile) read() ([]byte, error) {
 		}
 		f.fd = fd
 	}
-	b := make([]byte, max(f.size, 64))
-	n, err := unix.Pread(f.fd, b, 0)
-	if err != nil || n == len(b) {
-		// A file that does not fit (no overflow id does, nor a
-		// meminfo of this size): read it whole the plain way, and
-		// open the file again next time.
+	b, err := sysfile.ReadAt(f.fd, f.path)
+	if err != nil {
+		// Read the plain way, and open the file again next time.
 		unix.Close(f.fd)
 		f.fd = 0
 		return sysfile.Read(f.path)
 	}
-	return b[:n], nil
+	return b, nil
 }
 
 // LookGroups is the caller's supplementary groups when the jail runs

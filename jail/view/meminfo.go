@@ -25,7 +25,7 @@ var meminfoNeed = []string{"MemTotal", "MemFree", "MemAvailable", "SwapTotal", "
 // served run's config read it by path for every run.
 func HostMeminfo() ([]byte, error) { return meminfoFile.read() }
 
-var meminfoFile = &keptFile{path: "/proc/meminfo", size: 8 << 10} // about 1.5 KB here
+var meminfoFile = &keptFile{path: "/proc/meminfo"}
 
 // MeminfoView is /proc/meminfo as the analysis sees it under a memory
 // limit of limit bytes (swap: of swap bytes more), with used bytes in use
