@@ -38,18 +38,7 @@ func TestServeConfinedAsCold(t *testing.T) {
 	requireRoot(t)
 	root := tmpRoot(t)
 	c := startServe(t, "--slots", "1")
-	var rep *report.Report
-	var served string
-	for i := range 40 {
-		fds, output := stdioPipes(t)
-		req := "c" + strconv.Itoa(i)
-		c.send(runReq(req, request.Request{ID: "confined-" + req, Cwd: root, TmpRoot: root}, "/bin/sh", "-c", confinedScript), fds...)
-		rep, served = c.await(req).report(t), output()
-		if rep.Start == "slot" {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	rep, served := runFromSlot(c, root, "confined-")
 	if rep.Start != "slot" || rep.Status != report.StatusOK {
 		t.Fatalf("no run took a slot in 40 runs with --slots 1 (last: start %s, status %s); server stderr: %s", rep.Start, rep.Status, c.stderr)
 	}
@@ -166,18 +155,7 @@ func TestServeNoNewPrivsServer(t *testing.T) {
 	requireRoot(t)
 	root := tmpRoot(t)
 	c := startServeCmd(t, exec.Command("setpriv", "--no-new-privs", jailBin, "serve", "--slots", "1"))
-	var rep *report.Report
-	var served string
-	for i := range 40 {
-		fds, output := stdioPipes(t)
-		req := "n" + strconv.Itoa(i)
-		c.send(runReq(req, request.Request{ID: "nnp-" + req, Cwd: root, TmpRoot: root}, "/bin/sh", "-c", confinedScript), fds...)
-		rep, served = c.await(req).report(t), output()
-		if rep.Start == "slot" {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	rep, served := runFromSlot(c, root, "nnp-")
 	if rep.Start != "slot" || rep.Status != report.StatusOK {
 		t.Fatalf("a server with no_new_privs: no run took a slot in 40 runs with --slots 1 (last: start %s, status %s); server stderr: %s", rep.Start, rep.Status, c.stderr)
 	}
@@ -189,4 +167,24 @@ func TestServeNoNewPrivsServer(t *testing.T) {
 	if strings.Contains(c.stderr.String(), "prepare slot") {
 		t.Errorf("server stderr: %s, want no slot failure", c.stderr)
 	}
+}
+
+// runFromSlot sends confinedScript's runs (ids prefix and a count) to c
+// until one takes a slot, at most 40, and returns the last one's report
+// and output.
+func runFromSlot(c *serveClient, root, prefix string) (*report.Report, string) {
+	c.t.Helper()
+	var rep *report.Report
+	var out string
+	for i := range 40 {
+		fds, output := stdioPipes(c.t)
+		req := prefix + strconv.Itoa(i)
+		c.send(runReq(req, request.Request{ID: req, Cwd: root, TmpRoot: root}, "/bin/sh", "-c", confinedScript), fds...)
+		rep, out = c.await(req).report(c.t), output()
+		if rep.Start == "slot" {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return rep, out
 }
