@@ -193,12 +193,17 @@ func (h *harness) client(viaProxy bool) *http.Client {
 
 // ask sends one raw DNS query to the stub and returns the reply's rcode.
 func (h *harness) ask(pkt []byte) (dnsmessage.RCode, error) {
+	return h.askWithin(pkt, 10*time.Second)
+}
+
+// askWithin is ask with a deadline of its own.
+func (h *harness) askWithin(pkt []byte, d time.Duration) (dnsmessage.RCode, error) {
 	c, err := h.jail.DialContext(h.ctx(), "udp", stubAddr.String())
 	if err != nil {
 		return 0, err
 	}
 	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	_ = c.SetDeadline(time.Now().Add(d))
 	if _, err := c.Write(pkt); err != nil {
 		return 0, err
 	}
