@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/scidex/scidex-jail/internal/stamp"
 	"github.com/scidex/scidex-jail/internal/sysfile"
 )
 
@@ -23,9 +24,10 @@ var hostAccounts = accountFiles{paths: [4]string{"/etc/passwd", "/etc/group", "/
 // time, and a file replaced (useradd and vipw rename a new one in) is
 // another inode, so the same stamps are the same bytes, whose verdict
 // (conflict is a pure function of the range and the bytes) is the same.
-// A stamp is trusted only when the file's times were settledAge older
-// than the stat that took it (git's racily clean rule: a file system
-// with coarse times could take a second write within the same tick).
+// A stamp is trusted only when the file's times were settled at the
+// stat that took it (internal/stamp: git's racily clean rule; a file
+// system with coarse times could take a second write within the same
+// tick).
 // The stamps are taken before the reads: a file changed in between
 // shows another stamp at the next call, which reads it again. A server
 // checked every request's range so: four files opened and read each
@@ -43,10 +45,6 @@ type accountFiles struct {
 	reads   int  // the files read, for the tests
 }
 
-// settledAge is how much older than its stat a file's times must be for
-// its stamp to be trusted.
-const settledAge = 2 * time.Second
-
 // fileStamp is what stat(2) says of an account file; absent: there is
 // none (ENOENT), a state of its own.
 type fileStamp struct {
@@ -63,6 +61,7 @@ func (a *accountFiles) check(r Range) error {
 	if a.now != nil {
 		now = a.now
 	}
+	started := now() // before the stats: the time the stamps' age is judged by
 	stamps, ok := a.stampAll()
 	a.mu.Lock()
 	same := ok && a.trusted && a.r == r && a.stamps == stamps
@@ -87,7 +86,7 @@ func (a *accountFiles) check(r Range) error {
 	}
 	if ok {
 		a.mu.Lock()
-		a.r, a.stamps, a.trusted = r, stamps, settled(stamps, now().Add(-settledAge))
+		a.r, a.stamps, a.trusted = r, stamps, settled(stamps, started)
 		a.mu.Unlock()
 	}
 	return nil
@@ -111,14 +110,11 @@ func (a *accountFiles) stampAll() ([4]fileStamp, bool) {
 	return out, true
 }
 
-// settled says whether every file's times are before before.
-func settled(stamps [4]fileStamp, before time.Time) bool {
-	limit := unix.NsecToTimespec(before.UnixNano())
-	older := func(t unix.Timespec) bool {
-		return t.Sec < limit.Sec || t.Sec == limit.Sec && t.Nsec < limit.Nsec
-	}
+// settled says whether every file there was settled at t, the time
+// taken before the stats (stamp.Settled).
+func settled(stamps [4]fileStamp, t time.Time) bool {
 	for _, s := range stamps {
-		if !s.absent && (!older(s.mtime) || !older(s.ctime)) {
+		if !s.absent && !stamp.Settled(s.mtime, s.ctime, t) {
 			return false
 		}
 	}

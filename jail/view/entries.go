@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/scidex/scidex-jail/internal/stamp"
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
 )
 
@@ -118,7 +119,7 @@ func parents(paths []string) []string {
 // dirLook is a look at some of the entries of dirs (look), done again
 // only when one of the directories changes its stamp, on listing's rule
 // (listing.go): the look is kept only when every directory's times were
-// racyStamp older than the stats before it, and when look says it may be
+// settled at the stats before it (internal/stamp), and when look says it may be
 // (false: what it found depends on more than the directories' entries).
 // Each call returns a copy of its own.
 type dirLook[E any] struct {
@@ -159,11 +160,8 @@ func (d *dirLook[E]) get() []E {
 	return v
 }
 
-// settledBefore says whether st's times are racyStamp older than t.
+// settledBefore says whether st's times are settled at t, the time
+// taken before the stat (stamp.Settled).
 func settledBefore(st *unix.Stat_t, t time.Time) bool {
-	changed := time.Unix(st.Mtim.Unix()).Add(racyStamp)
-	if c := time.Unix(st.Ctim.Unix()).Add(racyStamp); c.After(changed) {
-		changed = c
-	}
-	return changed.Before(t)
+	return stamp.Settled(st.Mtim, st.Ctim, t)
 }

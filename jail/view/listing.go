@@ -25,11 +25,9 @@ var etcPython = &listing{dir: "/etc", prefix: "python3", now: time.Now}
 // with its mtime and ctime, which the kernel sets to the time of the
 // change (ctime cannot be set by anyone: utimensat sets it to now too),
 // and a directory renamed over dir has another device or inode. A
-// listing is kept only when dir's times are older than racyStamp at the
-// stat before it was read: a change made after that stat then has a
-// later time (timestamps are taken from a clock that ticks every few
-// milliseconds, so a change in the tick of the stat could share its time:
-// git's "racily clean" index entries), and so another stamp. What would
+// listing is kept only when dir's times are settled at the stat before
+// it was read (internal/stamp: git's "racily clean" rule): a change made
+// after that stat then has a later time, and so another stamp. What would
 // defeat it is the host's clock set back to within a tick of dir's last
 // change and a change made then, in that tick.
 type listing struct {
@@ -41,11 +39,6 @@ type listing struct {
 	names []string
 	reads int // listings read, for the tests
 }
-
-// racyStamp is how much older than the listing its directory's times
-// must be for it to be kept: many clock ticks, and the two seconds of the
-// coarsest timestamps a filesystem keeps.
-const racyStamp = 2 * time.Second
 
 // dirStamp is what changes when a directory's entries do.
 type dirStamp struct {

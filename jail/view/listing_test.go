@@ -16,7 +16,7 @@ func TestListingKeptUntilChanged(t *testing.T) {
 	dir := filepath.Join(parent, "etc")
 	mkdirs(t, dir, "python3", "python3.11", "hosts")
 	// An hour ahead: the directory's times are old enough for a listing
-	// to be kept (racyStamp), as /etc's are on a host.
+	// to be kept (stamp.Racy), as /etc's are on a host.
 	l := &listing{dir: dir, prefix: "python3", now: func() time.Time { return time.Now().Add(time.Hour) }}
 	// The kernel's timestamps tick every few milliseconds: each change
 	// is given its own time, as a change made after the listing has.
@@ -60,7 +60,7 @@ func TestListingKeptUntilChanged(t *testing.T) {
 	}
 }
 
-// TestListingRacy: a directory changed within racyStamp of the listing
+// TestListingRacy: a directory changed within stamp.Racy of the listing
 // (here: just made) is listed again every time, however unchanged.
 func TestListingRacy(t *testing.T) {
 	dir := t.TempDir()
