@@ -2,6 +2,7 @@ package jail
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/scidex/scidex-jail/internal/fspath"
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
@@ -52,6 +53,10 @@ var scratchEnv = []struct{ name, value string }{
 	{"RUFF_CACHE_DIR", AnalysisHome + "/.cache/ruff"},
 	{"PYTHONDONTWRITEBYTECODE", "1"},
 }
+
+// keptScratchEnv is scratchEnvList made once: constants of this binary,
+// appended to every run's environment (a copy, never written in place).
+var keptScratchEnv = sync.OnceValue(scratchEnvList)
 
 func scratchEnvList() []string {
 	out := make([]string, len(scratchEnv))
