@@ -93,9 +93,11 @@ func scratchReport(s *Spec) string {
 // hidden by it: a host path bound at, above or below AnalysisHome, or a
 // tmp-root there.
 func (s *Spec) validateScratch() error {
-	check := func(name, p string) error {
+	// The path's name (row, i) is made only for a message: every
+	// request's validation names none.
+	check := func(row option.Row, i int, p string) error {
 		if fspath.Within(p, AnalysisHome) || fspath.Within(AnalysisHome, p) {
-			return fmt.Errorf("%w: %s %q would cover or be covered by the analysis' home %s (its scratch): give a path beside it", ErrBadSpec, name, p, AnalysisHome)
+			return fmt.Errorf("%w: %s %q would cover or be covered by the analysis' home %s (its scratch): give a path beside it", ErrBadSpec, s.From.NameAt(row, i), p, AnalysisHome)
 		}
 		return nil
 	}
@@ -104,13 +106,13 @@ func (s *Spec) validateScratch() error {
 	}
 	for _, l := range s.hostPaths() {
 		for i, p := range l.paths {
-			if err := check(s.From.NameAt(l.row, i), p); err != nil {
+			if err := check(l.row, i, p); err != nil {
 				return err
 			}
 		}
 	}
 	for i, d := range s.DataDirs {
-		if err := check(s.From.NameAt(option.DataDirs, i), s.Root+"/"+d); err != nil {
+		if err := check(option.DataDirs, i, s.Root+"/"+d); err != nil {
 			return err
 		}
 	}
