@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -323,14 +324,17 @@ func blasThreads(env []string, cpus float64) []string {
 	if cpus <= 0 {
 		return env
 	}
-	n := fmt.Sprint(quotaCPUs(cpus))
-	for _, k := range []string{"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"} {
-		if !slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, k+"=") }) {
-			env = append(env, k+"="+n)
+	n := strconv.Itoa(quotaCPUs(cpus))
+	for _, k := range blasVars {
+		if !slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, k) }) {
+			env = append(env, k+n)
 		}
 	}
 	return env
 }
+
+// blasVars are the thread counts blasThreads sets, with their "=".
+var blasVars = [...]string{"OMP_NUM_THREADS=", "OPENBLAS_NUM_THREADS=", "MKL_NUM_THREADS="}
 
 // SecurityConfig is the Landlock and seccomp half of the init's config
 // (Plan.Init.Security): what `check` hands its probe child, so that the

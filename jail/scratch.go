@@ -2,6 +2,7 @@ package jail
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/scidex/scidex-jail/internal/fspath"
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
@@ -53,6 +54,10 @@ var scratchEnv = []struct{ name, value string }{
 	{"PYTHONDONTWRITEBYTECODE", "1"},
 }
 
+// keptScratchEnv is scratchEnvList made once: constants of this binary,
+// appended to every run's environment (a copy, never written in place).
+var keptScratchEnv = sync.OnceValue(scratchEnvList)
+
 func scratchEnvList() []string {
 	out := make([]string, len(scratchEnv))
 	for i, e := range scratchEnv {
@@ -88,9 +93,11 @@ func scratchReport(s *Spec) string {
 // hidden by it: a host path bound at, above or below AnalysisHome, or a
 // tmp-root there.
 func (s *Spec) validateScratch() error {
-	check := func(name, p string) error {
+	// The path's name (row, i) is made only for a message: every
+	// request's validation names none.
+	check := func(row option.Row, i int, p string) error {
 		if fspath.Within(p, AnalysisHome) || fspath.Within(AnalysisHome, p) {
-			return fmt.Errorf("%w: %s %q would cover or be covered by the analysis' home %s (its scratch): give a path beside it", ErrBadSpec, name, p, AnalysisHome)
+			return fmt.Errorf("%w: %s %q would cover or be covered by the analysis' home %s (its scratch): give a path beside it", ErrBadSpec, s.From.NameAt(row, i), p, AnalysisHome)
 		}
 		return nil
 	}
@@ -99,13 +106,13 @@ func (s *Spec) validateScratch() error {
 	}
 	for _, l := range s.hostPaths() {
 		for i, p := range l.paths {
-			if err := check(s.From.NameAt(l.row, i), p); err != nil {
+			if err := check(l.row, i, p); err != nil {
 				return err
 			}
 		}
 	}
 	for i, d := range s.DataDirs {
-		if err := check(s.From.NameAt(option.DataDirs, i), s.Root+"/"+d); err != nil {
+		if err := check(option.DataDirs, i, s.Root+"/"+d); err != nil {
 			return err
 		}
 	}

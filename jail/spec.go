@@ -226,18 +226,21 @@ func (s *Spec) RunDir() string {
 // (scratchEnv), the data dirs' locations (dataEnv), then the caller's
 // env entries (which win), then the BLAS thread defaults.
 func (s *Spec) targetEnv(dataEnv []string) []string {
-	env := []string{
-		"PATH=/usr/local/bin:/usr/bin:/bin",
-		"LANG=C.UTF-8",
-		"SCIDEX_ANALYSIS_ID=" + s.ID,
-	}
-	env = append(env, scratchEnvList()...)
+	// One list, made with room for what is appended to it (every
+	// request plans it: it was six lists and a map made for each).
+	env := make([]string, 0, 3+len(scratchEnv)+len(dataEnv)+len(s.Env)+len(blasVars))
+	env = append(env, "PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", "SCIDEX_ANALYSIS_ID="+s.ID)
+	env = append(env, keptScratchEnv()...)
 	env = append(env, dataEnv...)
 	return blasThreads(mergeEnv(env, s.Env), s.Limits.CPUs(limits.CPUQuota))
 }
 
-// mergeEnv appends extra to base; a name in extra replaces the same name in base.
+// mergeEnv appends extra to base; a name in extra replaces the same name
+// in base. base is the caller's own, and may be returned.
 func mergeEnv(base, extra []string) []string {
+	if len(extra) == 0 {
+		return base
+	}
 	idx := make(map[string]int, len(base))
 	out := append([]string(nil), base...)
 	for i, kv := range out {

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"net/netip"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -235,13 +234,9 @@ func aiFound(name string, addrs []netip.Addr) []byte {
 	return append(append(append(out, data...), fams...), canon...)
 }
 
-// readHosts reads an /etc/hosts: name to its addresses, in order.
-func readHosts(path string) map[string][]netip.Addr {
+// parseHosts reads an /etc/hosts: name to its addresses, in order.
+func parseHosts(b []byte) map[string][]netip.Addr {
 	out := map[string][]netip.Addr{}
-	b, err := os.ReadFile(path)
-	if err != nil || path == "" {
-		return out
-	}
 	for _, line := range strings.Split(string(b), "\n") {
 		line, _, _ = strings.Cut(line, "#")
 		f := strings.Fields(line)

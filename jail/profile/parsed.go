@@ -2,7 +2,6 @@ package profile
 
 import (
 	"bytes"
-	"maps"
 	"sync"
 )
 
@@ -23,14 +22,15 @@ type parsedFile struct {
 	parsed int                // ParseProfiles' calls, for the tests
 }
 
-// parse is ParseProfiles(data, Builtins()): a map of the caller's own,
-// whose profiles' lists are shared with the other callers' (read them,
-// never write them in place). A file that does not parse is not kept.
+// parse is ParseProfiles(data, Builtins()), as kept: a map shared with
+// the other callers' (LoadProfiles copies it for its caller; read it,
+// never write it or its profiles' lists in place). A file that does not
+// parse is not kept.
 func (p *parsedFile) parse(data []byte) (map[string]Profile, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.ps != nil && bytes.Equal(p.data, data) {
-		return maps.Clone(p.ps), nil
+		return p.ps, nil
 	}
 	p.parsed++
 	ps, err := ParseProfiles(data, Builtins())
@@ -38,5 +38,5 @@ func (p *parsedFile) parse(data []byte) (map[string]Profile, error) {
 		return nil, err
 	}
 	p.data, p.ps = bytes.Clone(data), ps
-	return maps.Clone(ps), nil
+	return ps, nil
 }

@@ -1,10 +1,16 @@
 package profile
 
 import (
+	"errors"
+	"fmt"
+	"io/fs"
 	"maps"
 	"os"
+	"path/filepath"
 	"reflect"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/scidex/scidex-jail/jail/limits"
 )
@@ -47,7 +53,6 @@ func TestParsedFileKept(t *testing.T) {
 			if !reflect.DeepEqual(ps, want) {
 				t.Errorf("%s: parse() = %+v, want ParseProfiles's %+v", s.name, ps, want)
 			}
-			delete(ps, "lab") // the caller's own map
 		}
 		if p.parsed != s.parsed {
 			t.Errorf("%s: parsed %d times, want %d", s.name, p.parsed, s.parsed)
@@ -85,5 +90,72 @@ func TestBuiltinsKept(t *testing.T) {
 	}
 	if !reflect.DeepEqual(b, Builtins()) {
 		t.Errorf("LoadProfiles(\"\") after a caller's delete = %+v, want Builtins()'s %+v", b, Builtins())
+	}
+}
+
+// TestLoadProfile: LoadProfile is LoadProfiles' profile of that name,
+// read from the file at every call (an edit is seen at the next), with
+// the names known when there is no such profile; a map LoadProfiles gave
+// is its caller's own, and a change of it is not LoadProfile's.
+func TestLoadProfile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "profiles.json")
+	write := func(memory string) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte(`{"profiles": {"lab": {"base": "tool", "memory": "`+memory+`"}}}`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("300M")
+	ps, _, err := LoadProfiles(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	delete(ps, "lab") // the caller's own map
+	steps := []struct {
+		name, profile, memory string
+		want                  int64 // lab's memory; 0: no such profile
+	}{
+		{"the file's", "lab", "", 300 << 20},
+		{"a built-in", "tool", "", 512 << 20},
+		{"edited", "lab", "400M", 400 << 20},
+		{"unknown", "nope", "", 0},
+	}
+	for _, s := range steps {
+		if s.memory != "" {
+			write(s.memory)
+		}
+		p, ok, known, err := LoadProfile(path, s.profile)
+		if err != nil {
+			t.Fatalf("%s: LoadProfile(%s) = %v", s.name, s.profile, err)
+		}
+		if s.want == 0 {
+			if want := []string{"default", "lab", "notebook", "post_process", "tool"}; ok || !reflect.DeepEqual(known, want) {
+				t.Errorf("%s: LoadProfile(%s) = ok %v, known %v, want false and %v", s.name, s.profile, ok, known, want)
+			}
+			continue
+		}
+		all, _, _ := LoadProfiles(path)
+		if got := p.Limits.Int(limits.Memory); !ok || got != s.want || !reflect.DeepEqual(p, all[s.profile]) {
+			t.Errorf("%s: LoadProfile(%s) = ok %v, memory %d, want true, %d and LoadProfiles' %+v", s.name, s.profile, ok, got, s.want, all[s.profile])
+		}
+	}
+	if _, _, _, err := LoadProfile(filepath.Join(t.TempDir(), "none.json"), "default"); err == nil {
+		t.Errorf("LoadProfile of a named file that does not exist = nil error, want it refused")
+	}
+}
+
+// TestNoFileError: the error of a profiles file that does not exist is
+// fs.ErrNotExist and the open's *fs.PathError, with the message it had
+// when made with fmt.
+func TestNoFileError(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "none.json")
+	_, err := readProfilesFile(path)
+	var pe *fs.PathError
+	if !errors.Is(err, fs.ErrNotExist) || !errors.As(err, &pe) || pe.Path != path {
+		t.Errorf("readProfilesFile(%s) = %v, want fs.ErrNotExist and a *fs.PathError of the path", path, err)
+	}
+	want := fmt.Errorf("read profiles file %s: %w", path, &fs.PathError{Op: "open", Path: path, Err: unix.ENOENT})
+	if err == nil || err.Error() != want.Error() {
+		t.Errorf("readProfilesFile(%s) = %v, want %v", path, err, want)
 	}
 }

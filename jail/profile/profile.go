@@ -108,6 +108,35 @@ var keptBuiltins = sync.OnceValue(Builtins)
 // (keptBuiltins): their lists are shared with other callers, to be read,
 // never written in place.
 func LoadProfiles(path string) (map[string]Profile, string, error) {
+	ps, path, err := loadKept(path)
+	if err != nil {
+		return nil, "", err
+	}
+	return maps.Clone(ps), path, nil
+}
+
+// LoadProfile is the profile name of LoadProfiles(path), read from the
+// profiles kept without the copy of their map that LoadProfiles makes for
+// its caller (a server resolves every request's profile so: the map's
+// copy and the error of an absent default file were ~3 us of each
+// request's Resolve hot, BenchmarkResolve, and more in a server's cold
+// caches). The file is read at every call all the same,
+// and the same bytes give the same profiles (parsed.go). !ok: no such
+// profile, and known lists those there are, sorted.
+func LoadProfile(path, name string) (p Profile, ok bool, known []string, err error) {
+	ps, _, err := loadKept(path)
+	if err != nil {
+		return Profile{}, false, nil, err
+	}
+	if p, ok = ps[name]; !ok {
+		known = Names(ps)
+	}
+	return p, ok, known, nil
+}
+
+// loadKept is LoadProfiles' map as kept (parsed.go, keptBuiltins): the
+// callers' to read, never to write.
+func loadKept(path string) (map[string]Profile, string, error) {
 	named := path != ""
 	if !named {
 		path = DefaultProfilesFile
@@ -115,7 +144,7 @@ func LoadProfiles(path string) (map[string]Profile, string, error) {
 	b, err := readProfilesFile(path)
 	if err != nil {
 		if !named && errors.Is(err, fs.ErrNotExist) {
-			return maps.Clone(keptBuiltins()), "", nil
+			return keptBuiltins(), "", nil
 		}
 		return nil, "", fmt.Errorf("%w: %w", jail.ErrBadSpec, err)
 	}
@@ -125,6 +154,17 @@ func LoadProfiles(path string) (map[string]Profile, string, error) {
 	}
 	return ps, path, nil
 }
+
+// errNoFile is readProfilesFile's error for a file that does not exist:
+// fs.ErrNotExist at once, and the open's *fs.PathError made only when it
+// is asked for, as its message is.
+type errNoFile struct{ path string }
+
+func (e errNoFile) Error() string { return "read profiles file " + e.path + ": " + e.Unwrap().Error() }
+func (e errNoFile) Unwrap() error {
+	return &fs.PathError{Op: "open", Path: e.path, Err: unix.ENOENT}
+}
+func (e errNoFile) Is(target error) bool { return target == fs.ErrNotExist }
 
 // MaxProfilesFileSize bounds the profiles file: a real one is a few KB, and
 // the jail runs as root, so a path to /dev/zero or a huge file must not make
@@ -137,6 +177,11 @@ const MaxProfilesFileSize = 1 << 20
 // what is read is what was checked.
 func readProfilesFile(path string) ([]byte, error) {
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
+	if err == unix.ENOENT {
+		// The default file's usual answer, at every request of a server
+		// of a host without one: no message made for it (errNoFile).
+		return nil, errNoFile{path}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read profiles file %s: %w", path, &fs.PathError{Op: "open", Path: path, Err: err})
 	}

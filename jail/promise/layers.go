@@ -66,7 +66,10 @@ func (h HostLayers) missing(l Layer) (MissingLayer, bool) {
 		return m, true
 	}
 	if p != ProtectLandlock {
-		probeErr := map[Protection]string{ProtectSeccomp: h.SeccompErr, ProtectCgroup: h.CgroupErr}[p]
+		probeErr := h.SeccompErr // a switch, not a map made per layer of every plan
+		if p == ProtectCgroup {
+			probeErr = h.CgroupErr
+		}
 		if probeErr == "" {
 			return m, false
 		}

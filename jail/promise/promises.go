@@ -330,8 +330,18 @@ func FSHeldBy(states []PromiseState) []Layer {
 // that hold it on this run.
 func Report(states []PromiseState) map[Promise][]Layer {
 	out := make(map[Promise][]Layer, len(states))
+	n := 0
 	for _, st := range states {
-		out[st.Promise] = append([]Layer{}, st.Held...)
+		n += len(st.Held)
+	}
+	// One array for every promise's copy (a plan per request made one
+	// for each), each capped at its end: an append to one never writes
+	// into the next.
+	all := make([]Layer, 0, n)
+	for _, st := range states {
+		i := len(all)
+		all = append(all, st.Held...)
+		out[st.Promise] = all[i:len(all):len(all)]
 	}
 	return out
 }

@@ -101,17 +101,16 @@ func (r *Request) Resolve(over option.Where) (*jail.Spec, error) {
 
 // profile loads the profiles (from config when given) and picks r's.
 func (r *Request) profile(config string, given option.Origin) (profile.Profile, error) {
-	profiles, _, err := profile.LoadProfiles(config)
-	if err != nil {
-		return profile.Profile{}, wrapField(option.Config, err)
-	}
 	n := r.Profile
 	if n == "" {
 		n = DefaultProfile
 	}
-	p, ok := profiles[n]
+	p, ok, known, err := profile.LoadProfile(config, n)
+	if err != nil {
+		return profile.Profile{}, wrapField(option.Config, err)
+	}
 	if !ok {
-		return profile.Profile{}, refuse(option.Profile, "%s %q: no such profile; known: %s", given.Name(option.Profile), n, strings.Join(profile.Names(profiles), ", "))
+		return profile.Profile{}, refuse(option.Profile, "%s %q: no such profile; known: %s", given.Name(option.Profile), n, strings.Join(known, ", "))
 	}
 	return p, nil
 }

@@ -122,7 +122,7 @@ func (s *Server) execute(r *run, asked *request.Request, spec *jail.Spec, files 
 	if err != nil {
 		return failReply(r.req, errors.New("bug: the report could not be encoded: "+err.Error())), after
 	}
-	if rep.Start == "cold" && *missed {
+	if rep.Start == "cold" && *missed && analysisStarted(rep) {
 		after.cold = asked
 	}
 	code := rep.ExitCode

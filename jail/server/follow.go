@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/scidex/scidex-jail/jail/option"
+	"github.com/scidex/scidex-jail/jail/report"
 	"github.com/scidex/scidex-jail/jail/request"
 	"github.com/scidex/scidex-jail/jail/supervise"
 )
@@ -82,6 +83,19 @@ func (p *pool) follow(run *request.Request) {
 		sl.Destroy()
 	}
 	p.kick()
+}
+
+// analysisStarted says whether rep's analysis started: its supervisor
+// phase "init" (from "go" to the target's start) is there only once the
+// init reported the start. Only such a run's shape is followed: a run the
+// kernel refused before its target ran (a Landlock ruleset over /etc, a
+// seccomp filter it will not load) fails in every slot of its shape too,
+// so following it left the pool remaking slots that always fail, and
+// every run after it cold.
+func analysisStarted(rep *report.Report) bool {
+	return slices.ContainsFunc(rep.Phases, func(p report.Phase) bool {
+		return p.Name == "init" && p.Where == "supervisor"
+	})
 }
 
 // slotShape is a template for slots of run's shape: run as a slot of

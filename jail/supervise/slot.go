@@ -398,13 +398,18 @@ func viewDigest(c *protocol.Config) string {
 			sources = append(sources, e.Path)
 		}
 	}
+	// What is hashed per source is written into one buffer (it was a
+	// fmt.Fprintf each: a run's key on its request path).
+	var b []byte
 	for _, src := range sources {
+		b = append(b[:0], src...)
 		var st unix.Stat_t
 		if err := unix.Stat(src, &st); err != nil {
-			fmt.Fprintf(h, "%s:%v;", src, err) // the init's open fails as it will for a cold run
-			continue
+			b = append(append(append(b, ':'), err.Error()...), ';') // the init's open fails as it will for a cold run
+		} else {
+			b = append(strconv.AppendUint(append(strconv.AppendUint(append(b, ':'), st.Dev, 10), ':'), st.Ino, 10), ';')
 		}
-		fmt.Fprintf(h, "%s:%d:%d;", src, st.Dev, st.Ino)
+		h.Write(b)
 	}
 	return hex.EncodeToString(h.Sum(nil)[:16])
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"maps"
 	"strings"
 	"sync"
 
@@ -22,20 +21,27 @@ import (
 // parsing them. Its own user namespace's maps, which cannot change, are
 // read once (ownMaps).
 func Check(r Range) error {
-	files, err := ownMaps.read()
+	own, err := ownMaps.read()
 	if err != nil {
 		return fmt.Errorf("check uid range %s: %w", r, err)
 	}
 	if err := hostAccounts.check(r); err != nil {
 		return err
 	}
-	for _, m := range []string{"/proc/self/uid_map", "/proc/self/gid_map"} {
-		if id, ok := Unmapped(r, files[m]); ok {
-			return fmt.Errorf("%w: %s includes id %d, which is not mapped in the user namespace the jail runs in (%s: %s): in a container, give a range of ids it maps that no account of the container uses (Kubernetes hostUsers: false maps 65536 from 0; runc, podman and LXC map subordinate ids from /etc/subuid and /etc/subgid)", ErrRange, r, id, m, strings.Join(strings.Fields(string(files[m])), " "))
+	if ownMaps.isMapped(r) {
+		return nil
+	}
+	for i, m := range ownMapFiles {
+		if id, ok := Unmapped(r, own[i]); ok {
+			return fmt.Errorf("%w: %s includes id %d, which is not mapped in the user namespace the jail runs in (%s: %s): in a container, give a range of ids it maps that no account of the container uses (Kubernetes hostUsers: false maps 65536 from 0; runc, podman and LXC map subordinate ids from /etc/subuid and /etc/subgid)", ErrRange, r, id, m, strings.Join(strings.Fields(string(own[i])), " "))
 		}
 	}
+	ownMaps.setMapped(r)
 	return nil
 }
+
+// ownMapFiles are the maps ownMaps reads, in its order.
+var ownMapFiles = [2]string{"/proc/self/uid_map", "/proc/self/gid_map"}
 
 // ownMaps are this process's uid_map and gid_map, read once: a user
 // namespace's maps are written once, and a process with more than one
@@ -45,27 +51,46 @@ func Check(r Range) error {
 // tried again at the next call.
 var ownMaps userMaps
 
+// The last range found mapped in both is kept too (mapped): Unmapped is
+// a pure function of the range and the maps, so the same range is
+// mapped again (a server checks every request's range, and each parsed
+// both maps).
 type userMaps struct {
-	mu   sync.Mutex
-	maps map[string][]byte // nil: not read yet
+	mu     sync.Mutex
+	maps   [2][]byte // ownMapFiles'; nil: absent
+	done   bool
+	mapped *Range // nil: none found mapped yet
 }
 
-// read is a map of Check's files with the two maps in it, the caller's.
-func (m *userMaps) read() (map[string][]byte, error) {
+// read is the two maps (ownMapFiles'), shared: the caller reads them.
+func (m *userMaps) read() ([2][]byte, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.maps == nil {
-		own := map[string][]byte{}
-		for _, name := range []string{"/proc/self/uid_map", "/proc/self/gid_map"} {
+	if !m.done {
+		var own [2][]byte
+		for i, name := range ownMapFiles {
 			b, err := sysfile.Read(name)
 			if err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return nil, err
+				return [2][]byte{}, err
 			}
-			own[name] = b
+			own[i] = b
 		}
-		m.maps = own
+		m.maps, m.done = own, true
 	}
-	return maps.Clone(m.maps), nil
+	return m.maps, nil
+}
+
+// isMapped says whether r is the range last found mapped in both maps.
+func (m *userMaps) isMapped(r Range) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.mapped != nil && *m.mapped == r
+}
+
+func (m *userMaps) setMapped(r Range) {
+	m.mu.Lock()
+	m.mapped = &r
+	m.mu.Unlock()
 }
 
 // clearFiles remembers the last range and account files that conflict

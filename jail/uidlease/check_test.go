@@ -47,7 +47,7 @@ func TestClearFilesKept(t *testing.T) {
 }
 
 // TestOwnMapsReadOnce: the process's maps are read once, as the kernel
-// gives them, and each caller gets a map of its own.
+// gives them; the range last found mapped is mapped again, and no other.
 func TestOwnMapsReadOnce(t *testing.T) {
 	var m userMaps
 	for i := range 2 {
@@ -55,18 +55,35 @@ func TestOwnMapsReadOnce(t *testing.T) {
 		if err != nil {
 			t.Fatalf("read() = %v", err)
 		}
-		for _, name := range []string{"/proc/self/uid_map", "/proc/self/gid_map"} {
+		for j, name := range ownMapFiles {
 			want, err := os.ReadFile(name)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if string(got[name]) != string(want) {
-				t.Errorf("read() (call %d)[%s] = %q, want %q", i+1, name, got[name], want)
+			if string(got[j]) != string(want) {
+				t.Errorf("read() (call %d)[%s] = %q, want %q", i+1, name, got[j], want)
 			}
 		}
-		got["/etc/passwd"] = []byte("the caller's")
 	}
-	if len(m.maps) != 2 {
-		t.Errorf("maps kept = %d, want the 2 maps alone", len(m.maps))
+	a, b := Range{First: 100000, Last: 100009}, Range{First: 200000, Last: 200009}
+	steps := []struct {
+		name   string
+		set    *Range
+		r      Range
+		mapped bool
+	}{
+		{"none found yet", nil, a, false},
+		{"a found mapped", &a, a, true},
+		{"another range", nil, b, false},
+		{"b found mapped: a no longer kept", &b, a, false},
+		{"b", nil, b, true},
+	}
+	for _, s := range steps {
+		if s.set != nil {
+			m.setMapped(*s.set)
+		}
+		if got := m.isMapped(s.r); got != s.mapped {
+			t.Errorf("%s: isMapped(%s) = %v, want %v", s.name, s.r, got, s.mapped)
+		}
 	}
 }

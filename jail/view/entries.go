@@ -93,16 +93,26 @@ func etcFound() []string { return followLinks(etcEntries.get()) }
 // now: a link's target may come and go with no change to the directory
 // the link is in.
 func followLinks(entries []etcEntry) []string {
-	var out []string
+	out := make([]string, 0, len(entries))
 	for _, e := range entries {
-		if e.link {
-			if _, err := os.Stat(e.path); err != nil {
-				continue
-			}
+		if e.link && !exists(e.path) {
+			continue
 		}
 		out = append(out, e.path)
 	}
 	return out
+}
+
+// exists is os.Stat's err == nil without its FileInfo (a request's look
+// follows every link among the /etc entries).
+func exists(path string) bool {
+	var st unix.Stat_t
+	for {
+		err := unix.Stat(path, &st)
+		if err != unix.EINTR {
+			return err == nil
+		}
+	}
 }
 
 // parents are the directories paths are in, each once, in order.

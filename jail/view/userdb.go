@@ -1,8 +1,8 @@
 package view
 
 import (
-	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/scidex/scidex-jail/jail/internal/protocol"
@@ -29,13 +29,15 @@ const AnalysisUser = "analysis"
 func UserDB(env []string, h HostView) []protocol.File {
 	home := passwdField(envValue(env, "HOME"), "/")
 	ouid, ogid := h.OverflowUID, h.OverflowGID
-	passwd := fmt.Sprintf("%s:x:%d:%d:scidex analysis:%s:/bin/sh\n", AnalysisUser, protocol.InsideUID, protocol.InsideUID, home)
-	group := fmt.Sprintf("%s:x:%d:\n", AnalysisUser, protocol.InsideUID)
+	// Concatenated, not formatted: every request's plan makes them.
+	in := strconv.Itoa(protocol.InsideUID)
+	passwd := AnalysisUser + ":x:" + in + ":" + in + ":scidex analysis:" + home + ":/bin/sh\n"
+	group := AnalysisUser + ":x:" + in + ":\n"
 	if ouid != protocol.InsideUID {
-		passwd += fmt.Sprintf("nobody:x:%d:%d:nobody:/nonexistent:/usr/sbin/nologin\n", ouid, ogid)
+		passwd += "nobody:x:" + strconv.Itoa(ouid) + ":" + strconv.Itoa(ogid) + ":nobody:/nonexistent:/usr/sbin/nologin\n"
 	}
 	if ogid != protocol.InsideUID {
-		group += fmt.Sprintf("nogroup:x:%d:\n", ogid)
+		group += "nogroup:x:" + strconv.Itoa(ogid) + ":\n"
 	}
 	var out []protocol.File
 	for _, f := range []protocol.File{{Path: "/etc/passwd", Content: passwd}, {Path: "/etc/group", Content: group}} {
@@ -49,8 +51,9 @@ func UserDB(env []string, h HostView) []protocol.File {
 // envValue is the value of the last name= entry of env, "" when none.
 func envValue(env []string, name string) string {
 	v := ""
+	prefix := name + "="
 	for _, kv := range env {
-		if s, ok := strings.CutPrefix(kv, name+"="); ok {
+		if s, ok := strings.CutPrefix(kv, prefix); ok {
 			v = s
 		}
 	}
