@@ -14,12 +14,13 @@ import (
 )
 
 // confinedScript prints how the analysis is confined, as the kernel shows
-// it, and what it may write: its identity, capabilities, no_new_privs and
-// seccomp (the status lines), Landlock (the root directory lies under no
-// rule: listing it is refused by Landlock alone, the mount allows it),
-// the view's read-only root, and the run directory and the scratch,
-// writable.
-const confinedScript = `grep -E '^(Uid|Gid|Groups|CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs|Seccomp|Seccomp_filters):' /proc/self/status
+// it, and what it may write: its identity, capabilities, no_new_privs,
+// seccomp and the signals it ignores and blocks (the status lines of its
+// child grep: all inherited across fork and exec), Landlock (the root
+// directory lies under no rule: listing it is refused by Landlock alone,
+// the mount allows it), the view's read-only root, and the run directory
+// and the scratch, writable.
+const confinedScript = `grep -E '^(Uid|Gid|Groups|CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs|Seccomp|Seccomp_filters|SigBlk|SigIgn):' /proc/self/status
 ls / >/dev/null 2>&1 && echo root-listed || echo root-not-listed
 (echo x > /tmp/outside) 2>/dev/null && echo outside-written || echo outside-refused
 (echo x > /.outside) 2>/dev/null && echo root-written || echo root-refused
@@ -56,7 +57,7 @@ func TestServeConfinedAsCold(t *testing.T) {
 	cold := finishJail(t, cmd, cmd.Run(), repPath, out, errb)
 	wantStatus(t, cold, report.StatusOK, 0)
 
-	for _, want := range []string{"NoNewPrivs:\t1", "Seccomp:\t2", "CapEff:\t0000000000000000", "root-not-listed", "outside-refused", "root-refused", "rundir-written", "scratch-written"} {
+	for _, want := range []string{"NoNewPrivs:\t1", "Seccomp:\t2", "SigBlk:\t0000000000000000", "SigIgn:\t0000000000000000", "CapEff:\t0000000000000000", "root-not-listed", "outside-refused", "root-refused", "rundir-written", "scratch-written"} {
 		if !strings.Contains(cold.stdout, want+"\n") {
 			t.Errorf("a one-shot run's confinement:\n%s\nwant a line %q", cold.stdout, want)
 		}
@@ -159,7 +160,7 @@ func TestServeNoNewPrivsServer(t *testing.T) {
 	if rep.Start != "slot" || rep.Status != report.StatusOK {
 		t.Fatalf("a server with no_new_privs: no run took a slot in 40 runs with --slots 1 (last: start %s, status %s); server stderr: %s", rep.Start, rep.Status, c.stderr)
 	}
-	for _, want := range []string{"NoNewPrivs:\t1", "Seccomp:\t2", "CapEff:\t0000000000000000", "outside-refused", "root-refused", "rundir-written"} {
+	for _, want := range []string{"NoNewPrivs:\t1", "Seccomp:\t2", "SigBlk:\t0000000000000000", "SigIgn:\t0000000000000000", "CapEff:\t0000000000000000", "outside-refused", "root-refused", "rundir-written"} {
 		if !strings.Contains(served, want+"\n") {
 			t.Errorf("a run from a slot of a server with no_new_privs:\n%s\nwant a line %q", served, want)
 		}

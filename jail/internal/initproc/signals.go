@@ -37,14 +37,28 @@ var runtimeSignals = []syscall.Signal{unix.SIGURG, 33}
 
 // shutOutSignals sets SIG_DFL, with a raw rt_sigaction, for every signal
 // but the forwarded and the runtime's: the kernel then drops any of them
-// sent to PID 1 from inside its namespace. Never SIG_IGN, which the target
-// would inherit across its exec (SIG_DFL is what exec gives it anyway).
+// sent to PID 1 from inside its namespace. Never SIG_IGN once it returns,
+// which the target would inherit across its exec (SIG_DFL is what exec
+// gives it anyway).
 //
-// The Go runtime still believes it handles these signals (its handlingSig),
-// so a later signal.Notify of one would not install a handler again: the
-// init notifies only protocol.Forwarded, which this leaves alone. The price:
-// a real fault of the init (a nil dereference) kills it with the signal, as
-// a C program's would, instead of a Go panic with a traceback.
+// First it tells the runtime these signals are none of its business
+// (signal.Ignore: its handlingSig cleared, SIG_IGN for an instant, while
+// no process of the analysis exists), then sets SIG_DFL. The runtime's
+// fork child (syscall.ForkExec, AfterForkInChild's clearSignalHandlers)
+// resets to SIG_DFL every signal whose handlingSig is set, one
+// rt_sigaction each through the seccomp filter, between the vfork and
+// the target's execve, while the init waits: about 60 calls with every
+// handler the runtime installed at start, 16 now (the kept signals', and the
+// runtime's synchronous ones, which signal.Ignore cannot clear). The
+// target starts with the same dispositions either way: SIG_DFL for the
+// signals shut out here (inherited, as the child's reset gave before),
+// SIG_DFL for the kept ones (the child's reset), none ignored.
+//
+// A later signal.Notify of a shut-out signal would install the Go
+// handler again: the init notifies only protocol.Forwarded, which this
+// leaves alone. The price: a real fault of the init (a nil dereference)
+// kills it with the signal, as a C program's would, instead of a Go panic
+// with a traceback.
 func shutOutSignals() error {
 	keep := map[syscall.Signal]bool{unix.SIGKILL: true, unix.SIGSTOP: true}
 	for _, s := range runtimeSignals {
@@ -53,14 +67,19 @@ func shutOutSignals() error {
 	for _, s := range protocol.Forwarded {
 		keep[s.(syscall.Signal)] = true
 	}
+	var shut []os.Signal
+	for s := syscall.Signal(1); s <= 64; s++ {
+		if !keep[s] {
+			shut = append(shut, s)
+		}
+	}
+	signal.Ignore(shut...)
 	// A zeroed struct sigaction is SIG_DFL, no flags, an empty mask, on
 	// every architecture's layout; 32 bytes cover the kernel's (the size
 	// argument is that of the signal mask, 8 bytes).
 	var dfl [4]uint64
-	for s := syscall.Signal(1); s <= 64; s++ {
-		if keep[s] {
-			continue
-		}
+	for _, sig := range shut {
+		s := sig.(syscall.Signal)
 		if _, _, e := unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(s), uintptr(unsafe.Pointer(&dfl)), 0, 8, 0, 0); e != 0 {
 			return wrap.Error("bug: set the default action of "+unix.SignalName(s), e)
 		}

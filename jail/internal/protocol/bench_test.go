@@ -41,6 +41,20 @@ func BenchmarkConfig(b *testing.B) {
 			}
 		}
 	})
+	// The run's part, which a slot's init decodes at the request (its
+	// view was decoded ahead): the command, environment, names and the
+	// run's /proc/meminfo, whose newlines are escapes.
+	part := RunPart(cfg)
+	part.ViewSum = "0123456789abcdef0123456789abcdef"
+	partLine := EncodeConfig(&part)
+	b.Run("decode-run-part", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := DecodeConfig(partLine); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(len(partLine)), "bytes/line")
+	})
 }
 
 // BenchmarkInitMsg: the init encodes each of its messages of a run, the

@@ -188,3 +188,22 @@ func TestFullConfigIsFull(t *testing.T) {
 	}
 	walk(reflect.ValueOf(fullConfig()), "Config")
 }
+
+// TestDecodedStringsOwnTheirBytes: the strings of a decoded config are
+// not the caller's bytes (plain ones are substrings of the reader's own
+// copy of the line): a line read into a buffer that is then reused, as
+// bufio's is, leaves them as they were decoded.
+func TestDecodedStringsOwnTheirBytes(t *testing.T) {
+	want := fullConfig()
+	line := EncodeConfig(want)
+	got, err := DecodeConfig(line)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range line {
+		line[i] = 'x'
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("DecodeConfig(line) after the line's bytes were overwritten = %+v, want %+v", got, want)
+	}
+}
