@@ -36,6 +36,11 @@ func TestCountersReadFresh(t *testing.T) {
 		{"made", func() { write("1\n") }, "1\n", true},
 		{"grown", func() { write("12345\n" + strings.Repeat("x", 1000)) }, "12345\n" + strings.Repeat("x", 1000), true},
 		{"shrunk", func() { write("7\n") }, "7\n", true},
+		// A file that fills the first buffer is read again whole, from
+		// its start, into a bigger one.
+		{"a buffer's worth", func() { write(strings.Repeat("y", 512)) }, strings.Repeat("y", 512), true},
+		{"many buffers' worth", func() { write(strings.Repeat("z", 10000)) }, strings.Repeat("z", 10000), true},
+		{"small again", func() { write("8\n") }, "8\n", true},
 	}
 	for _, s := range steps {
 		s.before()

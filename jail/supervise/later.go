@@ -63,7 +63,8 @@ func (c *Cleanup) Do() error {
 
 // finishFirst is finish for a run whose cleanup follows its report: the
 // outputs were read in place, and the leaf's counters are read now, the
-// leaf left as it is (its last process, the init, does no more work).
+// leaf left as it is (its last process, the init, waits for its release
+// and does no more work: the counters are the run's whole).
 func (sv *supervisor) finishFirst(c carried) runFacts {
 	usage, warnings := leafUsage(c.init.leaf)
 	f := sv.facts(c, *c.out, usage, warnings)
@@ -84,12 +85,24 @@ func leafUsage(leaf *cgroupfs.Leaf) (*cgroupfs.Usage, []string) {
 	return &u, nil
 }
 
-// cleanupLater is the cleanup finishFirst left: it waits for the released
-// init to exit (its namespaces torn down), then removes the leaf and the
-// run directory as finish's cleanup does, and returns its warnings.
+// cleanupLater is the cleanup finishFirst left: it releases the init and
+// waits for it to exit (its namespaces torn down), then removes the leaf
+// and the run directory as finish's cleanup does, and returns its
+// warnings.
+//
+// The init is released here, after the reply, not once its run directory
+// was read: its exit tears down its namespaces and its view's mounts,
+// about 1.5 ms in which it holds a CPU, and released before the report it
+// did so beside the client's wake-up and read of its reply (the reader
+// and the stdio pumps of a Python client woken at once, on the other
+// CPU). Nothing of the run waits for it: the target's tree is dead, its
+// report does not use the init's wait status (the init reported the
+// target's end itself), and a server killed meanwhile takes the init with
+// it (its parent-death signal).
 func (sv *supervisor) cleanupLater(c carried) *Cleanup {
 	return &Cleanup{do: func() []string {
 		conn := c.init.conn
+		conn.Release()
 		for range conn.Msgs() {
 			// Nothing more is read: the init sends nothing after its
 			// report of the end; the channel closes with its socket.

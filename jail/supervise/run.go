@@ -300,9 +300,8 @@ func (sv *supervisor) readInPlace(e *ending, conn *initconn.Conn, dir *runfiles.
 	sv.clock.lap("outputs")
 	sv.sig.awaitCompanion(e.exited)
 	if sv.opts.later {
-		// Its exit and the kernel's teardown are the cleanup's, after
-		// the report (later.go).
-		conn.Release()
+		// Its release, its exit and the kernel's teardown are the
+		// cleanup's, after the report (later.go).
 		return &out
 	}
 	sv.release(e, conn)
