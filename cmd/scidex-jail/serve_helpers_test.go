@@ -63,9 +63,23 @@ func startServe(t *testing.T, args ...string) *serveClient {
 // say), and reads its hello.
 func startServeCmd(t *testing.T, cmd *exec.Cmd) *serveClient {
 	t.Helper()
+	return startServeBuf(t, cmd, 0)
+}
+
+// startServeBuf is startServeCmd with the server's end of the socketpair
+// given a send buffer of sndbuf bytes (the kernel doubles it, and has a
+// floor of about 4.5 KB); 0: the default. A small one makes the server's
+// replies wait for the client to read.
+func startServeBuf(t *testing.T, cmd *exec.Cmd, sndbuf int) *serveClient {
+	t.Helper()
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if sndbuf > 0 {
+		if err := unix.SetsockoptInt(fds[1], unix.SOL_SOCKET, unix.SO_SNDBUF, sndbuf); err != nil {
+			t.Fatal(err)
+		}
 	}
 	theirs := os.NewFile(uintptr(fds[1]), "serve-end")
 	c := &serveClient{t: t, fd: fds[0], stderr: &bytes.Buffer{}}

@@ -49,11 +49,14 @@ func (c *conn) start(req *Request, fds []int) {
 	c.wg.Add(1)
 	c.mu.Unlock()
 	// The run and its accepted reply go on side by side, each in a
-	// goroutine of its own: a run that waited for the reply's write (and
-	// the client's wake-up), or for another thread to wake and take it,
-	// spent ~0.1 ms of its queued phase so. Replies keep their order:
-	// this accepted follows the last one (prev), and the run's replies
-	// and the connection's later failures follow it (fail).
+	// goroutine of its own: the run's checks and plan beside the reply's
+	// write, and nothing of the run made before the write has ended
+	// (supervise.Options.Begin): the client takes a connection lost
+	// before its accepted reply for a run that never started. A run that
+	// waited for the write from its first step spent ~0.05 ms more of its
+	// queued phase so. Replies keep their order: this accepted follows
+	// the last one (prev), and the run's replies and the connection's
+	// later failures follow it (fail).
 	prev, sent := c.accepted, make(chan struct{})
 	c.accepted = sent
 	go func() {
@@ -82,8 +85,8 @@ func (c *conn) start(req *Request, fds []int) {
 // its own replies, never another client's runs.
 func (c *conn) carryOut(r *run, asked *request.Request, spec *jail.Spec, files []*os.File, accepted <-chan struct{}) {
 	defer c.s.leave(r) // after the reply and the cleanup: Shutdown waits for them (bounded, reply.go)
-	reply, after := c.s.execute(r, asked, spec, files)
-	<-accepted
+	reply, after := c.s.execute(r, asked, spec, files, accepted)
+	<-accepted // a run that failed before its start did not wait for it (Begin)
 	// Closed before the reply, not after the cleanup: every other writer
 	// of the analysis' stdio is gone by now (the init closes its copies
 	// before it reports the end, the relay has drained), so the client
@@ -94,7 +97,7 @@ func (c *conn) carryOut(r *run, asked *request.Request, spec *jail.Spec, files [
 
 // execute waits for a place, runs, frees the place, and returns the reply
 // and what follows it (later.go).
-func (s *Server) execute(r *run, asked *request.Request, spec *jail.Spec, files []*os.File) (Reply, afterReply) {
+func (s *Server) execute(r *run, asked *request.Request, spec *jail.Spec, files []*os.File, accepted <-chan struct{}) (Reply, afterReply) {
 	// A place, or a cancel while waiting for one: then the run ends at
 	// its first step, with its report (cancelled, nothing made), as a
 	// cancel right after `run --ready-fd` does (its SIGTERM is still in
@@ -113,7 +116,7 @@ func (s *Server) execute(r *run, asked *request.Request, spec *jail.Spec, files 
 	e := s.enter()
 	slots, missed := s.pool.taker()
 	rep, later, err := supervise.RunServed(spec, supervise.Options{Signals: r.signals, Stdio: files, Slots: slots, Running: e.running,
-		Accepted: r.accepted, Served: &r.served})
+		Accepted: r.accepted, Begin: accepted, Served: &r.served})
 	after := afterReply{s: s, edge: e, cleanup: later}
 	if err != nil {
 		return failReply(r.req, err), after

@@ -59,6 +59,12 @@ type Options struct {
 	// for a place), its startup phase from Spec.Started to it. Zero: no
 	// queued phase.
 	Accepted time.Time
+	// Begin, if set, is closed once the run may make something of its
+	// own: a server closes it when the run's accepted reply is written,
+	// which tells the client that before it nothing of the run existed.
+	// The run's checks and plan go on beside the write; its slot, leaf,
+	// run directory and init wait for it (start).
+	Begin <-chan struct{}
 	// Served is the server's admission figures for the report; nil: none.
 	Served *report.Served
 
@@ -263,6 +269,11 @@ func (sv *supervisor) execute(lease *uidlease.Lease) (carried, error) {
 // first. An error: the run's ids could not be leased (a served run's are
 // leased here, when no slot is taken): nothing of the run exists.
 func (sv *supervisor) start(r *relay.Relay, lease *uidlease.Lease) (spawned, *uidlease.Lease, *setupFailure, error) {
+	if sv.opts.Begin != nil {
+		if <-sv.opts.Begin; sv.sig.poll() {
+			return spawned{}, lease, nil, nil // cancelled (a client dropped at the accepted reply's write): nothing made
+		}
+	}
 	prog, err := initconn.Open()
 	if err != nil {
 		return spawned{}, lease, failAt(protocol.StageInit, err), nil

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"fmt"
+	"golang.org/x/sys/unix"
+	"io"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/scidex/scidex-jail/internal/testutil"
+	"github.com/scidex/scidex-jail/jail/report"
+	"github.com/scidex/scidex-jail/jail/request"
+)
+
+// TestServeNothingBeforeAccepted: a run makes nothing, and its analysis
+// does not start, before its accepted reply is written (docs/serve.md: a
+// client whose server dies before that reply takes the run for one that
+// never started). The server's replies are held by a client that does
+// not read, with a send buffer smaller than one report: the run's checks
+// may go on, its slot and target wait until the client reads.
+func TestServeNothingBeforeAccepted(t *testing.T) {
+	root := tmpRoot(t)
+	requireRoot(t)
+	c := startServeBuf(t, exec.Command(jailBin, "serve", "--slots", "1"), 4096)
+	// On a failure, the replies held are read away, so that the server
+	// ends with its input (startServeBuf's cleanup, run after this one).
+	t.Cleanup(func() { go io.Copy(io.Discard, c.r) })
+	// Done replies (7 KB reports) fill the buffer: the writer waits for
+	// the client, and every reply after it waits behind it.
+	for i := range 3 {
+		name := fmt.Sprintf("fill%d", i)
+		c.send(runReq(name, request.Request{ID: "accepted-" + name, Cwd: root, TmpRoot: root}, "/bin/true"))
+	}
+	held, last := 0, time.Now()
+	waitFor(t, func() bool {
+		n, err := unix.IoctlGetInt(c.fd, unix.SIOCINQ)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n != held {
+			held, last = n, time.Now()
+		}
+		return held > 7000 && time.Since(last) > 500*time.Millisecond
+	}, "the server's replies to fill the client's socket")
+	m := marker(t)
+	c.send(runReq("late", request.Request{ID: "accepted-late", Cwd: root, TmpRoot: root}, "/bin/sleep", m))
+	// Long enough for the late run to have started many times over had
+	// it not waited (a run from a slot starts in a few ms).
+	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if pids := testutil.ProcessesWith(m); len(pids) > 0 {
+			t.Fatalf("the late run's analysis %v started before its accepted reply was written (the client read nothing yet)", pids)
+		}
+	}
+	for i := range 3 {
+		if r := c.await(fmt.Sprintf("fill%d", i)); r.Event != "done" || r.report(t).Status != report.StatusOK {
+			t.Fatalf("fill%d: %+v, want done ok", i, r)
+		}
+	}
+	if r := c.next(); r.Event != "accepted" || r.Req != "late" {
+		t.Fatalf("reply %+v, want late's accepted", r)
+	}
+	waitFor(t, func() bool { return len(testutil.ProcessesWith(m)) > 0 }, "the late run's analysis once accepted")
+	c.send(map[string]any{"op": "cancel", "req": "late"})
+	if rep := c.await("late").report(t); rep.Status != report.StatusCancelled {
+		t.Errorf("late: status %s, want cancelled", rep.Status)
+	}
+}
