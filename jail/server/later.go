@@ -33,17 +33,26 @@ const CleanupFailed Event = "cleanup"
 // and mounts, a CPU for about 1.5 ms) slowed when it ran beside them.
 const cleanupPause = time.Millisecond
 
+// cleanupWriteWait bounds how long a run's cleanup waits for its reply's
+// write to end before its pause: a write takes microseconds, and a client
+// slow to read (a reply may wait for it up to Config.ReplyWait) holds no
+// init, leaf or run directory of its ended runs.
+const cleanupWriteWait = 10 * time.Millisecond
+
 // replyThenClean writes the reply, then has the run's cleanup go on a
-// pause later (cleanupPause). A cleanup that fails is a later event for
-// the request on the connection ("cleanup", after the run's "done"),
-// logged by the server and counted in its admission figures; what it
-// left is gc's.
+// pause later (cleanupPause), or at once when the write takes long. A
+// cleanup that fails is a later event for the request on the connection
+// ("cleanup", after the run's "done"), logged by the server and counted
+// in its admission figures; what it left is gc's.
 func (c *conn) replyThenClean(r Reply, after afterReply) {
 	cleaned, written := make(chan error, 1), make(chan struct{})
 	go func() {
 		if after.cleanup != nil {
-			<-written
-			time.Sleep(cleanupPause)
+			select {
+			case <-written:
+				time.Sleep(cleanupPause)
+			case <-time.After(cleanupWriteWait):
+			}
 		}
 		err := after.cleanup.Do()
 		if after.cold != nil {
