@@ -2,11 +2,13 @@ package main
 
 import (
 	"fmt"
-	"golang.org/x/sys/unix"
 	"io"
 	"os/exec"
+	"path/filepath"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/scidex/scidex-jail/internal/testutil"
 	"github.com/scidex/scidex-jail/jail/report"
@@ -43,6 +45,12 @@ func TestServeNothingBeforeAccepted(t *testing.T) {
 		}
 		return held > 7000 && time.Since(last) > 500*time.Millisecond
 	}, "the server's replies to fill the client's socket")
+	// The runs whose replies are held are cleaned up all the same: a
+	// client slow to read holds no init, leaf or run directory.
+	waitFor(t, func() bool {
+		left, _ := filepath.Glob(filepath.Join(root, "scidex-analysis-accepted-fill*"))
+		return len(left) == 0
+	}, "the run directories of the runs whose replies are held to be removed")
 	m := marker(t)
 	c.send(runReq("late", request.Request{ID: "accepted-late", Cwd: root, TmpRoot: root}, "/bin/sleep", m))
 	// Long enough for the late run to have started many times over had
