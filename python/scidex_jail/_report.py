@@ -97,12 +97,18 @@ class Limits(_OverRaw):
         )
 
 
-def _numbers(path: str, d: _Raw) -> Dict[str, float]:
-    """The numbers of an object and of the objects in it, by dotted path."""
-    out: Dict[str, float] = {}
+def _numbers(path: str, d: _Raw, out: Optional[Dict[str, float]] = None) -> Dict[str, float]:
+    """The numbers of an object and of the objects in it, by dotted path,
+    in the object's order, into ``out`` (a new dict when None): one dict
+    for the whole tree, not one per object merged into its parent's."""
+    if out is None:
+        out = {}
     for k, v in d.items():
-        if _is_obj(v):
-            out.update(_numbers(f"{path}.{k}", v))
+        t = type(v)
+        if t is int or t is float:  # json.loads' numbers, tried first
+            out[f"{path}.{k}"] = v
+        elif _is_obj(v):
+            _numbers(f"{path}.{k}", v, out)
         elif isinstance(v, (int, float)) and not isinstance(v, bool):
             out[f"{path}.{k}"] = v
     return out
@@ -143,6 +149,23 @@ class Phase:
     name: str
     where: str
     us: int
+
+
+def _phases(rows: Any) -> Tuple[Phase, ...]:
+    """The report's ``phases`` (~30 rows): a list made whole, then a tuple
+    (a generator's step per row was a quarter of the time here), each
+    row's strings and number taken as they are when json.loads made them
+    so, else coerced as every field is (_str, _int)."""
+    out = []
+    for p in rows or ():
+        if type(p) is dict or _is_obj(p):
+            name, where, us = p.get("name"), p.get("where"), p.get("us")
+            out.append(Phase(
+                name if type(name) is str else _str(name),
+                where if type(where) is str else _str(where),
+                us if type(us) is int else _int(us),
+            ))  # fmt: skip
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -350,12 +373,7 @@ class Report(_OverRaw):
                 cgroup=enforced.cgroup.usage if enforced.cgroup else None,
             ),
             enforced=enforced,
-            # A list made whole, then a tuple: a generator's step per row
-            # (~30 a report) was a quarter of the phases' time here.
-            phases=tuple([
-                Phase(_str(p.get("name")), _str(p.get("where")), _int(p.get("us")))
-                for p in d.get("phases") or () if _is_obj(p)
-            ]),
+            phases=_phases(d.get("phases")),
             served=Served.from_json(d.get("served")),
             run_dir=_str(d.get("run_dir")),
             kept=d.get("kept") is True,
