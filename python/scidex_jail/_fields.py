@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import collections.abc
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Iterator, Mapping, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, Optional, Tuple, Type, TypeVar
 
 if TYPE_CHECKING:
     # typing.TypeGuard is Python 3.10's; the package supports 3.9 (mypy
@@ -101,3 +101,21 @@ _is_str = str.__instancecheck__
 
 def _strs(v: Any) -> Tuple[str, ...]:
     return tuple(filter(_is_str, v)) if isinstance(v, list) else ()
+
+
+_T = TypeVar("_T")
+_new = object.__new__
+
+
+def _made(cls: Type[_T], **fields: Any) -> _T:
+    """An instance of the frozen dataclass ``cls`` with ``fields``, every
+    one given, put where its ``__init__`` puts them (the instance's
+    ``__dict__``) without calling it: that ``__init__`` sets each field
+    through ``object.__setattr__`` (the class' own refuses), some 1.5k
+    instructions a field in CPython 3.11, and a served run's report has
+    about 200 (issue 36). The object is the same (its fields, equality,
+    hash, repr); none of the report's classes has a ``__post_init__``. A
+    test holds every parsed instance's fields whole (tests/test_report.py)."""
+    obj = _new(cls)
+    obj.__dict__.update(fields)
+    return obj

@@ -27,7 +27,7 @@ from typing import Any, Dict, Mapping, Optional, Tuple
 from ._egress import Egress
 from ._enforced import CgroupUsage, Enforced
 from ._errors import JailError
-from ._fields import COMPUTED, GATHERS, ROWS, _float, _int, _is_obj, _obj, _opt_str, _OverRaw, _Raw, _str, _strs
+from ._fields import COMPUTED, GATHERS, ROWS, _float, _int, _is_obj, _made, _obj, _opt_str, _OverRaw, _Raw, _str, _strs
 
 #: The report version this package reads: the report's ``schema`` field and
 #: the end of the schema's ``$id``.
@@ -80,7 +80,8 @@ class Limits(_OverRaw):
     @classmethod
     def from_json(cls, d: _Raw) -> "Limits":
         """From the report's ``limits`` object."""
-        return cls(
+        return _made(
+            cls,
             profile=_str(d.get("profile")),
             timeout_seconds=_float(d.get("timeout_seconds")),
             grace_seconds=_float(d.get("grace_seconds")),
@@ -160,10 +161,11 @@ def _phases(rows: Any) -> Tuple[Phase, ...]:
     for p in rows or ():
         if type(p) is dict or _is_obj(p):
             name, where, us = p.get("name"), p.get("where"), p.get("us")
-            out.append(Phase(
-                name if type(name) is str else _str(name),
-                where if type(where) is str else _str(where),
-                us if type(us) is int else _int(us),
+            out.append(_made(
+                Phase,
+                name=name if type(name) is str else _str(name),
+                where=where if type(where) is str else _str(where),
+                us=us if type(us) is int else _int(us),
             ))  # fmt: skip
     return tuple(out)
 
@@ -189,12 +191,13 @@ class Served:
         """The report's ``served``, or None when it has none (``run``)."""
         if not _is_obj(d):
             return None
-        return cls(
-            _int(d.get("max_runs")),
-            _int(d.get("queue")),
-            _int(d.get("running")),
-            _int(d.get("queued_ahead")),
-            _int(d.get("cleanups_failed")),
+        return _made(
+            cls,
+            max_runs=_int(d.get("max_runs")),
+            queue=_int(d.get("queue")),
+            running=_int(d.get("running")),
+            queued_ahead=_int(d.get("queued_ahead")),
+            cleanups_failed=_int(d.get("cleanups_failed")),
         )
 
 
@@ -238,7 +241,8 @@ class Output:
         typ = _str(entry.get("type")) or "file"
         skipped = _opt_str(entry.get("skipped"))
         copied = typ == "file" and bool(entry.get("sha256")) and skipped is None
-        return cls(
+        return _made(
+            cls,
             path=path,
             type=typ,
             size=_int(entry.get("size")),
@@ -273,7 +277,8 @@ class Stream:
 
     @classmethod
     def from_json(cls, d: _Raw) -> "Stream":
-        return cls(
+        return _made(
+            cls,
             relayed=d.get("relayed") is True,
             bytes=_int(d.get("bytes")),
             delivered=_int(d.get("delivered")),
@@ -292,7 +297,7 @@ class Streams:
 
     @classmethod
     def from_json(cls, d: _Raw) -> "Streams":
-        return cls(stdout=Stream.from_json(_obj(d.get("stdout"))), stderr=Stream.from_json(_obj(d.get("stderr"))))
+        return _made(cls, stdout=Stream.from_json(_obj(d.get("stdout"))), stderr=Stream.from_json(_obj(d.get("stderr"))))
 
 
 @dataclass(frozen=True, eq=False)
@@ -355,7 +360,8 @@ class Report(_OverRaw):
         collected_to = _opt_str(d.get("collected_to"))
         se = d.get("setup_error")
         aec = d.get("analysis_exit_code")
-        return cls(
+        return _made(
+            cls,
             schema=_str(d.get("schema")),
             id=_str(d.get("id")),
             status=_str(d.get("status")),
@@ -364,7 +370,8 @@ class Report(_OverRaw):
             exit_code=_int(d.get("exit_code")) if "exit_code" in d else -1,
             signal=_opt_str(d.get("signal")),
             limits=Limits.from_json(_obj(d.get("limits"))),
-            usage=Usage(
+            usage=_made(
+                Usage,
                 wall_seconds=_float(d.get("wall_seconds")),
                 cpu_user_seconds=_float(d.get("cpu_user_seconds")),
                 cpu_system_seconds=_float(d.get("cpu_system_seconds")),

@@ -9,7 +9,7 @@ import glob
 import json
 import os
 import sys
-from typing import Any, Callable, Dict
+from typing import Any, Callable, Dict, List
 
 import pytest
 
@@ -261,3 +261,33 @@ def test_lenient_parse_of_odd_fields() -> None:
         {"a": ("x", "y"), "b": ()},
     )
     assert got == want, f"Report.from_json(odd fields) = {got}, want {want}"
+
+
+def _instances(x: Any) -> List[Any]:
+    """Every dataclass instance in a typed report, the report first."""
+    import dataclasses
+
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        return [x] + [i for f in dataclasses.fields(x) if f.name != "raw" for i in _instances(getattr(x, f.name))]
+    if isinstance(x, tuple):
+        return [i for y in x for i in _instances(y)]
+    return []
+
+
+@pytest.mark.parametrize("path", SAMPLES, ids=lambda p: os.path.basename(p)[:-5])
+def test_parsed_parts_hold_every_field(path: str) -> None:
+    # The parse fills each frozen part's fields without its __init__
+    # (_fields._made): every field must be given, by its own name.
+    import dataclasses
+
+    with open(path) as f:
+        data = json.load(f)
+    data["served"] = {"max_runs": 2, "queue": 64, "running": 0, "queued_ahead": 0}
+    data["streams"] = {"stdout": {"relayed": True, "bytes": 1}, "stderr": {}}
+    data["enforced"].setdefault("identity", {"host_ids": "leased", "host_groups_kept": [{"gid": 5, "name": "tty"}]})
+    data.setdefault("setup_error", {"stage": "exec", "message": "m"})
+    for part in _instances(Report.from_json(data)):
+        got, want = sorted(vars(part)), sorted(f.name for f in dataclasses.fields(part))
+        assert got == want, f"vars({type(part).__name__} of {os.path.basename(path)}) = {got}, want {want}"
+        twin = type(part)(**{f.name: getattr(part, f.name) for f in dataclasses.fields(part)})
+        assert (part == twin, repr(part)) == (True, repr(twin)), f"{type(part).__name__} parsed != made by __init__"
