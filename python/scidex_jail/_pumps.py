@@ -40,19 +40,14 @@ _Job = Tuple[int, Sink, threading.Event, threading.Event]
 IDLE_MAX = 64
 
 
-def pump(fd: int, sink: Sink, stop: threading.Event, ep: Optional["select.epoll"] = None) -> None:
+def pump(fd: int, sink: Sink, stop: threading.Event) -> None:
     """Read ``fd`` into ``sink`` until its end, or, once ``stop`` is set,
-    until nothing more is buffered; close both. ``ep``: an epoll ``fd`` is
-    in already (a kept thread's; events of its other files are no bytes of
-    ``fd``), else one is made."""
-    own = ep is None
-    if ep is None:
-        ep = select.epoll()
-        ep.register(fd, select.EPOLLIN)
+    until nothing more is buffered; close both."""
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
     try:
         while True:
-            # EPOLLHUP (the stream's end) comes unasked, as POLLHUP did.
-            if not any(f == fd for f, _ in ep.poll(0 if stop.is_set() else 0.2)):
+            if not poller.poll(0 if stop.is_set() else 200):
                 if stop.is_set():
                     break
                 continue
@@ -64,14 +59,8 @@ def pump(fd: int, sink: Sink, stop: threading.Event, ep: Optional["select.epoll"
                 break
             sink.feed(data)
     finally:
-        try:
-            if own:
-                ep.close()
-            else:
-                ep.unregister(fd)  # before its close: the number may be reused
-        finally:
-            os.close(fd)
-            sink.close()
+        os.close(fd)
+        sink.close()
 
 
 class Pumps:
@@ -83,7 +72,9 @@ class Pumps:
         self._closed = False
         self._threads = 0  # alive; the last to end closes the wake pipe
         # Written once, by close(), never read: its edge wakes each idle
-        # thread's epoll (EPOLLET: a busy thread sees it once and goes on).
+        # thread's epoll (EPOLLET: reported once, not for as long as the
+        # byte is there; a busy thread, reading its stream by a poll of
+        # its own, ends after it at _rest).
         self._wake_r, self._wake_w = os.pipe()
 
     def start(self, fd: int, sink: Sink, stop: threading.Event) -> threading.Event:
@@ -225,7 +216,11 @@ class _Pumper:
         fd, sink, stop, done = job
         goes_on = False
         try:
-            pump(fd, sink, stop, self._ep)
+            # Out of the idle wait's epoll before pump() closes it: a copy
+            # held elsewhere (a fork's child before its exec) would keep it
+            # there under a number the next stream may reuse.
+            self._ep.unregister(fd)
+            pump(fd, sink, stop)
             # Back in the set before the run sees its end: a run started
             # right after this one's end finds the thread idle.
             goes_on = self._pumps._rest(self)
