@@ -84,6 +84,7 @@ class Pumps:
         done = threading.Event()
         job = (fd, sink, stop, done)
         with self._lock:
+            closed = self._closed
             idle = self._idle.pop() if self._idle else None
             if idle is not None:
                 # Under the lock: the idle thread reads its job under it,
@@ -95,7 +96,14 @@ class Pumps:
                     _drop(job)
                     raise
                 return done
-            self._threads += 1
+            if not closed:
+                self._threads += 1
+        if closed:
+            # After close() (a run started as its server closed): the wake
+            # pipe may be gone; a thread of its own pumps the stream and
+            # ends, as a thread per stream did.
+            threading.Thread(target=_alone, args=(job,), name="scidex-jail-pump", daemon=True).start()
+            return done
         try:
             p = _Pumper(self)
         except BaseException:
@@ -148,6 +156,15 @@ class Pumps:
         # Not closed here: a thread whose epoll has yet to report the edge
         # would lose it with the file (and wait for ever).
         os.write(self._wake_w, b"x")
+
+
+def _alone(job: _Job) -> None:
+    """Pump a stream from a thread of its own, which ends with it."""
+    fd, sink, stop, done = job
+    try:
+        pump(fd, sink, stop)
+    finally:
+        done.set()
 
 
 def _drop(job: _Job) -> None:

@@ -168,3 +168,17 @@ def test_close_leaves_no_descriptor() -> None:
     wait_for(lambda: not _alive(), "the pump threads to end after close")
     left = sorted(set(os.listdir("/proc/self/fd")) - before)
     assert left == [], f"descriptors left after close = {left}, want none"
+
+
+def test_a_stream_after_close_is_pumped_alone() -> None:
+    # A run started as its server closed still has its stream read whole,
+    # by a thread that ends with it, and the closed set's pipe stays closed.
+    before = set(os.listdir("/proc/self/fd"))
+    pumps = Pumps()
+    pumps.close()
+    sink, ended, w = _stream(pumps, b"late")
+    os.close(w)
+    assert ended.wait(60) and (sink.data, sink.closed) == (b"late", True), f"stream after close = {sink.data!r}"
+    wait_for(lambda: not _alive(), "the lone pump thread to end")
+    left = sorted(set(os.listdir("/proc/self/fd")) - before)
+    assert left == [], f"descriptors left after a stream after close = {left}, want none"
