@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional, Tuple
 
-from ._fields import COMPUTED, _int, _is_obj, _obj, _opt_str, _OverRaw, _Raw, _str, _strs
+from ._fields import COMPUTED, _int, _is_obj, _made, _obj, _opt_str, _OverRaw, _Raw, _str, _strs
 
 @dataclass(frozen=True)
 class CgroupUsage:
@@ -27,7 +27,7 @@ class CgroupUsage:
     @classmethod
     def from_json(cls, d: _Raw) -> "CgroupUsage":
         """From the report's ``enforced.cgroup.usage`` object."""
-        return cls(**{f: _int(d.get(f)) for f in cls.__dataclass_fields__})
+        return _made(cls, **{f: _int(d.get(f)) for f in cls.__dataclass_fields__})
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,8 @@ class Mounts:
     @classmethod
     def from_json(cls, d: _Raw) -> "Mounts":
         """From the report's ``enforced.mounts`` object."""
-        return cls(
+        return _made(
+            cls,
             read_only=_strs(d.get("read_only")),
             read_write=_strs(d.get("read_write")),
             system=_strs(d.get("system")),
@@ -95,7 +96,8 @@ class Identity:
         if not _is_obj(d):
             return None
         kept = d.get("host_groups_kept") or ()
-        return cls(
+        return _made(
+            cls,
             host_ids=_str(d.get("host_ids")),
             host_groups_kept=tuple(
                 HostGroup(gid=_int(g.get("gid")), name=_str(g.get("name")), inside_gid=_int(g.get("inside_gid")))
@@ -171,7 +173,8 @@ class Enforced(_OverRaw):
         """From the report's ``enforced`` object."""
         ll, sc, cg = d.get("landlock"), d.get("seccomp"), d.get("cgroup")
         usage = _obj(cg).get("usage") if _is_obj(cg) else None
-        return cls(
+        return _made(
+            cls,
             namespaces=_strs(d.get("namespaces")),
             host_uid=_int(d.get("host_uid")),
             host_gid=_int(d.get("host_gid")),
@@ -181,15 +184,18 @@ class Enforced(_OverRaw):
             net=_str(d.get("net")),
             allow_tcp=tuple(_int(p) for p in d.get("allow_tcp") or () if isinstance(p, int)),
             mounts=Mounts.from_json(_obj(d.get("mounts"))),
-            landlock=Landlock(
+            landlock=_made(
+                Landlock,
                 abi=_int(ll.get("abi")), required=_int(ll.get("required")),
                 rules=_strs(ll.get("rules")), degraded=_strs(ll.get("degraded")),
             ) if _is_obj(ll) else None,
-            seccomp=Seccomp(
+            seccomp=_made(
+                Seccomp,
                 policy=_str(sc.get("policy")), arch=_str(sc.get("arch")),
                 sha256=_str(sc.get("sha256")), denied=_strs(sc.get("denied")),
             ) if _is_obj(sc) else None,
-            cgroup=Cgroup(
+            cgroup=_made(
+                Cgroup,
                 version=_int(cg.get("version")), paths=_strs(cg.get("paths")),
                 written={k: v for k, v in _obj(cg.get("written")).items() if isinstance(v, str)},
                 usage=CgroupUsage.from_json(usage) if _is_obj(usage) else None,

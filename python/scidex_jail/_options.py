@@ -28,6 +28,7 @@ if TYPE_CHECKING:
         from typing_extensions import Unpack
 
 from . import _limits
+from ._fields import _made
 from ._limits import CountArg, CPUsArg, DurationArg, SizeArg, _count, _cpus, _duration, _output_budget, _size
 
 #: A path argument: str or os.PathLike.
@@ -268,7 +269,10 @@ def build_spec(argv: Sequence[str], *, analysis_id: str, **options: Unpack[_Spec
     :class:`~scidex_jail.JailNotFoundError` when the binary is missing.
     """
     binary = find_binary(options.get("binary"))
-    spec = Spec(
+    # Filled as Spec's __init__ fills it, without its object.__setattr__ a
+    # field (_fields._made): every field given, in the order they are checked.
+    spec = _made(
+        Spec,
         binary=binary,
         argv=_check_argv(argv),
         analysis_id=_check_id(analysis_id),

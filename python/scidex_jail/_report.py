@@ -27,7 +27,7 @@ from typing import Any, Dict, Mapping, Optional, Tuple
 from ._egress import Egress
 from ._enforced import CgroupUsage, Enforced
 from ._errors import JailError
-from ._fields import COMPUTED, GATHERS, ROWS, _float, _int, _is_obj, _obj, _opt_str, _OverRaw, _Raw, _str, _strs
+from ._fields import COMPUTED, GATHERS, ROWS, _float, _int, _is_obj, _made, _obj, _opt_str, _OverRaw, _Raw, _str, _strs
 
 #: The report version this package reads: the report's ``schema`` field and
 #: the end of the schema's ``$id``.
@@ -80,7 +80,8 @@ class Limits(_OverRaw):
     @classmethod
     def from_json(cls, d: _Raw) -> "Limits":
         """From the report's ``limits`` object."""
-        return cls(
+        return _made(
+            cls,
             profile=_str(d.get("profile")),
             timeout_seconds=_float(d.get("timeout_seconds")),
             grace_seconds=_float(d.get("grace_seconds")),
@@ -97,12 +98,18 @@ class Limits(_OverRaw):
         )
 
 
-def _numbers(path: str, d: _Raw) -> Dict[str, float]:
-    """The numbers of an object and of the objects in it, by dotted path."""
-    out: Dict[str, float] = {}
+def _numbers(path: str, d: _Raw, out: Optional[Dict[str, float]] = None) -> Dict[str, float]:
+    """The numbers of an object and of the objects in it, by dotted path,
+    in the object's order, into ``out`` (a new dict when None): one dict
+    for the whole tree, not one per object merged into its parent's."""
+    if out is None:
+        out = {}
     for k, v in d.items():
-        if _is_obj(v):
-            out.update(_numbers(f"{path}.{k}", v))
+        t = type(v)
+        if t is int or t is float:  # json.loads' numbers, tried first
+            out[f"{path}.{k}"] = v
+        elif _is_obj(v):
+            _numbers(f"{path}.{k}", v, out)
         elif isinstance(v, (int, float)) and not isinstance(v, bool):
             out[f"{path}.{k}"] = v
     return out
@@ -145,6 +152,24 @@ class Phase:
     us: int
 
 
+def _phases(rows: Any) -> Tuple[Phase, ...]:
+    """The report's ``phases`` (~30 rows): a list made whole, then a tuple
+    (a generator's step per row was a quarter of the time here), each
+    row's strings and number taken as they are when json.loads made them
+    so, else coerced as every field is (_str, _int)."""
+    out = []
+    for p in rows or ():
+        if type(p) is dict or _is_obj(p):
+            name, where, us = p.get("name"), p.get("where"), p.get("us")
+            out.append(_made(
+                Phase,
+                name=name if type(name) is str else _str(name),
+                where=where if type(where) is str else _str(where),
+                us=us if type(us) is int else _int(us),
+            ))  # fmt: skip
+    return tuple(out)
+
+
 @dataclass(frozen=True)
 class Served:
     """A server's admission figures for a run of ``scidex-jail serve``, as
@@ -166,12 +191,13 @@ class Served:
         """The report's ``served``, or None when it has none (``run``)."""
         if not _is_obj(d):
             return None
-        return cls(
-            _int(d.get("max_runs")),
-            _int(d.get("queue")),
-            _int(d.get("running")),
-            _int(d.get("queued_ahead")),
-            _int(d.get("cleanups_failed")),
+        return _made(
+            cls,
+            max_runs=_int(d.get("max_runs")),
+            queue=_int(d.get("queue")),
+            running=_int(d.get("running")),
+            queued_ahead=_int(d.get("queued_ahead")),
+            cleanups_failed=_int(d.get("cleanups_failed")),
         )
 
 
@@ -215,7 +241,8 @@ class Output:
         typ = _str(entry.get("type")) or "file"
         skipped = _opt_str(entry.get("skipped"))
         copied = typ == "file" and bool(entry.get("sha256")) and skipped is None
-        return cls(
+        return _made(
+            cls,
             path=path,
             type=typ,
             size=_int(entry.get("size")),
@@ -250,7 +277,8 @@ class Stream:
 
     @classmethod
     def from_json(cls, d: _Raw) -> "Stream":
-        return cls(
+        return _made(
+            cls,
             relayed=d.get("relayed") is True,
             bytes=_int(d.get("bytes")),
             delivered=_int(d.get("delivered")),
@@ -269,7 +297,7 @@ class Streams:
 
     @classmethod
     def from_json(cls, d: _Raw) -> "Streams":
-        return cls(stdout=Stream.from_json(_obj(d.get("stdout"))), stderr=Stream.from_json(_obj(d.get("stderr"))))
+        return _made(cls, stdout=Stream.from_json(_obj(d.get("stdout"))), stderr=Stream.from_json(_obj(d.get("stderr"))))
 
 
 @dataclass(frozen=True, eq=False)
@@ -332,7 +360,8 @@ class Report(_OverRaw):
         collected_to = _opt_str(d.get("collected_to"))
         se = d.get("setup_error")
         aec = d.get("analysis_exit_code")
-        return cls(
+        return _made(
+            cls,
             schema=_str(d.get("schema")),
             id=_str(d.get("id")),
             status=_str(d.get("status")),
@@ -341,7 +370,8 @@ class Report(_OverRaw):
             exit_code=_int(d.get("exit_code")) if "exit_code" in d else -1,
             signal=_opt_str(d.get("signal")),
             limits=Limits.from_json(_obj(d.get("limits"))),
-            usage=Usage(
+            usage=_made(
+                Usage,
                 wall_seconds=_float(d.get("wall_seconds")),
                 cpu_user_seconds=_float(d.get("cpu_user_seconds")),
                 cpu_system_seconds=_float(d.get("cpu_system_seconds")),
@@ -350,12 +380,7 @@ class Report(_OverRaw):
                 cgroup=enforced.cgroup.usage if enforced.cgroup else None,
             ),
             enforced=enforced,
-            # A list made whole, then a tuple: a generator's step per row
-            # (~30 a report) was a quarter of the phases' time here.
-            phases=tuple([
-                Phase(_str(p.get("name")), _str(p.get("where")), _int(p.get("us")))
-                for p in d.get("phases") or () if _is_obj(p)
-            ]),
+            phases=_phases(d.get("phases")),
             served=Served.from_json(d.get("served")),
             run_dir=_str(d.get("run_dir")),
             kept=d.get("kept") is True,

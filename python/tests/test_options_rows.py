@@ -53,3 +53,21 @@ def test_every_python_keyword_is_a_row(jail_bin: str) -> None:
     for keyword in sorted(_python_keywords() - CLIENT):
         want = GROUPED.get(keyword, {keyword})
         assert want <= rows, f"run()'s keyword {keyword!r} is no row's (of {sorted(rows)})"
+
+
+def test_spec_holds_every_field(jail_bin: str, tmp_path: Any) -> None:
+    # build_spec fills the frozen Spec without its __init__ (_fields._made):
+    # every field must be given, by its own name, and read as __init__'s.
+    import dataclasses
+
+    from scidex_jail._options import Spec, build_spec
+
+    spec = build_spec(
+        ["/bin/true"], analysis_id="spec-fields", binary=jail_bin, profile="default", timeout=60, memory="1G",
+        cpus=1, pids=64, disk="1G", net="none", root=str(tmp_path), ro=[str(tmp_path)], env={"A": "b"},
+        keep=True, tmp_root=str(tmp_path), output_budget={"entries": 10}, swap="1G",  # type: ignore[call-arg]
+    )  # fmt: skip
+    got, want = sorted(vars(spec)), sorted(f.name for f in dataclasses.fields(Spec))
+    assert got == want, f"vars(build_spec(...)) = {got}, want {want}"
+    twin = Spec(**{f.name: getattr(spec, f.name) for f in dataclasses.fields(Spec)})
+    assert (spec == twin, repr(spec)) == (True, repr(twin)), f"build_spec(...) = {spec!r}, want {twin!r}"

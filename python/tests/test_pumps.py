@@ -109,3 +109,76 @@ def test_at_most_idle_max_threads_wait_after_a_burst() -> None:
         go.set()
         pumps.close()
     wait_for(lambda: not _alive(), "the pump threads to end after close")
+
+
+def _switches(t: threading.Thread) -> int:
+    """How often the thread gave up its CPU to wait (the kernel's count)."""
+    with open(f"/proc/self/task/{t.native_id}/status") as f:
+        for line in f:
+            if line.startswith("voluntary_ctxt_switches:"):
+                return int(line.split()[1])
+    raise AssertionError(f"no voluntary_ctxt_switches in the status of thread {t.native_id}")
+
+
+def test_a_stream_handed_over_wakes_no_thread_until_it_has_bytes() -> None:
+    # The hand-off adds the pipe to the idle thread's epoll: the thread
+    # sleeps on until the stream has bytes or ends, where a lock released
+    # for it made it run as the request went, beside the server's work.
+    pumps = Pumps()
+    try:
+        sink, ended, w = _stream(pumps, b"")
+        os.close(w)
+        assert ended.wait(60), "the first stream not ended"
+        (t,) = _alive()
+        wait_for(lambda: pumps._idle != [], "the thread back in the set")
+        # Time for it to reach its wait (not a bound on speed).
+        threading.Event().wait(0.2)
+        r, w = os.pipe()
+        before = _switches(t)
+        ended = pumps.start(r, sink, threading.Event())
+        # Time for a woken thread to run and wait again (not a bound on speed).
+        threading.Event().wait(0.5)
+        got = _switches(t) - before
+        assert got == 0, f"waits of the idle thread over a hand-off of a stream with no bytes = {got}, want 0"
+        os.write(w, b"z")
+        os.close(w)
+        assert ended.wait(60) and sink.data == b"z", f"the stream handed over = {sink.data!r}, want b'z'"
+    finally:
+        pumps.close()
+    wait_for(lambda: not _alive(), "the pump threads to end after close")
+
+
+def test_close_leaves_no_descriptor() -> None:
+    # The threads' epolls and the set's wake pipe go with the last thread.
+    before = set(os.listdir("/proc/self/fd"))
+    pumps = Pumps()
+    go = threading.Event()
+    try:
+        busy, busy_ended, w1 = _stream(pumps, b"a", go)
+        idle, idle_ended, w2 = _stream(pumps, b"b")
+        os.close(w2)
+        assert idle_ended.wait(60), "the idle thread's stream not ended"
+        pumps.close()  # one thread idle, one busy
+        go.set()
+        os.close(w1)
+        assert busy_ended.wait(60) and busy.data == b"a", f"the busy stream = {busy.data!r}, want b'a'"
+    finally:
+        go.set()
+        pumps.close()
+    wait_for(lambda: not _alive(), "the pump threads to end after close")
+    left = sorted(set(os.listdir("/proc/self/fd")) - before)
+    assert left == [], f"descriptors left after close = {left}, want none"
+
+
+def test_a_stream_after_close_is_pumped_alone() -> None:
+    # A run started as its server closed still has its stream read whole,
+    # by a thread that ends with it, and the closed set's pipe stays closed.
+    before = set(os.listdir("/proc/self/fd"))
+    pumps = Pumps()
+    pumps.close()
+    sink, ended, w = _stream(pumps, b"late")
+    os.close(w)
+    assert ended.wait(60) and (sink.data, sink.closed) == (b"late", True), f"stream after close = {sink.data!r}"
+    wait_for(lambda: not _alive(), "the lone pump thread to end")
+    left = sorted(set(os.listdir("/proc/self/fd")) - before)
+    assert left == [], f"descriptors left after a stream after close = {left}, want none"

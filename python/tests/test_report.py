@@ -9,7 +9,7 @@ import glob
 import json
 import os
 import sys
-from typing import Any, Callable, Dict
+from typing import Any, Callable, Dict, List
 
 import pytest
 
@@ -197,3 +197,97 @@ def test_validate_names_the_missing_library(monkeypatch: pytest.MonkeyPatch) -> 
 def test_lenient_parse_of_a_sparse_report() -> None:
     r = Report.from_json({"id": "x", "status": "ok"})
     assert (r.exit_code, r.limits.profile, r.enforced.cgroup, r.outputs, r.started_at) == (-1, "", None, (), None)
+
+
+class _Str(str):
+    pass
+
+
+class _Int(int):
+    pass
+
+
+def _tree(x: Any) -> Any:
+    """A typed report as plain values: every dataclass field, every tuple's
+    entries, every mapping's items."""
+    import dataclasses
+    from types import MappingProxyType
+
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        return tuple((f.name, _tree(getattr(x, f.name))) for f in dataclasses.fields(x) if f.name != "raw")
+    if isinstance(x, tuple):
+        return tuple(_tree(y) for y in x)
+    if isinstance(x, (dict, MappingProxyType)):
+        return tuple((k, _tree(v)) for k, v in x.items())
+    return x
+
+
+def _other_types(x: Any) -> Any:
+    """The same JSON made of what json.loads never makes: read-only
+    mappings, str and int subclasses."""
+    from types import MappingProxyType
+
+    if isinstance(x, dict):
+        return MappingProxyType({k: _other_types(v) for k, v in x.items()})
+    if isinstance(x, list):
+        return [_other_types(v) for v in x]
+    if isinstance(x, str):
+        return _Str(x)
+    if isinstance(x, int) and not isinstance(x, bool):
+        return _Int(x)
+    return x
+
+
+@pytest.mark.parametrize("name", ["ok", "cancelled", "setup_error"])
+def test_parse_takes_other_mappings_and_subclasses_as_json(name: str) -> None:
+    # The parse tries json.loads' own types first (dict, str, int, float,
+    # list): a report of other mappings and subclasses reads the same.
+    data = load(name)
+    got, want = _tree(Report.from_json(_other_types(data))), _tree(Report.from_json(data))
+    diff = [(g, w) for g, w in zip(got, want) if g != w]
+    assert got == want, f"Report.from_json(other types of {name}) = {diff[:1]}, want the plain JSON's"
+
+
+def test_lenient_parse_of_odd_fields() -> None:
+    data = load("ok")
+    data["limits"] = {"a": True, "b": 1.5, "c": {"d": 2, "e": "x", "f": {"g": 3}}, "h": [1], "i": None}
+    data["phases"] = [{"name": "x", "us": 2.7}, "not a row", None, {"name": 3, "where": "w", "us": True}]
+    data["enforced"]["promises"] = {"a": ["x", 1, "y", True, None], "b": "not a list"}
+    r = Report.from_json(data)
+    got = (r.limits.fields, r.phases, r.enforced.promises)
+    want = (
+        {"limits.b": 1.5, "limits.c.d": 2, "limits.c.f.g": 3},
+        (scidex_jail.Phase("x", "", 2), scidex_jail.Phase("", "w", 0)),
+        {"a": ("x", "y"), "b": ()},
+    )
+    assert got == want, f"Report.from_json(odd fields) = {got}, want {want}"
+
+
+def _instances(x: Any) -> List[Any]:
+    """Every dataclass instance in a typed report, the report first."""
+    import dataclasses
+
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        return [x] + [i for f in dataclasses.fields(x) if f.name != "raw" for i in _instances(getattr(x, f.name))]
+    if isinstance(x, tuple):
+        return [i for y in x for i in _instances(y)]
+    return []
+
+
+@pytest.mark.parametrize("path", SAMPLES, ids=lambda p: os.path.basename(p)[:-5])
+def test_parsed_parts_hold_every_field(path: str) -> None:
+    # The parse fills each frozen part's fields without its __init__
+    # (_fields._made): every field must be given, by its own name.
+    import dataclasses
+
+    with open(path) as f:
+        data = json.load(f)
+    data["served"] = {"max_runs": 2, "queue": 64, "running": 0, "queued_ahead": 0}
+    data["streams"] = {"stdout": {"relayed": True, "bytes": 1}, "stderr": {}}
+    data["enforced"].setdefault("identity", {"host_ids": "leased", "host_groups_kept": [{"gid": 5, "name": "tty"}]})
+    data.setdefault("setup_error", {"stage": "exec", "message": "m"})
+    for part in _instances(Report.from_json(data)):
+        got, want = sorted(vars(part)), sorted(f.name for f in dataclasses.fields(part))
+        assert got == want, f"vars({type(part).__name__} of {os.path.basename(path)}) = {got}, want {want}"
+        twin = type(part)(**{f.name: getattr(part, f.name) for f in dataclasses.fields(part)})
+        assert (part == twin, repr(part)) == (True, repr(twin)), f"{type(part).__name__} parsed != made by __init__"
