@@ -6,6 +6,7 @@ import (
 	"os"
 	"runtime"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/scidex/scidex-jail/jail"
@@ -48,45 +49,51 @@ func (c *conn) start(req *Request, fds []int) {
 	c.runs[req.Req] = r
 	c.wg.Add(1)
 	c.mu.Unlock()
-	// The run and its accepted reply go on side by side, each in a
-	// goroutine of its own: the run's checks and plan beside the reply's
-	// write, and nothing of the run made before the write has ended
-	// (supervise.Options.Begin): the client takes a connection lost
-	// before its accepted reply for a run that never started. A run that
-	// waited for the write from its first step spent ~0.05 ms more of its
-	// queued phase so. Replies keep their order: this accepted follows
-	// the last one (prev), and the run's replies and the connection's
-	// later failures follow it (fail).
+	// The accepted reply is written by whichever comes first: its own
+	// goroutine, or the run as it is about to make something
+	// (supervise.Options.Begin), which nothing of the run precedes: the
+	// client takes a connection lost before its accepted reply for a run
+	// that never started. The run's checks and plan go first, on this
+	// thread; with the server's one P, the reply's goroutine runs only
+	// when the run blocks, so the run mostly writes it itself (a
+	// goroutine switch to wait for it cost ~0.1 ms of its slot phase). A
+	// run waiting for a place still has its reply written at once.
+	// Replies keep their order: this accepted follows the last one
+	// (prev), and the run's replies and the connection's later failures
+	// follow it (fail).
 	prev, sent := c.accepted, make(chan struct{})
 	c.accepted = sent
-	go func() {
-		if prev != nil {
-			<-prev
-		}
-		c.reply(Reply{Event: Accepted, Req: req.Req})
-		close(sent)
-	}()
+	var once sync.Once
+	accept := func() {
+		once.Do(func() {
+			if prev != nil {
+				<-prev
+			}
+			c.reply(Reply{Event: Accepted, Req: req.Req})
+			close(sent)
+		})
+	}
+	go accept()
 	go func() {
 		defer c.wg.Done()
-		c.carryOut(r, req.Run, spec, files, sent)
+		c.carryOut(r, req.Run, spec, files, accept)
 		c.mu.Lock()
 		delete(c.runs, r.req)
 		c.mu.Unlock()
 	}()
 	// The run goes first on this thread (Go runs the goroutine made last
-	// here once this one yields), the reply on the thread woken to take
-	// it (the one made before).
+	// here once this one yields).
 	runtime.Gosched()
 }
 
 // carryOut runs r and replies, once its accepted reply is written
-// (accepted closed). Its place is freed once the run has ended, before
+// (accept: its write, or the wait for it). Its place is freed once the run has ended, before
 // the reply is written: a client slow to read (or not reading) holds up
 // its own replies, never another client's runs.
-func (c *conn) carryOut(r *run, asked *request.Request, spec *jail.Spec, files []*os.File, accepted <-chan struct{}) {
+func (c *conn) carryOut(r *run, asked *request.Request, spec *jail.Spec, files []*os.File, accept func()) {
 	defer c.s.leave(r) // after the reply and the cleanup: Shutdown waits for them (bounded, reply.go)
-	reply, after := c.s.execute(r, asked, spec, files, accepted)
-	<-accepted // a run that failed before its start did not wait for it (Begin)
+	reply, after := c.s.execute(r, asked, spec, files, accept)
+	accept() // a run that failed before its start did not write it (Begin)
 	// Closed before the reply, not after the cleanup: every other writer
 	// of the analysis' stdio is gone by now (the init closes its copies
 	// before it reports the end, the relay has drained), so the client
@@ -97,7 +104,7 @@ func (c *conn) carryOut(r *run, asked *request.Request, spec *jail.Spec, files [
 
 // execute waits for a place, runs, frees the place, and returns the reply
 // and what follows it (later.go).
-func (s *Server) execute(r *run, asked *request.Request, spec *jail.Spec, files []*os.File, accepted <-chan struct{}) (Reply, afterReply) {
+func (s *Server) execute(r *run, asked *request.Request, spec *jail.Spec, files []*os.File, accept func()) (Reply, afterReply) {
 	// A place, or a cancel while waiting for one: then the run ends at
 	// its first step, with its report (cancelled, nothing made), as a
 	// cancel right after `run --ready-fd` does (its SIGTERM is still in
@@ -116,7 +123,7 @@ func (s *Server) execute(r *run, asked *request.Request, spec *jail.Spec, files 
 	e := s.enter()
 	slots, missed := s.pool.taker()
 	rep, later, err := supervise.RunServed(spec, supervise.Options{Signals: r.signals, Stdio: files, Slots: slots, Running: e.running,
-		Accepted: r.accepted, Begin: accepted, Served: &r.served})
+		Accepted: r.accepted, Begin: accept, Served: &r.served})
 	after := afterReply{s: s, edge: e, cleanup: later}
 	if err != nil {
 		return failReply(r.req, err), after

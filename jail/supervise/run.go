@@ -59,12 +59,12 @@ type Options struct {
 	// for a place), its startup phase from Spec.Started to it. Zero: no
 	// queued phase.
 	Accepted time.Time
-	// Begin, if set, is closed once the run may make something of its
-	// own: a server closes it when the run's accepted reply is written,
-	// which tells the client that before it nothing of the run existed.
-	// The run's checks and plan go on beside the write; its slot, leaf,
-	// run directory and init wait for it (start).
-	Begin <-chan struct{}
+	// Begin, if set, is called once before the run makes anything of its
+	// own (its slot, leaf, run directory, init: start), and returns when
+	// it may: a server writes the run's accepted reply there (or waits
+	// for its write), which tells the client that before it nothing of
+	// the run existed. The run's checks and plan come before it.
+	Begin func()
 	// Served is the server's admission figures for the report; nil: none.
 	Served *report.Served
 
@@ -270,7 +270,7 @@ func (sv *supervisor) execute(lease *uidlease.Lease) (carried, error) {
 // leased here, when no slot is taken): nothing of the run exists.
 func (sv *supervisor) start(r *relay.Relay, lease *uidlease.Lease) (spawned, *uidlease.Lease, *setupFailure, error) {
 	if sv.opts.Begin != nil {
-		if <-sv.opts.Begin; sv.sig.poll() {
+		if sv.opts.Begin(); sv.sig.poll() {
 			return spawned{}, lease, nil, nil // cancelled (a client dropped at the accepted reply's write): nothing made
 		}
 	}
