@@ -284,14 +284,18 @@ func TestServeSlotsLeaseOwnIDs(t *testing.T) {
 	c := startServe(t, "--slots", "1")
 	var slotUID int
 	waitFor(t, func() bool {
-		for _, uid := range childUIDs(t, c.cmd.Process.Pid) {
-			if uid != 0 {
+		for pid, uid := range childUIDs(t, c.cmd.Process.Pid) {
+			// Confined: the slot's last step before it is ready (its
+			// main thread's seccomp filter); runs sent before it start
+			// cold, and none would take the slot.
+			if st, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid)); uid != 0 && strings.Contains(string(st), "\nSeccomp:\t2\n") {
 				slotUID = uid
 				return true
 			}
 		}
 		return false
-	}, "a slot's init")
+	}, "a slot's init, confined ahead")
+	time.Sleep(50 * time.Millisecond) // its report of being ready, to the server's pool
 	wantOwnID(t, "the slot's init", slotUID)
 	// The reproduction: a process of nobody may not stop it.
 	for pid, uid := range childUIDs(t, c.cmd.Process.Pid) {
@@ -352,5 +356,40 @@ func TestRootlessKeepsCallerUID(t *testing.T) {
 	wantStatus(t, r, report.StatusOK, 0)
 	if e := r.report.Enforced; e.HostUID != a.UID || e.HostGID != a.GID || e.Identity.HostIDs != "the caller's (rootless)" {
 		t.Errorf("rootless run: host uid:gid %d:%d, want the caller's %d:%d", e.HostUID, e.HostGID, a.UID, a.GID)
+	}
+}
+
+// TestServeColdRunsLeaseOwnIDs: served runs that start cold (a server
+// with no slots) each lease a host uid of their own at their start: two
+// at once are two uids, each as the report says, neither the range's
+// first (the id a served run plans with before it knows whether it takes
+// a slot: every cold run was once that uid, the same for all).
+func TestServeColdRunsLeaseOwnIDs(t *testing.T) {
+	root := tmpRoot(t)
+	c := startServe(t, "--slots", "0")
+	var markers []string
+	for _, name := range []string{"a", "b"} {
+		m := marker(t)
+		markers = append(markers, m)
+		c.send(runReq(name, request.Request{ID: "serve-cold-uid-" + name, Cwd: root, TmpRoot: root}, "/bin/sleep", m))
+	}
+	var seen []int
+	for _, m := range markers {
+		uids, _ := (&leasedRun{marker: m}).hostIDs(t)
+		wantOwnID(t, "cold served run "+m, uids[0])
+		if uids[0] == int(uidlease.Default.First) {
+			t.Errorf("cold served run %s is host uid %d, the range's first: the plan's placeholder, not a lease", m, uids[0])
+		}
+		seen = append(seen, uids[0])
+	}
+	if seen[0] == seen[1] {
+		t.Errorf("two concurrent cold served runs are both host uid %d, want each its own", seen[0])
+	}
+	for i, name := range []string{"a", "b"} {
+		c.send(map[string]any{"op": "cancel", "req": name})
+		rep := c.await(name).report(t)
+		if rep.Start != "cold" || rep.Enforced.HostUID != seen[i] {
+			t.Errorf("served run %s: started %s, report host uid %d, want cold as %d as the kernel had it", name, rep.Start, rep.Enforced.HostUID, seen[i])
+		}
 	}
 }

@@ -70,6 +70,9 @@ type Options struct {
 
 	// later: the run's cleanup follows its report (RunServed).
 	later bool
+	// leaseAtStart: the run's ids were planned with a placeholder
+	// (planIDs) and are leased at its start when it takes no slot.
+	leaseAtStart bool
 }
 
 // RunWith is Run with opts.
@@ -107,7 +110,7 @@ func runWith(given *jail.Spec, opts Options) (*report.Report, *Cleanup, error) {
 	}
 	var lease *uidlease.Lease
 	if leasesAtStart(opts) {
-		planIDs(s) // uids.go: leased once no slot is taken (start)
+		opts.leaseAtStart = planIDs(s) // uids.go: leased once no slot is taken (start)
 	} else if lease, err = leaseIDs(s); err != nil {
 		return nil, nil, err
 	}
@@ -282,13 +285,11 @@ func (sv *supervisor) start(r *relay.Relay, lease *uidlease.Lease) (spawned, *ui
 	if in, held, ok := sv.takeSlot(prog, lease); ok {
 		return in, held, nil, nil
 	}
-	if leasesAtStart(sv.opts) {
-		if lease, err = leaseIDs(sv.spec); err != nil {
+	if sv.opts.leaseAtStart {
+		if lease, err = leaseFor(sv.spec); err != nil {
 			return spawned{}, nil, nil, err
 		}
-		if lease != nil {
-			sv.plan.RebindIDs(lease.ID())
-		}
+		sv.plan.RebindIDs(lease.ID())
 	}
 	var in spawned
 	var fail *setupFailure

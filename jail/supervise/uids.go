@@ -17,6 +17,12 @@ func leaseIDs(s *jail.Resolved) (*uidlease.Lease, error) {
 	if !s.Leased() || os.Geteuid() != 0 {
 		return nil, nil
 	}
+	return leaseFor(s)
+}
+
+// leaseFor leases ids from s's range and writes them into s, whatever ids
+// s has: planIDs' placeholder, which s.Leased takes for fixed ids.
+func leaseFor(s *jail.Resolved) (*uidlease.Lease, error) {
 	l, err := uidlease.Acquire(s.LeaseRange())
 	if errors.Is(err, uidlease.ErrRange) || errors.Is(err, uidlease.ErrFull) {
 		return nil, s.LeaseRangeError(err)
@@ -38,14 +44,18 @@ func leasesAtStart(opts Options) bool { return opts.Slots != nil }
 
 // planIDs gives a run whose ids are leased at its start (leasesAtStart)
 // ids to plan with: the range's first, as Slot.Current plans a slot's
-// view. Nothing is made with them: start rebinds the plan to the ids the
-// run then holds (its slot's, or its own lease's: Plan.RebindIDs) before
-// its first process, and a run that ends before it (a cancel, a plan the
-// host cannot hold) made nothing.
-func planIDs(s *jail.Resolved) {
+// view, and says whether it did (Options.leaseAtStart). Nothing is made
+// with them: start rebinds the plan to the ids the run then holds (its
+// slot's, or its own lease's: Plan.RebindIDs) before its first process,
+// and a run that ends before it (a cancel, a plan the host cannot hold)
+// made nothing. The placeholder makes s.Leased false: start leases by
+// what planIDs said (leaseFor), never by s.Leased, or every run that
+// started cold would be the placeholder's uid, the same for all.
+func planIDs(s *jail.Resolved) bool {
 	if !s.Leased() || os.Geteuid() != 0 {
-		return
+		return false
 	}
 	first := int(s.LeaseRange().First)
 	s.HostUID, s.HostGID, s.LeasedFrom = first, first, s.LeaseRange().String()
+	return true
 }
