@@ -2,7 +2,6 @@ package cgroupfs
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"sync"
@@ -53,48 +52,12 @@ func (c *counters) read(path string) (data string, ok bool, err error) {
 		}
 		c.fds[path] = fd
 	}
-	data, err = readWhole(fd, path)
+	b, err := sysfile.ReadAt(fd, path)
 	if err != nil {
 		return "", false, err
 	}
-	return data, true, nil
+	return string(b), true, nil
 }
-
-// readWhole reads the kept file fd from its start in one pread, into a
-// buffer that the file must not fill: a shorter read is the whole file.
-// A cgroup file is one record of the kernel's seq_file (kernfs' files
-// without a seq_start of their own behave as single_open's): a read from
-// offset 0 makes it whole and copies as much as the buffer takes, so the
-// read that sysfile.ReadAt does after it to see the end (offset n, no
-// bytes) costs a system call for nothing: nine of Usage's eighteen. A
-// file that fills the buffer is read again from its start into one four
-// times as big, never continued at an offset (a second making of a
-// counter's file may differ from the first: the two halves would not
-// match).
-func readWhole(fd int, path string) (string, error) {
-	var small [512]byte
-	b := small[:]
-	for {
-		n, err := unix.Pread(fd, b, 0)
-		for err == unix.EINTR {
-			n, err = unix.Pread(fd, b, 0)
-		}
-		if err != nil {
-			return "", &os.PathError{Op: "read", Path: path, Err: err}
-		}
-		if n < len(b) {
-			return string(b[:n]), nil
-		}
-		if len(b) >= maxCounterFile {
-			return "", &os.PathError{Op: "read", Path: path, Err: fmt.Errorf("longer than %d bytes, not a counter file", maxCounterFile)}
-		}
-		b = make([]byte, 4*len(b))
-	}
-}
-
-// maxCounterFile bounds a counter file's read: the longest, v2's
-// memory.stat, is a few KB.
-const maxCounterFile = 1 << 20
 
 // close closes every kept descriptor; a read after it opens them again.
 func (c *counters) close() {

@@ -15,6 +15,7 @@ package sysfile
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"strconv"
 
@@ -32,34 +33,57 @@ func Read(path string) ([]byte, error) {
 		return nil, err
 	}
 	defer unix.Close(fd)
-	return readAll(fd, path, false)
+	return readAll(fd, path)
 }
 
 // ReadAt reads the whole file of fd from its start, whatever the
-// descriptor's offset and whatever size stat gives it (pread(2) from
-// offset 0): for a descriptor kept open to read a kernel file again, whose
-// content the kernel makes at each read from its start (a sysctl, a
-// cgroup counter, /proc/meminfo). path names the file in the error, an
-// *os.PathError as Read's.
+// descriptor's offset and whatever size stat gives it: for a descriptor
+// kept open to read a kernel file again, whose content the kernel makes
+// whole at each read from its start (a sysctl, a cgroup counter,
+// /proc/meminfo: one record of a seq_file, as single_open's). path names
+// the file in the error, an *os.PathError as Read's.
+//
+// It reads in one pread from offset 0 into a buffer the file must not
+// fill: a shorter read is the whole file, and a read at its end to see
+// it (a system call for nothing: nine of a cgroup leaf's eighteen reads
+// of its counters) is not made. A file that fills the buffer is read
+// again from its start into one four times as big, never continued at an
+// offset (a second making of a counter's file may differ from the first:
+// the two halves would not match), up to maxReadAt. Not for a file the
+// kernel makes as many records (/proc/self/mountinfo): a read of one
+// stops short of the buffer where the next record does not fit.
 func ReadAt(fd int, path string) ([]byte, error) {
-	return readAll(fd, path, true)
+	b := make([]byte, 512)
+	for {
+		n, err := unix.Pread(fd, b, 0)
+		for err == unix.EINTR {
+			n, err = unix.Pread(fd, b, 0)
+		}
+		if err != nil {
+			return nil, &os.PathError{Op: "read", Path: path, Err: err}
+		}
+		if n < len(b) {
+			return b[:n], nil
+		}
+		if len(b) >= maxReadAt {
+			return nil, &os.PathError{Op: "read", Path: path, Err: fmt.Errorf("longer than %d bytes, not a kept kernel file", maxReadAt)}
+		}
+		b = make([]byte, 4*len(b))
+	}
 }
 
-// readAll reads fd to its end, from its offset or, with at, from its
-// start.
-func readAll(fd int, path string, at bool) ([]byte, error) {
+// maxReadAt bounds ReadAt: the longest file it reads, v2's memory.stat,
+// is a few KB.
+const maxReadAt = 1 << 20
+
+// readAll reads fd to its end, from its offset.
+func readAll(fd int, path string) ([]byte, error) {
 	b := make([]byte, 0, 512)
 	for {
 		if len(b) == cap(b) {
 			b = append(b, 0)[:len(b)]
 		}
-		var n int
-		var err error
-		if at {
-			n, err = unix.Pread(fd, b[len(b):cap(b)], int64(len(b)))
-		} else {
-			n, err = unix.Read(fd, b[len(b):cap(b)])
-		}
+		n, err := unix.Read(fd, b[len(b):cap(b)])
 		if err == unix.EINTR {
 			continue
 		}
