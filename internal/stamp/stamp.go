@@ -8,8 +8,9 @@
 // trusted only when the times it holds are Racy older than the stat: a
 // change after it then has a later time, and another stamp.
 //
-// It imports no package of this module (view's host looks and uidlease's
-// account files both keep what they read by it).
+// It imports no package of this module (view's host looks, uidlease's
+// account files and egress' hosts file all keep what they read by it,
+// each under a File stamp).
 package stamp
 
 import (
@@ -29,3 +30,20 @@ func Settled(mtime, ctime unix.Timespec, t time.Time) bool {
 	limit := t.Add(-Racy)
 	return time.Unix(mtime.Unix()).Before(limit) && time.Unix(ctime.Unix()).Before(limit)
 }
+
+// A File is what stat(2) says of a file or directory that changes when
+// its content or its entries do: another inode renamed over its name, a
+// write (size and times), an entry added or removed (a directory's times).
+type File struct {
+	Dev, Ino     uint64
+	Size         int64
+	Mtime, Ctime unix.Timespec
+}
+
+// Of is st's stamp.
+func Of(st *unix.Stat_t) File {
+	return File{Dev: st.Dev, Ino: st.Ino, Size: st.Size, Mtime: st.Mtim, Ctime: st.Ctim}
+}
+
+// Settled is Settled of f's times: t is the time taken before the stat.
+func (f File) Settled(t time.Time) bool { return Settled(f.Mtime, f.Ctime, t) }

@@ -26,16 +26,10 @@ var keptHosts hostsFile
 type hostsFile struct {
 	mu     sync.Mutex
 	path   string
-	stamp  hostsStamp
+	stamp  stamp.File
 	hosts  map[string][]netip.Addr // nil: none kept
 	now    func() time.Time        // time.Now; the tests' clock
 	parsed int                     // parseHosts' calls, for the tests
-}
-
-type hostsStamp struct {
-	dev, ino     uint64
-	size         int64
-	mtime, ctime unix.Timespec
 }
 
 // readHosts is path's names and their addresses ("" or unreadable: none):
@@ -57,7 +51,7 @@ func (k *hostsFile) read(path string) map[string][]netip.Addr {
 	if err := unix.Stat(path, &st); err != nil {
 		return map[string][]netip.Addr{}
 	}
-	s := hostsStamp{dev: st.Dev, ino: st.Ino, size: st.Size, mtime: st.Mtim, ctime: st.Ctim}
+	s := stamp.Of(&st)
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.hosts != nil && k.path == path && k.stamp == s {
@@ -70,7 +64,7 @@ func (k *hostsFile) read(path string) map[string][]netip.Addr {
 	k.parsed++
 	hosts := parseHosts(b)
 	k.hosts = nil
-	if stamp.Settled(st.Mtim, st.Ctim, t) {
+	if s.Settled(t) {
 		k.path, k.stamp, k.hosts = path, s, hosts
 	}
 	return hosts

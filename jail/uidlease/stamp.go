@@ -48,10 +48,8 @@ type accountFiles struct {
 // fileStamp is what stat(2) says of an account file; absent: there is
 // none (ENOENT), a state of its own.
 type fileStamp struct {
-	dev, ino     uint64
-	size         int64
-	mtime, ctime unix.Timespec
-	absent       bool
+	stamp.File
+	absent bool
 }
 
 // check refuses r if the account files give a reason (conflict),
@@ -105,7 +103,7 @@ func (a *accountFiles) stampAll() ([4]fileStamp, bool) {
 			}
 			return out, false
 		}
-		out[i] = fileStamp{dev: st.Dev, ino: st.Ino, size: st.Size, mtime: st.Mtim, ctime: st.Ctim}
+		out[i] = fileStamp{File: stamp.Of(&st)}
 	}
 	return out, true
 }
@@ -114,7 +112,7 @@ func (a *accountFiles) stampAll() ([4]fileStamp, bool) {
 // taken before the stats (stamp.Settled).
 func settled(stamps [4]fileStamp, t time.Time) bool {
 	for _, s := range stamps {
-		if !s.absent && !stamp.Settled(s.mtime, s.ctime, t) {
+		if !s.absent && !s.Settled(t) {
 			return false
 		}
 	}

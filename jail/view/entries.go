@@ -138,14 +138,14 @@ type dirLook[E any] struct {
 	look func() ([]E, bool)
 
 	mu     sync.Mutex
-	stamps []dirStamp // the stamps the kept look was made under; nil: none kept
+	stamps []stamp.File // the stamps the kept look was made under; nil: none kept
 	kept   []E
 	looks  int // looks made, for the tests
 }
 
 func (d *dirLook[E]) get() []E {
 	started := d.now()
-	stamps := make([]dirStamp, len(d.dirs))
+	stamps := make([]stamp.File, len(d.dirs))
 	settled := true
 	for i, dir := range d.dirs {
 		var st unix.Stat_t
@@ -153,8 +153,8 @@ func (d *dirLook[E]) get() []E {
 			v, _ := d.look()
 			return v
 		}
-		stamps[i] = stampOf(&st)
-		settled = settled && settledBefore(&st, started)
+		stamps[i] = stamp.Of(&st)
+		settled = settled && stamps[i].Settled(started)
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -168,10 +168,4 @@ func (d *dirLook[E]) get() []E {
 		d.stamps, d.kept = stamps, slices.Clone(v)
 	}
 	return v
-}
-
-// settledBefore says whether st's times are settled at t, the time
-// taken before the stat (stamp.Settled).
-func settledBefore(st *unix.Stat_t, t time.Time) bool {
-	return stamp.Settled(st.Mtim, st.Ctim, t)
 }

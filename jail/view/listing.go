@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/scidex/scidex-jail/internal/stamp"
 )
 
 // etcPython lists /etc's Python configuration (/etc/python3,
@@ -35,19 +37,9 @@ type listing struct {
 	now         func() time.Time // time.Now; a test's clock
 
 	mu    sync.Mutex
-	stamp dirStamp // the stamp names were read under; zero: none kept
+	stamp stamp.File // the stamp names were read under; zero: none kept
 	names []string
 	reads int // listings read, for the tests
-}
-
-// dirStamp is what changes when a directory's entries do.
-type dirStamp struct {
-	dev, ino     uint64
-	mtime, ctime unix.Timespec
-}
-
-func stampOf(st *unix.Stat_t) dirStamp {
-	return dirStamp{dev: st.Dev, ino: st.Ino, mtime: st.Mtim, ctime: st.Ctim}
 }
 
 // paths returns the listing's entries as paths (dir/name), as
@@ -58,19 +50,19 @@ func (l *listing) paths() []string {
 	if err := unix.Stat(l.dir, &st); err != nil {
 		return nil
 	}
-	stamp := stampOf(&st)
+	now := stamp.Of(&st)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if stamp == l.stamp {
+	if now == l.stamp {
 		return l.joined()
 	}
-	l.stamp, l.names = dirStamp{}, nil
+	l.stamp, l.names = stamp.File{}, nil
 	names, err := l.read()
 	if err != nil {
 		return nil
 	}
-	if settledBefore(&st, started) {
-		l.stamp, l.names = stamp, names
+	if now.Settled(started) {
+		l.stamp, l.names = now, names
 	}
 	return joinAll(l.dir, names)
 }
