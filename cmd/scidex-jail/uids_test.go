@@ -309,21 +309,7 @@ func TestServeSlotsLeaseOwnIDs(t *testing.T) {
 			}
 		}
 	}
-	var markers []string
-	for _, name := range []string{"a", "b"} {
-		m := marker(t)
-		markers = append(markers, m)
-		c.send(runReq(name, request.Request{ID: "serve-uid-" + name, Cwd: root, TmpRoot: root}, "/bin/sleep", m))
-	}
-	var seen []int
-	for _, m := range markers {
-		uids, _ := (&leasedRun{marker: m}).hostIDs(t)
-		wantOwnID(t, "served run "+m, uids[0])
-		seen = append(seen, uids[0])
-	}
-	if seen[0] == seen[1] {
-		t.Errorf("two concurrent served runs are both host uid %d, want each its own", seen[0])
-	}
+	seen := twoServedRuns(t, c, root, "serve-uid-")
 	starts := map[string]bool{}
 	for i, name := range []string{"a", "b"} {
 		c.send(map[string]any{"op": "cancel", "req": name})
@@ -367,23 +353,11 @@ func TestRootlessKeepsCallerUID(t *testing.T) {
 func TestServeColdRunsLeaseOwnIDs(t *testing.T) {
 	root := tmpRoot(t)
 	c := startServe(t, "--slots", "0")
-	var markers []string
-	for _, name := range []string{"a", "b"} {
-		m := marker(t)
-		markers = append(markers, m)
-		c.send(runReq(name, request.Request{ID: "serve-cold-uid-" + name, Cwd: root, TmpRoot: root}, "/bin/sleep", m))
-	}
-	var seen []int
-	for _, m := range markers {
-		uids, _ := (&leasedRun{marker: m}).hostIDs(t)
-		wantOwnID(t, "cold served run "+m, uids[0])
-		if uids[0] == int(uidlease.Default.First) {
-			t.Errorf("cold served run %s is host uid %d, the range's first: the plan's placeholder, not a lease", m, uids[0])
+	seen := twoServedRuns(t, c, root, "serve-cold-uid-")
+	for i, id := range seen {
+		if id == int(uidlease.Default.First) {
+			t.Errorf("cold served run %d is host uid %d, the range's first: the plan's placeholder, not a lease", i, id)
 		}
-		seen = append(seen, uids[0])
-	}
-	if seen[0] == seen[1] {
-		t.Errorf("two concurrent cold served runs are both host uid %d, want each its own", seen[0])
 	}
 	for i, name := range []string{"a", "b"} {
 		c.send(map[string]any{"op": "cancel", "req": name})
@@ -392,4 +366,28 @@ func TestServeColdRunsLeaseOwnIDs(t *testing.T) {
 			t.Errorf("served run %s: started %s, report host uid %d, want cold as %d as the kernel had it", name, rep.Start, rep.Enforced.HostUID, seen[i])
 		}
 	}
+}
+
+// twoServedRuns sends two runs of /bin/sleep at once, named a and b (ids
+// idPrefix+name), and returns the host uid each analysis has as the
+// kernel says, each a lease of the default range and not the other's.
+// The runs go on: the caller cancels them.
+func twoServedRuns(t *testing.T, c *serveClient, root, idPrefix string) []int {
+	t.Helper()
+	var markers []string
+	for _, name := range []string{"a", "b"} {
+		m := marker(t)
+		markers = append(markers, m)
+		c.send(runReq(name, request.Request{ID: idPrefix + name, Cwd: root, TmpRoot: root}, "/bin/sleep", m))
+	}
+	var seen []int
+	for _, m := range markers {
+		uids, _ := (&leasedRun{marker: m}).hostIDs(t)
+		wantOwnID(t, "served run "+m, uids[0])
+		seen = append(seen, uids[0])
+	}
+	if seen[0] == seen[1] {
+		t.Errorf("two concurrent served runs are both host uid %d, want each its own", seen[0])
+	}
+	return seen
 }
